@@ -1,0 +1,110 @@
+/*
+ * locus_transport.h — the contract between the core (requests, matching,
+ * progress) and a transport (self, shm, later tcp).
+ *
+ * A transport moves opaque messages between world ranks: a small header the
+ * core defines (at most LOCUS_TP_HDR_MAX bytes: context id, source, tag,
+ * ...) plus a payload. It knows nothing of communicators, tags or matching.
+ * Between one sender and one receiver, messages are delivered in the order
+ * they were sent, exactly once, whatever their size and protocol.
+ *
+ * Small payloads arrive whole through upcalls.deliver(). Large ones (the
+ * transport decides where the line is, e.g. LOCUS_SHM_EAGER_MAX) are
+ * announced with upcalls.rndv_arrived(); the core matches the header, and
+ * when it has a destination buffer calls ops.rndv_recv(); the transport then
+ * moves the data (pipelined copy or single copy) and calls rndv_done() on
+ * the receiver and send_done() on the sender.
+ *
+ * Upcalls run only inside ops.progress() (or inside ops.send()/rndv_recv()
+ * of the same transport); the core may call ops from inside an upcall,
+ * except progress() itself.
+ */
+#ifndef LOCUS_TRANSPORT_H
+#define LOCUS_TRANSPORT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define LOCUS_TP_HDR_MAX 48
+
+/* Return codes of send(). */
+enum {
+    LOCUS_TP_DONE = 0,     /* payload copied out: the caller's buffer is free now */
+    LOCUS_TP_PENDING = 1,  /* accepted; send_done(send_ctx) will follow */
+    LOCUS_TP_AGAIN = 2     /* no room now: call progress() and retry; nothing was sent */
+};
+
+typedef struct locus_tp locus_tp_t;
+typedef struct locus_tp_rndv locus_tp_rndv_t; /* owned by the transport */
+
+/* Calls from a transport up into the core. `core` is init's core pointer. */
+typedef struct {
+    /* A whole message: hdr and data are valid only during the call. */
+    void (*deliver)(void *core, int src, const void *hdr, size_t hdrlen,
+                    const void *data, size_t len);
+    /* A large message of `len` bytes is waiting; keep `rndv` and pass it to
+     * ops.rndv_recv() once a buffer is ready (immediately or much later). */
+    void (*rndv_arrived)(void *core, int src, const void *hdr, size_t hdrlen,
+                         size_t len, locus_tp_rndv_t *rndv);
+    /* The data of a rndv_recv() is in place. */
+    void (*rndv_done)(void *core, void *recv_ctx);
+    /* A PENDING send finished: its buffer may be reused. */
+    void (*send_done)(void *core, void *send_ctx);
+} locus_tp_upcalls_t;
+
+/* Key-value exchange through the process manager (PMI), given by boot. */
+typedef struct {
+    void *ctx;
+    int (*put)(void *ctx, const char *key, const char *val);
+    int (*get)(void *ctx, const char *key, char *val, size_t vallen);
+    int (*fence)(void *ctx); /* collective over all ranks of the job */
+} locus_tp_kvs_t;
+
+typedef struct {
+    int rank;                 /* this process's world rank */
+    int size;                 /* world size */
+    int local_rank;           /* index among the ranks of this node */
+    int local_size;
+    const int *local_ranks;   /* world rank of each local rank, ascending */
+    locus_tp_kvs_t kvs;
+    const locus_tp_upcalls_t *up;
+    void *core;               /* passed back to every upcall */
+} locus_tp_init_t;
+
+typedef struct {
+    const char *name;
+    /* Sends hdr+data to world rank dst. send_ctx comes back in send_done()
+     * when the result is LOCUS_TP_PENDING. Negative: a fatal error. */
+    int (*send)(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
+                const void *data, size_t len, void *send_ctx);
+    /* Receives an announced large message into buf (len = the announced
+     * size, or less to truncate); rndv_done(recv_ctx) follows. */
+    int (*rndv_recv)(locus_tp_t *tp, locus_tp_rndv_t *rndv, void *buf,
+                     size_t len, void *recv_ctx);
+    /* Makes progress; returns the number of events handled (0: idle), or a
+     * negative value on a fatal error (a peer vanished, ...). */
+    int (*progress)(locus_tp_t *tp);
+    /* Whether this transport reaches world rank `peer`. */
+    int (*reaches)(locus_tp_t *tp, int peer);
+    /* Releases everything; all traffic must be complete. */
+    void (*finalize)(locus_tp_t *tp);
+} locus_tp_ops_t;
+
+/* Every transport object starts with its ops, so the core can call
+ * tp->ops->send(tp, ...) without knowing the rest. */
+struct locus_tp {
+    const locus_tp_ops_t *ops;
+};
+
+/*
+ * Constructors, one per transport. Collective over the job (they may use the
+ * kvs exchange and fence). Return 0 and *out, or -1 with a one-line reason.
+ * A transport that cannot run here (e.g. shm with local_size 1) returns 0
+ * with *out = NULL.
+ */
+int locus_tp_self_create(const locus_tp_init_t *init, locus_tp_t **out,
+                         char *err, size_t errlen);
+int locus_tp_shm_create(const locus_tp_init_t *init, locus_tp_t **out,
+                        char *err, size_t errlen);
+
+#endif
