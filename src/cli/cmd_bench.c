@@ -27,6 +27,23 @@ static int find_runner(char *path, size_t len)
     return access(path, R_OK) == 0 ? 0 : -1;
 }
 
+/* locusrun and mpicc sit next to this `locus` in a build tree and an
+ * install alike: tell the runner (LOCUS_BENCH_LOCUS_BIN, unless the user set
+ * it) so it measures this Locus, not whatever PATH finds. */
+static void export_bindir(void)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+        *slash = '\0';
+        setenv("LOCUS_BENCH_LOCUS_BIN", exe, 0);
+    }
+}
+
 int locus_cmd_bench(int argc, char **argv)
 {
     char runner[PATH_MAX + 64];
@@ -39,6 +56,7 @@ int locus_cmd_bench(int argc, char **argv)
         fprintf(stderr, "locus bench: out of memory\n");
         return 1;
     }
+    export_bindir();
     args[0] = "python3";
     args[1] = runner;
     for (int i = 1; i < argc; i++)

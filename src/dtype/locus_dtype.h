@@ -44,6 +44,10 @@ typedef struct locus_dtype locus_dtype_t;
 
 /* The predefined type of one element kind (never freed; refcount ignored). */
 locus_dtype_t *locus_dtype_basic(locus_elem_t el);
+/* Data bytes in / memory extent of one element of a kind (0 when el is not
+ * a kind); they differ only for padded pair types such as MPI_SHORT_INT. */
+size_t locus_elem_size(locus_elem_t el);
+size_t locus_elem_extent(locus_elem_t el);
 
 int locus_dtype_contiguous(int count, locus_dtype_t *old, locus_dtype_t **out);
 /* stride in bytes (MPI_Type_create_hvector); MPI_Type_vector passes stride*extent. */
@@ -55,6 +59,9 @@ int locus_dtype_struct(int count, const int *blocklens, const ptrdiff_t *displs,
                        locus_dtype_t *const *types, locus_dtype_t **out);
 int locus_dtype_resized(locus_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent,
                         locus_dtype_t **out);
+/* A new type with the same layout and bounds as old (MPI_Type_dup); the
+ * copy is committed when old is. */
+int locus_dtype_dup(locus_dtype_t *old, locus_dtype_t **out);
 
 void locus_dtype_commit(locus_dtype_t *dt);
 int locus_dtype_is_committed(const locus_dtype_t *dt);

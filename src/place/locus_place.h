@@ -30,7 +30,8 @@ typedef enum {
 } locus_map_policy_t;
 
 typedef enum {
-    LOCUS_BIND_DEFAULT = 0, /* core when ranks <= cores, else pu (none when oversubscribed) */
+    LOCUS_BIND_DEFAULT = 0, /* core when ranks x cpus_per_rank <= allowed cores, else pu when
+                               ranks <= allowed PUs, else none (oversubscribed) */
     LOCUS_BIND_CORE,
     LOCUS_BIND_PU,
     LOCUS_BIND_L3CACHE,
@@ -87,6 +88,8 @@ typedef struct {
     int nenv;
     locus_place_env_t *env;    /* variables to export: LOCUS_NIC, UCX_NET_DEVICES, OMP_*, ... */
     int bound;                 /* 0 when --bind-to none: cpus is the allowed set, not a binding */
+    int home_numa;             /* OS index of the NUMA node the rank was mapped to (the
+                                  locality its NIC and GPU were chosen for), -1 if none */
 } locus_rank_plan_t;
 
 typedef struct {
@@ -94,6 +97,7 @@ typedef struct {
     locus_rank_plan_t *ranks;
     int nwarnings;
     char **warnings;           /* human-readable, one line each, no newline */
+    char policy[160];          /* the effective policy, e.g. "map-by numa, bind-to core, 1 cpu per rank" */
 } locus_plan_t;
 
 /* Fills *req with the defaults (map default, bind default, 1 cpu per rank,

@@ -53,9 +53,11 @@ const char *pmi_msg_get(const pmi_msg_t *msg, const char *key);
 
 /*
  * Formats "cmd=<cmd> k1=v1 k2=v2 ...\n" into out from a NULL-terminated
- * list of key, value string pairs. Returns the length written (without
- * NUL), or PMI_WIRE_ETOOLONG / PMI_WIRE_EMALFORMED (a value with a space,
- * newline or non-printable byte).
+ * list of key, value string pairs (a NULL value writes a bare key; '\' is
+ * escaped so the line parses back to the same bytes). Returns the length
+ * written (without NUL), or PMI_WIRE_ETOOLONG / PMI_WIRE_EMALFORMED (a
+ * value with a space, newline or non-printable byte), or
+ * PMI_WIRE_ETOOMANY.
  */
 int pmi_msg_format(char *out, size_t cap, const char *cmd, ...);
 
@@ -63,6 +65,7 @@ int pmi_msg_format(char *out, size_t cap, const char *cmd, ...);
 typedef struct {
     int fd;
     size_t len;
+    int discarding;           /* inside an overlong line: drop to its '\n' */
     char buf[2 * PMI_WIRE_LINE_MAX];
 } pmi_reader_t;
 
@@ -70,7 +73,8 @@ void pmi_reader_init(pmi_reader_t *r, int fd);
 
 /* Reads what is available (one read(2) call). Returns bytes read (>0),
  * PMI_WIRE_EOF, PMI_WIRE_EAGAIN (EAGAIN on a non-blocking fd) or
- * PMI_WIRE_EIO. */
+ * PMI_WIRE_EIO (PMI_WIRE_ETOOLONG if the buffer is full: drain it with
+ * pmi_reader_next() first, which always leaves room). */
 int pmi_reader_fill(pmi_reader_t *r);
 
 /* Takes the next complete line out of the buffer and parses it into msg.

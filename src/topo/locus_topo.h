@@ -8,12 +8,91 @@
  * entry per PCI network device or GPU with its locality.
  *
  * The struct layout below is owned by src/topo; other layers read it but
- * never build one by hand.
+ * never build one by hand. Arrays are in hwloc logical order; "index" means
+ * a position in one of these arrays, "os" an operating-system number.
  */
 #ifndef LOCUS_TOPO_H
 #define LOCUS_TOPO_H
 
 #include <stdio.h>
+#include <hwloc.h>
+
+#define LOCUS_TOPO_NAME_MAX 64
+#define LOCUS_TOPO_OSDEV_MAX 8
+
+/* One hardware thread. */
+typedef struct {
+    int os;          /* OS index (what taskset and /proc show) */
+    int core;        /* index in topo->cores */
+    int allowed;     /* 1 when this process (or the XML's cpuset) may run here */
+} locus_topo_pu_t;
+
+/* One core; its PUs are pus[first_pu .. first_pu + npus - 1]. */
+typedef struct {
+    int first_pu;
+    int npus;
+    int nallowed;    /* allowed PUs in it; 0 means the core is not usable */
+    int numa;        /* index in topo->numas of its CPU NUMA node, -1 if none */
+    int package;     /* index in topo->packages, -1 if none */
+    int l3;          /* index in topo->l3s, -1 if none */
+} locus_topo_core_t;
+
+/* A NUMA node. CPU-less nodes (GPU memory, MCDRAM, CXL, or a second node
+ * covering the same CPUs) have has_cpus 0 and never receive ranks. */
+typedef struct {
+    int os;
+    int has_cpus;        /* a CPU domain: ranks may be mapped to it */
+    int allowed;         /* memory may be bound to it */
+    int package;         /* index in topo->packages, -1 if it spans several */
+    unsigned long long bytes;
+    char subtype[LOCUS_TOPO_NAME_MAX];  /* "MCDRAM", "GPUMemory", ... or "" */
+    hwloc_bitmap_t cpuset;              /* complete cpuset (allowed or not) */
+} locus_topo_numa_t;
+
+typedef struct {
+    int os;
+    hwloc_bitmap_t cpuset;
+} locus_topo_obj_t;
+
+typedef enum { LOCUS_DEV_NIC = 0, LOCUS_DEV_GPU = 1 } locus_dev_kind_t;
+
+/* A NIC's class, best first: the fabric is chosen among the best class. */
+typedef enum {
+    LOCUS_NIC_RDMA = 0,    /* has an OpenFabrics device: InfiniBand, Omni-Path, RoCE, usNIC */
+    LOCUS_NIC_NET = 1      /* a network interface only: Ethernet, Slingshot */
+} locus_nic_class_t;
+
+/* A NIC or a GPU: one PCI device, however many OS devices hwloc shows. */
+typedef struct {
+    locus_dev_kind_t kind;
+    char name[LOCUS_TOPO_NAME_MAX];   /* preferred OS device name (mlx5_0, cuda0) */
+    char pci[LOCUS_TOPO_NAME_MAX];    /* "0000:04:00.0", "" when not on PCI */
+    int nosdevs;
+    char osdevs[LOCUS_TOPO_OSDEV_MAX][LOCUS_TOPO_NAME_MAX];
+    char netdev[LOCUS_TOPO_NAME_MAX]; /* NIC: its network interface (ib0, hsi0), or "" */
+    locus_nic_class_t nic_class;
+    float link_gbps;                  /* PCI link speed in GB/s, 0 when unknown */
+    unsigned vendor_id;               /* PCI vendor, 0 when unknown */
+    int index;                        /* NIC: position among NICs; GPU: runtime index
+                                         (cudaN, rsmiN, else order among its vendor's GPUs) */
+    hwloc_bitmap_t cpuset;            /* locality: CPUs of its nearest non-I/O ancestor */
+    int numa;                         /* index of the one CPU NUMA node it hangs off, -1 if wider */
+    int package;                      /* index of its package, -1 if wider or unknown */
+} locus_topo_dev_t;
+
+struct locus_topo {
+    hwloc_topology_t hw;
+    int this_system;
+    char host[256];
+    hwloc_bitmap_t allowed;           /* PUs that may be used */
+    int npus, ncores, nnumas, npackages, nl3s, ndevs;
+    locus_topo_pu_t *pus;
+    locus_topo_core_t *cores;
+    locus_topo_numa_t *numas;
+    locus_topo_obj_t *packages;
+    locus_topo_obj_t *l3s;
+    locus_topo_dev_t *devs;
+};
 
 typedef struct locus_topo locus_topo_t;
 
@@ -21,10 +100,22 @@ typedef struct locus_topo locus_topo_t;
  * Loads the topology of this machine (xml_path NULL) or of an hwloc XML
  * export. Returns a topology to free with locus_topo_free(), or NULL with a
  * one-line reason in err (missing, unreadable or invalid file).
+ * For this machine the allowed set is hwloc's allowed cpuset (cgroups,
+ * Slurm/PBS cpusets) intersected with the process's current binding (a
+ * parent's taskset). For an XML it is the allowed cpuset saved in the file.
  */
 locus_topo_t *locus_topo_load(const char *xml_path, char *err, size_t errlen);
 
 void locus_topo_free(locus_topo_t *topo);
+
+/*
+ * Restricts the topology to the PUs in `cpulist` (OS indices, list syntax
+ * "0-3,8"), as a Slurm step cpuset would: hwloc_topology_restrict() then
+ * the model is rebuilt. Returns 0, or -1 with a one-line reason in err when
+ * the list is malformed or holds no allowed PU (the topology is then
+ * unchanged) or hwloc fails (the topology must then only be freed).
+ */
+int locus_topo_restrict(locus_topo_t *topo, const char *cpulist, char *err, size_t errlen);
 
 /* 1 when the topology is this machine's (binding possible), 0 for an XML. */
 int locus_topo_is_this_system(const locus_topo_t *topo);
@@ -32,11 +123,28 @@ int locus_topo_is_this_system(const locus_topo_t *topo);
 /* Host name recorded in the topology (XML's HostName info or uname). */
 const char *locus_topo_hostname(const locus_topo_t *topo);
 
+/* Number of allowed PUs, and of cores with at least one allowed PU. */
+int locus_topo_allowed_pus(const locus_topo_t *topo);
+int locus_topo_allowed_cores(const locus_topo_t *topo);
+
+/* Index in topo->numas of the NUMA node with OS index `os`, or -1. */
+int locus_topo_numa_find(const locus_topo_t *topo, int os);
+
+/*
+ * How far device `dev` is from CPU NUMA node index `numa`: 0 when the
+ * device hangs off that NUMA node, 1 when it is in the same package,
+ * 2 otherwise (another package, or a device with no finer locality).
+ */
+int locus_topo_dev_distance(const locus_topo_t *topo, int dev, int numa);
+
 /* Human description: packages, NUMA nodes with cores and PUs, NICs, GPUs,
  * disallowed PUs marked. */
 void locus_topo_write_text(const locus_topo_t *topo, FILE *out);
 
 /* The same as JSON. */
 void locus_topo_write_json(const locus_topo_t *topo, FILE *out);
+
+/* Writes `s` as a JSON string literal (quoted, escaped). */
+void locus_topo_json_string(FILE *out, const char *s);
 
 #endif

@@ -1,0 +1,258 @@
+/* Boot: node map (PMI_process_mapping or host names) and the kvs glue. */
+#include "locus_boot.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "boot_priv.h"
+#include "locus_tunables.h"
+
+/* ---- PMI_process_mapping: "(vector,(start,nnodes,ppn),...)" ---------- */
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return p;
+}
+
+static const char *parse_num(const char *p, long *v)
+{
+    p = skip_ws(p);
+    if (!isdigit((unsigned char)*p))
+        return NULL;
+    char *end;
+    *v = strtol(p, &end, 10);
+    if (*v < 0 || *v > 1000000)
+        return NULL;
+    return skip_ws(end);
+}
+
+int locus_boot_parse_mapping(const char *s, int size, int *node_of)
+{
+    enum { MAXB = 1024 };
+    long bs[MAXB], bn[MAXB], bp[MAXB];
+    int nb = 0;
+    if (!s || size < 1)
+        return -1;
+    const char *p = skip_ws(s);
+    if (*p++ != '(')
+        return -1;
+    p = skip_ws(p);
+    if (strncmp(p, "vector", 6) != 0)
+        return -1;
+    p = skip_ws(p + 6);
+    while (*p == ',') {
+        p = skip_ws(p + 1);
+        if (nb == MAXB)
+            return -1;
+        if (*p == '(') {
+            if (!(p = parse_num(p + 1, &bs[nb])) || *p++ != ',')
+                return -1;
+            if (!(p = parse_num(p, &bn[nb])) || *p++ != ',')
+                return -1;
+            if (!(p = parse_num(p, &bp[nb])) || *p++ != ')')
+                return -1;
+        } else {
+            /* MPICH also accepts a bare node id: one rank there. */
+            if (!(p = parse_num(p, &bs[nb])))
+                return -1;
+            bn[nb] = 1;
+            bp[nb] = 1;
+        }
+        p = skip_ws(p);
+        if (bn[nb] < 1 || bp[nb] < 1)
+            return -1;
+        nb++;
+    }
+    if (*p++ != ')' || *skip_ws(p) != '\0' || nb == 0)
+        return -1;
+    /* A mapping shorter than the job repeats (as MPICH reads it). */
+    int r = 0;
+    while (r < size) {
+        for (int i = 0; i < nb && r < size; i++)
+            for (long n = 0; n < bn[i] && r < size; n++)
+                for (long k = 0; k < bp[i] && r < size; k++)
+                    node_of[r++] = (int)(bs[i] + n);
+    }
+    /* Renumber node ids by first appearance. */
+    int *ids = malloc((size_t)size * sizeof *ids);
+    if (!ids)
+        return -1;
+    int nnodes = 0;
+    for (r = 0; r < size; r++) {
+        int j;
+        for (j = 0; j < nnodes && ids[j] != node_of[r]; j++)
+            ;
+        if (j == nnodes)
+            ids[nnodes++] = node_of[r];
+        node_of[r] = j;
+    }
+    free(ids);
+    return nnodes;
+}
+
+/* ---- host-name fallback ------------------------------------------------ */
+
+static void sanitize(char *s)
+{
+    for (; *s; s++)
+        if (*s < 33 || *s > 126)
+            *s = '_';
+}
+
+static int map_by_hostname(locus_boot_t *b, char *err, size_t errlen)
+{
+    char host[256], key[64], val[PMI_WIRE_VALLEN_MAX + 1];
+    if (gethostname(host, sizeof host) != 0)
+        strcpy(host, "localhost");
+    host[sizeof host - 1] = '\0';
+    sanitize(host);
+    snprintf(key, sizeof key, "locus-host-%d", b->rank);
+    if (locus_boot_put(b, key, host) || locus_boot_fence(b)) {
+        snprintf(err, errlen, "PMI: host-name exchange failed");
+        return -1;
+    }
+    char (*names)[256] = malloc((size_t)b->size * sizeof *names);
+    if (!names) {
+        snprintf(err, errlen, "out of memory for %d host names", b->size);
+        return -1;
+    }
+    int nnodes = 0;
+    for (int r = 0; r < b->size; r++) {
+        snprintf(key, sizeof key, "locus-host-%d", r);
+        if (r == b->rank) {
+            strcpy(val, host);
+        } else if (locus_boot_get(b, key, val, sizeof val)) {
+            snprintf(err, errlen, "PMI: no host name for rank %d", r);
+            free(names);
+            return -1;
+        }
+        int j;
+        for (j = 0; j < nnodes && strncmp(names[j], val, 255) != 0; j++)
+            ;
+        if (j == nnodes)
+            snprintf(names[nnodes++], 256, "%.255s", val);
+        b->node_of[r] = j;
+    }
+    free(names);
+    return nnodes;
+}
+
+/* ---- init ---------------------------------------------------------------- */
+
+static void set_jobid(locus_boot_t *b)
+{
+    const char *j = locus_tunable_str("LOCUS_JOBID");
+    if (!*j)
+        j = b->singleton ? "" : b->kvsname;
+    if (!*j) {
+        snprintf(b->jobid, sizeof b->jobid, "single%ld", (long)getpid());
+        return;
+    }
+    size_t n = 0;
+    for (; *j && n < sizeof b->jobid - 1; j++)
+        b->jobid[n++] = (isalnum((unsigned char)*j) || *j == '_' || *j == '.' || *j == '-')
+                            ? *j : '_';
+    b->jobid[n] = '\0';
+}
+
+int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    if (boot_connect(b, err, errlen))
+        return -1;
+    set_jobid(b);
+    b->node_of = calloc((size_t)b->size, sizeof *b->node_of);
+    if (!b->node_of) {
+        snprintf(err, errlen, "out of memory for the node map of %d ranks", b->size);
+        return -1;
+    }
+    if (b->singleton) {
+        b->nnodes = 1;
+    } else {
+        char val[PMI_WIRE_VALLEN_MAX + 1];
+        int n = -1;
+        if (locus_boot_get(b, "PMI_process_mapping", val, sizeof val) == 0)
+            n = locus_boot_parse_mapping(val, b->size, b->node_of);
+        if (n > 0) {
+            b->mapping_from = 1;
+        } else {
+            n = map_by_hostname(b, err, errlen);
+            if (n < 0)
+                return -1;
+            b->mapping_from = 2;
+        }
+        b->nnodes = n;
+    }
+    int me = b->node_of[b->rank];
+    for (int r = 0; r < b->size; r++)
+        b->local_size += b->node_of[r] == me;
+    b->local_ranks = malloc((size_t)b->local_size * sizeof *b->local_ranks);
+    if (!b->local_ranks) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int k = 0;
+    for (int r = 0; r < b->size; r++) {
+        if (b->node_of[r] == me) {
+            if (r == b->rank)
+                b->local_rank = k;
+            b->local_ranks[k++] = r;
+        }
+    }
+    return 0;
+}
+
+/* PMI-1 values cannot hold spaces or non-printable bytes; the transports'
+ * values may, so the kvs escapes them as %XX (and '%' itself). */
+static int kvs_put(void *ctx, const char *key, const char *val)
+{
+    char enc[PMI_WIRE_VALLEN_MAX + 1];
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)val; *p; p++) {
+        if (n + 4 > sizeof enc)
+            return -1;
+        if (*p <= 32 || *p >= 127 || *p == '%')
+            n += (size_t)snprintf(enc + n, sizeof enc - n, "%%%02X", *p);
+        else
+            enc[n++] = (char)*p;
+    }
+    enc[n] = '\0';
+    return locus_boot_put(ctx, key, enc);
+}
+
+static int kvs_get(void *ctx, const char *key, char *val, size_t vallen)
+{
+    char enc[PMI_WIRE_VALLEN_MAX + 1];
+    if (locus_boot_get(ctx, key, enc, sizeof enc))
+        return -1;
+    size_t n = 0;
+    for (const char *p = enc; *p; p++) {
+        unsigned x;
+        if (n + 1 >= vallen)
+            return -1;
+        if (*p == '%' && p[1] && p[2] && sscanf(p + 1, "%2x", &x) == 1) {
+            val[n++] = (char)x;
+            p += 2;
+        } else {
+            val[n++] = *p;
+        }
+    }
+    val[n] = '\0';
+    return 0;
+}
+
+static int kvs_fence(void *ctx)
+{
+    return locus_boot_fence(ctx);
+}
+
+locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b)
+{
+    locus_tp_kvs_t k = { .ctx = b, .put = kvs_put, .get = kvs_get, .fence = kvs_fence };
+    return k;
+}

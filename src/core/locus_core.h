@@ -1,0 +1,197 @@
+/*
+ * locus_core.h — requests, matching and progress: the layer between the MPI
+ * API and the transports.
+ *
+ * The core moves contiguous byte buffers between world ranks, tagged with a
+ * wire header (context id, source rank in the communicator, tag, flags).
+ * It matches arriving messages against posted receives in MPI order (first
+ * posted, first arrived: per sender and context, messages never overtake),
+ * keeps unexpected ones, implements the synchronous-send acknowledgement
+ * and queues sends the transport has no room for. It knows nothing of
+ * communicators beyond their context ids; non-contiguous receives are
+ * unpacked through the datatype engine on completion.
+ *
+ * Single-threaded: all calls come from one thread (MPI_THREAD_FUNNELED).
+ */
+#ifndef LOCUS_CORE_H
+#define LOCUS_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "locus_transport.h"
+#include "locus_dtype.h"
+
+#define LOCUS_ANY (-1)          /* wildcard source / tag in locus_core_irecv */
+
+/* Header flags. */
+enum {
+    LOCUS_HDR_SYNC = 1,         /* synchronous send: ack sreq when matched */
+    LOCUS_HDR_ACK = 2           /* the ack itself (no payload, no matching) */
+};
+
+/* Wire header. Plain messages send only the first LOCUS_HDR_SHORT bytes. */
+typedef struct {
+    uint32_t ctx;
+    int32_t src;                /* sender's rank in the communicator */
+    int32_t tag;
+    uint32_t flags;
+    uint64_t sreq;              /* SYNC/ACK: the sender's request */
+} locus_hdr_t;
+#define LOCUS_HDR_SHORT 16
+
+enum { LOCUS_REQ_SEND = 1, LOCUS_REQ_RECV, LOCUS_REQ_GEN, LOCUS_REQ_CTRL };
+
+/* Values of st_error set by the core; they equal the MPI error classes
+ * (mpi.h is not included here; the API layer asserts the equality). */
+#define LOCUS_CORE_ERR_TRUNCATE 14
+#define LOCUS_CORE_ERR_NO_MEM   21
+#define LOCUS_CORE_ERR_OTHER    15
+
+typedef struct locus_req locus_req_t;
+struct locus_req {
+    locus_req_t *next, *prev;   /* posted queue / pending sends / free list */
+    uint8_t kind;
+    volatile uint8_t done;
+    uint8_t freed;              /* released by the user: recycle when done */
+    uint8_t on_stack;           /* a blocking call's request: never recycled */
+    uint8_t tp_busy;            /* send: the transport still owns the buffer */
+    uint8_t ack_wait;           /* ssend: waiting for the receiver's ack */
+    uint8_t queued;             /* send: in a peer's pending queue */
+    uint8_t posted;             /* recv: in the posted queue */
+    /* send */
+    int world;                  /* destination world rank */
+    locus_hdr_t hdr;
+    uint32_t hdrlen;
+    const void *sbuf;
+    /* recv */
+    uint32_t ctx;
+    int rank, tag;              /* wanted source (comm rank) / tag or LOCUS_ANY */
+    void *rbuf;
+    size_t len;                 /* send: bytes; recv: capacity in bytes */
+    void *ubuf;                 /* non-contiguous recv: unpack here... */
+    size_t ucount;              /* ...ucount elements of udt */
+    locus_dtype_t *udt;
+    void *tmp;                  /* owned buffer, freed on completion */
+    /* completion status */
+    int st_source, st_tag, st_error, st_cancelled;
+    size_t st_bytes;
+    void *comm;                 /* owner (the API layer's MPI_Comm) */
+    /* generalized request */
+    int (*poll)(void *state);
+    void *state;
+    void (*state_free)(void *state);
+};
+
+/* A message that arrived before its receive was posted. */
+typedef struct locus_umsg locus_umsg_t;
+struct locus_umsg {
+    locus_umsg_t *next, *prev;
+    locus_hdr_t hdr;
+    int world;                  /* sender's world rank */
+    size_t len;
+    locus_tp_rndv_t *rndv;      /* large message still at the sender, or NULL */
+    void *data;                 /* eager payload (inline or malloc'ed) */
+    size_t cap;                 /* inline capacity */
+    char inl[];
+};
+
+typedef struct {
+    locus_tp_t *tp;             /* the transport that reaches this rank */
+    locus_req_t *pq_head, *pq_tail; /* sends waiting for room, in order */
+} locus_peer_t;
+
+#define LOCUS_CORE_MAX_TP 4
+
+typedef struct {
+    int rank, size;
+    locus_peer_t *peers;        /* [size] */
+    locus_tp_t *tps[LOCUS_CORE_MAX_TP];
+    int ntp;
+    locus_req_t *posted_head, *posted_tail;
+    locus_umsg_t *unexp_head, *unexp_tail;
+    locus_req_t *req_free;      /* free list */
+    locus_umsg_t *umsg_free;    /* free list of small unexpected slots */
+    int *pend;                  /* world ranks with queued sends */
+    int npend;
+    char *pend_mark;            /* [size] 1 when in pend */
+    locus_req_t *gen_head;      /* active generalized requests */
+    void **slabs;               /* request slabs, freed at finalize */
+    int nslabs, capslabs;
+    int yield;                  /* back off with sched_yield when idle */
+    long polls_before_yield;
+    long idle;
+    int fatal;                  /* a transport failed */
+    char fatal_msg[200];
+} locus_core_t;
+
+/* Upcalls to register with every transport (core pointer: the locus_core_t). */
+extern const locus_tp_upcalls_t locus_core_upcalls;
+
+/*
+ * Sets up the core for world rank/size. local_size: ranks on this node
+ * (decides, with the CPUs we may run on and LOCUS_YIELD, whether idle
+ * polling yields). Returns 0, or -1 with a reason in err.
+ */
+int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
+                    char *err, size_t errlen);
+
+/* Routes every peer that tp reaches and that has no transport yet to tp. */
+int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp);
+
+/* Waits until no send is queued, then finalizes the transports and frees
+ * everything. */
+void locus_core_finalize(locus_core_t *c);
+
+/* A zeroed request from the free list (NULL when out of memory). */
+locus_req_t *locus_core_req_get(locus_core_t *c);
+/* Recycles a request (must be complete or never started). */
+void locus_core_req_put(locus_core_t *c, locus_req_t *r);
+
+/*
+ * Starts a send prepared in r (kind, world, hdr, hdrlen, sbuf, len; for
+ * SYNC flags also sets hdr.sreq itself). r->done is set when the buffer
+ * may be reused (and, for SYNC, the receiver matched it). Returns 0, or -1
+ * when no transport reaches r->world.
+ */
+int locus_core_isend(locus_core_t *c, locus_req_t *r);
+
+/* Starts a receive prepared in r (ctx, rank, tag, rbuf, len, optionally
+ * ubuf/ucount/udt): matches the unexpected queue or posts it. */
+void locus_core_irecv(locus_core_t *c, locus_req_t *r);
+
+/* Looks for an unexpected message matching (ctx, rank, tag) without
+ * receiving it: 1 and its source/tag/bytes, or 0. */
+int locus_core_iprobe(locus_core_t *c, uint32_t ctx, int rank, int tag,
+                      int *src, int *tagout, size_t *bytes);
+
+/* Cancels a posted receive not yet matched: 1 if cancelled, 0 if too late. */
+int locus_core_cancel(locus_core_t *c, locus_req_t *r);
+
+/* Registers a generalized request (r->poll set); see mpi_impl.h. */
+void locus_core_gen_add(locus_core_t *c, locus_req_t *r);
+
+/* Marks r complete (used by the API for PROC_NULL and friends). */
+void locus_core_complete(locus_core_t *c, locus_req_t *r);
+
+/* One round of progress: every transport, queued sends, generalized
+ * requests. Returns the number of events, or -1 once a transport failed. */
+int locus_core_progress(locus_core_t *c);
+
+/* Called by wait loops after a round with no event: spins, or yields the
+ * CPU every polls_before_yield rounds when ranks outnumber cores. */
+static inline void locus_core_idle(locus_core_t *c);
+
+/* Progresses until r->done (or a fatal error: returns -1). */
+int locus_core_wait(locus_core_t *c, locus_req_t *r);
+
+#include <sched.h>
+static inline void locus_core_idle(locus_core_t *c)
+{
+    if (c->yield && ++c->idle >= c->polls_before_yield) {
+        c->idle = 0;
+        sched_yield();
+    }
+}
+
+#endif

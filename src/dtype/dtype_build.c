@@ -1,0 +1,341 @@
+/*
+ * dtype_build.c — the type constructors. Each one flattens its input types
+ * into a fresh block list (so a derived type never points at the types it was
+ * made from, and MPI_Type_free of a component is always safe).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dtype_impl.h"
+
+/* Grows a block list and a signature while a constructor walks its inputs. */
+typedef struct {
+    locus_dblock_t *b;
+    size_t nb, bcap;
+    locus_dsig_t *s;
+    size_t ns, scap;
+    size_t bytes, nbasic;
+    ptrdiff_t tlo, thi;       /* data bounds seen so far */
+    int err;
+} dbuild_t;
+
+static void bld_block(dbuild_t *bd, ptrdiff_t off, size_t len)
+{
+    if (len == 0 || bd->err)
+        return;
+    if (bd->bytes == 0) {
+        bd->tlo = off;
+        bd->thi = off + (ptrdiff_t)len;
+    } else {
+        if (off < bd->tlo)
+            bd->tlo = off;
+        if (off + (ptrdiff_t)len > bd->thi)
+            bd->thi = off + (ptrdiff_t)len;
+    }
+    bd->bytes += len;
+    if (bd->nb > 0 && bd->b[bd->nb - 1].off + (ptrdiff_t)bd->b[bd->nb - 1].len == off) {
+        bd->b[bd->nb - 1].len += len;
+        return;
+    }
+    if (bd->nb == bd->bcap) {
+        size_t cap = bd->bcap ? 2 * bd->bcap : 8;
+        locus_dblock_t *nb = realloc(bd->b, cap * sizeof(*nb));
+        if (!nb) {
+            bd->err = LOCUS_DTYPE_ENOMEM;
+            return;
+        }
+        bd->b = nb;
+        bd->bcap = cap;
+    }
+    bd->b[bd->nb].off = off;
+    bd->b[bd->nb].len = len;
+    bd->nb++;
+}
+
+static void bld_sig(dbuild_t *bd, size_t elsize, size_t count)
+{
+    if (count == 0 || bd->err)
+        return;
+    bd->nbasic += count;
+    if (bd->ns > 0 && bd->s[bd->ns - 1].elsize == elsize) {
+        bd->s[bd->ns - 1].count += count;
+        return;
+    }
+    if (bd->ns == bd->scap) {
+        size_t cap = bd->scap ? 2 * bd->scap : 4;
+        locus_dsig_t *ns = realloc(bd->s, cap * sizeof(*ns));
+        if (!ns) {
+            bd->err = LOCUS_DTYPE_ENOMEM;
+            return;
+        }
+        bd->s = ns;
+        bd->scap = cap;
+    }
+    bd->s[bd->ns].elsize = elsize;
+    bd->s[bd->ns].count = count;
+    bd->ns++;
+}
+
+/* Appends `count` consecutive elements of t whose origin is at disp. */
+static void bld_type(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_t count)
+{
+    if (count == 0 || t->size == 0)
+        return;
+    if (locus_dtype_is_contig(t)) {
+        bld_block(bd, disp + t->true_lb, count * t->size);
+    } else {
+        for (size_t e = 0; e < count && !bd->err; e++)
+            for (size_t r = 0; r < t->nrep; r++) {
+                ptrdiff_t base = disp + (ptrdiff_t)e * t->extent + (ptrdiff_t)r * t->rstride;
+                for (size_t b = 0; b < t->nblocks; b++)
+                    bld_block(bd, base + t->blocks[b].off, t->blocks[b].len);
+            }
+    }
+    if (t->nsig == 1) {
+        bld_sig(bd, t->sig[0].elsize, count * t->nrep * t->sig[0].count);
+        return;
+    }
+    for (size_t i = 0; i < count * t->nrep && !bd->err; i++)
+        for (size_t s = 0; s < t->nsig; s++)
+            bld_sig(bd, t->sig[s].elsize, t->sig[s].count);
+}
+
+/* Turns the builder's unit, repeated nrep times rstride apart, into a type.
+ * lb/extent are the type bounds computed by the constructor. */
+static int bld_finish(dbuild_t *bd, size_t nrep, ptrdiff_t rstride, ptrdiff_t lb,
+                      ptrdiff_t extent, locus_elem_t elem, size_t align,
+                      int resized, locus_dtype_t **out)
+{
+    locus_dtype_t *dt = NULL;
+    if (bd->err)
+        goto fail;
+    if (bd->nb == 0)
+        nrep = 1;
+    /* A unit of one block repeated right behind itself is one longer block
+     * (only done for a one-run signature, which stays one run). */
+    if (nrep > 1 && bd->nb == 1 && bd->ns == 1 && rstride == (ptrdiff_t)bd->b[0].len) {
+        bd->b[0].len *= nrep;
+        bd->s[0].count *= nrep;
+        bd->nbasic *= nrep;
+        bd->bytes *= nrep;
+        bd->thi = bd->tlo + (ptrdiff_t)bd->bytes;
+        nrep = 1;
+    }
+    dt = calloc(1, sizeof(*dt));
+    if (!dt)
+        goto fail;
+    dt->prefix = malloc((bd->nb + 1) * sizeof(size_t));
+    if (!dt->prefix)
+        goto fail;
+    dt->refs = 1;
+    dt->elem = elem;
+    dt->nrep = nrep;
+    dt->rstride = nrep > 1 ? rstride : 0;
+    dt->nblocks = bd->nb;
+    dt->blocks = bd->b;
+    dt->nsig = bd->ns;
+    dt->sig = bd->s;
+    dt->unit_size = bd->bytes;
+    dt->unit_nbasic = bd->nbasic;
+    dt->size = bd->bytes * nrep;
+    dt->align = align ? align : 1;
+    dt->resized = (unsigned char)resized;
+    dt->lb = lb;
+    dt->extent = extent;
+    dt->prefix[0] = 0;
+    for (size_t b = 0; b < bd->nb; b++)
+        dt->prefix[b + 1] = dt->prefix[b] + bd->b[b].len;
+    if (bd->nb == 0) {
+        dt->true_lb = 0;
+        dt->true_extent = 0;
+    } else {
+        ptrdiff_t span = (ptrdiff_t)(nrep - 1) * dt->rstride;
+        ptrdiff_t lo = bd->tlo + (span < 0 ? span : 0);
+        ptrdiff_t hi = bd->thi + (span > 0 ? span : 0);
+        dt->true_lb = lo;
+        dt->true_extent = hi - lo;
+    }
+    *out = dt;
+    return LOCUS_DTYPE_OK;
+fail:
+    if (dt)
+        free(dt->prefix);
+    free(dt);
+    free(bd->b);
+    free(bd->s);
+    return LOCUS_DTYPE_ENOMEM;
+}
+
+/* An empty type map (no data, bounds never set) adds nothing to the
+ * bounds of a type made from it, as in MPI's definition. */
+static int has_bounds(const locus_dtype_t *t)
+{
+    return t->size > 0 || t->resized;
+}
+
+/* Type bounds of `bl` consecutive elements of t placed at disp. */
+static void span_of(const locus_dtype_t *t, ptrdiff_t disp, int bl, ptrdiff_t *lo, ptrdiff_t *hi)
+{
+    ptrdiff_t last = (ptrdiff_t)(bl - 1) * t->extent;
+    *lo = disp + t->lb + (last < 0 ? last : 0);
+    *hi = disp + t->lb + t->extent + (last > 0 ? last : 0);
+}
+
+static locus_elem_t elem_join(locus_elem_t a, locus_elem_t b, int first)
+{
+    if (first)
+        return b;
+    return a == b ? a : LOCUS_EL_MIXED;
+}
+
+int locus_dtype_hvector(int count, int blocklen, ptrdiff_t stride, locus_dtype_t *old,
+                        locus_dtype_t **out)
+{
+    if (count < 0 || blocklen < 0 || !old || !out)
+        return LOCUS_DTYPE_EARG;
+    dbuild_t bd = {0};
+    bld_type(&bd, old, 0, (size_t)blocklen);
+    ptrdiff_t lb = 0, ub = 0;
+    if (count > 0 && blocklen > 0 && has_bounds(old)) {
+        ptrdiff_t lo0, hi0, lo1, hi1;
+        span_of(old, 0, blocklen, &lo0, &hi0);
+        span_of(old, (ptrdiff_t)(count - 1) * stride, blocklen, &lo1, &hi1);
+        lb = lo0 < lo1 ? lo0 : lo1;
+        ub = hi0 > hi1 ? hi0 : hi1;
+    }
+    size_t nrep = count > 0 ? (size_t)count : 0;
+    if (nrep == 0) {
+        free(bd.b);
+        free(bd.s);
+        bd = (dbuild_t){0};
+    }
+    return bld_finish(&bd, nrep ? nrep : 1, stride, lb, ub - lb, old->elem, old->align,
+                      old->resized, out);
+}
+
+int locus_dtype_contiguous(int count, locus_dtype_t *old, locus_dtype_t **out)
+{
+    if (!old)
+        return LOCUS_DTYPE_EARG;
+    return locus_dtype_hvector(count, 1, old->extent, old, out);
+}
+
+int locus_dtype_struct(int count, const int *blocklens, const ptrdiff_t *displs,
+                       locus_dtype_t *const *types, locus_dtype_t **out)
+{
+    if (count < 0 || !out || (count > 0 && (!blocklens || !displs || !types)))
+        return LOCUS_DTYPE_EARG;
+    for (int i = 0; i < count; i++)
+        if (blocklens[i] < 0 || !types[i])
+            return LOCUS_DTYPE_EARG;
+    dbuild_t bd = {0};
+    ptrdiff_t lb = 0, ub = 0;
+    locus_elem_t elem = LOCUS_EL_BYTE;
+    size_t align = 1;
+    int any = 0, resized = 0;
+    for (int i = 0; i < count; i++) {
+        const locus_dtype_t *t = types[i];
+        if (blocklens[i] == 0 || !has_bounds(t))
+            continue;
+        bld_type(&bd, t, displs[i], (size_t)blocklens[i]);
+        ptrdiff_t lo, hi;
+        span_of(t, displs[i], blocklens[i], &lo, &hi);
+        lb = (!any || lo < lb) ? lo : lb;
+        ub = (!any || hi > ub) ? hi : ub;
+        elem = elem_join(elem, t->elem, !any);
+        if (t->align > align)
+            align = t->align;
+        resized |= t->resized;
+        any = 1;
+    }
+    if (!any && count > 0)
+        elem = types[0]->elem;
+    /* Pad the extent to the strictest alignment inside, as the C compiler
+     * pads a struct, so arrays of the type match arrays of the C struct.
+     * Types whose bounds were set explicitly keep the user's choice. */
+    ptrdiff_t extent = ub - lb;
+    if (!resized && extent % (ptrdiff_t)align)
+        extent += (ptrdiff_t)align - extent % (ptrdiff_t)align;
+    return bld_finish(&bd, 1, 0, lb, extent, elem, align, resized, out);
+}
+
+int locus_dtype_hindexed(int count, const int *blocklens, const ptrdiff_t *displs,
+                         locus_dtype_t *old, locus_dtype_t **out)
+{
+    if (count < 0 || !old || !out || (count > 0 && (!blocklens || !displs)))
+        return LOCUS_DTYPE_EARG;
+    for (int i = 0; i < count; i++)
+        if (blocklens[i] < 0)
+            return LOCUS_DTYPE_EARG;
+    dbuild_t bd = {0};
+    ptrdiff_t lb = 0, ub = 0;
+    int any = 0;
+    for (int i = 0; i < count; i++) {
+        if (blocklens[i] == 0 || !has_bounds(old))
+            continue;
+        bld_type(&bd, old, displs[i], (size_t)blocklens[i]);
+        ptrdiff_t lo, hi;
+        span_of(old, displs[i], blocklens[i], &lo, &hi);
+        lb = (!any || lo < lb) ? lo : lb;
+        ub = (!any || hi > ub) ? hi : ub;
+        any = 1;
+    }
+    return bld_finish(&bd, 1, 0, lb, ub - lb, old->elem, old->align, old->resized, out);
+}
+
+int locus_dtype_resized(locus_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent,
+                        locus_dtype_t **out)
+{
+    if (!old || !out)
+        return LOCUS_DTYPE_EARG;
+    dbuild_t bd = {0};
+    bld_type(&bd, old, 0, 1);
+    return bld_finish(&bd, 1, 0, lb, extent, old->elem, old->align, 1, out);
+}
+
+int locus_dtype_dup(locus_dtype_t *old, locus_dtype_t **out)
+{
+    if (!old || !out)
+        return LOCUS_DTYPE_EARG;
+    dbuild_t bd = {0};
+    bld_type(&bd, old, 0, 1);
+    int rc = bld_finish(&bd, 1, 0, old->lb, old->extent, old->elem, old->align,
+                        old->resized, out);
+    if (rc == 0)
+        (*out)->committed = old->committed;
+    return rc;
+}
+
+void locus_dtype_commit(locus_dtype_t *dt)
+{
+    if (dt)
+        dt->committed = 1;
+}
+
+int locus_dtype_is_committed(const locus_dtype_t *dt)
+{
+    return dt && dt->committed;
+}
+
+int locus_dtype_is_basic(const locus_dtype_t *dt)
+{
+    return dt && dt->basic;
+}
+
+void locus_dtype_retain(locus_dtype_t *dt)
+{
+    if (dt && !dt->basic)
+        __atomic_add_fetch(&dt->refs, 1, __ATOMIC_RELAXED);
+}
+
+void locus_dtype_release(locus_dtype_t *dt)
+{
+    if (!dt || dt->basic)
+        return;
+    if (__atomic_sub_fetch(&dt->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        free(dt->blocks);
+        free(dt->prefix);
+        free(dt->sig);
+        free(dt);
+    }
+}

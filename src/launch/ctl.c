@@ -1,0 +1,259 @@
+/*
+ * ctl.c — the front end <-> proxy control protocol (framing only), plus the
+ * small helpers both roles share.
+ *
+ * Words are percent-encoded so that arguments, environment values and raw
+ * stdio bytes (spaces, newlines, NULs) travel in one text line that also
+ * survives an ssh channel.
+ */
+#include "launch.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A line holds at most a stdio chunk, percent-encoded, plus headers. */
+#define CTL_LINE_MAX (3 * CTL_IO_CHUNK + 4096)
+
+void ctl_reader_init(ctl_reader_t *r, int fd)
+{
+    r->fd = fd;
+    r->buf = NULL;
+    r->len = 0;
+    r->cap = 0;
+}
+
+void ctl_reader_free(ctl_reader_t *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+    r->len = r->cap = 0;
+}
+
+void ctl_msg_free(ctl_msg_t *m)
+{
+    free(m->data);
+    m->data = NULL;
+    m->cap = 0;
+    m->nwords = 0;
+}
+
+long ctl_reader_fill(ctl_reader_t *r)
+{
+    if (r->cap - r->len < 65536) {
+        size_t ncap = r->cap ? r->cap * 2 : 131072;
+        char *nb = realloc(r->buf, ncap);
+        if (nb == NULL)
+            return -1;
+        r->buf = nb;
+        r->cap = ncap;
+    }
+    for (;;) {
+        ssize_t n = read(r->fd, r->buf + r->len, r->cap - r->len);
+        if (n >= 0) {
+            r->len += (size_t)n;
+            return (long)n;
+        }
+        if (errno != EINTR)
+            return -1;
+    }
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int ctl_reader_next(ctl_reader_t *r, ctl_msg_t *m)
+{
+    char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
+    if (nl == NULL) {
+        if (r->len > CTL_LINE_MAX) {
+            r->len = 0;   /* a peer that never ends its line: drop it */
+            return -1;
+        }
+        return 0;
+    }
+    size_t linelen = (size_t)(nl - r->buf);
+    int rc = 1;
+    if (m->cap < linelen + CTL_WORDS_MAX + 1) {
+        char *nd = realloc(m->data, linelen + CTL_WORDS_MAX + 1);
+        if (nd == NULL) {
+            rc = -1;
+            goto out;
+        }
+        m->data = nd;
+        m->cap = linelen + CTL_WORDS_MAX + 1;
+    }
+    m->nwords = 0;
+    char *o = m->data;
+    for (size_t i = 0; i <= linelen && rc == 1;) {
+        if (m->nwords == CTL_WORDS_MAX) {
+            rc = -1;
+            break;
+        }
+        char *w = o;
+        while (i < linelen && r->buf[i] != ' ') {
+            char c = r->buf[i++];
+            if (c == '%') {
+                int hi = i < linelen ? hexval(r->buf[i]) : -1;
+                int lo = i + 1 < linelen ? hexval(r->buf[i + 1]) : -1;
+                if (hi < 0 || lo < 0) {
+                    rc = -1;
+                    break;
+                }
+                c = (char)(hi * 16 + lo);
+                i += 2;
+            }
+            *o++ = c;
+        }
+        m->words[m->nwords] = w;
+        m->lens[m->nwords] = (size_t)(o - w);
+        m->nwords++;
+        *o++ = '\0';
+        i++;  /* past the space or the newline */
+    }
+    if (rc == 1 && (m->nwords == 0 || m->lens[0] == 0))
+        rc = -1;
+out:
+    memmove(r->buf, nl + 1, r->len - linelen - 1);
+    r->len -= linelen + 1;
+    return rc;
+}
+
+static int write_full(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        if (n < 0 && errno == ENOTSOCK)
+            n = write(fd, buf, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                struct pollfd p = { .fd = fd, .events = POLLOUT };
+                poll(&p, 1, 1000);
+                continue;
+            }
+            return -1;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int ctl_send(int fd, const char *verb, int n, const char *const *words,
+             const size_t *lens)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t need = strlen(verb) + 2;
+    for (int i = 0; i < n; i++)
+        need += 3 * (lens ? lens[i] : strlen(words[i])) + 1;
+    char stackbuf[4096];
+    char *line = need <= sizeof stackbuf ? stackbuf : malloc(need);
+    if (line == NULL)
+        return -1;
+    size_t k = strlen(verb);
+    memcpy(line, verb, k);
+    for (int i = 0; i < n; i++) {
+        size_t len = lens ? lens[i] : strlen(words[i]);
+        line[k++] = ' ';
+        for (size_t j = 0; j < len; j++) {
+            unsigned char c = (unsigned char)words[i][j];
+            if (c <= 32 || c > 126 || c == '%') {
+                line[k++] = '%';
+                line[k++] = hex[c >> 4];
+                line[k++] = hex[c & 15];
+            } else {
+                line[k++] = (char)c;
+            }
+        }
+    }
+    line[k++] = '\n';
+    int rc = write_full(fd, line, k);
+    if (line != stackbuf)
+        free(line);
+    return rc;
+}
+
+int ctl_sendl(int fd, const char *verb, ...)
+{
+    const char *words[CTL_WORDS_MAX];
+    int n = 0;
+    va_list ap;
+    va_start(ap, verb);
+    for (const char *w; n < CTL_WORDS_MAX && (w = va_arg(ap, const char *));)
+        words[n++] = w;
+    va_end(ap);
+    return ctl_send(fd, verb, n, words, NULL);
+}
+
+long ctl_word_long(const ctl_msg_t *m, int i, int *ok)
+{
+    *ok = 0;
+    if (i >= m->nwords || m->lens[i] == 0)
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(m->words[i], &end, 10);
+    if (errno != 0 || *end != '\0')
+        return -1;
+    *ok = 1;
+    return v;
+}
+
+const char *launch_signame(int sig)
+{
+    static const struct { int sig; const char *name; } names[] = {
+        { SIGHUP, "SIGHUP" }, { SIGINT, "SIGINT" }, { SIGQUIT, "SIGQUIT" },
+        { SIGILL, "SIGILL" }, { SIGTRAP, "SIGTRAP" }, { SIGABRT, "SIGABRT" },
+        { SIGBUS, "SIGBUS" }, { SIGFPE, "SIGFPE" }, { SIGKILL, "SIGKILL" },
+        { SIGUSR1, "SIGUSR1" }, { SIGSEGV, "SIGSEGV" }, { SIGUSR2, "SIGUSR2" },
+        { SIGPIPE, "SIGPIPE" }, { SIGALRM, "SIGALRM" }, { SIGTERM, "SIGTERM" },
+        { SIGCHLD, "SIGCHLD" }, { SIGCONT, "SIGCONT" }, { SIGSTOP, "SIGSTOP" },
+        { SIGTSTP, "SIGTSTP" }, { SIGXCPU, "SIGXCPU" }, { SIGXFSZ, "SIGXFSZ" },
+        { SIGSYS, "SIGSYS" },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    return "SIG?";
+}
+
+double launch_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int launch_shm_cleanup(const char *jobid)
+{
+    char prefix[128];
+    int plen = snprintf(prefix, sizeof prefix, "locus.%s.", jobid);
+    if (plen <= 0 || (size_t)plen >= sizeof prefix || jobid[0] == '\0')
+        return 0;
+    DIR *d = opendir("/dev/shm");
+    if (d == NULL)
+        return 0;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
+            continue;
+        if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}

@@ -1,0 +1,240 @@
+/*
+ * opts.c — locusrun's command line (mpirun conventions). Everything is
+ * validated here, before anything is started, so bad input always ends
+ * with one line and exit status 2.
+ */
+#include "launch.h"
+#include "locus_place.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NRANKS_MAX 100000
+
+static const char usage[] =
+    "usage: locusrun -n N [--map-by POLICY] [--bind-to LEVEL] [--cpus-per-rank T]\n"
+    "                [--oversubscribe] [--nic LIST] [--mem-on NODE]\n"
+    "                [--report-bindings] [--tag-output] [--timeout SEC]\n"
+    "                [-x VAR[=VAL]] [--topology FILE.xml --dry-run] prog [args...]\n"
+    "  -n, -np N          number of ranks\n"
+    "  --report-bindings  print each rank's PUs, NUMA node, NIC and GPU before start\n"
+    "  --tag-output       prefix every output line with \"[rank] \"\n"
+    "  --timeout SEC      kill the job after SEC seconds (exit status 124)\n"
+    "  -x VAR[=VAL]       export VAR (from this environment, or set to VAL) to ranks\n"
+    "  --topology FILE    plan for the machine in an hwloc XML (only with --dry-run)\n"
+    "  --dry-run          print the placement plan and start nothing\n"
+    "See docs/locusrun.md.\n";
+
+static int parse_nranks(const char *opt, const char *val, int *out, char *err,
+                        size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(val, &end, 10);
+    if (val[0] == '\0' || *end != '\0' || errno != 0 || v <= 0 || v > NRANKS_MAX) {
+        snprintf(err, errlen, "%s: '%s' is not a positive integer%s", opt, val,
+                 (errno == 0 && *end == '\0' && v > NRANKS_MAX) ? " up to 100000" : "");
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_timeout(const char *val, double *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(val, &end);
+    if (val[0] == '\0' || *end != '\0' || errno != 0 || !(v > 0) || v > 1e7) {
+        snprintf(err, errlen, "--timeout: '%s' is not a positive number of seconds", val);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Finds prog like execvp would; returns a malloc'd path or NULL + reason. */
+static char *resolve_program(const char *prog, char *err, size_t errlen)
+{
+    struct stat st;
+    if (strchr(prog, '/') != NULL) {
+        if (stat(prog, &st) != 0) {
+            snprintf(err, errlen, "%s: %s", prog, strerror(errno));
+            return NULL;
+        }
+        if (!S_ISREG(st.st_mode) || access(prog, X_OK) != 0) {
+            snprintf(err, errlen, "%s: is not an executable file", prog);
+            return NULL;
+        }
+        return strdup(prog);
+    }
+    const char *path = getenv("PATH");
+    if (path == NULL || path[0] == '\0')
+        path = "/usr/local/bin:/usr/bin:/bin";
+    size_t plen = strlen(prog);
+    for (const char *p = path; ; p = strchr(p, ':') + 1) {
+        const char *q = strchr(p, ':');
+        size_t dlen = q ? (size_t)(q - p) : strlen(p);
+        char *cand = malloc(dlen + plen + 3);
+        if (cand == NULL)
+            break;
+        snprintf(cand, dlen + plen + 3, "%.*s/%s", (int)(dlen ? dlen : 1),
+                 dlen ? p : ".", prog);
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return cand;
+        free(cand);
+        if (q == NULL)
+            break;
+    }
+    snprintf(err, errlen, "%s: command not found", prog);
+    return NULL;
+}
+
+/* Splits "--opt=value" so both spellings are accepted. */
+static const char *split_eq(const char *word, char *opt, size_t optlen)
+{
+    const char *eq = strchr(word, '=');
+    if (word[0] != '-' || word[1] != '-' || eq == NULL ||
+        (size_t)(eq - word) >= optlen) {
+        snprintf(opt, optlen, "%s", word);
+        return NULL;
+    }
+    memcpy(opt, word, (size_t)(eq - word));
+    opt[eq - word] = '\0';
+    return eq + 1;
+}
+
+static int push(char ***arr, int *n, const char *s)
+{
+    char **na = realloc(*arr, (size_t)(*n + 2) * sizeof *na);
+    if (na == NULL)
+        return -1;
+    *arr = na;
+    na[(*n)++] = (char *)s;
+    na[*n] = NULL;
+    return 0;
+}
+
+int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
+                      size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    o->nranks = 1;
+    locus_place_request_t probe;
+    locus_place_request_init(&probe);
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *w = argv[i];
+        if (strcmp(w, "--") == 0) {
+            i++;
+            break;
+        }
+        if (w[0] != '-' || w[1] == '\0')
+            break;
+        char opt[64];
+        const char *inl = split_eq(w, opt, sizeof opt);
+        const char *val = inl ? inl : (i + 1 < argc ? argv[i + 1] : NULL);
+        int takes = inl ? 0 : 1;  /* words consumed after the option word */
+        if (!strcmp(opt, "-h") || !strcmp(opt, "--help")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (!strcmp(opt, "--version") || !strcmp(opt, "-V")) {
+            printf("locusrun (Locus) %s\n", LOCUS_VERSION);
+            return 1;
+        }
+        int flag = 1;
+        if (!strcmp(opt, "--report-bindings")) o->report_bindings = 1;
+        else if (!strcmp(opt, "--tag-output")) o->tag_output = 1;
+        else if (!strcmp(opt, "--dry-run")) o->dry_run = 1;
+        else flag = 0;
+        if (flag) {
+            if (inl) {
+                snprintf(err, errlen, "%s: takes no value", opt);
+                return 2;
+            }
+            continue;
+        }
+        int is_n = !strcmp(opt, "-n") || !strcmp(opt, "-np") || !strcmp(opt, "--np") ||
+                   !strcmp(opt, "--n");
+        int known = is_n || !strcmp(opt, "--timeout") || !strcmp(opt, "-x") ||
+                    !strcmp(opt, "--topology");
+        if (known) {
+            if (val == NULL) {
+                snprintf(err, errlen, "%s: needs a value", opt);
+                return 2;
+            }
+            if (is_n && parse_nranks(opt, val, &o->nranks, err, errlen) < 0)
+                return 2;
+            if (!strcmp(opt, "--timeout") && parse_timeout(val, &o->timeout_s, err, errlen) < 0)
+                return 2;
+            if (!strcmp(opt, "-x")) {
+                const char *eq = strchr(val, '=');
+                size_t nlen = eq ? (size_t)(eq - val) : strlen(val);
+                if (nlen == 0 || val[0] == '-') {
+                    snprintf(err, errlen, "-x: '%s' is not VAR or VAR=VALUE", val);
+                    return 2;
+                }
+                if (push(&o->exports, &o->nexports, val) < 0)
+                    return 2;
+            }
+            if (!strcmp(opt, "--topology"))
+                o->topology = val;
+            i += takes;
+            continue;
+        }
+        /* Placement options are parsed by the placement engine itself, so
+         * `locus map` and locusrun accept the same words; checked here on a
+         * probe request, replayed on the real one by the planner. */
+        char perr[256];
+        int used = locus_place_opt_parse(&probe, opt, inl ? inl : val, perr, sizeof perr);
+        if (used < 0) {
+            snprintf(err, errlen, "%s", perr);
+            return 2;
+        }
+        if (used == 0) {
+            snprintf(err, errlen, "%s: unknown option (see locusrun --help)", opt);
+            return 2;
+        }
+        if (inl && used == 1) {
+            snprintf(err, errlen, "%s: takes no value", opt);
+            return 2;
+        }
+        /* The original words (the engine splits "--opt=value" itself). */
+        push(&o->place_argv, &o->place_argc, w);
+        if (used == 2 && !inl) {
+            push(&o->place_argv, &o->place_argc, val);
+            i += takes;
+        }
+    }
+    if (o->topology && !o->dry_run) {
+        snprintf(err, errlen, "--topology: only with --dry-run (a plan for another machine cannot be launched here)");
+        return 2;
+    }
+    if (i >= argc) {
+        if (o->dry_run)
+            return 0;
+        snprintf(err, errlen, "no program given (see locusrun --help)");
+        return 2;
+    }
+    if (!o->dry_run) {
+        o->exe = resolve_program(argv[i], err, errlen);
+        if (o->exe == NULL)
+            return 2;
+    }
+    o->argc = argc - i;
+    o->argv = argv + i;
+    return 0;
+}
+
+void launch_opts_free(launch_opts_t *o)
+{
+    free(o->exports);
+    free(o->place_argv);
+    free(o->exe);
+    memset(o, 0, sizeof *o);
+}

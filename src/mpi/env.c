@@ -1,0 +1,257 @@
+/* Environment: MPI_Init/Finalize, Abort, versions, clocks, progress. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mpi_priv.h"
+
+locus_mpi_state_t locus_mpi;
+
+int locus_mpi_active(void)
+{
+    return locus_mpi.state == 1;
+}
+
+void locus_mpi_not_active(const char *fn)
+{
+    fprintf(stderr, "locus: %s called %s MPI_Init\n", fn,
+            locus_mpi.state == 0 ? "before" : "after MPI_Finalize, not between it and");
+    exit(2);
+}
+
+static int init_fail(const char *why)
+{
+    fprintf(stderr, "locus: MPI_Init: %s\n", why);
+    fflush(stderr);
+    if (!locus_mpi.boot.singleton && locus_mpi.boot.fd >= 0)
+        locus_boot_abort(&locus_mpi.boot, 2, why);
+    exit(2);
+}
+
+static void transports_create(void)
+{
+    locus_boot_t *b = &locus_mpi.boot;
+    char err[256] = "";
+    locus_tp_init_t ti = {
+        .rank = b->rank, .size = b->size,
+        .local_rank = b->local_rank, .local_size = b->local_size,
+        .local_ranks = b->local_ranks,
+        .kvs = locus_boot_kvs(b),
+        .up = &locus_core_upcalls,
+        .core = &locus_mpi.core,
+    };
+    locus_tp_t *tp = NULL;
+    if (locus_tp_self_create(&ti, &tp, err, sizeof err) != 0)
+        init_fail(err);
+    locus_core_add_tp(&locus_mpi.core, tp);
+#ifdef LOCUS_HAVE_SHM
+    /* Collective over the job: every rank calls it, even alone on its node. */
+    if (!b->singleton) {
+        /* The shm segments are named after the job id; under Hydra that is
+         * the kvs name (every rank of the job sees the same one). */
+        setenv("LOCUS_JOBID", b->jobid, 0);
+        tp = NULL;
+        if (locus_tp_shm_create(&ti, &tp, err, sizeof err) != 0)
+            init_fail(err);
+        if (tp)
+            locus_core_add_tp(&locus_mpi.core, tp);
+    }
+#endif
+}
+
+LOCUS_PMPI_WEAK(Init_thread)
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    if (locus_mpi.state != 0) {
+        fprintf(stderr, "locus: MPI_Init called twice\n");
+        return MPI_ERR_OTHER;
+    }
+    char err[256] = "";
+    if (locus_boot_init(&locus_mpi.boot, err, sizeof err) != 0)
+        init_fail(err);
+    locus_boot_t *b = &locus_mpi.boot;
+    if (locus_core_init(&locus_mpi.core, b->rank, b->size, b->local_size, err, sizeof err))
+        init_fail(err);
+    transports_create();
+    if (gethostname(locus_mpi.hostname, sizeof locus_mpi.hostname) != 0)
+        strcpy(locus_mpi.hostname, "localhost");
+    locus_mpi.hostname[sizeof locus_mpi.hostname - 1] = '\0';
+
+    int *all = malloc((size_t)b->size * sizeof *all);
+    if (!all)
+        init_fail("out of memory");
+    for (int r = 0; r < b->size; r++)
+        all[r] = r;
+    memset(locus_mpi.ctx_used, 0, sizeof locus_mpi.ctx_used);
+    locus_mpi.ctx_used[0] = 3; /* pairs 0 (WORLD) and 1 (SELF) */
+    locus_mpi.state = 1;
+    if (locus_comm_init(MPI_COMM_WORLD, b->size, b->rank, all, 0) != MPI_SUCCESS ||
+        locus_comm_init(MPI_COMM_SELF, 1, 0, &b->rank, 1) != MPI_SUCCESS)
+        init_fail("out of memory");
+    free(all);
+    strcpy(MPI_COMM_WORLD->name, "MPI_COMM_WORLD");
+    strcpy(MPI_COMM_SELF->name, "MPI_COMM_SELF");
+    MPI_COMM_WORLD->predefined = 1;
+    MPI_COMM_SELF->predefined = 1;
+    locus_mpi.thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
+                             : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+    if (provided)
+        *provided = locus_mpi.thread_level;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Init)
+int PMPI_Init(int *argc, char ***argv)
+{
+    int provided;
+    return PMPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+}
+
+LOCUS_PMPI_WEAK(Initialized)
+int PMPI_Initialized(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = locus_mpi.state != 0;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Finalized)
+int PMPI_Finalized(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = locus_mpi.state == 2;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Query_thread)
+int PMPI_Query_thread(int *provided)
+{
+    LOCUS_CHECK_INIT("MPI_Query_thread");
+    if (!provided)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Query_thread");
+    *provided = locus_mpi.thread_level;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Is_thread_main)
+int PMPI_Is_thread_main(int *flag)
+{
+    LOCUS_CHECK_INIT("MPI_Is_thread_main");
+    if (!flag)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Is_thread_main");
+    *flag = 1; /* FUNNELED at most: only the main thread calls MPI */
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Finalize)
+int PMPI_Finalize(void)
+{
+    LOCUS_CHECK_INIT("MPI_Finalize");
+    locus_bsend_drain();
+    locus_core_t *c = &locus_mpi.core;
+    while (c->npend && !c->fatal)
+        if (locus_core_progress(c) == 0)
+            locus_core_idle(c);
+    /* Nobody tears down a transport while a peer may still need it. */
+    locus_boot_fence(&locus_mpi.boot);
+    locus_core_finalize(c);
+    locus_comm_release(MPI_COMM_SELF);
+    locus_comm_release(MPI_COMM_WORLD);
+    while (locus_mpi.comm_pool) {
+        MPI_Comm c = locus_mpi.comm_pool;
+        locus_mpi.comm_pool = c->coll_data;
+        free(c);
+    }
+    locus_boot_finalize(&locus_mpi.boot);
+    locus_mpi.state = 2;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Abort)
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    (void)comm; /* aborts the whole job, the most MPI allows */
+    fprintf(stderr, "locus: rank %d called MPI_Abort with error code %d\n",
+            locus_mpi.boot.rank, errorcode);
+    fflush(stderr);
+    fflush(stdout);
+    locus_boot_abort(&locus_mpi.boot, errorcode, "MPI_Abort");
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Get_processor_name)
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (!name || !resultlen)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_processor_name");
+    if (!locus_mpi.hostname[0] && gethostname(locus_mpi.hostname, sizeof locus_mpi.hostname))
+        strcpy(locus_mpi.hostname, "localhost");
+    locus_mpi.hostname[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+    strcpy(name, locus_mpi.hostname);
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Get_version)
+int PMPI_Get_version(int *version, int *subversion)
+{
+    if (!version || !subversion)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_version");
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Get_library_version)
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    if (!version || !resultlen)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_library_version");
+    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+             "Locus MPI %s (MPI %d.%d; transports: self%s)", LOCUS_VERSION_STRING,
+             MPI_VERSION, MPI_SUBVERSION,
+#ifdef LOCUS_HAVE_SHM
+             ", shm"
+#else
+             ""
+#endif
+    );
+    *resultlen = (int)strlen(version);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Wtime)
+double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+LOCUS_PMPI_WEAK(Wtick)
+double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0)
+        return 1e-9;
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The predefined datatype objects live in the static datatype library;
+ * naming them here makes the linker put them all into liblocusmpi.so,
+ * where applications find them through mpi.h's macros. */
+const MPI_Datatype locus_mpi_predefined_types[] = {
+    MPI_BYTE, MPI_PACKED, MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_WCHAR,
+    MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG,
+    MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE,
+    MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T, MPI_INT32_T, MPI_UINT32_T,
+    MPI_INT64_T, MPI_UINT64_T, MPI_C_BOOL, MPI_AINT, MPI_OFFSET, MPI_COUNT,
+    MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
+    MPI_LONG_DOUBLE_INT,
+};

@@ -1,0 +1,489 @@
+/*
+ * Point-to-point: sends, receives, probes, counts, and the collective-
+ * context helpers of mpi_impl.h.
+ *
+ * Blocking calls keep their request on the stack: the common MPI_Send of
+ * a small contiguous buffer to a node-local peer is argument checks, a
+ * header and one transport send, with no allocation.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mpi_priv.h"
+
+void locus_status_set(MPI_Status *st, const locus_req_t *r)
+{
+    if (!st)
+        return;
+    if (r->kind == LOCUS_REQ_RECV) {
+        st->MPI_SOURCE = r->st_source;
+        st->MPI_TAG = r->st_tag;
+        st->locus_count = (long long)r->st_bytes;
+    } else {
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        st->locus_count = 0;
+    }
+    st->MPI_ERROR = r->st_error;
+    st->locus_cancelled = r->st_cancelled;
+}
+
+static void status_null(MPI_Status *st)
+{
+    if (!st)
+        return;
+    st->MPI_SOURCE = MPI_PROC_NULL;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->locus_count = 0;
+    st->locus_cancelled = 0;
+}
+
+int locus_p2p_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                    MPI_Comm comm, uint32_t ctx, uint32_t flags, locus_req_t *r)
+{
+    size_t len = (size_t)count * locus_dtype_size(dt);
+    r->kind = LOCUS_REQ_SEND;
+    r->comm = comm;
+    r->world = comm->world_of[dest];
+    r->hdr.ctx = ctx;
+    r->hdr.src = comm->rank;
+    r->hdr.tag = tag;
+    r->hdr.flags = flags;
+    r->hdrlen = flags ? sizeof r->hdr : LOCUS_HDR_SHORT;
+    r->len = len;
+    if (__builtin_expect(locus_dtype_is_contig(dt), 1)) {
+        ptrdiff_t lb, ext;
+        locus_dtype_true_extent(dt, &lb, &ext);
+        r->sbuf = (const char *)buf + lb;
+    } else if (len) {
+        r->tmp = malloc(len);
+        if (!r->tmp)
+            return MPI_ERR_NO_MEM;
+        locus_dtype_pack(buf, (size_t)count, dt, 0, r->tmp, len);
+        r->sbuf = r->tmp;
+    }
+    if (locus_core_isend(locus_core(), r) != 0) {
+        free(r->tmp);
+        r->tmp = NULL;
+        snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+                 "no transport reaches world rank %d (no inter-node transport)", r->world);
+        return MPI_ERR_OTHER;
+    }
+    return MPI_SUCCESS;
+}
+
+int locus_p2p_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag,
+                    MPI_Comm comm, uint32_t ctx, locus_req_t *r)
+{
+    r->kind = LOCUS_REQ_RECV;
+    r->comm = comm;
+    r->ctx = ctx;
+    r->rank = src == MPI_ANY_SOURCE ? LOCUS_ANY : src;
+    r->tag = tag == MPI_ANY_TAG ? LOCUS_ANY : tag;
+    r->len = (size_t)count * locus_dtype_size(dt);
+    if (__builtin_expect(locus_dtype_is_contig(dt), 1)) {
+        ptrdiff_t lb, ext;
+        locus_dtype_true_extent(dt, &lb, &ext);
+        r->rbuf = (char *)buf + lb;
+    } else {
+        r->ubuf = buf;
+        r->ucount = (size_t)count;
+        r->udt = dt;
+    }
+    locus_core_irecv(locus_core(), r);
+    return MPI_SUCCESS;
+}
+
+int locus_p2p_wait(locus_req_t *r)
+{
+    if (!r->done && locus_core_wait(locus_core(), r) != 0)
+        return MPI_ERR_OTHER;
+    return r->st_error;
+}
+
+/* ---- blocking sends ---------------------------------------------------- */
+
+static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                         MPI_Comm comm, uint32_t flags, const char *fn)
+{
+    if (__builtin_expect(locus_mpi.state != 1, 0))
+        locus_mpi_not_active(fn);
+    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
+    if (__builtin_expect(err != MPI_SUCCESS, 0))
+        return locus_mpi_err(comm, err, fn);
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    locus_req_t r = { .on_stack = 1 };
+    err = locus_p2p_isend(buf, count, dt, dest, tag, comm, comm->ctx_p2p, flags, &r);
+    if (err == MPI_SUCCESS && !r.done)
+        err = locus_p2p_wait(&r);
+    else if (err == MPI_SUCCESS)
+        err = r.st_error;
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Send)
+int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(buf, count, dt, dest, tag, comm, 0, "MPI_Send");
+}
+
+LOCUS_PMPI_WEAK(Ssend)
+int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(buf, count, dt, dest, tag, comm, LOCUS_HDR_SYNC, "MPI_Ssend");
+}
+
+/* Ready mode: the receive is posted already, so a standard send is exact. */
+LOCUS_PMPI_WEAK(Rsend)
+int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return send_blocking(buf, count, dt, dest, tag, comm, 0, "MPI_Rsend");
+}
+
+/* ---- non-blocking sends -------------------------------------------------- */
+
+static int send_nb(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                   MPI_Comm comm, uint32_t flags, MPI_Request *request, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
+    if (err == MPI_SUCCESS && !request)
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, fn);
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
+    if (dest == MPI_PROC_NULL) {
+        r->kind = LOCUS_REQ_SEND;
+        r->comm = comm;
+        r->done = 1;
+    } else {
+        err = locus_p2p_isend(buf, count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
+        if (err != MPI_SUCCESS) {
+            locus_core_req_put(locus_core(), r);
+            return locus_mpi_err(comm, err, fn);
+        }
+    }
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Isend)
+int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return send_nb(buf, count, dt, dest, tag, comm, 0, request, "MPI_Isend");
+}
+
+LOCUS_PMPI_WEAK(Issend)
+int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return send_nb(buf, count, dt, dest, tag, comm, LOCUS_HDR_SYNC, request, "MPI_Issend");
+}
+
+LOCUS_PMPI_WEAK(Irsend)
+int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return send_nb(buf, count, dt, dest, tag, comm, 0, request, "MPI_Irsend");
+}
+
+/* ---- receives ------------------------------------------------------------ */
+
+LOCUS_PMPI_WEAK(Recv)
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+              MPI_Status *status)
+{
+    if (__builtin_expect(locus_mpi.state != 1, 0))
+        locus_mpi_not_active("MPI_Recv");
+    int err = locus_check_p2p(buf, count, dt, source, tag, comm, 1);
+    if (__builtin_expect(err != MPI_SUCCESS, 0))
+        return locus_mpi_err(comm, err, "MPI_Recv");
+    if (source == MPI_PROC_NULL) {
+        status_null(status);
+        return MPI_SUCCESS;
+    }
+    locus_req_t r = { .on_stack = 1 };
+    locus_p2p_irecv(buf, count, dt, source, tag, comm, comm->ctx_p2p, &r);
+    err = locus_p2p_wait(&r);
+    locus_status_set(status, &r);
+    return err ? locus_mpi_err(comm, err, "MPI_Recv") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Irecv)
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+               MPI_Request *request)
+{
+    LOCUS_CHECK_INIT("MPI_Irecv");
+    int err = locus_check_p2p(buf, count, dt, source, tag, comm, 1);
+    if (err == MPI_SUCCESS && !request)
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, "MPI_Irecv");
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Irecv");
+    if (source == MPI_PROC_NULL) {
+        r->kind = LOCUS_REQ_RECV;
+        r->comm = comm;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->done = 1;
+    } else {
+        locus_p2p_irecv(buf, count, dt, source, tag, comm, comm->ctx_p2p, r);
+    }
+    *request = r;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Sendrecv)
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Sendrecv");
+    int err = locus_check_p2p(sendbuf, sendcount, sendtype, dest, sendtag, comm, 0);
+    if (err == MPI_SUCCESS)
+        err = locus_check_p2p(recvbuf, recvcount, recvtype, source, recvtag, comm, 1);
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, "MPI_Sendrecv");
+    locus_req_t rr = { .on_stack = 1 }, sr = { .on_stack = 1 };
+    if (source != MPI_PROC_NULL)
+        locus_p2p_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, comm->ctx_p2p, &rr);
+    else
+        status_null(status);
+    int serr = MPI_SUCCESS;
+    if (dest != MPI_PROC_NULL) {
+        serr = locus_p2p_isend(sendbuf, sendcount, sendtype, dest, sendtag, comm,
+                               comm->ctx_p2p, 0, &sr);
+        if (serr == MPI_SUCCESS)
+            serr = locus_p2p_wait(&sr);
+    }
+    if (source != MPI_PROC_NULL) {
+        if (serr != MPI_SUCCESS && !rr.done)
+            locus_core_cancel(locus_core(), &rr);
+        err = locus_p2p_wait(&rr);
+        locus_status_set(status, &rr);
+    }
+    if (serr != MPI_SUCCESS)
+        err = serr;
+    return err ? locus_mpi_err(comm, err, "MPI_Sendrecv") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Sendrecv_replace)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Sendrecv_replace");
+    int err = locus_check_p2p(buf, count, dt, dest, sendtag, comm, 0);
+    if (err == MPI_SUCCESS)
+        err = locus_check_p2p(buf, count, dt, source, recvtag, comm, 1);
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, "MPI_Sendrecv_replace");
+    /* Pack the outgoing data first: the receive overwrites buf. */
+    size_t len = (size_t)count * locus_dtype_size(dt);
+    void *copy = len ? malloc(len) : NULL;
+    if (len && !copy)
+        return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
+    if (len)
+        locus_dtype_pack(buf, (size_t)count, dt, 0, copy, len);
+    err = PMPI_Sendrecv(copy, (int)len, MPI_BYTE, dest, sendtag, buf, count, dt, source,
+                        recvtag, comm, status);
+    free(copy);
+    return err;
+}
+
+/* ---- probes and counts --------------------------------------------------- */
+
+static int probe_check(int source, int tag, MPI_Comm comm)
+{
+    if (!locus_comm_valid(comm))
+        return MPI_ERR_COMM;
+    if (tag < 0 && tag != MPI_ANY_TAG)
+        return MPI_ERR_TAG;
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= comm->size))
+        return MPI_ERR_RANK;
+    return MPI_SUCCESS;
+}
+
+static int probe_once(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int src, t;
+    size_t bytes;
+    if (!locus_core_iprobe(locus_core(), comm->ctx_p2p,
+                           source == MPI_ANY_SOURCE ? LOCUS_ANY : source,
+                           tag == MPI_ANY_TAG ? LOCUS_ANY : tag, &src, &t, &bytes))
+        return 0;
+    if (status) {
+        status->MPI_SOURCE = src;
+        status->MPI_TAG = t;
+        status->MPI_ERROR = MPI_SUCCESS;
+        status->locus_count = (long long)bytes;
+        status->locus_cancelled = 0;
+    }
+    return 1;
+}
+
+LOCUS_PMPI_WEAK(Iprobe)
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Iprobe");
+    int err = probe_check(source, tag, comm);
+    if (err == MPI_SUCCESS && !flag)
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, "MPI_Iprobe");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        status_null(status);
+        return MPI_SUCCESS;
+    }
+    *flag = probe_once(source, tag, comm, status);
+    if (!*flag) {
+        if (locus_core_progress(locus_core()) < 0)
+            return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Iprobe");
+        *flag = probe_once(source, tag, comm, status);
+    }
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Probe)
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Probe");
+    int err = probe_check(source, tag, comm);
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, "MPI_Probe");
+    if (source == MPI_PROC_NULL) {
+        status_null(status);
+        return MPI_SUCCESS;
+    }
+    locus_core_t *c = locus_core();
+    while (!probe_once(source, tag, comm, status)) {
+        int n = locus_core_progress(c);
+        if (n < 0)
+            return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Probe");
+        if (n == 0)
+            locus_core_idle(c);
+    }
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Get_count)
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
+{
+    if (!status || !count)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count");
+    if (locus_check_dtype(dt) != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count");
+    size_t sz = locus_dtype_size(dt);
+    long long bytes = status->locus_count;
+    if (sz == 0)
+        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
+    else if (bytes % (long long)sz != 0 || bytes / (long long)sz > 0x7fffffff)
+        *count = MPI_UNDEFINED;
+    else
+        *count = (int)(bytes / (long long)sz);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Get_elements)
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
+{
+    if (!status || !count)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
+    if (locus_check_dtype(dt) != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements");
+    long n = locus_dtype_count_elements(dt, (size_t)status->locus_count);
+    *count = (n < 0 || n > 0x7fffffff) ? MPI_UNDEFINED : (int)n;
+    return MPI_SUCCESS;
+}
+
+/* ---- collective-context helpers (mpi_impl.h) ----------------------------- */
+
+int locus_coll_isend(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    *req = r;
+    if (peer == MPI_PROC_NULL) {
+        r->kind = LOCUS_REQ_SEND;
+        r->done = 1;
+        return MPI_SUCCESS;
+    }
+    int err = locus_p2p_isend(buf, count, dt, peer, tag, comm, comm->ctx_coll, 0, r);
+    if (err != MPI_SUCCESS) {
+        locus_core_req_put(locus_core(), r);
+        *req = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+int locus_coll_irecv(void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    *req = r;
+    if (peer == MPI_PROC_NULL) {
+        r->kind = LOCUS_REQ_RECV;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->done = 1;
+        return MPI_SUCCESS;
+    }
+    return locus_p2p_irecv(buf, count, dt, peer, tag, comm, comm->ctx_coll, r);
+}
+
+int locus_coll_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                    MPI_Comm comm)
+{
+    if (peer == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    locus_req_t r = { .on_stack = 1 };
+    int err = locus_p2p_isend(buf, count, dt, peer, tag, comm, comm->ctx_coll, 0, &r);
+    return err ? err : locus_p2p_wait(&r);
+}
+
+int locus_coll_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                    MPI_Comm comm, MPI_Status *status)
+{
+    if (peer == MPI_PROC_NULL) {
+        status_null(status);
+        return MPI_SUCCESS;
+    }
+    locus_req_t r = { .on_stack = 1 };
+    locus_p2p_irecv(buf, count, dt, peer, tag, comm, comm->ctx_coll, &r);
+    int err = locus_p2p_wait(&r);
+    locus_status_set(status, &r);
+    return err;
+}
+
+int locus_coll_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dst,
+                        void *rbuf, int rcount, MPI_Datatype rdt, int src, int tag,
+                        MPI_Comm comm)
+{
+    locus_req_t rr = { .on_stack = 1 }, sr = { .on_stack = 1 };
+    int err = MPI_SUCCESS, serr = MPI_SUCCESS;
+    if (src != MPI_PROC_NULL)
+        locus_p2p_irecv(rbuf, rcount, rdt, src, tag, comm, comm->ctx_coll, &rr);
+    if (dst != MPI_PROC_NULL) {
+        serr = locus_p2p_isend(sbuf, scount, sdt, dst, tag, comm, comm->ctx_coll, 0, &sr);
+        if (serr == MPI_SUCCESS)
+            serr = locus_p2p_wait(&sr);
+    }
+    if (src != MPI_PROC_NULL) {
+        if (serr != MPI_SUCCESS)
+            locus_core_cancel(locus_core(), &rr);
+        err = locus_p2p_wait(&rr);
+    }
+    return serr ? serr : err;
+}

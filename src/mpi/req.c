@@ -1,0 +1,397 @@
+/* Completion: MPI_Wait*, MPI_Test*, MPI_Request_free, MPI_Cancel. */
+#include <stdlib.h>
+
+#include "mpi_priv.h"
+
+static int req_valid(MPI_Request r)
+{
+    return r->kind >= LOCUS_REQ_SEND && r->kind <= LOCUS_REQ_GEN && !r->freed;
+}
+
+static MPI_Comm req_comm(MPI_Request r)
+{
+    return locus_comm_valid(r->comm) ? (MPI_Comm)r->comm : MPI_COMM_WORLD;
+}
+
+/* Takes a completed request: status, error, recycling. */
+static int req_finish(MPI_Request *req, MPI_Status *st)
+{
+    MPI_Request r = *req;
+    locus_status_set(st, r);
+    int err = r->st_error;
+    locus_core_req_put(locus_core(), r);
+    *req = MPI_REQUEST_NULL;
+    return err;
+}
+
+static void status_empty(MPI_Status *st)
+{
+    if (!st)
+        return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->locus_count = 0;
+    st->locus_cancelled = 0;
+}
+
+/* One progress round; -1 when a transport failed. Idles when nothing moved. */
+static int progress_round(void)
+{
+    locus_core_t *c = locus_core();
+    int n = locus_core_progress(c);
+    if (n == 0)
+        locus_core_idle(c);
+    else if (n > 0)
+        c->idle = 0;
+    return n < 0 ? -1 : 0;
+}
+
+/* Checks an array of request handles: MPI_SUCCESS or MPI_ERR_REQUEST/ARG. */
+static int check_array(int count, MPI_Request reqs[])
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if (count > 0 && !reqs)
+        return MPI_ERR_ARG;
+    for (int i = 0; i < count; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && !req_valid(reqs[i]))
+            return MPI_ERR_REQUEST;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Wait)
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Wait");
+    if (!request)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Wait");
+    MPI_Request r = *request;
+    if (r == MPI_REQUEST_NULL) {
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!req_valid(r))
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait");
+    MPI_Comm comm = req_comm(r);
+    if (!r->done && locus_core_wait(locus_core(), r) != 0)
+        return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Wait");
+    int err = req_finish(request, status);
+    return err ? locus_mpi_err(comm, err, "MPI_Wait") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Test)
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Test");
+    if (!request || !flag)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test");
+    MPI_Request r = *request;
+    if (r == MPI_REQUEST_NULL) {
+        *flag = 1;
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (!req_valid(r))
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Test");
+    MPI_Comm comm = req_comm(r);
+    if (!r->done && locus_core_progress(locus_core()) < 0)
+        return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Test");
+    *flag = r->done;
+    if (!r->done)
+        return MPI_SUCCESS;
+    int err = req_finish(request, status);
+    return err ? locus_mpi_err(comm, err, "MPI_Test") : MPI_SUCCESS;
+}
+
+/* Completes every done request of the array into statuses; returns the
+ * number still active. *err_any set when one completed with an error. */
+static int sweep_all(int count, MPI_Request reqs[], MPI_Status st[], int *err_any)
+{
+    int active = 0;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        if (!reqs[i]->done) {
+            active++;
+            continue;
+        }
+        if (req_finish(&reqs[i], st ? &st[i] : NULL) != MPI_SUCCESS)
+            *err_any = 1;
+    }
+    return active;
+}
+
+LOCUS_PMPI_WEAK(Waitall)
+int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    LOCUS_CHECK_INIT("MPI_Waitall");
+    int err = check_array(count, reqs);
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitall");
+    MPI_Comm comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] != MPI_REQUEST_NULL) {
+            comm = req_comm(reqs[i]);
+            break;
+        }
+    }
+    /* Statuses of null handles are empty; the others are set on completion. */
+    for (int i = 0; i < count; i++)
+        if (reqs[i] == MPI_REQUEST_NULL)
+            status_empty(statuses ? &statuses[i] : NULL);
+    int err_any = 0;
+    while (sweep_all(count, reqs, statuses, &err_any) > 0)
+        if (progress_round() != 0)
+            return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Waitall");
+    return err_any ? locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Testall)
+int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
+{
+    LOCUS_CHECK_INIT("MPI_Testall");
+    int err = check_array(count, reqs);
+    if (err == MPI_SUCCESS && !flag)
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testall");
+    if (locus_core_progress(locus_core()) < 0)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testall");
+    /* All or nothing: complete none unless every one is done. */
+    MPI_Comm comm = MPI_COMM_WORLD;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        comm = req_comm(reqs[i]);
+        if (!reqs[i]->done) {
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
+    }
+    *flag = 1;
+    int err_any = 0;
+    for (int i = 0; i < count; i++)
+        if (reqs[i] == MPI_REQUEST_NULL)
+            status_empty(statuses ? &statuses[i] : NULL);
+    sweep_all(count, reqs, statuses, &err_any);
+    return err_any ? locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Testall") : MPI_SUCCESS;
+}
+
+/* The first done request's index, -1 when none is, -2 when all are null. */
+static int find_done(int count, MPI_Request reqs[])
+{
+    int any = 0;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        any = 1;
+        if (reqs[i]->done)
+            return i;
+    }
+    return any ? -1 : -2;
+}
+
+LOCUS_PMPI_WEAK(Waitany)
+int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Waitany");
+    int err = check_array(count, reqs);
+    if (err == MPI_SUCCESS && !index)
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitany");
+    int i;
+    while ((i = find_done(count, reqs)) == -1)
+        if (progress_round() != 0)
+            return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Waitany");
+    if (i == -2) {
+        *index = MPI_UNDEFINED;
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = req_comm(reqs[i]);
+    *index = i;
+    err = req_finish(&reqs[i], status);
+    return err ? locus_mpi_err(comm, err, "MPI_Waitany") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Testany)
+int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
+{
+    LOCUS_CHECK_INIT("MPI_Testany");
+    int err = check_array(count, reqs);
+    if (err == MPI_SUCCESS && (!index || !flag))
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testany");
+    if (locus_core_progress(locus_core()) < 0)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testany");
+    int i = find_done(count, reqs);
+    if (i == -2) {
+        *flag = 1;
+        *index = MPI_UNDEFINED;
+        status_empty(status);
+        return MPI_SUCCESS;
+    }
+    if (i == -1) {
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    MPI_Comm comm = req_comm(reqs[i]);
+    *flag = 1;
+    *index = i;
+    err = req_finish(&reqs[i], status);
+    return err ? locus_mpi_err(comm, err, "MPI_Testany") : MPI_SUCCESS;
+}
+
+/* Completes all done requests into indices/statuses. */
+static int some_collect(int count, MPI_Request reqs[], int *outcount, int indices[],
+                        MPI_Status statuses[], MPI_Comm *comm)
+{
+    int n = 0, err_any = 0, any = 0;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL)
+            continue;
+        any = 1;
+        if (!reqs[i]->done)
+            continue;
+        *comm = req_comm(reqs[i]);
+        indices[n] = i;
+        if (req_finish(&reqs[i], statuses ? &statuses[n] : NULL) != MPI_SUCCESS)
+            err_any = 1;
+        n++;
+    }
+    *outcount = any ? n : MPI_UNDEFINED;
+    return err_any;
+}
+
+LOCUS_PMPI_WEAK(Waitsome)
+int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    LOCUS_CHECK_INIT("MPI_Waitsome");
+    int err = check_array(incount, reqs);
+    if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitsome");
+    while (find_done(incount, reqs) == -1)
+        if (progress_round() != 0)
+            return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Waitsome");
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (some_collect(incount, reqs, outcount, indices, statuses, &comm))
+        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitsome");
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Testsome)
+int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                  MPI_Status statuses[])
+{
+    LOCUS_CHECK_INIT("MPI_Testsome");
+    int err = check_array(incount, reqs);
+    if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testsome");
+    if (locus_core_progress(locus_core()) < 0)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testsome");
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (some_collect(incount, reqs, outcount, indices, statuses, &comm))
+        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Testsome");
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Request_free)
+int PMPI_Request_free(MPI_Request *request)
+{
+    LOCUS_CHECK_INIT("MPI_Request_free");
+    if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free");
+    MPI_Request r = *request;
+    if (r->done)
+        locus_core_req_put(locus_core(), r);
+    else
+        r->freed = 1; /* recycled when it completes */
+    *request = MPI_REQUEST_NULL;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Cancel)
+int PMPI_Cancel(MPI_Request *request)
+{
+    LOCUS_CHECK_INIT("MPI_Cancel");
+    if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel");
+    /* Only unmatched receives can be cancelled; a send completes normally
+     * and MPI_Test_cancelled then reports false (allowed by the standard). */
+    if ((*request)->kind == LOCUS_REQ_RECV)
+        locus_core_cancel(locus_core(), *request);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Test_cancelled)
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || !flag)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
+    *flag = status->locus_cancelled;
+    return MPI_SUCCESS;
+}
+
+/* ---- mpi_impl.h helpers ------------------------------------------------- */
+
+int locus_req_wait(MPI_Request *req, MPI_Status *status)
+{
+    MPI_Request r = *req;
+    if (r == MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    if (!r->done && locus_core_wait(locus_core(), r) != 0)
+        return MPI_ERR_OTHER;
+    return req_finish(req, status);
+}
+
+int locus_req_waitall(int n, MPI_Request *reqs)
+{
+    int first = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int err = locus_req_wait(&reqs[i], NULL);
+        if (err && !first)
+            first = err;
+    }
+    return first;
+}
+
+int locus_req_is_done(MPI_Request req)
+{
+    return req == MPI_REQUEST_NULL || req->done;
+}
+
+void locus_req_free(MPI_Request req)
+{
+    if (req)
+        locus_core_req_put(locus_core(), req);
+}
+
+int locus_mpi_progress(void)
+{
+    int n = locus_core_progress(locus_core());
+    return n < 0 ? 0 : n;
+}
+
+MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *state,
+                              void (*state_free)(void *))
+{
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_REQUEST_NULL;
+    r->kind = LOCUS_REQ_GEN;
+    r->comm = comm;
+    r->poll = poll;
+    r->state = state;
+    r->state_free = state_free;
+    locus_core_gen_add(locus_core(), r);
+    return r;
+}

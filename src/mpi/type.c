@@ -1,0 +1,308 @@
+/*
+ * type.c — the MPI datatype calls: thin wrappers that check arguments and
+ * hand the layout work to the datatype engine (src/dtype).
+ */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "coll_mpi.h"
+
+/* Errors of calls that have no communicator go to MPI_COMM_WORLD's handler. */
+#define TYPE_ERR(cls, fn) locus_mpi_err(MPI_COMM_NULL, (cls), (fn))
+
+static int type_result(int rc, const char *fn)
+{
+    if (rc == LOCUS_DTYPE_OK)
+        return MPI_SUCCESS;
+    return TYPE_ERR(rc == LOCUS_DTYPE_ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG, fn);
+}
+
+LOCUS_PMPI_WEAK(Type_contiguous)
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_contiguous";
+    LOCUS_CHECK_INIT(fn);
+    if (count < 0)
+        return TYPE_ERR(MPI_ERR_COUNT, fn);
+    if (!oldtype)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (!newtype)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    return type_result(locus_dtype_contiguous(count, oldtype, newtype), fn);
+}
+
+LOCUS_PMPI_WEAK(Type_vector)
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_vector";
+    LOCUS_CHECK_INIT(fn);
+    if (count < 0 || blocklength < 0)
+        return TYPE_ERR(MPI_ERR_COUNT, fn);
+    if (!oldtype)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (!newtype)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    return type_result(locus_dtype_hvector(count, blocklength,
+                                           (ptrdiff_t)stride * coll_extent(oldtype),
+                                           oldtype, newtype), fn);
+}
+
+LOCUS_PMPI_WEAK(Type_create_hvector)
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
+                             MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_hvector";
+    LOCUS_CHECK_INIT(fn);
+    if (count < 0 || blocklength < 0)
+        return TYPE_ERR(MPI_ERR_COUNT, fn);
+    if (!oldtype)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (!newtype)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    return type_result(locus_dtype_hvector(count, blocklength, stride, oldtype, newtype), fn);
+}
+
+/* Indexed flavours: displacements in elements (scale = extent) or bytes. */
+static int type_indexed(int count, const int *bls, int bl, const int *idispls,
+                        const MPI_Aint *adispls, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                        const char *fn)
+{
+    if (count < 0 || (bls == NULL && bl < 0))
+        return TYPE_ERR(MPI_ERR_COUNT, fn);
+    if (!oldtype)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (!newtype || (count > 0 && ((!bls && bl < 0) || (!idispls && !adispls))))
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    int *b = malloc(sizeof(int) * (size_t)(count + 1));
+    ptrdiff_t *d = malloc(sizeof(ptrdiff_t) * (size_t)(count + 1));
+    if (!b || !d) {
+        free(b);
+        free(d);
+        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
+    }
+    MPI_Aint ext = coll_extent(oldtype);
+    for (int i = 0; i < count; i++) {
+        b[i] = bls ? bls[i] : bl;
+        d[i] = idispls ? (ptrdiff_t)idispls[i] * ext : adispls[i];
+        if (b[i] < 0) {
+            free(b);
+            free(d);
+            return TYPE_ERR(MPI_ERR_COUNT, fn);
+        }
+    }
+    int rc = locus_dtype_hindexed(count, b, d, oldtype, newtype);
+    free(b);
+    free(d);
+    return type_result(rc, fn);
+}
+
+LOCUS_PMPI_WEAK(Type_indexed)
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    LOCUS_CHECK_INIT("MPI_Type_indexed");
+    if (count > 0 && !array_of_blocklengths)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_indexed");
+    return type_indexed(count, array_of_blocklengths, 0, array_of_displacements, NULL, oldtype,
+                        newtype, "MPI_Type_indexed");
+}
+
+LOCUS_PMPI_WEAK(Type_create_hindexed)
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype *newtype)
+{
+    LOCUS_CHECK_INIT("MPI_Type_create_hindexed");
+    if (count > 0 && !array_of_blocklengths)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_create_hindexed");
+    return type_indexed(count, array_of_blocklengths, 0, NULL, array_of_displacements, oldtype,
+                        newtype, "MPI_Type_create_hindexed");
+}
+
+LOCUS_PMPI_WEAK(Type_create_indexed_block)
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    LOCUS_CHECK_INIT("MPI_Type_create_indexed_block");
+    return type_indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype, newtype,
+                        "MPI_Type_create_indexed_block");
+}
+
+LOCUS_PMPI_WEAK(Type_create_struct)
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_struct";
+    LOCUS_CHECK_INIT(fn);
+    if (count < 0)
+        return TYPE_ERR(MPI_ERR_COUNT, fn);
+    if (!newtype || (count > 0 && (!array_of_blocklengths || !array_of_displacements ||
+                                   !array_of_types)))
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    ptrdiff_t *d = malloc(sizeof(ptrdiff_t) * (size_t)(count + 1));
+    if (!d)
+        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
+    for (int i = 0; i < count; i++) {
+        d[i] = array_of_displacements[i];
+        if (array_of_blocklengths[i] < 0 || !array_of_types[i]) {
+            free(d);
+            return TYPE_ERR(array_of_types[i] ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn);
+        }
+    }
+    int rc = locus_dtype_struct(count, array_of_blocklengths, d,
+                                (locus_dtype_t *const *)array_of_types, newtype);
+    free(d);
+    return type_result(rc, fn);
+}
+
+LOCUS_PMPI_WEAK(Type_create_resized)
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype *newtype)
+{
+    static const char fn[] = "MPI_Type_create_resized";
+    LOCUS_CHECK_INIT(fn);
+    if (!oldtype)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (!newtype)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    return type_result(locus_dtype_resized(oldtype, lb, extent, newtype), fn);
+}
+
+LOCUS_PMPI_WEAK(Type_commit)
+int PMPI_Type_commit(MPI_Datatype *datatype)
+{
+    LOCUS_CHECK_INIT("MPI_Type_commit");
+    if (!datatype || !*datatype)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_commit");
+    locus_dtype_commit(*datatype);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_free)
+int PMPI_Type_free(MPI_Datatype *datatype)
+{
+    LOCUS_CHECK_INIT("MPI_Type_free");
+    if (!datatype || !*datatype || locus_dtype_is_basic(*datatype))
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_free");
+    /* Operations still using the type hold their own reference. */
+    locus_dtype_release(*datatype);
+    *datatype = MPI_DATATYPE_NULL;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_size)
+int PMPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    LOCUS_CHECK_INIT("MPI_Type_size");
+    if (!datatype)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_size");
+    if (!size)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_size");
+    size_t s = locus_dtype_size(datatype);
+    *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_get_extent)
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+{
+    LOCUS_CHECK_INIT("MPI_Type_get_extent");
+    if (!datatype)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_extent");
+    if (!lb || !extent)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_extent");
+    ptrdiff_t l, e;
+    locus_dtype_extent(datatype, &l, &e);
+    *lb = l;
+    *extent = e;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_get_true_extent)
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
+{
+    LOCUS_CHECK_INIT("MPI_Type_get_true_extent");
+    if (!datatype)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_true_extent");
+    if (!true_lb || !true_extent)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_true_extent");
+    ptrdiff_t l, e;
+    locus_dtype_true_extent(datatype, &l, &e);
+    *true_lb = l;
+    *true_extent = e;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Pack)
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Pack";
+    LOCUS_CHECK_INIT(fn);
+    int rc = locus_check_comm(comm);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_count(incount);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && (!position || *position < 0 || outsize < 0 ||
+                              (outsize > 0 && !outbuf)))
+        rc = MPI_ERR_ARG;
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_buf(inbuf, incount, datatype);
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(comm, rc, fn);
+    size_t need = (size_t)incount * locus_dtype_size(datatype);
+    if ((size_t)*position + need > (size_t)outsize)
+        return locus_mpi_err(comm, MPI_ERR_TRUNCATE, fn);
+    *position += (int)locus_dtype_pack(inbuf, (size_t)incount, datatype, 0,
+                                       (char *)outbuf + *position, need);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Unpack)
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
+{
+    static const char fn[] = "MPI_Unpack";
+    LOCUS_CHECK_INIT(fn);
+    int rc = locus_check_comm(comm);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_count(outcount);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && (!position || *position < 0 || insize < 0 ||
+                              (insize > 0 && !inbuf)))
+        rc = MPI_ERR_ARG;
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_buf(outbuf, outcount, datatype);
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(comm, rc, fn);
+    size_t need = (size_t)outcount * locus_dtype_size(datatype);
+    if ((size_t)*position + need > (size_t)insize)
+        return locus_mpi_err(comm, MPI_ERR_TRUNCATE, fn);
+    *position += (int)locus_dtype_unpack(outbuf, (size_t)outcount, datatype, 0,
+                                         (const char *)inbuf + *position, need);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Pack_size)
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    static const char fn[] = "MPI_Pack_size";
+    LOCUS_CHECK_INIT(fn);
+    int rc = locus_check_comm(comm);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_count(incount);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && !size)
+        rc = MPI_ERR_ARG;
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(comm, rc, fn);
+    size_t s = (size_t)incount * locus_dtype_size(datatype);
+    *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
+    return MPI_SUCCESS;
+}

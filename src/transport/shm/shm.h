@@ -1,0 +1,29 @@
+/*
+ * shm.h — what the shared-memory transport shows beyond locus_transport.h:
+ * counters for tests and benchmarks. Constructed with locus_tp_shm_create().
+ */
+#ifndef SHM_H
+#define SHM_H
+
+#include "locus_transport.h"
+
+#include <stdint.h>
+
+typedef struct {
+    uint64_t eager_sent;     /* messages sent through the ring in one piece */
+    uint64_t rndv_sent;      /* large messages announced (RTS) */
+    uint64_t cma_recv;       /* large messages received by process_vm_readv */
+    uint64_t pipe_recv;      /* large messages received through pool chunks */
+    uint64_t chunks_sent;
+    uint64_t cma_fallbacks;  /* CMA failed at run time; pipelined instead */
+    uint64_t again;          /* sends answered LOCUS_TP_AGAIN */
+    int cma_enabled;         /* single copy in use now (for at least one peer) */
+    int yield;               /* idle polling yields (oversubscribed) */
+    uint64_t eager_max;      /* effective eager limit (smallest over peers) */
+    uint64_t seg_bytes;      /* this process's segment */
+} shm_stats_t;
+
+/* Copies the counters of a transport made by locus_tp_shm_create(). */
+void shm_tp_stats(const locus_tp_t *tp, shm_stats_t *out);
+
+#endif

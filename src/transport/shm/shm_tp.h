@@ -1,0 +1,134 @@
+/*
+ * shm_tp.h — the shared-memory transport's private state (not a contract:
+ * the contract is ../locus_transport.h; tests also use shm.h).
+ *
+ * Protocols, all through the per-pair rings (shm_ring.h):
+ *  - eager (len <= eager limit): one MSG message = head + core header + data;
+ *  - rendezvous: RTS {len, sender address, sid} + core header. The receiver's
+ *    core answers with rndv_recv(); then either
+ *      CMA: the receiver reads the sender's buffer (process_vm_readv) and
+ *           sends FIN {sid}; or
+ *      pipeline: the receiver sends CTS {sid, rid, want}; the sender copies
+ *           the data through chunks of its own pool, one CHUNK {rid, chunk,
+ *           offset} message each; the receiver copies each chunk out and
+ *           marks it free in the sender's pool (a store, no message).
+ *    A receive completes only after every control message it owes (CTS,
+ *    FIN) is in a ring, so no process can finish while a peer still waits.
+ */
+#ifndef SHM_TP_H
+#define SHM_TP_H
+
+#include "locus_transport.h"
+#include "shm.h"
+#include "shm_ring.h"
+#include "shm_seg.h"
+
+#include <stdint.h>
+
+/* Receiver side of one large message. */
+struct locus_tp_rndv {
+    uint32_t id;
+    uint32_t busy;
+    int peer;            /* local rank of the sender */
+    int state;
+    uint32_t sid;        /* sender's request id */
+    uint64_t len;        /* announced */
+    uint64_t addr;       /* sender's buffer, for CMA */
+    unsigned char *buf;
+    uint64_t want, got;
+    void *ctx;
+    struct locus_tp_rndv *next; /* on the owed-control list */
+};
+
+/* Sender side of one large message. */
+typedef struct shm_sreq {
+    uint32_t id;
+    uint32_t busy;
+    int peer;            /* local rank of the receiver */
+    uint32_t rid;
+    const unsigned char *buf;
+    uint64_t len, want, sent;
+    void *ctx;
+    struct shm_sreq *next; /* on the active (pipelining) list */
+} shm_sreq_t;
+
+/* Request ids: index into a table of reusable heap objects. */
+typedef struct {
+    void **obj;
+    uint32_t n, cap;
+    uint32_t *freeid;
+    uint32_t nfree;
+} shm_ids_t;
+
+typedef struct {
+    int world;
+    pid_t pid;
+    shm_ring_tx_t tx;              /* my ring in its segment */
+    shm_ring_rx_t rx;              /* its ring in my segment */
+    unsigned char *seg;            /* its segment, mapped */
+    size_t seg_len;
+    _Atomic uint32_t *pool_state;  /* its pool: chunk states (stride 16 words) */
+    unsigned char *pool;           /* its pool: chunk data */
+    uint64_t chunk_size;
+    uint32_t pool_chunks;
+    int pid_ok;                    /* same pid namespace: its pid can be checked */
+    size_t eager_max;              /* mine, capped by its ring */
+    uint32_t outstanding;          /* large messages in flight with it */
+    int stalled;                   /* a send to it got AGAIN */
+    int cma;                       /* CMA from it works */
+} shm_peer_t;
+
+typedef struct {
+    locus_tp_t base;               /* must be first */
+    locus_tp_upcalls_t up;
+    void *core;
+    int rank, size, local_rank, local_size;
+    int *local_of;                 /* world rank -> local rank, -1 off node */
+    shm_peer_t *peers;             /* by local rank; mine unused */
+
+    unsigned char *seg;            /* my segment */
+    size_t seg_len;
+    _Atomic uint32_t *pool_state;
+    unsigned char *pool;
+    uint32_t pool_chunks, pool_next;
+    uint64_t chunk_size;
+
+    int single_copy;               /* SHM_SC_* */
+    uint64_t cma_min;
+    uint64_t cookie;               /* read by the peers' CMA probe */
+
+    int yield;                     /* oversubscribed: sched_yield when idle */
+    long polls_before_yield;
+    long idle;
+    long idle_checks;
+    uint64_t last_check_ns;
+    int failed;                    /* negative once a fatal error happened */
+
+    shm_ids_t rids, sids;
+    locus_tp_rndv_t *owed;         /* receives owing a CTS or FIN */
+    shm_sreq_t *active;            /* sends pipelining their data */
+    shm_stats_t stats;
+} shm_tp_t;
+
+enum { SHM_SC_NONE, SHM_SC_AUTO, SHM_SC_CMA };
+enum { SHM_R_ARRIVED, SHM_R_OWE_CTS, SHM_R_DATA, SHM_R_OWE_FIN };
+
+extern const locus_tp_ops_t shm_tp_ops;
+
+/* shm_xfer.c */
+int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
+                const void *data, size_t len, void *send_ctx);
+int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx);
+int shm_tp_progress(locus_tp_t *t);
+
+/* shm_ids.c */
+void *shm_ids_get(shm_ids_t *ids, size_t objsize);  /* object with id set, busy=1 */
+void *shm_ids_find(shm_ids_t *ids, uint32_t id);    /* busy object, or NULL */
+void shm_ids_put(shm_ids_t *ids, uint32_t id);
+void shm_ids_free(shm_ids_t *ids);
+
+/* shm_health.c: idle bookkeeping, yielding and dead-peer detection. */
+int shm_tp_idle(shm_tp_t *tp);
+int shm_tp_oversubscribed(shm_tp_t *tp);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * Moving messages: send (eager fast path, rendezvous announce), rndv_recv
+ * (CMA or pipelined), and progress (ring polling, chunk pump, owed control).
+ */
+#include "shm_cma.h"
+#include "shm_tp.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define PAD8(n) (((size_t)(n) + 7u) & ~(size_t)7u)
+#define RING_BUDGET 16 /* messages taken from one ring per progress call */
+
+/* Cell bodies of the control messages (after the 16-byte head). */
+typedef struct { uint64_t len, addr; } shm_rts_t;             /* aux = sid; core header follows */
+typedef struct { uint64_t want; uint32_t rid, pad; } shm_cts_t; /* aux = sid */
+typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid, len = bytes */
+/* FIN: aux = sid, no body. */
+
+static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
+                     const void *data, size_t len, void *ctx)
+{
+    shm_peer_t *p = &tp->peers[l];
+    if (hdrlen > LOCUS_TP_HDR_MAX)
+        return -EINVAL;
+    uint32_t n = shm_ring_cells_for(sizeof(shm_rts_t) + hdrlen);
+    shm_cell_t *c = shm_ring_reserve(&p->tx, n);
+    if (!c) {
+        p->stalled = 1;
+        tp->stats.again++;
+        return LOCUS_TP_AGAIN;
+    }
+    shm_sreq_t *s = shm_ids_get(&tp->sids, sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    s->peer = l;
+    s->buf = data;
+    s->len = len;
+    s->ctx = ctx;
+    shm_rts_t rts = { len, (uint64_t)(uintptr_t)data };
+    c->type = SHM_T_RTS;
+    c->hdrlen = (uint8_t)hdrlen;
+    c->len = 0;
+    c->aux = s->id;
+    memcpy(c->body, &rts, sizeof rts);
+    if (hdrlen)
+        memcpy(c->body + sizeof rts, hdr, hdrlen);
+    shm_ring_commit(&p->tx, c, n);
+    p->stalled = 0;
+    p->outstanding++;
+    tp->stats.rndv_sent++;
+    return LOCUS_TP_PENDING;
+}
+
+int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
+                const void *data, size_t len, void *ctx)
+{
+    shm_tp_t *tp = (shm_tp_t *)t;
+    if ((unsigned)dst >= (unsigned)tp->size || tp->local_of[dst] < 0)
+        return -EINVAL;
+    int l = tp->local_of[dst];
+    shm_peer_t *p = &tp->peers[l];
+    /* The fast path: header and payload straight into the peer's ring. */
+    if (len <= p->eager_max && hdrlen <= LOCUS_TP_HDR_MAX) {
+        size_t off = PAD8(hdrlen);
+        uint32_t n = shm_ring_cells_for(off + len);
+        shm_cell_t *c = shm_ring_reserve(&p->tx, n);
+        if (!c) {
+            p->stalled = 1;
+            tp->stats.again++;
+            return LOCUS_TP_AGAIN;
+        }
+        c->type = SHM_T_MSG;
+        c->hdrlen = (uint8_t)hdrlen;
+        c->len = (uint32_t)len;
+        if (hdrlen)
+            memcpy(c->body, hdr, hdrlen);
+        if (len)
+            memcpy(c->body + off, data, len);
+        shm_ring_commit(&p->tx, c, n);
+        p->stalled = 0;
+        tp->stats.eager_sent++;
+        return LOCUS_TP_DONE;
+    }
+    return send_rndv(tp, l, hdr, hdrlen, data, len, ctx);
+}
+
+/* ---- receiver side of large messages ---- */
+
+static void rndv_complete(shm_tp_t *tp, locus_tp_rndv_t *r)
+{
+    void *ctx = r->ctx;
+    tp->peers[r->peer].outstanding--;
+    shm_ids_put(&tp->rids, r->id);
+    tp->up.rndv_done(tp->core, ctx);
+}
+
+/* Puts the CTS or FIN that `r` owes into the ring; 0 when the ring is full. */
+static int owed_push(shm_tp_t *tp, locus_tp_rndv_t *r)
+{
+    shm_peer_t *p = &tp->peers[r->peer];
+    shm_cell_t *c = shm_ring_reserve(&p->tx, 1);
+    if (!c)
+        return 0;
+    c->hdrlen = 0;
+    c->len = 0;
+    c->aux = r->sid;
+    if (r->state == SHM_R_OWE_CTS) {
+        shm_cts_t cts = { r->want, r->id, 0 };
+        c->type = SHM_T_CTS;
+        memcpy(c->body, &cts, sizeof cts);
+    } else {
+        c->type = SHM_T_FIN;
+    }
+    shm_ring_commit(&p->tx, c, 1);
+    return 1;
+}
+
+/* After the owed message went out: wait for data, or finish. */
+static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
+{
+    if (r->state == SHM_R_OWE_CTS && r->want > 0)
+        r->state = SHM_R_DATA;
+    else
+        rndv_complete(tp, r);
+}
+
+static void owed_add(shm_tp_t *tp, locus_tp_rndv_t *r)
+{
+    if (owed_push(tp, r)) {
+        owed_sent(tp, r);
+    } else {
+        r->next = tp->owed;
+        tp->owed = r;
+    }
+}
+
+static int owed_flush(shm_tp_t *tp)
+{
+    locus_tp_rndv_t *list = tp->owed, *next;
+    int n = 0;
+    tp->owed = NULL; /* upcalls below may add to it */
+    for (locus_tp_rndv_t *r = list; r; r = next) {
+        next = r->next;
+        if (owed_push(tp, r)) {
+            owed_sent(tp, r);
+            n++;
+        } else {
+            r->next = tp->owed;
+            tp->owed = r;
+        }
+    }
+    return n;
+}
+
+static int cma_wanted(const shm_tp_t *tp, const shm_peer_t *p, uint64_t want)
+{
+    if (!p->cma || want == 0)
+        return 0;
+    return tp->single_copy == SHM_SC_CMA || (tp->single_copy == SHM_SC_AUTO && want >= tp->cma_min);
+}
+
+int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx)
+{
+    shm_tp_t *tp = (shm_tp_t *)t;
+    if (!r || !r->busy || r->state != SHM_R_ARRIVED)
+        return -EINVAL;
+    shm_peer_t *p = &tp->peers[r->peer];
+    r->buf = buf;
+    r->want = len < r->len ? len : r->len;
+    r->ctx = ctx;
+    r->state = SHM_R_OWE_CTS;
+    p->outstanding++;
+    if (cma_wanted(tp, p, r->want)) {
+        int rc = shm_cma_read(p->pid, buf, r->addr, r->want);
+        if (rc == 0) {
+            r->state = SHM_R_OWE_FIN;
+            tp->stats.cma_recv++;
+        } else {
+            /* Refused by the kernel (Yama, seccomp, no CMA): stop trying;
+             * other errors fall back for this message only. */
+            if (rc == -ENOSYS)
+                for (int i = 0; i < tp->local_size; i++)
+                    tp->peers[i].cma = 0;
+            else if (rc == -EPERM)
+                p->cma = 0;
+            tp->stats.cma_fallbacks++;
+        }
+    }
+    owed_add(tp, r);
+    return 0;
+}
+
+/* ---- sender side of large messages ---- */
+
+static void send_complete(shm_tp_t *tp, shm_sreq_t *s)
+{
+    void *ctx = s->ctx;
+    tp->peers[s->peer].outstanding--;
+    shm_ids_put(&tp->sids, s->id);
+    tp->up.send_done(tp->core, ctx);
+}
+
+/* A free chunk of my pool, or -1. Chunks come back roughly in order, so a
+ * rotating cursor usually finds one at the first look. */
+static int pool_find(shm_tp_t *tp)
+{
+    for (uint32_t i = 0; i < tp->pool_chunks; i++) {
+        uint32_t k = tp->pool_next + i;
+        if (k >= tp->pool_chunks)
+            k -= tp->pool_chunks;
+        if (atomic_load_explicit(&tp->pool_state[k * 16], memory_order_acquire) == SHM_CHUNK_FREE)
+            return (int)k;
+    }
+    return -1;
+}
+
+/* Copies one chunk of `s` into the pool and announces it: 1 done, 0 no
+ * chunk free, -1 the peer's ring is full. */
+static int pump_chunk(shm_tp_t *tp, shm_sreq_t *s)
+{
+    int k = pool_find(tp);
+    if (k < 0)
+        return 0;
+    shm_cell_t *c = shm_ring_reserve(&tp->peers[s->peer].tx, 1);
+    if (!c)
+        return -1;
+    atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
+    uint64_t m = s->want - s->sent;
+    if (m > tp->chunk_size)
+        m = tp->chunk_size;
+    memcpy(tp->pool + (uint64_t)k * tp->chunk_size, s->buf + s->sent, m);
+    shm_chunk_t ch = { s->sent, (uint32_t)k, 0 };
+    c->type = SHM_T_CHUNK;
+    c->hdrlen = 0;
+    c->len = (uint32_t)m;
+    c->aux = s->rid;
+    memcpy(c->body, &ch, sizeof ch);
+    shm_ring_commit(&tp->peers[s->peer].tx, c, 1);
+    s->sent += m;
+    tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
+    tp->stats.chunks_sent++;
+    return 1;
+}
+
+/* Feeds the pipelining sends, one chunk each per round, so that several
+ * receivers share the pool fairly. */
+static int pump(shm_tp_t *tp)
+{
+    int n = 0, moved;
+    do {
+        moved = 0;
+        for (shm_sreq_t **pp = &tp->active; *pp;) {
+            shm_sreq_t *s = *pp;
+            int rc = pump_chunk(tp, s);
+            if (rc == 0)
+                return n; /* pool exhausted: wait for the receivers */
+            if (rc > 0) {
+                moved = 1;
+                n++;
+            }
+            if (s->sent == s->want) {
+                *pp = s->next;
+                send_complete(tp, s);
+            } else {
+                pp = &s->next;
+            }
+        }
+    } while (moved);
+    return n;
+}
+
+/* ---- progress ---- */
+
+static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
+{
+    switch (c->type) {
+    case SHM_T_MSG:
+        tp->up.deliver(tp->core, p->world, c->body, c->hdrlen, c->body + PAD8(c->hdrlen), c->len);
+        return 0;
+    case SHM_T_RTS: {
+        shm_rts_t rts;
+        memcpy(&rts, c->body, sizeof rts);
+        locus_tp_rndv_t *r = shm_ids_get(&tp->rids, sizeof *r);
+        if (!r)
+            return -ENOMEM;
+        r->peer = l;
+        r->state = SHM_R_ARRIVED;
+        r->sid = c->aux;
+        r->len = rts.len;
+        r->addr = rts.addr;
+        tp->up.rndv_arrived(tp->core, p->world, c->body + sizeof rts, c->hdrlen, rts.len, r);
+        return 0;
+    }
+    case SHM_T_CTS: {
+        shm_sreq_t *s = shm_ids_find(&tp->sids, c->aux);
+        if (!s || s->peer != l)
+            return -EPROTO;
+        shm_cts_t cts;
+        memcpy(&cts, c->body, sizeof cts);
+        s->rid = cts.rid;
+        s->want = cts.want < s->len ? cts.want : s->len;
+        if (s->want == 0) {
+            send_complete(tp, s);
+        } else {
+            s->next = tp->active;
+            tp->active = s;
+        }
+        return 0;
+    }
+    case SHM_T_CHUNK: {
+        locus_tp_rndv_t *r = shm_ids_find(&tp->rids, c->aux);
+        shm_chunk_t ch;
+        memcpy(&ch, c->body, sizeof ch);
+        if (!r || r->peer != l || r->state != SHM_R_DATA || ch.chunk >= p->pool_chunks ||
+            c->len > p->chunk_size || ch.off + c->len > r->want)
+            return -EPROTO;
+        memcpy(r->buf + ch.off, p->pool + (uint64_t)ch.chunk * p->chunk_size, c->len);
+        atomic_store_explicit(&p->pool_state[ch.chunk * 16], SHM_CHUNK_FREE, memory_order_release);
+        r->got += c->len;
+        if (r->got == r->want) {
+            tp->stats.pipe_recv++;
+            rndv_complete(tp, r);
+        }
+        return 0;
+    }
+    case SHM_T_FIN: {
+        shm_sreq_t *s = shm_ids_find(&tp->sids, c->aux);
+        if (!s || s->peer != l)
+            return -EPROTO;
+        send_complete(tp, s);
+        return 0;
+    }
+    default:
+        return -EPROTO;
+    }
+}
+
+int shm_tp_progress(locus_tp_t *t)
+{
+    shm_tp_t *tp = (shm_tp_t *)t;
+    if (tp->failed)
+        return tp->failed;
+    int events = 0;
+    for (int l = 0; l < tp->local_size; l++) {
+        if (l == tp->local_rank)
+            continue;
+        shm_peer_t *p = &tp->peers[l];
+        shm_cell_t *c;
+        for (int budget = RING_BUDGET; budget > 0 && (c = shm_ring_peek(&p->rx)); budget--) {
+            int rc = handle(tp, l, p, c);
+            shm_ring_release(&p->rx, c);
+            if (rc < 0)
+                return tp->failed = rc;
+            events++;
+        }
+    }
+    if (tp->owed)
+        events += owed_flush(tp);
+    if (tp->active)
+        events += pump(tp);
+    if (events) {
+        tp->idle = 0;
+        return events;
+    }
+    return shm_tp_idle(tp);
+}

@@ -1,0 +1,505 @@
+#!/usr/bin/env python3
+"""End-to-end tests of locusrun with real processes.
+
+usage: launch_tests.py CASE LOCUSRUN PMI_RANK MPICH_HELLO|"" TOPOLOGY_DIR
+
+Each case starts real jobs and checks exit status, messages, output, and
+that no process of the job (found by LOCUS_JOBID in /proc/*/environ) and no
+/dev/shm/locus.<jobid>.* file is left afterwards.
+"""
+import glob
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+CASE, LOCUSRUN, PMI_RANK, MPICH_HELLO, TOPODIR = sys.argv[1:6]
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def run(args, stdin_data=None, timeout=30, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    p = subprocess.run([LOCUSRUN] + args, input=stdin_data, capture_output=True,
+                       text=True, timeout=timeout, env=e,
+                       stdin=None if stdin_data is not None else subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Job:
+    """A job running in the background, its stdout read line by line."""
+
+    def __init__(self, args):
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen([LOCUSRUN] + args, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                  text=True)
+        self.lines = queue.Queue()
+        self.err = []
+        threading.Thread(target=self._pump, args=(self.p.stdout, self.lines.put),
+                         daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.p.stderr, self.err.append),
+                         daemon=True).start()
+
+    @staticmethod
+    def _pump(f, put):
+        for line in f:
+            put(line)
+
+    def starts(self, n, timeout=20):
+        """Waits for n "start R PID JOBID" lines; returns {rank: pid}, jobid."""
+        pids, jobid = {}, None
+        end = time.monotonic() + timeout
+        while len(pids) < n and time.monotonic() < end:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            m = re.match(r"start (\d+) (\d+) (\S+)", line)
+            if m:
+                pids[int(m.group(1))] = int(m.group(2))
+                jobid = m.group(3)
+        if len(pids) < n:
+            self.p.kill()
+            raise SystemExit("FAIL: only %d of %d ranks started; stderr: %s"
+                             % (len(pids), n, "".join(self.err)))
+        return pids, jobid
+
+    def wait(self, timeout=20):
+        try:
+            rc = self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            check(False, "locusrun did not end within %s s" % timeout)
+            rc = None
+        time.sleep(0.05)  # let the reader threads drain
+        return rc, time.monotonic() - self.t0, "".join(self.err)
+
+
+def job_processes(jobid):
+    needle = b"\0LOCUS_JOBID=" + jobid.encode() + b"\0"
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                env = b"\0" + f.read()
+        except OSError:
+            continue
+        if needle in env + b"\0":
+            found.append(int(d))
+    return found
+
+
+def check_nothing_left(jobid, pids=()):
+    """No process of the job and no shm file of it, allowing the kernel a
+    moment to finish reaping."""
+    end = time.monotonic() + 1.0
+    while True:
+        procs = job_processes(jobid)
+        alive = [p for p in pids if os.path.exists("/proc/%d" % p)
+                 and not open("/proc/%d/stat" % p).read().split(") ")[1].startswith("Z")]
+        shm = glob.glob("/dev/shm/locus.%s.*" % jobid)
+        if not (procs or alive or shm) or time.monotonic() > end:
+            break
+        time.sleep(0.05)
+    check(not procs, "processes of job %s left: %s" % (jobid, procs))
+    check(not alive, "rank pids still alive: %s" % alive)
+    check(not shm, "shm files left: %s" % shm)
+
+
+def parse_list(s):
+    out = set()
+    for part in s.strip().split(","):
+        if "-" in part:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        elif part:
+            out.add(int(part))
+    return out
+
+
+def env_lines(out):
+    ranks = {}
+    for line in out.splitlines():
+        kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
+        if "LOCUS_RANK" in kv:
+            ranks[int(kv["LOCUS_RANK"])] = kv
+    return ranks
+
+
+def failing_job(mode, n, target, want_rc, want_msg):
+    job = Job(["-n", str(n), "--oversubscribe", PMI_RANK, mode, str(target)])
+    pids, jobid = job.starts(n)
+    rc, elapsed, err = job.wait()
+    print("rc=%s in %.2f s; stderr:\n%s" % (rc, elapsed, err))
+    check(rc == want_rc, "%s: exit status %s, want %s" % (mode, rc, want_rc))
+    msg = want_msg % {"pid": pids[target]}
+    check(msg in err, "%s: message %r not in stderr" % (mode, msg))
+    check_nothing_left(jobid, pids.values())
+
+
+# ---------------------------------------------------------------- cases
+
+def case_env():
+    os.environ["LOCUS_TEST_FROM_ENV"] = "yes"
+    rc, out, err = run(["-n", "3", "--oversubscribe", "-x", "LOCUS_TEST_X=42",
+                        "-x", "LOCUS_TEST_FROM_ENV", PMI_RANK, "env"])
+    check(rc == 0, "exit status %d, stderr %s" % (rc, err))
+    ranks = env_lines(out)
+    check(sorted(ranks) == [0, 1, 2], "ranks reported: %s" % sorted(ranks))
+    jobids = set()
+    for r, kv in ranks.items():
+        for k, v in (("PMI_RANK", r), ("PMI_SIZE", 3), ("MPI_LOCALNRANKS", 3),
+                     ("MPI_LOCALRANKID", r), ("LOCUS_SIZE", 3), ("LOCUS_LOCAL_RANK", r),
+                     ("LOCUS_LOCAL_SIZE", 3), ("LOCUS_TEST_X", 42)):
+            check(kv.get(k) == str(v), "rank %d: %s=%s, want %s" % (r, k, kv.get(k), v))
+        check(kv.get("PMI_FD", "x").isdigit(), "rank %d: PMI_FD=%s" % (r, kv.get("PMI_FD")))
+        jobids.add(kv.get("LOCUS_JOBID"))
+    check(len(jobids) == 1 and None not in jobids and "(unset)" not in jobids,
+          "LOCUS_JOBID differs or unset: %s" % jobids)
+    # mpirun and mpiexec are the same launcher.
+    for alias in ("mpirun", "mpiexec"):
+        path = os.path.join(os.path.dirname(LOCUSRUN), alias)
+        p = subprocess.run([path, "-np", "2", "--oversubscribe", PMI_RANK, "env"],
+                           capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        check(p.returncode == 0 and sorted(env_lines(p.stdout)) == [0, 1],
+              "%s: %d %s" % (alias, p.returncode, p.stderr))
+    # -x VAR alone passes this environment's value on.
+    rc, out, err = run(["-n", "1", "-x", "LOCUS_TEST_X", PMI_RANK, "env"],
+                       env={"LOCUS_TEST_X": "fromhere"})
+    check(env_lines(out).get(0, {}).get("LOCUS_TEST_X") == "fromhere", "-x VAR: %s" % out)
+
+
+def case_bindings():
+    ncpu = len(os.sched_getaffinity(0))
+    allowed = os.sched_getaffinity(0)
+    n = min(ncpu, 4)
+    for extra in ([], ["--bind-to", "core"], ["--bind-to", "pu"]):
+        rc, out, err = run(["-n", str(n)] + extra + ["--report-bindings", PMI_RANK, "env"])
+        check(rc == 0, "%s: exit %d %s" % (extra, rc, err))
+        ranks = env_lines(out)
+        seen = set()
+        for r, kv in ranks.items():
+            planned = parse_list(kv["LOCUS_CPUS"])
+            real = parse_list(kv["allowed"])
+            check(planned == real, "rank %d %s: bound to %s, plan says %s" % (r, extra, real, planned))
+            check(kv["LOCUS_BOUND"] == "1", "rank %d not marked bound" % r)
+            check(not (real & seen), "rank %d shares PUs %s" % (r, real & seen))
+            seen |= real
+            check(re.search(r"rank %d\b" % r, err) is not None, "no report line for rank %d" % r)
+            check_membind(r, kv)
+    rc, out, err = run(["-n", "2", "--oversubscribe", "--bind-to", "none", PMI_RANK, "env"])
+    for r, kv in env_lines(out).items():
+        check(parse_list(kv["allowed"]) == allowed, "--bind-to none: rank %d on %s" % (r, kv["allowed"]))
+    if ncpu >= 2:
+        rc, out, err = run(["-n", "1", "--cpus-per-rank", "2", PMI_RANK, "env"])
+        kv = env_lines(out).get(0, {})
+        check(len(parse_list(kv.get("allowed", ""))) == 2, "--cpus-per-rank 2: %s" % kv)
+
+
+def check_membind(r, kv):
+    """Memory binding is only applied where it narrows something: with
+    several NUMA nodes and a rank planned on fewer than all of them."""
+    nodes = glob.glob("/sys/devices/system/node/node[0-9]*")
+    planned = parse_list(kv.get("LOCUS_MEM_NODES", ""))
+    mode, _, mask = kv.get("mempolicy", "-1:").partition(":")
+    if len(nodes) > 1 and planned and len(planned) < len(nodes):
+        check(mode == "2" and parse_list(mask) == planned,
+              "rank %d: memory policy %s, plan says MPOL_BIND on %s" % (r, kv.get("mempolicy"), planned))
+    else:
+        check(mode == "0", "rank %d: memory policy %s on a node where nothing narrows"
+              % (r, kv.get("mempolicy")))
+
+
+def case_report():
+    rc, out, err = run(["-n", "2", "--oversubscribe", "--report-bindings", PMI_RANK, "env"])
+    check(rc == 0, "exit %d" % rc)
+    lines = [l for l in err.splitlines() if l.strip()]
+    check(len(lines) == 2, "want 2 report lines, got %s" % lines)
+    for r, line in enumerate(lines):
+        check(re.search(r"rank %d\b" % r, line), "line %d names rank %d: %s" % (r, r, line))
+        for word in ("PU", "NUMA", "NIC", "GPU"):
+            check(word in line, "report line lacks %s: %s" % (word, line))
+
+
+def case_dryrun():
+    xml = sorted(glob.glob(os.path.join(TOPODIR, "*.xml")))
+    check(xml, "no topologies in %s" % TOPODIR)
+    with tempfile.TemporaryDirectory() as d:
+        marker = os.path.join(d, "started")
+        rc, out, err = run(["--topology", xml[0], "--dry-run", "-n", "8", "/usr/bin/touch", marker])
+        check(rc == 0, "dry-run exit %d: %s" % (rc, err))
+        check(not os.path.exists(marker), "--dry-run started the program")
+        rows = [l for l in out.splitlines() if re.match(r"\s*\d+\s", l)]
+        check(len(rows) == 8, "want 8 plan rows, got %d:\n%s" % (len(rows), out))
+        rc, out, err = run(["--dry-run", "-n", "1"])
+        check(rc == 0 and out.strip(), "dry-run of this machine: %d %s" % (rc, err))
+
+
+def case_badinput():
+    with tempfile.TemporaryDirectory() as d:
+        marker = os.path.join(d, "started")
+        notexec = os.path.join(d, "data.txt")
+        open(notexec, "w").write("x")
+        touch = ["/usr/bin/touch", marker]
+        cases = [
+            (["-n", "0"] + touch, "-n: '0' is not a positive integer"),
+            (["-n", "-3"] + touch, "-n: '-3' is not a positive integer"),
+            (["-n", "abc"] + touch, "-n: 'abc' is not a positive integer"),
+            (["-np", "2x"] + touch, "-np: '2x' is not a positive integer"),
+            (["-n", "2", "/no/such/program"], "/no/such/program"),
+            (["-n", "2", "no-such-program-xyz"], "no-such-program-xyz"),
+            (["-n", "2", notexec], notexec),
+            (["-n", "2", d], d),
+            (["--frobnicate"] + touch, "--frobnicate"),
+            (["-n", "2", "--map-by", "nonsense"] + touch, "nonsense"),
+            (["-n", "100000"] + touch, "PU"),
+            (["-n"], "-n"),
+            ([], "program"),
+            (["-n", "1", "--timeout", "-1"] + touch, "--timeout"),
+            (["-n", "1", "--topology", "/x.xml"] + touch, "--topology"),
+        ]
+        for args, words in cases:
+            rc, out, err = run(args)
+            lines = err.splitlines()
+            check(rc == 2, "%s: exit %d, want 2" % (args, rc))
+            check(len(lines) == 1 and lines[0].startswith("locusrun: ") and words in lines[0],
+                  "%s: stderr %r" % (args, err))
+            check(out == "", "%s: stdout %r" % (args, out))
+            check(not os.path.exists(marker), "%s: the program was started" % args)
+
+
+def case_pmi16():
+    rc, out, err = run(["-n", "16", "--oversubscribe", PMI_RANK, "ok"], timeout=50)
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    ok = set(int(m) for m in re.findall(r"^rank (\d+) of 16 OK$", out, re.M))
+    check(ok == set(range(16)), "ranks OK: %s\n%s" % (sorted(ok), err))
+    jobs = set(re.findall(r"^start \d+ \d+ (\S+)$", out, re.M))
+    for j in jobs:
+        check_nothing_left(j)
+
+
+def case_pmibad():
+    rc, out, err = run(["-n", "2", PMI_RANK, "bad"])
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    check(len(re.findall(r"^rank \d of 2 OK$", out, re.M)) == 2, "out: %s err: %s" % (out, err))
+
+
+def case_mpich():
+    if not MPICH_HELLO or not os.path.exists(MPICH_HELLO):
+        print("SKIPPED: mpicc.mpich not found, no MPICH-built program to run")
+        sys.exit(77)
+    rc, out, err = run(["-n", "4", "--oversubscribe", MPICH_HELLO], timeout=50)
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    got = sorted(re.findall(r"^hello rank (\d+) of (\d+) sum (\d+)$", out, re.M))
+    check(got == [(str(r), "4", "6") for r in range(4)], "MPICH ranks: %s\n%s" % (got, err))
+
+
+def case_tagoutput():
+    n, count = 4, 3000
+    rc, out, err = run(["-n", str(n), "--oversubscribe", "--tag-output", PMI_RANK, "spam", str(count)])
+    check(rc == 0, "exit %d" % rc)
+    nextline = [0] * n
+    pat = re.compile(r"^\[(\d+)\] spam rank (\d+) line (\d+) \.{64}$")
+    for line in out.splitlines():
+        m = pat.match(line)
+        if not check(m and m.group(1) == m.group(2), "torn or mistagged line: %r" % line):
+            break
+        r, i = int(m.group(1)), int(m.group(3))
+        check(i == nextline[r], "rank %d line %d out of order" % (r, i))
+        nextline[r] = i + 1
+    check(nextline == [count] * n, "lines per rank: %s" % nextline)
+
+
+def case_stdin():
+    rc, out, err = run(["-n", "2", "--oversubscribe", "/bin/cat"], stdin_data="hello\nworld\n")
+    check(rc == 0 and out == "hello\nworld\n", "stdin to rank 0 only: rc %d out %r" % (rc, out))
+    rc, out, err = run(["-n", "2", "--oversubscribe", "--tag-output", "/bin/cat"],
+                       stdin_data="a\nb")
+    check(out == "[0] a\n[0] b", "tagged stdin echo: %r" % out)
+    big = "".join("line %d\n" % i for i in range(50000))
+    rc, out, err = run(["-n", "1", "/bin/cat"], stdin_data=big)
+    check(rc == 0 and out == big, "large stdin: %d bytes back of %d" % (len(out), len(big)))
+
+
+def case_success_nonmpi():
+    rc, out, err = run(["-n", "2", "--oversubscribe", "/bin/true"])
+    check(rc == 0 and err == "", "true: %d %r" % (rc, err))
+    rc, out, err = run(["-n", "2", "--oversubscribe", "/bin/sh", "-c", "exit $LOCUS_RANK"])
+    check(rc == 1 and re.search(r"rank 1 \(pid \d+\) exited with status 1", err),
+          "sh exit: %d %r" % (rc, err))
+
+
+def case_exitcode():
+    failing_job("exit", 3, 1, 3, "rank 1 (pid %(pid)d) exited with status 3")
+
+
+def case_nofinalize():
+    failing_job("nofin", 3, 2, 1, "rank 2 (pid %(pid)d) exited without calling PMI finalize")
+
+
+def case_closepmi():
+    failing_job("closepmi", 3, 1, 1,
+                "rank 1 (pid %(pid)d) closed its PMI connection without finalize")
+
+
+def case_abort():
+    failing_job("abort", 4, 1, 7, "rank 1 (pid %(pid)d) called abort with exit code 7")
+
+
+def case_crash():
+    failing_job("crash", 4, 2, 139, "rank 2 (pid %(pid)d) killed by signal 11 (SIGSEGV)")
+
+
+def case_kill9():
+    job = Job(["-n", "4", "--oversubscribe", PMI_RANK, "hang"])
+    pids, jobid = job.starts(4)
+    t0 = time.monotonic()
+    os.kill(pids[2], signal.SIGKILL)
+    rc, _, err = job.wait()
+    elapsed = time.monotonic() - t0
+    print("job ended %.3f s after kill -9 of rank 2; stderr:\n%s" % (elapsed, err))
+    check(rc == 137, "exit status %s, want 137" % rc)
+    check("locusrun: rank 2 (pid %d) killed by signal 9 (SIGKILL)" % pids[2] in err,
+          "message naming rank and signal")
+    # The launcher promises one second; the margin absorbs a loaded 2-core
+    # test machine (sanitizer builds, parallel ctest).
+    check(elapsed < 2.0, "took %.2f s" % elapsed)
+    check_nothing_left(jobid, pids.values())
+
+
+def case_sigint():
+    job = Job(["-n", "4", "--oversubscribe", PMI_RANK, "hang"])
+    pids, jobid = job.starts(4)
+    job.p.send_signal(signal.SIGINT)
+    rc, _, err = job.wait()
+    check(rc == 130, "exit status %s, want 130; %s" % (rc, err))
+    check("SIGINT" in err, "no mention of SIGINT: %r" % err)
+    check_nothing_left(jobid, pids.values())
+
+
+def case_sigterm():
+    job = Job(["-n", "3", "--oversubscribe", PMI_RANK, "hang"])
+    pids, jobid = job.starts(3)
+    job.p.send_signal(signal.SIGTERM)
+    rc, _, err = job.wait()
+    check(rc == 143, "exit status %s, want 143; %s" % (rc, err))
+    check("SIGTERM" in err, "no mention of SIGTERM: %r" % err)
+    check_nothing_left(jobid, pids.values())
+
+
+def case_ctrlc_tty():
+    """A real Ctrl-C: locusrun on a terminal, ^C typed into it. Only the
+    front end is in the terminal's foreground group; it must forward."""
+    import pty
+    import select
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(LOCUSRUN, [LOCUSRUN, "-n", "3", "--oversubscribe", PMI_RANK, "hang"])
+    out = b""
+    end = time.monotonic() + 20
+    while out.count(b"start ") < 3 and time.monotonic() < end:
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                break
+    m = re.search(rb"start \d+ \d+ (\S+)", out)
+    check(m is not None, "ranks did not start: %r" % out)
+    os.write(fd, b"\x03")
+    st = None
+    while st is None and time.monotonic() < end:
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                out += os.read(fd, 4096)
+            except OSError:
+                pass  # the terminal closes as locusrun exits
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            st = status
+    if st is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        check(False, "locusrun did not end after ^C")
+    os.close(fd)
+    print(out.decode(errors="replace"))
+    if st is not None:
+        check(os.waitstatus_to_exitcode(st) == 130, "exit %s, want 130" % os.waitstatus_to_exitcode(st))
+    check(b"got SIGINT" in out, "no forwarding message")
+    if m:
+        check_nothing_left(m.group(1).decode())
+
+
+def case_sigint2():
+    job = Job(["-n", "3", "--oversubscribe", PMI_RANK, "hangign"])
+    pids, jobid = job.starts(3)
+    job.p.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    check(job.p.poll() is None, "job ended on a forwarded SIGINT its ranks ignore")
+    t0 = time.monotonic()
+    job.p.send_signal(signal.SIGINT)
+    rc, _, err = job.wait()
+    print("second Ctrl-C ended the job in %.3f s" % (time.monotonic() - t0))
+    check(rc == 130, "exit status %s, want 130; %s" % (rc, err))
+    check_nothing_left(jobid, pids.values())
+
+
+def case_timeout():
+    job = Job(["-n", "2", "--oversubscribe", "--timeout", "1.5", PMI_RANK, "hangign"])
+    pids, jobid = job.starts(2)
+    rc, elapsed, err = job.wait()
+    print("timeout job ended after %.2f s" % elapsed)
+    check(rc == 124, "exit status %s, want 124; %s" % (rc, err))
+    check("timeout" in err, "no timeout message: %r" % err)
+    check(elapsed >= 1.5, "ended early: %.2f s" % elapsed)
+    check_nothing_left(jobid, pids.values())
+
+
+def case_proxykill():
+    # kill -9 of the proxy: ranks die through PDEATHSIG, the front end reports.
+    job = Job(["-n", "2", "--oversubscribe", PMI_RANK, "hang"])
+    pids, jobid = job.starts(2)
+    proxy = [p for p in job_processes(jobid) if p not in pids.values()]
+    check(len(proxy) == 1, "want one proxy process, got %s" % proxy)
+    os.kill(proxy[0], signal.SIGKILL)
+    rc, _, err = job.wait()
+    check(rc not in (0, None), "exit status %s after the proxy died" % rc)
+    check("proxy" in err, "no message about the proxy: %r" % err)
+    check_nothing_left(jobid, pids.values())
+    # kill -9 of locusrun itself: the proxy tears the job down.
+    job = Job(["-n", "2", "--oversubscribe", PMI_RANK, "hang"])
+    pids, jobid = job.starts(2)
+    job.p.kill()
+    job.wait()
+    check_nothing_left(jobid, pids.values())
+
+
+def main():
+    fn = globals().get("case_" + CASE)
+    if fn is None:
+        raise SystemExit("unknown case " + CASE)
+    fn()
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        sys.exit(1)
+    print("launch %s: OK" % CASE)
+
+
+if __name__ == "__main__":
+    main()

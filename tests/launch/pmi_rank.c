@@ -1,0 +1,276 @@
+/*
+ * pmi_rank — a rank program for the launcher tests that speaks PMI-1 to the
+ * proxy through the codec directly (no MPI library), then behaves as the
+ * mode asks:
+ *   pmi_rank MODE [ARG]
+ *   ok        full PMI exchange: every rank puts, barrier, gets every key
+ *   env       prints its launch environment, CPU binding and memory
+ *             policy, no PMI
+ *   abort R   rank R calls PMI abort with exit code 7 (others wait)
+ *   crash R   rank R raises SIGSEGV after init (others wait)
+ *   exit R    rank R exits 3 after init (others wait)
+ *   nofin R   rank R exits 0 after init without finalize (others wait)
+ *   closepmi R rank R closes its PMI socket without finalize, keeps running
+ *   hang      init, then wait forever
+ *   hangign   like hang, ignoring SIGINT and SIGTERM
+ *   bad       sends malformed, oversized and out-of-order lines; checks
+ *             each gets an rc error and the connection still works
+ *   spam N    prints N numbered lines quickly on stdout
+ * Every mode that inits PMI first creates /dev/shm/locus.$LOCUS_JOBID.rankR
+ * and prints "start R PID JOBID"; every mode that completes prints
+ * "rank R of N OK".
+ */
+#include "pmi_wire.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static pmi_reader_t rd;
+static pmi_msg_t msg;
+static int fd = -1, rank, size;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "pmi_rank %d: FAIL: %s\n", rank, what);
+    exit(99);
+}
+
+/* One request, one response; returns the response's rc. */
+static int call(const char *line, const char *want)
+{
+    if (pmi_write_all(fd, line, strlen(line)) != 0)
+        die("write");
+    int rc = pmi_reader_wait(&rd, &msg);
+    if (rc != PMI_WIRE_OK)
+        die(pmi_wire_strerror(rc));
+    if (want && strcmp(msg.cmd, want) != 0) {
+        fprintf(stderr, "pmi_rank %d: sent %s got cmd=%s\n", rank, line, msg.cmd);
+        die("unexpected response");
+    }
+    const char *r = pmi_msg_get(&msg, "rc");
+    if (r == NULL)
+        die("response without rc");
+    return atoi(r);
+}
+
+static char kvsname[PMI_WIRE_KVSNAME_MAX + 1];
+
+static void pmi_start(void)
+{
+    const char *s = getenv("PMI_FD");
+    if (s == NULL)
+        die("no PMI_FD");
+    fd = atoi(s);
+    rank = atoi(getenv("PMI_RANK") ? getenv("PMI_RANK") : "-1");
+    size = atoi(getenv("PMI_SIZE") ? getenv("PMI_SIZE") : "-1");
+    pmi_reader_init(&rd, fd);
+    if (call("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init") != 0)
+        die("init");
+    if (strcmp(pmi_msg_get(&msg, "pmi_version"), "1") != 0)
+        die("init version");
+    if (call("cmd=get_maxes\n", "maxes") != 0 || atoi(pmi_msg_get(&msg, "vallen_max")) != 1024 ||
+        atoi(pmi_msg_get(&msg, "kvsname_max")) != 256 || atoi(pmi_msg_get(&msg, "keylen_max")) != 64)
+        die("get_maxes");
+    if (call("cmd=get_appnum\n", "appnum") != 0 || strcmp(pmi_msg_get(&msg, "appnum"), "0"))
+        die("get_appnum");
+    if (call("cmd=get_universe_size\n", "universe_size") != 0 ||
+        atoi(pmi_msg_get(&msg, "size")) != size)
+        die("get_universe_size");
+    if (call("cmd=get_my_kvsname\n", "my_kvsname") != 0)
+        die("get_my_kvsname");
+    snprintf(kvsname, sizeof kvsname, "%s", pmi_msg_get(&msg, "kvsname"));
+}
+
+static void barrier(void)
+{
+    if (call("cmd=barrier_in\n", "barrier_out") != 0)
+        die("barrier");
+}
+
+static void finalize(void)
+{
+    if (call("cmd=finalize\n", "finalize_ack") != 0)
+        die("finalize");
+}
+
+static void exchange(void)
+{
+    char line[PMI_WIRE_LINE_MAX + 2], key[64], val[PMI_WIRE_VALLEN_MAX + 1];
+    /* A long hex value, like MPICH's business cards. */
+    for (int i = 0; i < 1000; i++)
+        val[i] = "0123456789abcdef"[(rank * 7 + i) % 16];
+    val[1000] = '\0';
+    snprintf(key, sizeof key, "card-%d", rank);
+    if (pmi_msg_format(line, sizeof line, "put", "kvsname", kvsname, "key", key, "value",
+                       val, (char *)NULL) < 0 || call(line, "put_result") != 0)
+        die("put");
+    if (call("cmd=put key=PMI_reserved value=1\n", "put_result") == 0)
+        die("put of a PMI_ key accepted");
+    barrier();
+    for (int r = 0; r < size; r++) {
+        snprintf(key, sizeof key, "card-%d", r);
+        pmi_msg_format(line, sizeof line, "get", "kvsname", kvsname, "key", key, (char *)NULL);
+        if (call(line, "get_result") != 0)
+            die("get of a put key");
+        const char *v = pmi_msg_get(&msg, "value");
+        for (int i = 0; i < 1000; i++)
+            if (v == NULL || v[i] != "0123456789abcdef"[(r * 7 + i) % 16])
+                die("wrong value");
+    }
+    snprintf(line, sizeof line, "cmd=get kvsname=%s key=PMI_process_mapping\n", kvsname);
+    char want[64];
+    snprintf(want, sizeof want, "(vector,(0,1,%d))", size);
+    if (call(line, "get_result") != 0 || strcmp(pmi_msg_get(&msg, "value"), want) != 0)
+        die("PMI_process_mapping");
+    if (call("cmd=get key=no-such-key\n", "get_result") == 0)
+        die("get of a missing key answered rc=0");
+    barrier();
+}
+
+static void bad_input(void)
+{
+    /* Before init: out of order. */
+    if (call("cmd=put key=a value=b\n", "put_result") == 0)
+        die("put before init accepted");
+    if (call("cmd=get_maxes\n", "maxes") == 0)
+        die("get_maxes before init accepted");
+    if (call("garbage without cmd\n", NULL) == 0)
+        die("garbage accepted");
+    static char big[3 * PMI_WIRE_LINE_MAX];
+    memset(big, 'x', sizeof big);
+    memcpy(big, "cmd=put key=a value=", 20);
+    big[sizeof big - 1] = '\n';
+    if (pmi_write_all(fd, big, sizeof big) != 0)
+        die("write big");
+    if (pmi_reader_wait(&rd, &msg) != 0 || atoi(pmi_msg_get(&msg, "rc")) == 0)
+        die("oversized line accepted");
+    if (call("cmd=a 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n", NULL) == 0)
+        die("too many tokens accepted");
+    if (call("cmd=no_such_command\n", NULL) == 0)
+        die("unknown command accepted");
+    if (call("cmd=init pmi_version=2 pmi_subversion=0\n", "response_to_init") == 0)
+        die("PMI-2 init accepted");
+    pmi_start();  /* the connection still works */
+    if (call("cmd=init pmi_version=1 pmi_subversion=1\n", "response_to_init") == 0)
+        die("second init accepted");
+    if (call("cmd=barrier_in group=3,4,5:1\n", "barrier_out") == 0)
+        die("barrier of a group without me accepted");
+    exchange();
+    finalize();
+    if (call("cmd=get key=x\n", "get_result") == 0)
+        die("get after finalize accepted");
+}
+
+static void wait_forever(void)
+{
+    for (;;)
+        pause();
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "ok";
+    int target = argc > 2 ? atoi(argv[2]) : 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(mode, "env")) {
+        const char *vars[] = { "PMI_FD", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS",
+                               "MPI_LOCALRANKID", "LOCUS_RANK", "LOCUS_SIZE",
+                               "LOCUS_LOCAL_RANK", "LOCUS_LOCAL_SIZE", "LOCUS_JOBID",
+                               "LOCUS_CPUS", "LOCUS_MEM_NODES", "LOCUS_BOUND",
+                               "LOCUS_TEST_X" };
+        char line[4096];
+        size_t k = 0;
+        for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+            const char *v = getenv(vars[i]);
+            k += (size_t)snprintf(line + k, sizeof line - k, "%s=%s ", vars[i], v ? v : "(unset)");
+        }
+        /* Memory policy as the kernel has it (no libnuma needed). */
+        int mode = -1;
+        unsigned long mask[16] = { 0 };
+        if (syscall(SYS_get_mempolicy, &mode, mask, 16 * 8 * sizeof mask[0], NULL, 0UL) == 0) {
+            k += (size_t)snprintf(line + k, sizeof line - k, "mempolicy=%d:", mode);
+            for (int b = 0, first = 1; b < (int)(16 * 8 * sizeof mask[0]); b++)
+                if (mask[b / (8 * sizeof mask[0])] >> (b % (8 * sizeof mask[0])) & 1) {
+                    k += (size_t)snprintf(line + k, sizeof line - k, "%s%d", first ? "" : ",", b);
+                    first = 0;
+                }
+            k += (size_t)snprintf(line + k, sizeof line - k, " ");
+        }
+        FILE *f = fopen("/proc/self/status", "r");
+        char st[512];
+        while (f && fgets(st, sizeof st, f))
+            if (!strncmp(st, "Cpus_allowed_list:", 18))
+                k += (size_t)snprintf(line + k, sizeof line - k, "allowed=%s", st + 19);
+        if (f)
+            fclose(f);
+        printf("%s", line);
+        return 0;
+    }
+    if (!strcmp(mode, "spam")) {
+        const char *r = getenv("LOCUS_RANK");
+        for (int i = 0; i < target; i++)
+            printf("spam rank %s line %d %s\n", r, i,
+                   "................................................................");
+        return 0;
+    }
+    if (!strcmp(mode, "bad")) {
+        const char *s = getenv("PMI_FD");
+        fd = s ? atoi(s) : -1;
+        rank = atoi(getenv("PMI_RANK") ? getenv("PMI_RANK") : "-1");
+        size = atoi(getenv("PMI_SIZE") ? getenv("PMI_SIZE") : "-1");
+        pmi_reader_init(&rd, fd);
+        bad_input();
+        printf("rank %d of %d OK\n", rank, size);
+        return 0;
+    }
+    pmi_start();
+    /* Every PMI mode leaves a file in /dev/shm, as the MPI library would,
+     * so the tests can check that the launcher removes it. */
+    char path[256];
+    snprintf(path, sizeof path, "/dev/shm/locus.%s.rank%d", getenv("LOCUS_JOBID"), rank);
+    int f = open(path, O_CREAT | O_RDWR, 0600);
+    if (f < 0)
+        die("shm create");
+    close(f);
+    printf("start %d %d %s\n", rank, (int)getpid(), getenv("LOCUS_JOBID"));
+    if (!strcmp(mode, "hang") || !strcmp(mode, "hangign")) {
+        if (!strcmp(mode, "hangign")) {
+            signal(SIGINT, SIG_IGN);
+            signal(SIGTERM, SIG_IGN);
+        }
+        wait_forever();
+    }
+    /* Everyone has started (and said so) before anyone fails. */
+    if (strcmp(mode, "ok"))
+        barrier();
+    if (rank == target && strcmp(mode, "ok")) {
+        if (!strcmp(mode, "abort")) {
+            pmi_write_all(fd, "cmd=abort exitcode=7 message=test_abort\n", 40);
+            wait_forever();  /* the launcher must kill us */
+        }
+        if (!strcmp(mode, "crash")) {
+            signal(SIGSEGV, SIG_DFL);  /* past a sanitizer's handler */
+            raise(SIGSEGV);
+        }
+        if (!strcmp(mode, "exit"))
+            exit(3);
+        if (!strcmp(mode, "nofin"))
+            exit(0);
+        if (!strcmp(mode, "closepmi")) {
+            close(fd);  /* and live on: the launcher must notice and kill */
+            wait_forever();
+        }
+    }
+    if (strcmp(mode, "ok"))
+        wait_forever();  /* the others wait to be torn down */
+    exchange();
+    finalize();
+    printf("rank %d of %d OK\n", rank, size);
+    return 0;
+}

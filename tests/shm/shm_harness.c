@@ -1,0 +1,183 @@
+#include "shm_harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int kvs_put(void *ctx, const char *key, const char *val)
+{
+    harness_kvs_t *k = ctx;
+    int rc = -1;
+    pthread_mutex_lock(&k->mu);
+    if (k->nkeys < HARNESS_MAX_KEYS && strlen(key) < sizeof k->ent[0].key &&
+        strlen(val) < sizeof k->ent[0].val) {
+        strcpy(k->ent[k->nkeys].key, key);
+        strcpy(k->ent[k->nkeys].val, val);
+        k->nkeys++;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kvs_get(void *ctx, const char *key, char *val, size_t vallen)
+{
+    harness_kvs_t *k = ctx;
+    int rc = -1;
+    pthread_mutex_lock(&k->mu);
+    for (int i = k->nkeys - 1; i >= 0; i--)
+        if (strcmp(k->ent[i].key, key) == 0) {
+            snprintf(val, vallen, "%s", k->ent[i].val);
+            rc = 0;
+            break;
+        }
+    pthread_mutex_unlock(&k->mu);
+    return rc;
+}
+
+static int kvs_fence(void *ctx)
+{
+    harness_kvs_t *k = ctx;
+    int rc = pthread_barrier_wait(&k->bar);
+    return rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : -1;
+}
+
+int harness_open(harness_t *h, int nprocs)
+{
+    if (nprocs < 1 || nprocs > HARNESS_MAX_PROCS)
+        return -1;
+    harness_kvs_t *k = mmap(NULL, sizeof *k, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (k == MAP_FAILED)
+        return -1;
+    memset(k, 0, sizeof *k);
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&k->mu, &ma);
+    pthread_barrierattr_t ba;
+    pthread_barrierattr_init(&ba);
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+    pthread_barrier_init(&k->bar, &ba, (unsigned)nprocs);
+    k->nprocs = nprocs;
+    h->kvs = k;
+    h->nprocs = nprocs;
+    for (int i = 0; i < nprocs; i++)
+        h->local_ranks[i] = i;
+    return 0;
+}
+
+void harness_close(harness_t *h)
+{
+    munmap(h->kvs, sizeof *h->kvs);
+}
+
+void harness_init(harness_t *h, locus_tp_init_t *in, int rank,
+                  const locus_tp_upcalls_t *up, void *core)
+{
+    memset(in, 0, sizeof *in);
+    in->rank = rank;
+    in->size = h->nprocs;
+    in->local_rank = rank;
+    in->local_size = h->nprocs;
+    in->local_ranks = h->local_ranks;
+    in->kvs.ctx = h->kvs;
+    in->kvs.put = kvs_put;
+    in->kvs.get = kvs_get;
+    in->kvs.fence = kvs_fence;
+    in->up = up;
+    in->core = core;
+}
+
+void harness_barrier(harness_t *h)
+{
+    (void)kvs_fence(h->kvs);
+}
+
+int harness_run(harness_t *h, int (*fn)(harness_t *, int, void *), void *arg, int timeout_s)
+{
+    pid_t pids[HARNESS_MAX_PROCS];
+    int failed = 0, left = h->nprocs;
+    fflush(NULL);
+    for (int r = 0; r < h->nprocs; r++) {
+        pids[r] = fork();
+        if (pids[r] < 0) {
+            perror("fork");
+            return h->nprocs;
+        }
+        if (pids[r] == 0) {
+            alarm((unsigned)timeout_s + 5); /* never outlive the parent's deadline */
+            int rc = fn(h, r, arg);
+            fflush(NULL);
+            _exit(rc);
+        }
+    }
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (left > 0) {
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p > 0) {
+            left--;
+            int r = 0;
+            while (r < h->nprocs && pids[r] != p)
+                r++;
+            if (r < h->nprocs)
+                pids[r] = 0;
+            if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+                continue;
+            failed++;
+            if (WIFEXITED(st))
+                fprintf(stderr, "rank %d exited with status %d\n", r, WEXITSTATUS(st));
+            else
+                fprintf(stderr, "rank %d killed by signal %d\n", r, WTERMSIG(st));
+            continue;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec >= timeout_s) {
+            for (int r = 0; r < h->nprocs; r++)
+                if (pids[r] > 0) {
+                    fprintf(stderr, "rank %d timed out after %d s\n", r, timeout_s);
+                    kill(pids[r], SIGKILL);
+                    waitpid(pids[r], NULL, 0);
+                    failed++;
+                    left--;
+                }
+            break;
+        }
+        usleep(2000);
+    }
+    return failed;
+}
+
+int harness_shm_leftovers(void)
+{
+    const char *job = getenv("LOCUS_JOBID");
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "locus.%s.", job ? job : "");
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            fprintf(stderr, "left behind: /dev/shm/%s\n", e->d_name);
+            n++;
+        }
+    closedir(d);
+    return n;
+}
+
+void harness_set_jobid(const char *prefix)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s%ld", prefix, (long)getpid());
+    setenv("LOCUS_JOBID", buf, 1);
+}

@@ -1,0 +1,59 @@
+/*
+ * shm_harness.h — real processes for the shm transport tests: a kvs in
+ * process-shared memory (a table under a process-shared mutex, fence = a
+ * process-shared pthread barrier), set up before fork, and a fork/wait
+ * helper with a deadline.
+ */
+#ifndef SHM_HARNESS_H
+#define SHM_HARNESS_H
+
+#include "locus_transport.h"
+
+#include <pthread.h>
+
+#define HARNESS_MAX_PROCS 16
+#define HARNESS_MAX_KEYS 256
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_barrier_t bar;
+    int nprocs;
+    int nkeys;
+    struct {
+        char key[64];
+        char val[320];
+    } ent[HARNESS_MAX_KEYS];
+    volatile int flags[HARNESS_MAX_PROCS]; /* free for the tests' own signalling */
+} harness_kvs_t;
+
+typedef struct {
+    harness_kvs_t *kvs;
+    int nprocs;
+    int local_ranks[HARNESS_MAX_PROCS];
+} harness_t;
+
+/* Maps the shared kvs for `nprocs` processes. Returns 0 or -1. */
+int harness_open(harness_t *h, int nprocs);
+void harness_close(harness_t *h);
+
+/* Fills `in` for rank `rank` of a one-node job of h->nprocs ranks. */
+void harness_init(harness_t *h, locus_tp_init_t *in, int rank,
+                  const locus_tp_upcalls_t *up, void *core);
+
+/* A fence for the tests themselves (same barrier as the kvs fence). */
+void harness_barrier(harness_t *h);
+
+/* Forks h->nprocs children running fn(h, rank, arg), which returns the exit
+ * status. Waits for all of them at most `timeout_s` seconds (then kills the
+ * rest). Returns the number of children that failed (exit != 0, signal,
+ * timeout) and prints one line per failure. */
+int harness_run(harness_t *h, int (*fn)(harness_t *, int, void *), void *arg,
+                int timeout_s);
+
+/* Number of entries /dev/shm/locus.<jobid>.* (jobid = $LOCUS_JOBID). */
+int harness_shm_leftovers(void);
+
+/* Sets LOCUS_JOBID to a name unique to this test run ("t<pid>"). */
+void harness_set_jobid(const char *prefix);
+
+#endif

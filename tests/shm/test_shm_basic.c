@@ -1,0 +1,318 @@
+/*
+ * Edge cases of the shm transport, each with real processes:
+ *  - one local rank: no transport, but both fences still happen;
+ *  - a bad tunable on one rank: every rank fails cleanly, nobody hangs;
+ *  - full ring: LOCUS_TP_AGAIN, nothing lost, order kept once drained;
+ *  - limits: empty messages, the eager limit and one byte more, the
+ *    largest header, oversized headers, sends to self, truncation to 0;
+ *  - CMA refused at run time (the sender turns non-dumpable, the receiver
+ *    drops its capabilities): the message still arrives, pipelined.
+ */
+#include "shm.h"
+#include "shm_harness.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int failures;
+
+#define CHECK(cond) do { if (!(cond)) { \
+    fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    failures++; } } while (0)
+
+/* A minimal core: logs what arrives (messages in arrival order). */
+typedef struct {
+    uint32_t hdr4;           /* first 4 header bytes */
+    size_t len, hdrlen;
+    int data_ok;             /* payload equals the test pattern */
+    locus_tp_rndv_t *rndv;   /* large messages */
+} ev_t;
+
+typedef struct {
+    locus_tp_t *tp;
+    int ndeliver, nrndv, ndone, nsent, nev;
+    ev_t ev[256];
+} rec_t;
+
+static unsigned char pat[8192];
+
+static ev_t *ev_add(rec_t *c, const void *hdr, size_t hdrlen, size_t len)
+{
+    ev_t *e = &c->ev[c->nev < 255 ? c->nev++ : 255];
+    memset(e, 0, sizeof *e);
+    memcpy(&e->hdr4, hdr ? hdr : "", hdrlen < 4 ? hdrlen : (hdr ? 4 : 0));
+    e->len = len;
+    e->hdrlen = hdrlen;
+    return e;
+}
+
+static void r_deliver(void *core, int src, const void *hdr, size_t hdrlen, const void *data, size_t len)
+{
+    rec_t *c = core;
+    (void)src;
+    c->ndeliver++;
+    ev_t *e = ev_add(c, hdr, hdrlen, len);
+    e->data_ok = len <= sizeof pat && (len == 0 || memcmp(data, pat, len) == 0);
+}
+
+static void r_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_t len, locus_tp_rndv_t *r)
+{
+    rec_t *c = core;
+    (void)src;
+    c->nrndv++;
+    ev_add(c, hdr, hdrlen, len)->rndv = r;
+}
+
+static void r_done(void *core, void *ctx)
+{
+    (void)ctx;
+    ((rec_t *)core)->ndone++;
+}
+
+static void r_sent(void *core, void *ctx)
+{
+    (void)ctx;
+    ((rec_t *)core)->nsent++;
+}
+
+static const locus_tp_upcalls_t rup = { r_deliver, r_arrived, r_done, r_sent };
+
+static int make(harness_t *h, int rank, rec_t *c)
+{
+    locus_tp_init_t in;
+    harness_init(h, &in, rank, &rup, c);
+    char err[256];
+    if (locus_tp_shm_create(&in, &c->tp, err, sizeof err) != 0 || !c->tp) {
+        fprintf(stderr, "rank %d: create: %s\n", rank, err);
+        return -1;
+    }
+    return 0;
+}
+
+static void pump(rec_t *c, int *what, int until)
+{
+    for (long i = 0; *what < until && i < 100000000; i++)
+        if (c->tp->ops->progress(c->tp) < 0)
+            break;
+}
+
+/* ---- one local rank ---- */
+
+static int fences;
+static int counting_fence(void *ctx)
+{
+    (void)ctx;
+    fences++;
+    return 0;
+}
+
+static void test_single(void)
+{
+    harness_t h;
+    CHECK(harness_open(&h, 1) == 0);
+    locus_tp_init_t in;
+    rec_t c;
+    harness_init(&h, &in, 0, &rup, &c);
+    in.kvs.fence = counting_fence;
+    locus_tp_t *tp = (locus_tp_t *)&c;
+    char err[128];
+    CHECK(locus_tp_shm_create(&in, &tp, err, sizeof err) == 0);
+    CHECK(tp == NULL);
+    CHECK(fences == 2);
+    harness_close(&h);
+}
+
+/* ---- a bad tunable on rank 0 ---- */
+
+static int bad_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    if (rank == 0)
+        setenv("LOCUS_SHM_RING_SIZE", "lots", 1);
+    locus_tp_init_t in;
+    rec_t c;
+    harness_init(h, &in, rank, &rup, &c);
+    char err[256] = "";
+    locus_tp_t *tp = NULL;
+    int rc = locus_tp_shm_create(&in, &tp, err, sizeof err);
+    if (rc != -1 || tp != NULL)
+        return 1;
+    if (rank == 0 && !strstr(err, "LOCUS_SHM_RING_SIZE=lots"))
+        return 2;
+    if (rank == 1 && !strstr(err, "local rank 0"))
+        return 3;
+    return 0;
+}
+
+/* ---- full ring, limits ---- */
+
+static int ring_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    static rec_t c;
+    if (make(h, rank, &c) != 0)
+        return 1;
+    locus_tp_t *tp = c.tp;
+    shm_stats_t st;
+    shm_tp_stats(tp, &st);
+    size_t emax = st.eager_max;
+    CHECK(emax == 4096 && sizeof pat > emax + 1);
+    uint32_t seq = 0;
+    if (rank == 0) {
+        /* Rank 1 does not progress: fill its ring. */
+        int sent = 0;
+        for (;;) {
+            int rc = tp->ops->send(tp, 1, &seq, sizeof seq, pat, 64, NULL);
+            if (rc == LOCUS_TP_AGAIN)
+                break;
+            CHECK(rc == LOCUS_TP_DONE);
+            seq++;
+            if (++sent > 100000)
+                break;
+        }
+        /* 16 KiB ring = 256 cells; {16 head + 8 header + 64 data} = 2 cells. */
+        CHECK(sent == 128);
+        CHECK(tp->ops->send(tp, 1, &seq, sizeof seq, pat, 0, NULL) == LOCUS_TP_AGAIN);
+        CHECK(tp->ops->send(tp, 1, &seq, sizeof seq, pat, emax + 1, NULL) == LOCUS_TP_AGAIN);
+        shm_tp_stats(tp, &st);
+        CHECK(st.again == 3 && st.eager_sent == 128 && st.rndv_sent == 0);
+        CHECK(tp->ops->send(tp, 0, &seq, sizeof seq, pat, 1, NULL) < 0); /* self */
+        CHECK(tp->ops->send(tp, 7, &seq, sizeof seq, pat, 1, NULL) < 0); /* no such rank */
+        CHECK(tp->ops->reaches(tp, 1) && !tp->ops->reaches(tp, 0) && !tp->ops->reaches(tp, 2));
+        harness_barrier(h); /* 1: rank 1 drains */
+        harness_barrier(h); /* 2: drained */
+        unsigned char hmax[LOCUS_TP_HDR_MAX];
+        memset(hmax, 0xab, sizeof hmax);
+        CHECK(tp->ops->send(tp, 1, NULL, 0, NULL, 0, NULL) == LOCUS_TP_DONE);
+        CHECK(tp->ops->send(tp, 1, hmax, sizeof hmax, pat, emax, NULL) == LOCUS_TP_DONE);
+        CHECK(tp->ops->send(tp, 1, hmax, LOCUS_TP_HDR_MAX + 1, pat, 1, NULL) < 0);
+        CHECK(tp->ops->send(tp, 1, hmax, LOCUS_TP_HDR_MAX + 1, pat, emax + 1, NULL) < 0);
+        CHECK(tp->ops->send(tp, 1, hmax, sizeof hmax, pat, emax + 1, NULL) == LOCUS_TP_PENDING);
+        CHECK(tp->ops->send(tp, 1, hmax, 3, pat, sizeof pat, NULL) == LOCUS_TP_PENDING);
+        pump(&c, &c.nsent, 2);
+        CHECK(c.nsent == 2);
+        harness_barrier(h); /* 3 */
+    } else {
+        harness_barrier(h); /* 1 */
+        pump(&c, &c.ndeliver, 128);
+        CHECK(c.ndeliver == 128);
+        for (int i = 0; i < c.nev; i++)
+            CHECK(c.ev[i].hdr4 == (uint32_t)i && c.ev[i].len == 64 && c.ev[i].data_ok);
+        c.nev = 0;
+        harness_barrier(h); /* 2 */
+        pump(&c, &c.nrndv, 2);
+        CHECK(c.nev == 4);
+        CHECK(c.ev[0].len == 0 && c.ev[0].hdrlen == 0 && !c.ev[0].rndv);
+        CHECK(c.ev[1].len == emax && c.ev[1].hdrlen == LOCUS_TP_HDR_MAX && c.ev[1].data_ok &&
+              c.ev[1].hdr4 == 0xabababab && !c.ev[1].rndv);
+        CHECK(c.ev[2].len == emax + 1 && c.ev[2].hdrlen == LOCUS_TP_HDR_MAX && c.ev[2].rndv &&
+              c.ev[2].hdr4 == 0xabababab);
+        CHECK(c.ev[3].len == sizeof pat && c.ev[3].hdrlen == 3 && c.ev[3].rndv);
+        static unsigned char big[sizeof pat];
+        CHECK(tp->ops->rndv_recv(tp, c.ev[2].rndv, big, c.ev[2].len, NULL) == 0);
+        pump(&c, &c.ndone, 1);
+        CHECK(c.ndone == 1 && memcmp(big, pat, emax + 1) == 0);
+        CHECK(tp->ops->rndv_recv(tp, c.ev[3].rndv, big, 0, NULL) == 0); /* truncated to 0 */
+        pump(&c, &c.ndone, 2);
+        CHECK(c.ndone == 2);
+        harness_barrier(h); /* 3 */
+    }
+    tp->ops->finalize(tp);
+    return failures ? 1 : 0;
+}
+
+/* ---- CMA refused at run time ---- */
+
+static int cma_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    static rec_t c;
+    if (make(h, rank, &c) != 0)
+        return 1;
+    locus_tp_t *tp = c.tp;
+    shm_stats_t st;
+    shm_tp_stats(tp, &st);
+    if (!st.cma_enabled) {
+        printf("CMA not available at start: run-time fallback not exercised\n");
+        tp->ops->finalize(tp);
+        return 0;
+    }
+    static unsigned char buf[1 << 20], got[1 << 20];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)(i * 13 + 1);
+    locus_tp_rndv_t *r;
+    if (rank == 0) {
+        /* Only a process with CAP_SYS_PTRACE may read a non-dumpable one. */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    } else {
+        struct __user_cap_header_struct hd = { _LINUX_CAPABILITY_VERSION_3, 0 };
+        struct __user_cap_data_struct d[2];
+        memset(d, 0, sizeof d);
+        if (syscall(SYS_capset, &hd, d) != 0)
+            perror("capset");
+    }
+    harness_barrier(h);
+    for (int m = 0; m < 2; m++) {
+        if (rank == 0) {
+            CHECK(tp->ops->send(tp, 1, &m, sizeof m, buf, sizeof buf, NULL) == LOCUS_TP_PENDING);
+            pump(&c, &c.nsent, m + 1);
+        } else {
+            pump(&c, &c.nrndv, m + 1);
+            r = c.ev[c.nev - 1].rndv;
+            memset(got, 0, sizeof got);
+            CHECK(r && tp->ops->rndv_recv(tp, r, got, sizeof got, NULL) == 0);
+            pump(&c, &c.ndone, m + 1);
+            CHECK(memcmp(got, buf, sizeof buf) == 0);
+        }
+    }
+    if (rank == 1) {
+        shm_tp_stats(tp, &st);
+        CHECK(st.cma_fallbacks == 1 && st.pipe_recv == 2 && st.cma_recv == 0);
+        if (st.cma_fallbacks != 1)
+            fprintf(stderr, "fallbacks %llu, pipelined %llu, cma %llu\n",
+                    (unsigned long long)st.cma_fallbacks, (unsigned long long)st.pipe_recv,
+                    (unsigned long long)st.cma_recv);
+    }
+    harness_barrier(h);
+    tp->ops->finalize(tp);
+    return failures ? 1 : 0;
+}
+
+static void run2(const char *what, int (*fn)(harness_t *, int, void *))
+{
+    harness_t h;
+    CHECK(harness_open(&h, 2) == 0);
+    int failed = harness_run(&h, fn, NULL, 60);
+    if (failed)
+        fprintf(stderr, "%s: %d rank(s) failed\n", what, failed);
+    CHECK(failed == 0);
+    harness_close(&h);
+}
+
+int main(void)
+{
+    for (size_t i = 0; i < sizeof pat; i++)
+        pat[i] = (unsigned char)(i * 7 + 3);
+    harness_set_jobid("shmb");
+    setenv("LOCUS_SHM_RING_SIZE", "16k", 1);
+    setenv("LOCUS_SHM_EAGER_MAX", "4096", 1);
+    test_single();
+    run2("bad tunable", bad_rank);
+    run2("full ring and limits", ring_rank);
+    setenv("LOCUS_SINGLE_COPY", "auto", 1);
+    setenv("LOCUS_SHM_CMA_MIN", "0", 1);
+    run2("CMA refused at run time", cma_rank);
+    CHECK(harness_shm_leftovers() == 0);
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("No Errors\n");
+    return 0;
+}
