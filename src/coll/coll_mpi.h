@@ -57,6 +57,8 @@ typedef struct coll_shm coll_shm_t;
 typedef struct {
     int barrier, bcast, reduce, allreduce, allgather, alltoall, gather, reduce_scatter, scan;
     long bcast_large, allreduce_large, allgather_large, alltoall_small, shm_max;
+    long shm_bcast_max;    /* largest bcast streamed through shared memory */
+    long shm_allreduce_max;   /* same for allreduce */
     int hier;              /* -1 auto, 0 off, 1 on */
     int shm;               /* shared-memory fast path allowed */
     long node_size;        /* LOCUS_COLL_NODE_SIZE (testing), 0 = real nodes */

@@ -37,6 +37,31 @@ void proxy_signal_all(proxy_t *px, int sig)
             kill(px->ranks[i].pid, sig);
 }
 
+/* Whether pid is inside exit() (PF_EXITING in /proc/PID/stat): its PMI
+ * socket is already closed but SIGCHLD is still to come, possibly much
+ * later on a loaded node. */
+static int pid_exiting(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *s = strrchr(buf, ')');
+    if (s == NULL)
+        return 0;
+    /* After the name: state ppid pgrp session tty_nr tpgid flags. */
+    unsigned long flags = 0;
+    if (sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+        return 0;
+    return (flags & 0x4UL) != 0;  /* PF_EXITING */
+}
+
 static void teardown_start(proxy_t *px)
 {
     px->failed = 1;
@@ -221,11 +246,17 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
             if (!outputs_open(px) || now >= drain_until)
                 break;
         }
+        /* A rank's descriptors close before its exit status can be
+         * collected: reap first, so that a rank that exited while this
+         * proxy was descheduled is reported by its status, not as a lost
+         * PMI connection. */
+        reap(px);
         int lost_pending = 0;
         for (int i = 0; i < px->nlocal; i++) {
             prank_t *p = &px->ranks[i];
             lost_pending |= p->pmi_lost_at > 0 && p->running;
-            if (p->pmi_lost_at > 0 && p->running && now - p->pmi_lost_at >= PMI_LOST_WAIT) {
+            if (p->pmi_lost_at > 0 && p->running && now - p->pmi_lost_at >= PMI_LOST_WAIT
+                && !pid_exiting(p->pid)) {
                 p->pmi_lost_at = -1;  /* report once */
                 proxy_fail(px, p, 1, "rank %d (pid %d) closed its PMI connection without finalize",
                            p->rank, (int)p->pid);

@@ -205,7 +205,8 @@ int coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
             rc = coll_bcast(buf, count, dt, 0, st->node_comm);
         return rc;
     }
-    if ((st->bcast == ALG_SHM || (st->bcast == ALG_AUTO && st->shm)) && n <= (size_t)st->shm_max &&
+    if ((st->bcast == ALG_SHM || (st->bcast == ALG_AUTO && st->shm)) &&
+        (n <= (size_t)st->shm_max || n <= (size_t)st->shm_bcast_max) &&
         coll_is_node_local(comm, st) &&
         coll_shm_bcast(buf, count, dt, root, comm, st) == MPI_SUCCESS)
         return MPI_SUCCESS;

@@ -345,7 +345,8 @@ int coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
         return err;
     }
     int alg = st->allreduce;
-    if ((alg == ALG_SHM || (alg == ALG_AUTO && st->shm)) && bytes <= (size_t)st->shm_max &&
+    if ((alg == ALG_SHM || (alg == ALG_AUTO && st->shm)) &&
+        (bytes <= (size_t)st->shm_max || bytes <= (size_t)st->shm_allreduce_max) &&
         coll_is_node_local(comm, st) &&
         coll_shm_allreduce(MPI_IN_PLACE, rbuf, count, dt, op, comm, st) == MPI_SUCCESS)
         return MPI_SUCCESS;

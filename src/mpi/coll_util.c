@@ -155,6 +155,8 @@ coll_state_t *coll_state(MPI_Comm comm)
     st->allgather_large = size_read("LOCUS_COLL_ALLGATHER_LARGE");
     st->alltoall_small = size_read("LOCUS_COLL_ALLTOALL_SMALL");
     st->shm_max = size_read("LOCUS_COLL_SHM_MAX");
+    st->shm_bcast_max = size_read("LOCUS_COLL_SHM_BCAST_MAX");
+    st->shm_allreduce_max = size_read("LOCUS_COLL_SHM_ALLREDUCE_MAX");
     st->node_size = size_read("LOCUS_COLL_NODE_SIZE");
     const char *layout = locus_tunable_str("LOCUS_COLL_NODE_LAYOUT");
     st->node_cyclic = !strcmp(layout, "cyclic");

@@ -205,6 +205,11 @@ static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errl
         hwloc_topology_set_components(t->hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "pci");
         hwloc_topology_set_components(t->hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "opencl");
         hwloc_topology_set_components(t->hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "gl");
+        /* The x86 backend binds the process to every PU in turn to run
+         * CPUID there; on a loaded node each migration can wait seconds
+         * for a busy core, stalling locusrun's start-up. sysfs (the linux
+         * backend) already gives the whole topology. */
+        hwloc_topology_set_components(t->hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
     }
     if (xml_path) {
         /* hwloc's libxml2 importer prints parser errors on stderr; the

@@ -110,15 +110,18 @@ static void wait_recv(bcore_t *c, long n)
 static double pingpong(bcore_t *c, int rank, long size, const unsigned char *sbuf, long iters)
 {
     double t0 = 0;
+    long n = 0;
     c->recvd = 0;
+    /* Count messages, not c->recvd + 1: waiting for a send to complete may
+     * already have received the next message. */
     for (long i = -iters / 10 - 10; i < iters; i++) {
         if (i == 0)
             t0 = now_s();
         if (rank == 0) {
             send1(c, 1, sbuf, (size_t)size);
-            wait_recv(c, c->recvd + 1);
+            wait_recv(c, ++n);
         } else {
-            wait_recv(c, c->recvd + 1);
+            wait_recv(c, ++n);
             send1(c, 0, sbuf, (size_t)size);
         }
         while (c->pending)

@@ -349,7 +349,8 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
                 return -1;
             }
     }
-    tp->yield = cfg.yield >= 0 ? cfg.yield : shm_tp_oversubscribed(tp);
+    tp->oversubscribed = shm_tp_oversubscribed(tp);
+    tp->yield = cfg.yield >= 0 ? cfg.yield : tp->oversubscribed;
     tp->polls_before_yield = cfg.polls_before_yield;
     *out = &tp->base;
     return 0;

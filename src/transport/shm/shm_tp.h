@@ -97,7 +97,8 @@ typedef struct {
     uint64_t cma_min;
     uint64_t cookie;               /* read by the peers' CMA probe */
 
-    int yield;                     /* oversubscribed: sched_yield when idle */
+    int oversubscribed;            /* local ranks outnumber their cores */
+    int yield;                     /* sched_yield when idle (LOCUS_SHM_YIELD) */
     long polls_before_yield;
     long idle;
     long idle_checks;
