@@ -45,6 +45,11 @@ int locus_boot_put(locus_boot_t *b, const char *key, const char *val);
 int locus_boot_get(locus_boot_t *b, const char *key, char *val, size_t vallen);
 int locus_boot_fence(locus_boot_t *b);
 
+/* A fence that keeps calling progress(arg) while it waits, so peers that
+ * still need this process (MPI_Finalize) are served. Returns 0; -1 when
+ * the fence failed or progress returned a negative value. */
+int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void *arg);
+
 /* Asks the process manager to kill the job with exit code `code` (PMI
  * abort; no reply), then exits. Never returns. */
 void locus_boot_abort(locus_boot_t *b, int code, const char *msg);

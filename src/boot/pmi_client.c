@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -221,6 +222,39 @@ int locus_boot_fence(locus_boot_t *b)
     pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "barrier_in", NULL);
     return boot_call(b, line, len, "barrier_out", &m, err, sizeof err);
+}
+
+int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void *arg)
+{
+    if (b->singleton)
+        return 0;
+    char line[PMI_WIRE_LINE_MAX];
+    pmi_msg_t m;
+    int len = pmi_msg_format(line, sizeof line, "barrier_in", NULL);
+    if (len < 0 || pmi_write_all(b->fd, line, (size_t)len) != 0)
+        return -1;
+    /* Spin while progress moves something; once idle a while, sleep in
+     * poll() a millisecond at a time so a long wait costs no CPU. */
+    long idle = 0;
+    for (;;) {
+        int rc = pmi_reader_next(&b->rd, &m);
+        if (rc == PMI_WIRE_OK) {
+            const char *rcs = pmi_msg_get(&m, "rc");
+            return strcmp(m.cmd, "barrier_out") == 0 && (!rcs || strcmp(rcs, "0") == 0) ? 0 : -1;
+        }
+        if (rc != PMI_WIRE_EAGAIN)
+            return -1;
+        int n = progress(arg);
+        if (n < 0)
+            return -1;
+        idle = n > 0 ? 0 : idle + 1;
+        struct pollfd p = { .fd = b->fd, .events = POLLIN };
+        rc = poll(&p, 1, idle > 1000 ? 1 : 0);
+        if (rc < 0 && errno != EINTR)
+            return -1;
+        if (rc > 0 && (rc = pmi_reader_fill(&b->rd)) <= 0 && rc != PMI_WIRE_EAGAIN)
+            return -1;
+    }
 }
 
 void locus_boot_abort(locus_boot_t *b, int code, const char *msg)

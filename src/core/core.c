@@ -10,14 +10,6 @@
 
 #define SLAB_REQS 256
 
-static int cpus_usable(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return 0;
-    return CPU_COUNT(&set);
-}
-
 int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
                     char *err, size_t errlen)
 {
@@ -36,15 +28,21 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
     if (c->polls_before_yield < 1)
         c->polls_before_yield = 1;
     const char *y = locus_tunable_str("LOCUS_YIELD");
+    c->local_size = local_size;
+    c->node_ncpus = locus_core_node_ncpus(&c->node_ncpus_from);
     if (strcmp(y, "always") == 0) {
         c->yield = 1;
+        c->yield_why = "LOCUS_YIELD=always";
     } else if (strcmp(y, "never") == 0) {
         c->yield = 0;
+        c->yield_why = "LOCUS_YIELD=never";
     } else if (strcmp(y, "auto") == 0) {
-        /* Like Open MPI's yield_when_idle: only when we share cores; an
-         * unknown CPU count counts as sharing. */
-        int ncpu = cpus_usable();
-        c->yield = ncpu <= 0 || local_size > ncpu;
+        /* Like Open MPI's yield_when_idle, decided per node: only when the
+         * node's ranks outnumber the CPUs they may run on together (one
+         * rank bound per core does not share); an unknown count counts
+         * as sharing. */
+        c->yield = c->node_ncpus <= 0 || local_size > c->node_ncpus;
+        c->yield_why = c->yield ? "oversubscribed" : "not oversubscribed";
     } else {
         snprintf(err, errlen, "LOCUS_YIELD=%s: expected auto, always or never", y);
         return -1;

@@ -58,6 +58,7 @@ struct locus_req {
     uint8_t tp_busy;            /* send: the transport still owns the buffer */
     uint8_t ack_wait;           /* ssend: waiting for the receiver's ack */
     uint8_t queued;             /* send: in a peer's pending queue */
+    uint8_t sending;            /* send: started, not complete (in nsend) */
     uint8_t posted;             /* recv: in the posted queue */
     /* send */
     int world;                  /* destination world rank */
@@ -114,11 +115,16 @@ typedef struct {
     locus_umsg_t *umsg_free;    /* free list of small unexpected slots */
     int *pend;                  /* world ranks with queued sends */
     int npend;
+    long nsend;                 /* sends started and not complete, freed ones too */
     char *pend_mark;            /* [size] 1 when in pend */
     locus_req_t *gen_head;      /* active generalized requests */
     void **slabs;               /* request slabs, freed at finalize */
     int nslabs, capslabs;
     int yield;                  /* back off with sched_yield when idle */
+    const char *yield_why;      /* "oversubscribed", "LOCUS_YIELD=never", ... */
+    int local_size;             /* ranks on this node */
+    int node_ncpus;             /* CPUs they may share, 0 unknown */
+    const char *node_ncpus_from; /* "LOCUS_NODE_NCPUS", "CPUs online", ... */
     long polls_before_yield;
     long idle;
     int fatal;                  /* a transport failed */
@@ -130,11 +136,19 @@ extern const locus_tp_upcalls_t locus_core_upcalls;
 
 /*
  * Sets up the core for world rank/size. local_size: ranks on this node
- * (decides, with the CPUs we may run on and LOCUS_YIELD, whether idle
- * polling yields). Returns 0, or -1 with a reason in err.
+ * (decides, with the node's CPU count from locus_core_node_ncpus and
+ * LOCUS_YIELD, whether idle polling yields; c->yield_why says why). Returns 0, or -1 with a reason in err.
  */
 int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
                     char *err, size_t errlen);
+
+/*
+ * How many CPUs the ranks of this node may run on together: locusrun's
+ * LOCUS_NODE_NCPUS (the union of the local ranks' bindings) when set, else
+ * the CPUs online bounded by the cgroup's cpuset (under Hydra or alone).
+ * *source names which. Returns 0 when unknown. Used by locus_core_init.
+ */
+int locus_core_node_ncpus(const char **source);
 
 /* Routes every peer that tp reaches and that has no transport yet to tp. */
 int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp);
@@ -142,6 +156,14 @@ int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp);
 /* Waits until no send is queued, then finalizes the transports and frees
  * everything. */
 void locus_core_finalize(locus_core_t *c);
+
+/*
+ * For MPI_Finalize, after the last fence (every rank has completed its
+ * receives): takes the acknowledgements still in the rings, then gives up
+ * on what is left. Returns how many sends were never received (and
+ * completes the queued ones with an error).
+ */
+long locus_core_settle(locus_core_t *c);
 
 /* A zeroed request from the free list (NULL when out of memory). */
 locus_req_t *locus_core_req_get(locus_core_t *c);

@@ -25,6 +25,10 @@ static void fatal(locus_core_t *c, const char *why)
 
 void locus_core_complete(locus_core_t *c, locus_req_t *r)
 {
+    if (r->sending) {
+        r->sending = 0;
+        c->nsend--;
+    }
     if (r->tmp) {
         free(r->tmp);
         r->tmp = NULL;
@@ -61,6 +65,9 @@ int locus_core_isend(locus_core_t *c, locus_req_t *r)
     locus_peer_t *p = &c->peers[r->world];
     if (__builtin_expect(!p->tp, 0))
         return -1;
+    /* Counted until complete, freed or not: MPI_Finalize must still move it. */
+    r->sending = 1;
+    c->nsend++;
     if (r->hdr.flags & LOCUS_HDR_SYNC) {
         r->hdr.sreq = (uint64_t)(uintptr_t)r;
         r->ack_wait = 1;
@@ -133,6 +140,30 @@ int locus_core_flush(locus_core_t *c)
         }
     }
     return n;
+}
+
+long locus_core_settle(locus_core_t *c)
+{
+    while ((c->nsend || c->npend) && !c->fatal && locus_core_progress(c) > 0)
+        ;
+    long lost = c->nsend;
+    /* Queued sends can never leave now: complete them with an error so
+     * nothing waits on them (locus_core_finalize would). */
+    for (int i = 0; i < c->npend; i++) {
+        locus_peer_t *p = &c->peers[c->pend[i]];
+        locus_req_t *r;
+        while ((r = p->pq_head)) {
+            p->pq_head = r->next;
+            r->queued = 0;
+            r->ack_wait = 0;
+            r->st_error = LOCUS_CORE_ERR_OTHER;
+            locus_core_complete(c, r);
+        }
+        p->pq_tail = NULL;
+        c->pend_mark[c->pend[i]] = 0;
+    }
+    c->npend = 0;
+    return lost;
 }
 
 static void send_ack(locus_core_t *c, int world, uint64_t sreq)

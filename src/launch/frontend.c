@@ -279,6 +279,24 @@ static void fe_loop(frontend_t *fe)
     }
 }
 
+/* The user's own value for an OpenMP variable the plan also sets
+ * (OMP_NUM_THREADS, OMP_PLACES, OMP_PROC_BIND): the last -x VAR=VAL, else
+ * this environment's value (also what -x VAR passes on); NULL when the user
+ * set none and the plan's value applies. An explicit choice of thread count
+ * or placement must not be silently replaced by the --cpus-per-rank default. */
+static const char *user_omp_value(const launch_opts_t *o, const char *name)
+{
+    if (strncmp(name, "OMP_", 4) != 0)
+        return NULL;
+    size_t n = strlen(name);
+    for (int i = o->nexports - 1; i >= 0; i--) {
+        const char *x = o->exports[i];
+        if (strncmp(x, name, n) == 0 && x[n] == '=')
+            return x + n + 1;
+    }
+    return getenv(name);
+}
+
 /* Sends the node's part of the job to the proxy. */
 static int fe_send_job(frontend_t *fe)
 {
@@ -322,11 +340,14 @@ static int fe_send_job(frontend_t *fe)
             k += (size_t)snprintf(numa + k, sizeof numa - k, "%s%d", i ? "," : "", rp->numa[i]);
         rc |= ctl_sendl(fe->ctl, "rank", rs, rs, bound, cpus, numa, (char *)NULL);
         for (int e = 0; e < rp->nenv; e++) {
-            size_t len = strlen(rp->env[e].name) + strlen(rp->env[e].value) + 2;
+            const char *val = user_omp_value(o, rp->env[e].name);
+            if (val == NULL)
+                val = rp->env[e].value;
+            size_t len = strlen(rp->env[e].name) + strlen(val) + 2;
             char *kv = malloc(len);
             if (kv == NULL)
                 return -1;
-            snprintf(kv, len, "%s=%s", rp->env[e].name, rp->env[e].value);
+            snprintf(kv, len, "%s=%s", rp->env[e].name, val);
             rc |= ctl_sendl(fe->ctl, "renv", rs, kv, (char *)NULL);
             free(kv);
         }

@@ -410,6 +410,7 @@ static int ranks_start(proxy_t *px)
         }
     }
     px->leader = 0;
+    px->node_ncpus = proxy_node_ncpus(px);
     for (int i = 0; i < px->nlocal; i++) {
         prank_t *p = &px->ranks[i];
         if (px->failed)

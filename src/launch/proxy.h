@@ -101,6 +101,7 @@ typedef struct {
     unsigned long nofile_soft; /* RLIMIT_NOFILE soft limit to give ranks */
     pmi_msg_t pmsg;            /* the PMI request being served */
     locus_topo_t *topo;
+    int node_ncpus;            /* distinct PUs the local ranks may use (LOCUS_NODE_NCPUS) */
 } proxy_t;
 
 /* proxy_pmi.c: serves every complete PMI line buffered for rank p. */
@@ -119,6 +120,9 @@ int proxy_setup_read(proxy_t *px, ctl_msg_t *m);
 /* proxy_spawn.c: forks and execs rank p (bound, with its environment).
  * Returns 0 or -1 with errno. */
 int proxy_rank_spawn(proxy_t *px, prank_t *p);
+/* Number of distinct PUs in the union of the local ranks' bindings; this
+ * proxy's own allowed set when a rank is not bound. 0 when unknown. */
+int proxy_node_ncpus(const proxy_t *px);
 /* Forwards what rank p wrote on stream s (0 stdout, 1 stderr) as whole
  * lines; closes the stream at its end. */
 void proxy_rank_read_output(proxy_t *px, prank_t *p, int s);

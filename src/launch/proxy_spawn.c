@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,51 @@ static void set_list(const char *name, const int *v, int n)
     for (int i = 0; i < n && k + 16 < sizeof buf; i++)
         k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%d", i ? "," : "", v[i]);
     setenv(name, buf, 1);
+}
+
+int proxy_node_ncpus(const proxy_t *px)
+{
+    int unbound = 0, max = -1;
+    for (int i = 0; i < px->nlocal; i++) {
+        const prank_t *p = &px->ranks[i];
+        unbound |= !p->bound || p->ncpus == 0;
+        for (int c = 0; c < p->ncpus; c++)
+            max = p->cpus[c] > max ? p->cpus[c] : max;
+    }
+    if (unbound) {
+        /* An unbound rank may run anywhere this proxy may. */
+        for (int n = 1024; n <= (1 << 20); n *= 2) {
+            cpu_set_t *set = CPU_ALLOC(n);
+            if (set == NULL)
+                return 0;
+            size_t sz = CPU_ALLOC_SIZE(n);
+            if (sched_getaffinity(0, sz, set) == 0) {
+                int count = CPU_COUNT_S(sz, set);
+                CPU_FREE(set);
+                return count;
+            }
+            CPU_FREE(set);
+            if (errno != EINVAL)
+                return 0;
+        }
+        return 0;
+    }
+    if (max < 0)
+        return 0;
+    unsigned char *seen = calloc((size_t)max + 1, 1);
+    if (seen == NULL)
+        return 0;
+    int count = 0;
+    for (int i = 0; i < px->nlocal; i++)
+        for (int c = 0; c < px->ranks[i].ncpus; c++) {
+            int cpu = px->ranks[i].cpus[c];
+            if (cpu >= 0 && !seen[cpu]) {
+                seen[cpu] = 1;
+                count++;
+            }
+        }
+    free(seen);
+    return count;
 }
 
 /* In the child: never returns. */
@@ -122,6 +168,10 @@ static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
     set_list("LOCUS_CPUS", p->cpus, p->ncpus);
     set_list("LOCUS_MEM_NODES", p->numa, p->nnuma);
     setenv("LOCUS_BOUND", p->bound ? "1" : "0", 1);
+    if (px->node_ncpus > 0)
+        set_int("LOCUS_NODE_NCPUS", px->node_ncpus);
+    else
+        unsetenv("LOCUS_NODE_NCPUS");  /* not one from an outer job */
     char host[256];
     if (gethostname(host, sizeof host) == 0) {
         host[sizeof host - 1] = '\0';

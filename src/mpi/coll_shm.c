@@ -88,12 +88,36 @@ static int shm_oversubscribed(MPI_Comm comm)
     return comm->size > CPU_COUNT(&all);
 }
 
+/* The segment's name, under the job's prefix so that locusrun's sweep of
+ * /dev/shm/locus.<LOCUS_JOBID>.* removes it should the job die in the
+ * moment between creation and unlink: /locus.<job>.coll.<ctx>.<pid>
+ * (the creator's pid last, as in the shm transport's names).
+ * LOCUS_JOBID is set by locusrun, else by the library at init (the PMI
+ * kvs name, or single<pid>). pid + context id is unique on the node while
+ * the comm lives, and the name is unlinked before the comm can be freed. */
+static void shm_name(char *buf, size_t len, MPI_Comm comm)
+{
+    char job[256];
+    const char *j = locus_tunable_str("LOCUS_JOBID");
+    size_t i = 0;
+    for (; j && j[i] && i < sizeof(job) - 1; i++) {
+        char c = j[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        job[i] = ok ? c : '_';  /* a '/' would make shm_open fail */
+    }
+    job[i] = '\0';
+    if (i == 0)
+        snprintf(job, sizeof(job), "single%ld", (long)getpid());
+    snprintf(buf, len, "/locus.%s.coll.%u.%ld", job, comm->ctx_coll, (long)getpid());
+}
+
 /* Makes the segment: rank 0 creates and names it, the rest map it; all
  * agree (through messages, the fast path being off meanwhile) whether it
  * worked. Collective over comm. */
 static coll_shm_t *shm_setup(MPI_Comm comm, coll_state_t *st)
 {
-    char name[64] = "";
+    char name[320] = "";
     int fd = -1, ok = 1;
     /* Slots are capped so a large LOCUS_COLL_SHM_MAX cannot ask tmpfs for
      * gigabytes; bigger payloads simply take the message path. */
@@ -104,9 +128,7 @@ static coll_shm_t *shm_setup(MPI_Comm comm, coll_state_t *st)
     size_t len = sizeof(shm_hdr_t) + 2 * (size_t)comm->size * slot + 2 * SHM_CHUNK +
                  2 * ((size_t)comm->size + 1) * SHM_RCHUNK;
     if (comm->rank == 0) {
-        /* pid + context id is unique on the node while the comm lives, and
-         * the name is unlinked before the comm can be freed. */
-        snprintf(name, sizeof(name), "/locus-coll-%ld-%u", (long)getpid(), comm->ctx_coll);
+        shm_name(name, sizeof(name), comm);
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         /* Allocate the pages now: a full /dev/shm fails here, cleanly,
          * instead of with SIGBUS at the first store. */

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "locus_tunables.h"
 #include "mpi_priv.h"
 
 locus_mpi_state_t locus_mpi;
@@ -46,12 +47,13 @@ static void transports_create(void)
     if (locus_tp_self_create(&ti, &tp, err, sizeof err) != 0)
         init_fail(err);
     locus_core_add_tp(&locus_mpi.core, tp);
+    /* Shared-memory segments (transport and collectives) are named after
+     * the job id; under Hydra that is the kvs name (every rank of the job
+     * sees the same one), for a singleton single<pid>. */
+    setenv("LOCUS_JOBID", b->jobid, 0);
 #ifdef LOCUS_HAVE_SHM
     /* Collective over the job: every rank calls it, even alone on its node. */
     if (!b->singleton) {
-        /* The shm segments are named after the job id; under Hydra that is
-         * the kvs name (every rank of the job sees the same one). */
-        setenv("LOCUS_JOBID", b->jobid, 0);
         tp = NULL;
         if (locus_tp_shm_create(&ti, &tp, err, sizeof err) != 0)
             init_fail(err);
@@ -59,6 +61,35 @@ static void transports_create(void)
             locus_core_add_tp(&locus_mpi.core, tp);
     }
 #endif
+}
+
+/* LOCUS_VERBOSE=1: one line per rank on stderr saying how it was set up,
+ * so a user can see which transport reaches its peers and whether idle
+ * polling yields (and why) without a debugger. */
+static void verbose_report(void)
+{
+    long v = 0;
+    if (locus_tunable_long("LOCUS_VERBOSE", &v, NULL, 0) != 0 || v <= 0)
+        return;
+    locus_core_t *c = &locus_mpi.core;
+    locus_boot_t *b = &locus_mpi.boot;
+    char line[1024];
+    size_t k = (size_t)snprintf(line, sizeof line, "locus: rank %d of %d on %s (local %d of %d):",
+                                b->rank, b->size, locus_mpi.hostname, b->local_rank,
+                                b->local_size);
+    for (int t = 0; t < c->ntp && k < sizeof line; t++) {
+        int n = 0;
+        for (int p = 0; p < c->size; p++)
+            n += c->peers[p].tp == c->tps[t];
+        k += (size_t)snprintf(line + k, sizeof line - k, " %s %d peer%s,", c->tps[t]->ops->name,
+                              n, n == 1 ? "" : "s");
+    }
+    if (k < sizeof line)
+        snprintf(line + k, sizeof line - k, " yield %s (%s; %d local ranks, %d CPUs from %s)\n",
+                 c->yield ? "yes" : "no", c->yield_why, c->local_size, c->node_ncpus,
+                 c->node_ncpus_from);
+    fputs(line, stderr);
+    fflush(stderr);
 }
 
 LOCUS_PMPI_WEAK(Init_thread)
@@ -80,6 +111,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     if (gethostname(locus_mpi.hostname, sizeof locus_mpi.hostname) != 0)
         strcpy(locus_mpi.hostname, "localhost");
     locus_mpi.hostname[sizeof locus_mpi.hostname - 1] = '\0';
+    verbose_report();
 
     int *all = malloc((size_t)b->size * sizeof *all);
     if (!all)
@@ -149,17 +181,36 @@ int PMPI_Is_thread_main(int *flag)
     return MPI_SUCCESS;
 }
 
+/* One progress round for the fence of MPI_Finalize. */
+static int finalize_progress(void *core)
+{
+    int n = locus_core_progress(core);
+    if (n == 0)
+        locus_core_idle(core);
+    return n;
+}
+
 LOCUS_PMPI_WEAK(Finalize)
 int PMPI_Finalize(void)
 {
     LOCUS_CHECK_INIT("MPI_Finalize");
     locus_bsend_drain();
     locus_core_t *c = &locus_mpi.core;
-    while (c->npend && !c->fatal)
-        if (locus_core_progress(c) == 0)
-            locus_core_idle(c);
-    /* Nobody tears down a transport while a peer may still need it. */
-    locus_boot_fence(&locus_mpi.boot);
+    /* Nobody tears down a transport while a peer may still need it, and
+     * peers may need this rank's progress until they too are here: a send
+     * whose request was freed moves only while its sender progresses (the
+     * pipelined copy), queued sends and acknowledgements need room in a
+     * peer's ring. So the fence keeps progressing. */
+    int rc = locus_boot_fence_progress(&locus_mpi.boot, finalize_progress, c);
+    if (c->fatal)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize");
+    /* Every rank has completed its receives now. */
+    long lost = rc == 0 ? locus_core_settle(c) : 0;
+    if (lost > 0) {
+        fprintf(stderr, "locus: rank %d: MPI_Finalize: %ld send%s never received\n",
+                locus_mpi.boot.rank, lost, lost == 1 ? " was" : "s were");
+        fflush(stderr);
+    }
     locus_core_finalize(c);
     locus_comm_release(MPI_COMM_SELF);
     locus_comm_release(MPI_COMM_WORLD);

@@ -72,10 +72,12 @@ class Job:
             if m:
                 pids[int(m.group(1))] = int(m.group(2))
                 jobid = m.group(3)
+        took = time.monotonic() - self.t0
         if len(pids) < n:
             self.p.kill()
-            raise SystemExit("FAIL: only %d of %d ranks started; stderr: %s"
-                             % (len(pids), n, "".join(self.err)))
+            raise SystemExit("FAIL: only %d of %d ranks started in %.1f s; stderr: %s"
+                             % (len(pids), n, took, "".join(self.err)))
+        print("%d ranks started in %.2f s" % (n, took))
         return pids, jobid
 
     def wait(self, timeout=20):
@@ -225,6 +227,55 @@ def check_membind(r, kv):
     else:
         check(mode == "0", "rank %d: memory policy %s on a node where nothing narrows"
               % (r, kv.get("mempolicy")))
+
+
+def case_omp():
+    """The plan's OMP_* values apply unless the user set one explicitly (in
+    the environment or with -x); LOCUS_NODE_NCPUS counts the PUs the
+    node's ranks may use together."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
+
+    def ranks(args, env):
+        p = subprocess.run([LOCUSRUN] + args + [PMI_RANK, "env"], capture_output=True,
+                           text=True, timeout=30, env=env, stdin=subprocess.DEVNULL)
+        check(p.returncode == 0, "%s: exit %d %s" % (args, p.returncode, p.stderr))
+        return env_lines(p.stdout)
+
+    base = ranks(["-n", "2", "--oversubscribe"], clean)
+    check(sorted(base) == [0, 1], "ranks reported: %s" % sorted(base))
+    for r, kv in base.items():
+        check(kv.get("OMP_NUM_THREADS") == "1", "rank %d: plan OMP_NUM_THREADS=%s, want 1"
+              % (r, kv.get("OMP_NUM_THREADS")))
+    plan_places = {r: kv.get("OMP_PLACES") for r, kv in base.items()}
+    env = dict(clean, OMP_NUM_THREADS="3")
+    for r, kv in ranks(["-n", "2", "--oversubscribe"], env).items():
+        check(kv.get("OMP_NUM_THREADS") == "3", "rank %d: environment's OMP_NUM_THREADS=3 lost: %s"
+              % (r, kv.get("OMP_NUM_THREADS")))
+        check(kv.get("OMP_PLACES") == plan_places[r], "rank %d: OMP_PLACES %s, plan's %s"
+              % (r, kv.get("OMP_PLACES"), plan_places[r]))
+    got = ranks(["-n", "2", "--oversubscribe", "-x", "OMP_NUM_THREADS=5", "-x",
+                 "OMP_PLACES=cores", "-x", "OMP_PROC_BIND=spread"], env)
+    for r, kv in got.items():
+        for k, v in (("OMP_NUM_THREADS", "5"), ("OMP_PLACES", "cores"), ("OMP_PROC_BIND", "spread")):
+            check(kv.get(k) == v, "rank %d: -x %s=%s gave %s" % (r, k, v, kv.get(k)))
+    got = ranks(["-n", "1", "-x", "OMP_NUM_THREADS"], dict(clean, OMP_NUM_THREADS="6"))
+    check(got.get(0, {}).get("OMP_NUM_THREADS") == "6", "-x OMP_NUM_THREADS: %s" % got)
+    if len(os.sched_getaffinity(0)) >= 2:
+        got = ranks(["-n", "1", "--cpus-per-rank", "2"], clean)
+        check(got.get(0, {}).get("OMP_NUM_THREADS") == "2",
+              "--cpus-per-rank 2 without a user value: %s" % got)
+    # LOCUS_NODE_NCPUS: the union of what the node's ranks may run on.
+    ncpu = len(os.sched_getaffinity(0))
+    for args in (["-n", str(min(ncpu, 2))], ["-n", str(2 * ncpu), "--oversubscribe"],
+                 ["-n", "2", "--oversubscribe", "--bind-to", "none"]):
+        got = ranks(args, clean)
+        union = set()
+        for kv in got.values():
+            union |= parse_list(kv["allowed"])
+        for r, kv in got.items():
+            check(kv.get("LOCUS_NODE_NCPUS") == str(len(union)),
+                  "%s: rank %d LOCUS_NODE_NCPUS=%s, ranks may use %d PUs"
+                  % (args, r, kv.get("LOCUS_NODE_NCPUS"), len(union)))
 
 
 def case_report():

@@ -183,7 +183,8 @@ int main(int argc, char **argv)
                                "MPI_LOCALRANKID", "LOCUS_RANK", "LOCUS_SIZE",
                                "LOCUS_LOCAL_RANK", "LOCUS_LOCAL_SIZE", "LOCUS_JOBID",
                                "LOCUS_CPUS", "LOCUS_MEM_NODES", "LOCUS_BOUND",
-                               "LOCUS_TEST_X" };
+                               "LOCUS_TEST_X", "LOCUS_NODE_NCPUS", "OMP_NUM_THREADS",
+                               "OMP_PLACES", "OMP_PROC_BIND" };
         char line[4096];
         size_t k = 0;
         for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {

@@ -45,8 +45,13 @@ static int peers_check(shm_tp_t *tp)
          * finalize is fine unless we still wait on it. */
         const shm_seg_hdr_t *h = (const shm_seg_hdr_t *)p->seg;
         int clean = atomic_load_explicit(&h->finalized, memory_order_acquire);
-        if ((!clean || p->outstanding || p->stalled) && pid_dead(p->pid))
+        if ((!clean || p->outstanding || p->stalled) && pid_dead(p->pid)) {
+            /* Its last messages (a FIN, the last chunk) may have reached
+             * our ring after this round polled it: take those first. */
+            if (shm_ring_peek(&p->rx))
+                return 0;
             return tp->failed = -ECONNRESET;
+        }
     }
     return 0;
 }
