@@ -130,6 +130,10 @@ int coll_fold_out(char *acc, int count, MPI_Datatype dt, int tag, MPI_Comm comm,
 void coll_blocks_split(int count, int pof2, int *cnts, int *disps);
 /* Elements in blocks [lo, hi). */
 int coll_blocks_sum(const int *cnts, int lo, int hi);
+/* A malloc'd array of 2p ints: p counts all equal to `count`, then the p
+ * displacements i*count, as the v-variants take them; NULL when out of
+ * memory. The caller frees it. */
+int *coll_uniform_counts(int p, int count);
 /* Reduce-scatter by recursive halving among the remaining ranks (commutative
  * ops): afterwards this rank owns the fully reduced block range
  * [*idx, *last) of acc, block bitreverse(newrank). */

@@ -105,13 +105,9 @@ static int coll_gather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbu
     if (alg == ALG_BINOMIAL)
         return gather_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
     int p = comm->size;
-    int *cd = malloc(sizeof(int) * 2 * (size_t)p);
+    int *cd = coll_uniform_counts(p, rcount);
     if (!cd)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < p; i++) {
-        cd[i] = rcount;
-        cd[p + i] = i * rcount;
-    }
     int rc = coll_gatherv(sbuf, scount, sdt, rbuf, cd, cd + p, rdt, root, comm);
     free(cd);
     return rc;
@@ -194,13 +190,9 @@ static int coll_scatter(const void *sbuf, int scount, MPI_Datatype sdt, void *rb
     if (alg == ALG_BINOMIAL)
         return scatter_binomial(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm);
     int p = comm->size;
-    int *cd = malloc(sizeof(int) * 2 * (size_t)p);
+    int *cd = coll_uniform_counts(p, scount);
     if (!cd)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < p; i++) {
-        cd[i] = scount;
-        cd[p + i] = i * scount;
-    }
     int rc = coll_scatterv(sbuf, cd, cd + p, sdt, rbuf, rcount, rdt, root, comm);
     free(cd);
     return rc;
@@ -316,13 +308,9 @@ int coll_allgather(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, i
         err = coll_gather(gs, rcount, rdt, rbuf, rcount, rdt, 0, comm);
         return err != MPI_SUCCESS ? err : coll_bcast(rbuf, p * rcount, rdt, 0, comm);
     }
-    int *cd = malloc(sizeof(int) * 2 * (size_t)p);
+    int *cd = coll_uniform_counts(p, rcount);
     if (!cd)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < p; i++) {
-        cd[i] = rcount;
-        cd[p + i] = i * rcount;
-    }
     err = allgather_ring(rbuf, cd, cd + p, rdt, comm);
     free(cd);
     return err;

@@ -273,3 +273,15 @@ int coll_use_hier(MPI_Comm comm, coll_state_t *st)
     }
     return st->hier_state == 1;
 }
+
+int *coll_uniform_counts(int p, int count)
+{
+    int *cd = malloc(sizeof(int) * 2 * (size_t)p);
+    if (!cd)
+        return NULL;
+    for (int i = 0; i < p; i++) {
+        cd[i] = count;
+        cd[p + i] = i * count;
+    }
+    return cd;
+}
