@@ -96,6 +96,12 @@ enum {
 };
 
 /* ---- algorithms (internal entry points; arguments already checked) ---- */
+/* Argument checks shared by the blocking and nonblocking forms: the MPI_ERR_*
+ * class to report, or MPI_SUCCESS. root < 0 means an all-reduce (every rank
+ * receives). */
+int coll_check_bcast_args(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
+int coll_check_reduce_args(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, int root, MPI_Comm comm);
 int coll_barrier(MPI_Comm comm);
 int coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm);
 int coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,

@@ -188,21 +188,27 @@ static inline int hdr_matches(const locus_req_t *r, const locus_hdr_t *h)
            (r->tag == LOCUS_ANY || r->tag == h->tag);
 }
 
+/* Takes r out of the posted-receive queue (matching and cancel share it). */
+static void posted_unlink(locus_core_t *c, locus_req_t *r)
+{
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        c->posted_head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    else
+        c->posted_tail = r->prev;
+    r->next = r->prev = NULL;
+    r->posted = 0;
+}
+
 static locus_req_t *posted_take(locus_core_t *c, const locus_hdr_t *h)
 {
     for (locus_req_t *r = c->posted_head; r; r = r->next) {
         if (!hdr_matches(r, h))
             continue;
-        if (r->prev)
-            r->prev->next = r->next;
-        else
-            c->posted_head = r->next;
-        if (r->next)
-            r->next->prev = r->prev;
-        else
-            c->posted_tail = r->prev;
-        r->next = r->prev = NULL;
-        r->posted = 0;
+        posted_unlink(c, r);
         return r;
     }
     return NULL;
@@ -440,16 +446,7 @@ int locus_core_cancel(locus_core_t *c, locus_req_t *r)
 {
     if (!r->posted)
         return 0;
-    if (r->prev)
-        r->prev->next = r->next;
-    else
-        c->posted_head = r->next;
-    if (r->next)
-        r->next->prev = r->prev;
-    else
-        c->posted_tail = r->prev;
-    r->next = r->prev = NULL;
-    r->posted = 0;
+    posted_unlink(c, r);
     r->st_cancelled = 1;
     locus_core_complete(c, r);
     return 1;

@@ -213,20 +213,26 @@ int coll_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
     return bcast_flat(buf, count, dt, root, comm, st);
 }
 
+int coll_check_bcast_args(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    int rc = locus_check_comm(comm);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_count(count);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_dtype(dt);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_root(comm, root);
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_buf(buf, count, dt);
+    return rc;
+}
+
 LOCUS_PMPI_WEAK(Bcast)
 int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     static const char fn[] = "MPI_Bcast";
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_count(count);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_root(comm, root);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(buffer, count, datatype);
+    int rc = coll_check_bcast_args(buffer, count, datatype, root, comm);
     if (rc == MPI_SUCCESS)
         rc = coll_bcast(buffer, count, datatype, root, comm);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);

@@ -156,15 +156,7 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 {
     static const char fn[] = "MPI_Ibcast";
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_count(count);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_root(comm, root);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(buffer, count, datatype);
+    int rc = coll_check_bcast_args(buffer, count, datatype, root, comm);
     if (rc == MPI_SUCCESS && !request)
         rc = MPI_ERR_ARG;
     if (rc != MPI_SUCCESS)
@@ -223,19 +215,7 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 {
     static const char fn[] = "MPI_Iallreduce";
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_count(count);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS)
-        rc = locus_op_check(op, datatype);
-    if (rc == MPI_SUCCESS && sendbuf != MPI_IN_PLACE)
-        rc = locus_check_buf(sendbuf, count, datatype);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(recvbuf, count, datatype);
-    if (rc == MPI_SUCCESS && count > 0 && sendbuf == recvbuf)
-        rc = MPI_ERR_BUFFER;
+    int rc = coll_check_reduce_args(sendbuf, recvbuf, count, datatype, op, -1, comm);
     if (rc == MPI_SUCCESS && !request)
         rc = MPI_ERR_ARG;
     if (rc != MPI_SUCCESS)

@@ -275,8 +275,8 @@ out:
     return err;
 }
 
-static int reduce_check(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                        int root, MPI_Comm comm)
+int coll_check_reduce_args(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                           MPI_Op op, int root, MPI_Comm comm)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
@@ -307,7 +307,7 @@ int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     if (rc == MPI_SUCCESS)
         rc = locus_check_root(comm, root);
     if (rc == MPI_SUCCESS)
-        rc = reduce_check(sendbuf, recvbuf, count, datatype, op, root, comm);
+        rc = coll_check_reduce_args(sendbuf, recvbuf, count, datatype, op, root, comm);
     if (rc == MPI_SUCCESS && sendbuf == MPI_IN_PLACE && comm->rank != root)
         rc = MPI_ERR_BUFFER;
     if (rc == MPI_SUCCESS)
@@ -379,7 +379,7 @@ int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 {
     static const char fn[] = "MPI_Allreduce";
     LOCUS_CHECK_INIT(fn);
-    int rc = reduce_check(sendbuf, recvbuf, count, datatype, op, -1, comm);
+    int rc = coll_check_reduce_args(sendbuf, recvbuf, count, datatype, op, -1, comm);
     if (rc == MPI_SUCCESS)
         rc = coll_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
