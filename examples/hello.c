@@ -1,7 +1,9 @@
 /* hello: every rank says where it runs — the CPUs it is really bound to (read
  * back from the kernel) and the NIC/GPU the launcher chose for it — then all
  * ranks agree on a sum. Build: mpicc hello.c -o hello; run: locusrun -n 2 ./hello */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -30,6 +30,10 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
     const char *y = locus_tunable_str("LOCUS_YIELD");
     c->local_size = local_size;
     c->node_ncpus = locus_core_node_ncpus(&c->node_ncpus_from);
+    /* Like Open MPI's yield_when_idle, decided per node: only when the
+     * node's ranks outnumber the CPUs they may run on together (one rank
+     * bound per core does not share); an unknown count counts as sharing. */
+    c->oversubscribed = c->node_ncpus <= 0 || local_size > c->node_ncpus;
     if (strcmp(y, "always") == 0) {
         c->yield = 1;
         c->yield_why = "LOCUS_YIELD=always";
@@ -37,11 +41,7 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
         c->yield = 0;
         c->yield_why = "LOCUS_YIELD=never";
     } else if (strcmp(y, "auto") == 0) {
-        /* Like Open MPI's yield_when_idle, decided per node: only when the
-         * node's ranks outnumber the CPUs they may run on together (one
-         * rank bound per core does not share); an unknown count counts
-         * as sharing. */
-        c->yield = c->node_ncpus <= 0 || local_size > c->node_ncpus;
+        c->yield = c->oversubscribed;
         c->yield_why = c->yield ? "oversubscribed" : "not oversubscribed";
     } else {
         snprintf(err, errlen, "LOCUS_YIELD=%s: expected auto, always or never", y);
@@ -90,8 +90,9 @@ locus_req_t *locus_core_req_get(locus_core_t *c)
 
 void locus_core_req_put(locus_core_t *c, locus_req_t *r)
 {
-    if (r->on_stack)
-        return;
+    if (r->comm && c->owner_release)
+        c->owner_release(r->comm);
+    r->comm = NULL;
     r->kind = 0;
     r->next = c->req_free;
     c->req_free = r;

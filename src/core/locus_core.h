@@ -19,8 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "locus_transport.h"
 #include "locus_dtype.h"
+#include "locus_err.h"
+#include "locus_transport.h"
 
 #define LOCUS_ANY (-1)          /* wildcard source / tag in locus_core_irecv */
 
@@ -42,19 +43,12 @@ typedef struct {
 
 enum { LOCUS_REQ_SEND = 1, LOCUS_REQ_RECV, LOCUS_REQ_GEN, LOCUS_REQ_CTRL };
 
-/* Values of st_error set by the core; they equal the MPI error classes
- * (mpi.h is not included here; the API layer asserts the equality). */
-#define LOCUS_CORE_ERR_TRUNCATE 14
-#define LOCUS_CORE_ERR_NO_MEM   21
-#define LOCUS_CORE_ERR_OTHER    15
-
 typedef struct locus_req locus_req_t;
 struct locus_req {
     locus_req_t *next, *prev;   /* posted queue / pending sends / free list */
     uint8_t kind;
     volatile uint8_t done;
     uint8_t freed;              /* released by the user: recycle when done */
-    uint8_t on_stack;           /* a blocking call's request: never recycled */
     uint8_t tp_busy;            /* send: the transport still owns the buffer */
     uint8_t ack_wait;           /* ssend: waiting for the receiver's ack */
     uint8_t queued;             /* send: in a peer's pending queue */
@@ -72,12 +66,13 @@ struct locus_req {
     size_t len;                 /* send: bytes; recv: capacity in bytes */
     void *ubuf;                 /* non-contiguous recv: unpack here... */
     size_t ucount;              /* ...ucount elements of udt */
-    locus_dtype_t *udt;
+    locus_dtype_t *udt;         /* held (a reference) until the receive completes */
     void *tmp;                  /* owned buffer, freed on completion */
-    /* completion status */
+    /* completion status (st_error: a LOCUS_ERR_* code) */
     int st_source, st_tag, st_error, st_cancelled;
     size_t st_bytes;
-    void *comm;                 /* owner (the API layer's MPI_Comm) */
+    void *comm;                 /* owner (the API layer's communicator), or NULL;
+                                   see locus_core_t.owner_release */
     /* generalized request */
     int (*poll)(void *state);
     void *state;
@@ -120,6 +115,9 @@ typedef struct {
     locus_req_t *gen_head;      /* active generalized requests */
     void **slabs;               /* request slabs, freed at finalize */
     int nslabs, capslabs;
+    /* The node's resources, decided once here and passed down to the
+     * transports (locus_tp_init_t) and the collectives. */
+    int oversubscribed;         /* the node's ranks outnumber the CPUs they may use */
     int yield;                  /* back off with sched_yield when idle */
     const char *yield_why;      /* "oversubscribed", "LOCUS_YIELD=never", ... */
     int local_size;             /* ranks on this node */
@@ -129,15 +127,20 @@ typedef struct {
     long idle;
     int fatal;                  /* a transport failed */
     char fatal_msg[200];
+    /* Called when a request that names an owner (r->comm) is recycled, so
+     * the layer above can drop the reference the request held. */
+    void (*owner_release)(void *owner);
 } locus_core_t;
 
 /* Upcalls to register with every transport (core pointer: the locus_core_t). */
 extern const locus_tp_upcalls_t locus_core_upcalls;
 
 /*
- * Sets up the core for world rank/size. local_size: ranks on this node
- * (decides, with the node's CPU count from locus_core_node_ncpus and
- * LOCUS_YIELD, whether idle polling yields; c->yield_why says why). Returns 0, or -1 with a reason in err.
+ * Sets up the core for world rank/size. local_size: ranks on this node.
+ * Makes the node-resource decision: c->oversubscribed (the node's ranks
+ * outnumber the CPUs locus_core_node_ncpus finds) and c->yield (idle
+ * polling yields: by that, unless LOCUS_YIELD says always/never;
+ * c->yield_why says why). Returns 0, or -1 with a reason in err.
  */
 int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
                     char *err, size_t errlen);
@@ -169,6 +172,14 @@ long locus_core_settle(locus_core_t *c);
 locus_req_t *locus_core_req_get(locus_core_t *c);
 /* Recycles a request (must be complete or never started). */
 void locus_core_req_put(locus_core_t *c, locus_req_t *r);
+/*
+ * Gives up on a request whose wait failed (or that its owner no longer
+ * wants): a posted receive leaves the posted queue, a queued send its
+ * peer's queue, and the request is recycled now; one a transport still
+ * owns (or an unacknowledged synchronous send) is recycled when that ends.
+ * The caller must not touch r afterwards.
+ */
+void locus_core_abandon(locus_core_t *c, locus_req_t *r);
 
 /*
  * Starts a send prepared in r (kind, world, hdr, hdrlen, sbuf, len; for
@@ -179,7 +190,9 @@ void locus_core_req_put(locus_core_t *c, locus_req_t *r);
 int locus_core_isend(locus_core_t *c, locus_req_t *r);
 
 /* Starts a receive prepared in r (ctx, rank, tag, rbuf, len, optionally
- * ubuf/ucount/udt): matches the unexpected queue or posts it. */
+ * ubuf/ucount/udt): matches the unexpected queue or posts it. A udt is
+ * retained until the receive completes, so the caller may free its own
+ * reference at once (MPI_Type_free while a receive is pending). */
 void locus_core_irecv(locus_core_t *c, locus_req_t *r);
 
 /* Looks for an unexpected message matching (ctx, rank, tag) without

@@ -33,6 +33,10 @@ void locus_core_complete(locus_core_t *c, locus_req_t *r)
         free(r->tmp);
         r->tmp = NULL;
     }
+    if (r->udt) {
+        locus_dtype_release(r->udt);
+        r->udt = NULL;
+    }
     r->done = 1;
     if (r->freed)
         locus_core_req_put(c, r);
@@ -85,7 +89,7 @@ int locus_core_isend(locus_core_t *c, locus_req_t *r)
         r->tp_busy = 0;
         if (rc < 0) {
             fatal(c, "transport send failed");
-            r->st_error = LOCUS_CORE_ERR_OTHER;
+            r->st_error = LOCUS_ERR_OTHER;
             r->ack_wait = 0;
             locus_core_complete(c, r);
             return 0;
@@ -128,7 +132,7 @@ int locus_core_flush(locus_core_t *c)
                 fatal(c, "transport send failed");
                 r->tp_busy = 0;
                 r->ack_wait = 0;
-                r->st_error = LOCUS_CORE_ERR_OTHER;
+                r->st_error = LOCUS_ERR_OTHER;
                 locus_core_complete(c, r);
             }
         }
@@ -156,7 +160,7 @@ long locus_core_settle(locus_core_t *c)
             p->pq_head = r->next;
             r->queued = 0;
             r->ack_wait = 0;
-            r->st_error = LOCUS_CORE_ERR_OTHER;
+            r->st_error = LOCUS_ERR_OTHER;
             locus_core_complete(c, r);
         }
         p->pq_tail = NULL;
@@ -219,7 +223,7 @@ static void recv_status(locus_req_t *r, const locus_hdr_t *h, size_t len)
     r->st_source = h->src;
     r->st_tag = h->tag;
     r->st_bytes = len <= r->len ? len : r->len;
-    r->st_error = len > r->len ? LOCUS_CORE_ERR_TRUNCATE : 0;
+    r->st_error = len > r->len ? LOCUS_ERR_TRUNCATE : 0;
 }
 
 /* Eager data into a matched receive; completes it. */
@@ -246,7 +250,7 @@ static void rndv_start(locus_core_t *c, locus_req_t *r, const locus_hdr_t *h, in
         if (!r->tmp) {
             /* Still drain the message (truncated to nothing) to keep the
              * transport's state consistent. */
-            r->st_error = LOCUS_CORE_ERR_NO_MEM;
+            r->st_error = LOCUS_ERR_NO_MEM;
             r->st_bytes = 0;
         }
         dst = r->tmp;
@@ -406,6 +410,8 @@ const locus_tp_upcalls_t locus_core_upcalls = {
 void locus_core_irecv(locus_core_t *c, locus_req_t *r)
 {
     r->kind = LOCUS_REQ_RECV;
+    if (r->udt)
+        locus_dtype_retain(r->udt);
     for (locus_umsg_t *u = c->unexp_head; u; u = u->next) {
         if (!hdr_matches(r, &u->hdr))
             continue;
@@ -450,4 +456,44 @@ int locus_core_cancel(locus_core_t *c, locus_req_t *r)
     r->st_cancelled = 1;
     locus_core_complete(c, r);
     return 1;
+}
+
+/* Takes a queued send out of its peer's queue (singly linked, in order). */
+static void pend_unlink(locus_core_t *c, locus_req_t *r)
+{
+    locus_peer_t *p = &c->peers[r->world];
+    locus_req_t *prev = NULL;
+    for (locus_req_t *q = p->pq_head; q; prev = q, q = q->next) {
+        if (q != r)
+            continue;
+        if (prev)
+            prev->next = q->next;
+        else
+            p->pq_head = q->next;
+        if (p->pq_tail == q)
+            p->pq_tail = prev;
+        break;
+    }
+    r->next = NULL;
+    r->queued = 0;
+}
+
+void locus_core_abandon(locus_core_t *c, locus_req_t *r)
+{
+    r->freed = 1;
+    if (r->done) {
+        locus_core_req_put(c, r);
+        return;
+    }
+    if (r->posted)
+        posted_unlink(c, r);
+    else if (r->queued)
+        pend_unlink(c, r);
+    /* A transport still holding the buffer calls send_done() later; an
+     * acknowledgement still names the request: both find it then. */
+    if (r->tp_busy || r->ack_wait)
+        return;
+    if (!r->st_error)
+        r->st_error = LOCUS_ERR_OTHER;
+    locus_core_complete(c, r);
 }

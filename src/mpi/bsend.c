@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
 struct locus_bblk {
     locus_bblk_t *next;         /* by offset */
@@ -57,29 +57,14 @@ static locus_bblk_t *block_alloc(size_t n)
     }
 }
 
-static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request, const char *fn)
+/* Copies the message into the attached buffer and starts its send. */
+static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                       MPI_Comm comm)
 {
-    LOCUS_CHECK_INIT(fn);
-    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
-    if (err != MPI_SUCCESS)
-        return locus_mpi_err(comm, err, fn);
-    if (request) {
-        /* The data is copied before we return: the request is complete. */
-        locus_req_t *r = locus_core_req_get(locus_core());
-        if (!r)
-            return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
-        r->kind = LOCUS_REQ_SEND;
-        r->comm = comm;
-        r->done = 1;
-        *request = r;
-    }
-    if (dest == MPI_PROC_NULL)
-        return MPI_SUCCESS;
     size_t len = (size_t)count * locus_dtype_size(dt);
     locus_req_t *sr = locus_core_req_get(locus_core());
     if (!sr)
-        return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
+        return MPI_ERR_NO_MEM;
     locus_bblk_t *b = block_alloc(len);
     if (!b) {
         locus_core_progress(locus_core()); /* maybe an older one just finished */
@@ -87,16 +72,40 @@ static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
     }
     if (!b) {
         locus_core_req_put(locus_core(), sr);
-        return locus_mpi_err(comm, MPI_ERR_BUFFER, fn);
+        return MPI_ERR_BUFFER;
     }
     b->req = sr;
     char *copy = locus_mpi.bbuf + b->off;
     if (len)
         locus_dtype_pack(buf, (size_t)count, dt, 0, copy, len);
-    err = locus_p2p_isend(copy, (int)len, MPI_BYTE, dest, tag, comm, comm->ctx_p2p, 0, b->req);
-    if (err != MPI_SUCCESS) {
-        b->req->done = 1;
+    int err = locus_p2p_isend(copy, len, MPI_BYTE, dest, tag, comm, comm->ctx_p2p, 0, b->req);
+    if (err != MPI_SUCCESS)
+        b->req->done = 1;   /* reclaimed with its block */
+    return err;
+}
+
+static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
+    if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, fn);
+    if (dest != MPI_PROC_NULL) {
+        err = bsend_start(buf, count, dt, dest, tag, comm);
+        if (err != MPI_SUCCESS)
+            return locus_mpi_err(comm, err, fn);
+    }
+    if (request) {
+        /* The data was copied: the user's request is complete at once. */
+        locus_req_t *r = locus_core_req_get(locus_core());
+        if (!r)
+            return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
+        r->kind = LOCUS_REQ_SEND;
+        r->comm = comm;
+        locus_comm_retain(comm);
+        r->done = 1;
+        *request = r;
     }
     return MPI_SUCCESS;
 }

@@ -1,164 +1,164 @@
 /*
- * Communicators: construction (with node-locality tables), context-id
- * agreement, dup/split/split_type/create/free/compare and attributes.
+ * Communicators: construction (with node-locality tables), lifetime
+ * (reference counts), context-id agreement, dup/split/split_type/create/
+ * free/compare, names and attributes.
  *
- * Context ids come in pairs (2i for point-to-point, 2i+1 for collectives).
- * A new communicator's pair is the lowest one free on every member of the
- * parent, found by an AND of the members' free masks; disjoint children of
- * one split may share a pair since they never exchange messages.
+ * Context ids come in pairs (even: point-to-point, odd: collectives) and
+ * are never reused within a process: each process keeps the lowest id it
+ * may still use, and a new communicator takes the highest such id among
+ * the parent's members, which all then move past it. So a message still in
+ * flight on a freed communicator can never match a receive on a later one.
+ * Disjoint children of one split may share a pair since they never
+ * exchange messages.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
 struct locus_comm locus_mpi_comm_world, locus_mpi_comm_self;
 
-enum { TAG_MGMT_GATHER = LOCUS_TAG_RESERVED + 1, TAG_MGMT_BCAST };
+#define CTX_LIMIT 0xfffffff0u
 
-int locus_comm_init(struct locus_comm *c, int size, int rank, const int *world_of,
-                    uint32_t pair)
+/* Node layout of the members, in ranks of the communicator. */
+static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
 {
-    memset(c, 0, sizeof *c);
-    if (size < 1 || rank < 0 || rank >= size)
-        return MPI_ERR_INTERN;
-    c->size = size;
-    c->rank = rank;
-    c->ctx_p2p = 2 * pair;
-    c->ctx_coll = 2 * pair + 1;
-    c->errh = MPI_ERRORS_ARE_FATAL;
-    c->node_comm = c->leader_comm = MPI_COMM_NULL;
-    c->world_of = malloc((size_t)size * sizeof *c->world_of);
-    c->node_of = malloc((size_t)size * sizeof *c->node_of);
+    int size = cc->size, rank = cc->rank;
     int nn = locus_mpi.boot.nnodes > 0 ? locus_mpi.boot.nnodes : 1;
     int *wnode_to_comm = calloc((size_t)nn, sizeof *wnode_to_comm); /* node + 1 */
-    c->leaders = malloc((size_t)(size < nn ? size : nn) * sizeof *c->leaders);
-    if (!c->world_of || !c->node_of || !wnode_to_comm || !c->leaders) {
+    cc->node_of = malloc((size_t)size * sizeof *cc->node_of);
+    cc->leaders = malloc((size_t)(size < nn ? size : nn) * sizeof *cc->leaders);
+    if (!wnode_to_comm || !cc->node_of || !cc->leaders) {
         free(wnode_to_comm);
-        locus_comm_release(c);
         return MPI_ERR_NO_MEM;
     }
-    memcpy(c->world_of, world_of, (size_t)size * sizeof *world_of);
     for (int r = 0; r < size; r++) {
         int wn = locus_mpi.boot.node_of ? locus_mpi.boot.node_of[world_of[r]] : 0;
         if (wn < 0 || wn >= nn)
             wn = 0;
         if (wnode_to_comm[wn] == 0) {
-            c->leaders[c->num_nodes++] = r;
-            wnode_to_comm[wn] = c->num_nodes;
+            cc->leaders[cc->num_nodes++] = r;
+            wnode_to_comm[wn] = cc->num_nodes;
         }
-        c->node_of[r] = wnode_to_comm[wn] - 1;
+        cc->node_of[r] = wnode_to_comm[wn] - 1;
     }
     free(wnode_to_comm);
-    c->node_index = c->node_of[rank];
-    c->is_leader = c->leaders[c->node_index] == rank;
+    cc->node_index = cc->node_of[rank];
     for (int r = 0; r < size; r++)
-        c->local_size += c->node_of[r] == c->node_index;
-    c->local_ranks = malloc((size_t)c->local_size * sizeof *c->local_ranks);
-    if (!c->local_ranks) {
-        locus_comm_release(c);
+        cc->local_size += cc->node_of[r] == cc->node_index;
+    cc->local_ranks = malloc((size_t)cc->local_size * sizeof *cc->local_ranks);
+    if (!cc->local_ranks)
         return MPI_ERR_NO_MEM;
-    }
     int k = 0;
     for (int r = 0; r < size; r++) {
-        if (c->node_of[r] == c->node_index) {
+        if (cc->node_of[r] == cc->node_index) {
             if (r == rank)
-                c->local_rank = k;
-            c->local_ranks[k++] = r;
+                cc->local_rank = k;
+            cc->local_ranks[k++] = r;
         }
     }
+    return MPI_SUCCESS;
+}
+
+/* Frees what locus_comm_init allocated. */
+static void comm_teardown(locus_comm_t *c)
+{
+    locus_coll_comm_release(&c->coll);
+    free(c->world_of);
+    free(c->coll.node_of);
+    free(c->coll.leaders);
+    free(c->coll.local_ranks);
+    c->world_of = c->coll.node_of = c->coll.leaders = c->coll.local_ranks = NULL;
+    c->magic = 0;
+}
+
+int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx)
+{
+    memset(c, 0, sizeof *c);
+    if (size < 1 || rank < 0 || rank >= size)
+        return MPI_ERR_INTERN;
+    c->refs = 1;
+    c->coll.p2p = &locus_coll_p2p;
+    c->coll.size = size;
+    c->coll.rank = rank;
+    c->coll.id = ctx + 1;
+    c->coll.yield = locus_mpi.core.yield;
+    c->ctx_p2p = ctx;
+    c->ctx_coll = ctx + 1;
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    c->world_of = malloc((size_t)size * sizeof *c->world_of);
+    int err = c->world_of ? comm_nodes(&c->coll, world_of) : MPI_ERR_NO_MEM;
+    if (err != MPI_SUCCESS) {
+        comm_teardown(c);
+        return err;
+    }
+    memcpy(c->world_of, world_of, (size_t)size * sizeof *world_of);
     c->magic = LOCUS_COMM_MAGIC;
     return MPI_SUCCESS;
 }
 
-void locus_comm_release(struct locus_comm *c)
+void locus_comm_retain(locus_comm_t *c)
 {
-    if (c->coll_data && c->coll_data_free)
-        c->coll_data_free(c->coll_data);
-    if (c->node_comm != MPI_COMM_NULL && c->node_comm)
-        PMPI_Comm_free(&c->node_comm);
-    if (c->leader_comm != MPI_COMM_NULL && c->leader_comm)
-        PMPI_Comm_free(&c->leader_comm);
-    if (c->ctx_p2p >= 4) {
-        uint32_t pair = c->ctx_p2p / 2;
-        locus_mpi.ctx_used[pair / 64] &= ~(1ull << (pair % 64));
-    }
-    free(c->world_of);
-    free(c->node_of);
-    free(c->leaders);
-    free(c->local_ranks);
-    c->world_of = c->node_of = c->leaders = c->local_ranks = NULL;
-    c->coll_data = NULL;
-    c->magic = 0;
+    c->refs++;
 }
 
-/* Allgather of n bytes per member through rank 0, on the parent's
- * collective context (tags reserved for communicator management). */
-static int mgmt_allgather(MPI_Comm comm, const void *mine, int n, void *all)
+void locus_comm_release(locus_comm_t *c)
 {
-    char *a = all;
-    int err = MPI_SUCCESS;
-    if (comm->rank == 0) {
-        memcpy(a, mine, (size_t)n);
-        for (int r = 1; r < comm->size && !err; r++)
-            err = locus_coll_recv(a + (size_t)r * n, n, MPI_BYTE, r, TAG_MGMT_GATHER, comm,
-                                  NULL);
-        for (int r = 1; r < comm->size && !err; r++)
-            err = locus_coll_send(a, n * comm->size, MPI_BYTE, r, TAG_MGMT_BCAST, comm);
-    } else {
-        err = locus_coll_send(mine, n, MPI_BYTE, 0, TAG_MGMT_GATHER, comm);
-        if (!err)
-            err = locus_coll_recv(a, n * comm->size, MPI_BYTE, 0, TAG_MGMT_BCAST, comm, NULL);
+    if (--c->refs > 0)
+        return;
+    comm_teardown(c);
+    /* The struct is kept (its magic cleared) and reused, so a stale handle
+     * is caught as MPI_ERR_COMM instead of touching freed memory. The
+     * predefined ones are static. */
+    if (!c->predefined) {
+        c->pool_next = locus_mpi.comm_pool;
+        locus_mpi.comm_pool = c;
     }
-    return err;
 }
 
-/* Agrees on a context pair free on every member of parent; *pair. */
-static int ctx_agree(MPI_Comm parent, uint32_t *pair)
+/* Agrees with the members of parent on a new context pair: the highest id
+ * any of them may still use. Collective over parent. */
+static int ctx_agree(MPI_Comm parent, uint32_t *ctx)
 {
-    uint64_t *all = malloc((size_t)parent->size * sizeof locus_mpi.ctx_used);
-    if (!all)
-        return MPI_ERR_NO_MEM;
-    int err = mgmt_allgather(parent, locus_mpi.ctx_used, (int)sizeof locus_mpi.ctx_used, all);
-    if (err) {
-        free(all);
+    uint32_t mine = locus_mpi.next_ctx, all = 0;
+    int err = locus_coll_allreduce(&mine, &all, 1, locus_dtype_basic(LOCUS_EL_UINT32),
+                                   locus_op_predefined(LOCUS_OP_MAX), &parent->coll);
+    if (err != MPI_SUCCESS)
         return err;
+    if (all >= CTX_LIMIT) {
+        snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+                 "context ids exhausted after %u communicators", all / 2);
+        return MPI_ERR_INTERN;
     }
-    err = MPI_ERR_INTERN; /* every pair taken */
-    for (int w = 0; w < LOCUS_CTX_WORDS && err; w++) {
-        uint64_t used = 0;
-        for (int r = 0; r < parent->size; r++)
-            used |= all[(size_t)r * LOCUS_CTX_WORDS + w];
-        if (~used) {
-            int bit = __builtin_ctzll(~used);
-            *pair = (uint32_t)(w * 64 + bit);
-            locus_mpi.ctx_used[w] |= 1ull << bit;
-            err = MPI_SUCCESS;
-        }
-    }
-    free(all);
-    return err;
+    *ctx = all;
+    locus_mpi.next_ctx = all + 2;
+    return MPI_SUCCESS;
 }
 
-/* Makes a communicator of the given members (world ranks) and pair; my
- * rank among them is `rank`. */
-static int comm_new(int size, int rank, const int *world_of, uint32_t pair, MPI_Comm *out)
+/* A communicator struct from the pool (or new), set up for the members. */
+static int comm_new(int size, int rank, const int *world_of, uint32_t ctx, MPI_Comm parent,
+                    MPI_Comm *out)
 {
-    /* Freed communicators are kept (magic cleared) and reused, so a stale
-     * handle is caught as MPI_ERR_COMM instead of touching freed memory. */
-    MPI_Comm c = locus_mpi.comm_pool;
+    locus_comm_t *c = locus_mpi.comm_pool;
     if (c)
-        locus_mpi.comm_pool = c->coll_data;
+        locus_mpi.comm_pool = c->pool_next;
     else if (!(c = malloc(sizeof *c)))
         return MPI_ERR_NO_MEM;
-    int err = locus_comm_init(c, size, rank, world_of, pair);
+    int err = locus_comm_init(c, size, rank, world_of, ctx);
     if (err) {
-        c->coll_data = locus_mpi.comm_pool;
+        c->pool_next = locus_mpi.comm_pool;
         locus_mpi.comm_pool = c;
         return err;
     }
+    c->errh = parent->errh;
     *out = c;
     return MPI_SUCCESS;
+}
+
+int locus_comm_valid(MPI_Comm comm)
+{
+    return comm && comm->magic == LOCUS_COMM_MAGIC;
 }
 
 LOCUS_PMPI_WEAK(Comm_rank)
@@ -169,7 +169,7 @@ int PMPI_Comm_rank(MPI_Comm comm, int *rank)
         return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_rank");
     if (!rank)
         return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_rank");
-    *rank = comm->rank;
+    *rank = comm->coll.rank;
     return MPI_SUCCESS;
 }
 
@@ -181,7 +181,7 @@ int PMPI_Comm_size(MPI_Comm comm, int *size)
         return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_size");
     if (!size)
         return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_size");
-    *size = comm->size;
+    *size = comm->coll.size;
     return MPI_SUCCESS;
 }
 
@@ -193,14 +193,11 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_dup");
     if (!newcomm)
         return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_dup");
-    uint32_t pair;
-    int err = ctx_agree(comm, &pair);
+    uint32_t ctx;
+    int err = ctx_agree(comm, &ctx);
     if (!err)
-        err = comm_new(comm->size, comm->rank, comm->world_of, pair, newcomm);
-    if (err)
-        return locus_mpi_err(comm, err, "MPI_Comm_dup");
-    (*newcomm)->errh = comm->errh;
-    return MPI_SUCCESS;
+        err = comm_new(comm->coll.size, comm->coll.rank, comm->world_of, ctx, comm, newcomm);
+    return err ? locus_mpi_err(comm, err, "MPI_Comm_dup") : MPI_SUCCESS;
 }
 
 typedef struct {
@@ -215,39 +212,33 @@ static int split_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-static int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+int locus_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    split_ent_t mine = { color, key, comm->rank };
-    split_ent_t *all = malloc((size_t)comm->size * sizeof *all);
-    int *world = malloc((size_t)comm->size * sizeof *world);
-    if (!all || !world) {
-        free(all);
-        free(world);
-        return MPI_ERR_NO_MEM;
-    }
-    uint32_t pair;
-    int err = mgmt_allgather(comm, &mine, (int)sizeof mine, all);
+    int p = comm->coll.size;
+    split_ent_t mine = { color, key, comm->coll.rank };
+    split_ent_t *all = malloc((size_t)p * sizeof *all);
+    int *world = malloc((size_t)p * sizeof *world);
+    locus_dtype_t *ints = locus_dtype_basic(LOCUS_EL_INT);
+    int err = all && world ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (!err)
-        err = ctx_agree(comm, &pair);
+        err = locus_coll_allgather(&mine, 3, ints, all, 3, ints, &comm->coll);
+    uint32_t ctx;
+    if (!err)
+        err = ctx_agree(comm, &ctx);
     *newcomm = MPI_COMM_NULL;
     if (!err && color != MPI_UNDEFINED) {
         int n = 0;
-        for (int r = 0; r < comm->size; r++)
+        for (int r = 0; r < p; r++)
             if (all[r].color == color)
                 all[n++] = all[r];
         qsort(all, (size_t)n, sizeof *all, split_cmp);
         int me = 0;
         for (int i = 0; i < n; i++) {
             world[i] = comm->world_of[all[i].rank];
-            if (all[i].rank == comm->rank)
+            if (all[i].rank == comm->coll.rank)
                 me = i;
         }
-        err = comm_new(n, me, world, pair, newcomm);
-        if (!err)
-            (*newcomm)->errh = comm->errh;
-    } else if (!err) {
-        /* Not a member: the pair stays free here. */
-        locus_mpi.ctx_used[pair / 64] &= ~(1ull << (pair % 64));
+        err = comm_new(n, me, world, ctx, comm, newcomm);
     }
     free(all);
     free(world);
@@ -262,7 +253,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_split");
     if (!newcomm || (color < 0 && color != MPI_UNDEFINED))
         return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split");
-    int err = comm_split(comm, color, key, newcomm);
+    int err = locus_comm_split(comm, color, key, newcomm);
     return err ? locus_mpi_err(comm, err, "MPI_Comm_split") : MPI_SUCCESS;
 }
 
@@ -276,8 +267,8 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
         return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_split_type");
     if (!newcomm || (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED))
         return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split_type");
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : comm->node_index;
-    int err = comm_split(comm, color, key, newcomm);
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : comm->coll.node_index;
+    int err = locus_comm_split(comm, color, key, newcomm);
     return err ? locus_mpi_err(comm, err, "MPI_Comm_split_type") : MPI_SUCCESS;
 }
 
@@ -294,21 +285,16 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     /* Every member of the group must belong to comm. */
     for (int i = 0; i < group->size; i++) {
         int found = 0;
-        for (int r = 0; r < comm->size && !found; r++)
+        for (int r = 0; r < comm->coll.size && !found; r++)
             found = comm->world_of[r] == group->world_of[i];
         if (!found)
             return locus_mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
     }
-    uint32_t pair;
-    int err = ctx_agree(comm, &pair);
+    uint32_t ctx;
+    int err = ctx_agree(comm, &ctx);
     *newcomm = MPI_COMM_NULL;
-    if (!err && group->rank != MPI_UNDEFINED) {
-        err = comm_new(group->size, group->rank, group->world_of, pair, newcomm);
-        if (!err)
-            (*newcomm)->errh = comm->errh;
-    } else if (!err) {
-        locus_mpi.ctx_used[pair / 64] &= ~(1ull << (pair % 64));
-    }
+    if (!err && group->rank != MPI_UNDEFINED)
+        err = comm_new(group->size, group->rank, group->world_of, ctx, comm, newcomm);
     return err ? locus_mpi_err(comm, err, "MPI_Comm_create") : MPI_SUCCESS;
 }
 
@@ -316,11 +302,14 @@ LOCUS_PMPI_WEAK(Comm_free)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_free");
-    if (!comm || !locus_comm_valid(*comm) || (*comm)->predefined)
-        return locus_mpi_err(comm ? *comm : MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_free");
+    if (!comm)
+        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free");
+    if (!locus_comm_valid(*comm) || (*comm)->predefined)
+        return locus_mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free");
+    /* The handle is invalid from now on; operations still pending on the
+     * communicator hold their own references and finish on it. */
+    (*comm)->magic = 0;
     locus_comm_release(*comm);
-    (*comm)->coll_data = locus_mpi.comm_pool; /* pool link while freed */
-    locus_mpi.comm_pool = *comm;
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -331,8 +320,6 @@ static int int_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* MPI_IDENT (same order) / MPI_SIMILAR (same set) / MPI_UNEQUAL of two
- * member lists. */
 int locus_members_compare(int n1, const int *w1, int n2, const int *w2)
 {
     if (n1 != n2)
@@ -364,7 +351,8 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    int r = locus_members_compare(comm1->size, comm1->world_of, comm2->size, comm2->world_of);
+    int r = locus_members_compare(comm1->coll.size, comm1->world_of, comm2->coll.size,
+                                  comm2->world_of);
     *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
     return MPI_SUCCESS;
 }
@@ -430,21 +418,4 @@ LOCUS_PMPI_WEAK(Attr_get)
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
-}
-
-int locus_comm_hier(MPI_Comm comm, MPI_Comm *node_comm, MPI_Comm *leader_comm)
-{
-    if (comm->node_comm == MPI_COMM_NULL) {
-        int err = comm_split(comm, comm->node_index, comm->rank, &comm->node_comm);
-        if (!err)
-            err = comm_split(comm, comm->is_leader ? 0 : MPI_UNDEFINED, comm->rank,
-                             &comm->leader_comm);
-        if (err)
-            return err;
-    }
-    if (node_comm)
-        *node_comm = comm->node_comm;
-    if (leader_comm)
-        *leader_comm = comm->leader_comm;
-    return MPI_SUCCESS;
 }

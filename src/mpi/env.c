@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "locus_tunables.h"
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
 locus_mpi_state_t locus_mpi;
 
@@ -42,6 +42,7 @@ static void transports_create(void)
         .kvs = locus_boot_kvs(b),
         .up = &locus_core_upcalls,
         .core = &locus_mpi.core,
+        .oversubscribed = locus_mpi.core.oversubscribed,
     };
     locus_tp_t *tp = NULL;
     if (locus_tp_self_create(&ti, &tp, err, sizeof err) != 0)
@@ -51,9 +52,37 @@ static void transports_create(void)
      * the job id; under Hydra that is the kvs name (every rank of the job
      * sees the same one), for a singleton single<pid>. */
     setenv("LOCUS_JOBID", b->jobid, 0);
+    /* LOCUS_TRANSPORTS: auto, or which of self, shm, tcp. self is always
+     * on (a rank's messages to itself) and the order of preference is
+     * fixed (self, shm, tcp: the core routes a peer to the first that
+     * reaches it); every rank decides alike, so the creations stay
+     * collective. auto: tcp only when the job spans nodes. */
+    const char *want = locus_tunable_str("LOCUS_TRANSPORTS");
+    int use_shm = 1, use_tcp = b->nnodes > 1;
+    if (strcmp(want, "auto") != 0) {
+        char list[128], *save = NULL;
+        use_shm = use_tcp = 0;
+        if (strlen(want) >= sizeof list || strspn(want, ",") == strlen(want)) {
+            snprintf(err, sizeof err, "LOCUS_TRANSPORTS=%.40s: expected auto or a list of "
+                     "self, shm, tcp", want);
+            init_fail(err);
+        }
+        strcpy(list, want);
+        for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+            if (strcmp(t, "shm") == 0) {
+                use_shm = 1;
+            } else if (strcmp(t, "tcp") == 0) {
+                use_tcp = 1;
+            } else if (strcmp(t, "self") != 0) {
+                snprintf(err, sizeof err, "LOCUS_TRANSPORTS=%s: unknown transport '%s' "
+                         "(expected auto or a list of self, shm, tcp)", want, t);
+                init_fail(err);
+            }
+        }
+    }
 #ifdef LOCUS_HAVE_SHM
     /* Collective over the job: every rank calls it, even alone on its node. */
-    if (!b->singleton) {
+    if (use_shm && !b->singleton) {
         tp = NULL;
         if (locus_tp_shm_create(&ti, &tp, err, sizeof err) != 0)
             init_fail(err);
@@ -61,6 +90,34 @@ static void transports_create(void)
             locus_core_add_tp(&locus_mpi.core, tp);
     }
 #endif
+#ifdef LOCUS_HAVE_TCP
+    if (use_tcp && !b->singleton) {
+        tp = NULL;
+        if (locus_tp_tcp_create(&ti, &tp, err, sizeof err) != 0)
+            init_fail(err);
+        locus_core_add_tp(&locus_mpi.core, tp);
+    }
+#endif
+    for (int p = 0; p < b->size; p++)
+        if (!locus_mpi.core.peers[p].tp) {
+            snprintf(err, sizeof err, "no transport reaches rank %d (LOCUS_TRANSPORTS=%s)", p,
+                     want);
+            init_fail(err);
+        }
+}
+
+/* Releases a predefined communicator at MPI_Finalize, whatever requests
+ * the program never completed still name it. */
+static void comm_finalize(MPI_Comm c)
+{
+    c->refs = 1;
+    locus_comm_release(c);
+}
+
+/* A request that held a communicator was recycled by the core. */
+static void comm_owner_release(void *owner)
+{
+    locus_comm_release(owner);
 }
 
 /* LOCUS_VERBOSE=1: one line per rank on stderr saying how it was set up,
@@ -81,8 +138,15 @@ static void verbose_report(void)
         int n = 0;
         for (int p = 0; p < c->size; p++)
             n += c->peers[p].tp == c->tps[t];
-        k += (size_t)snprintf(line + k, sizeof line - k, " %s %d peer%s,", c->tps[t]->ops->name,
-                              n, n == 1 ? "" : "s");
+        char how[160] = "";
+        if (c->tps[t]->ops->describe) {
+            how[0] = ' ';
+            how[1] = '[';
+            c->tps[t]->ops->describe(c->tps[t], how + 2, sizeof how - 3);
+            strcat(how, "]");
+        }
+        k += (size_t)snprintf(line + k, sizeof line - k, " %s %d peer%s%s,", c->tps[t]->ops->name,
+                              n, n == 1 ? "" : "s", how);
     }
     if (k < sizeof line)
         snprintf(line + k, sizeof line - k, " yield %s (%s; %d local ranks, %d CPUs from %s)\n",
@@ -113,16 +177,17 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     locus_mpi.hostname[sizeof locus_mpi.hostname - 1] = '\0';
     verbose_report();
 
+    locus_mpi.core.owner_release = comm_owner_release;
     int *all = malloc((size_t)b->size * sizeof *all);
     if (!all)
         init_fail("out of memory");
     for (int r = 0; r < b->size; r++)
         all[r] = r;
-    memset(locus_mpi.ctx_used, 0, sizeof locus_mpi.ctx_used);
-    locus_mpi.ctx_used[0] = 3; /* pairs 0 (WORLD) and 1 (SELF) */
+    /* Context ids 0/1 are WORLD's, 2/3 SELF's; the rest are agreed on. */
+    locus_mpi.next_ctx = 4;
     locus_mpi.state = 1;
     if (locus_comm_init(MPI_COMM_WORLD, b->size, b->rank, all, 0) != MPI_SUCCESS ||
-        locus_comm_init(MPI_COMM_SELF, 1, 0, &b->rank, 1) != MPI_SUCCESS)
+        locus_comm_init(MPI_COMM_SELF, 1, 0, &b->rank, 2) != MPI_SUCCESS)
         init_fail("out of memory");
     free(all);
     strcpy(MPI_COMM_WORLD->name, "MPI_COMM_WORLD");
@@ -211,13 +276,15 @@ int PMPI_Finalize(void)
                 locus_mpi.boot.rank, lost, lost == 1 ? " was" : "s were");
         fflush(stderr);
     }
+    /* The predefined communicators go first: their collective state holds
+     * sub-communicators, which return to the pool. */
+    comm_finalize(MPI_COMM_SELF);
+    comm_finalize(MPI_COMM_WORLD);
     locus_core_finalize(c);
-    locus_comm_release(MPI_COMM_SELF);
-    locus_comm_release(MPI_COMM_WORLD);
     while (locus_mpi.comm_pool) {
-        MPI_Comm c = locus_mpi.comm_pool;
-        locus_mpi.comm_pool = c->coll_data;
-        free(c);
+        MPI_Comm pc = locus_mpi.comm_pool;
+        locus_mpi.comm_pool = pc->pool_next;
+        free(pc);
     }
     locus_boot_finalize(&locus_mpi.boot);
     locus_mpi.state = 2;

@@ -2,11 +2,17 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
-_Static_assert(LOCUS_CORE_ERR_TRUNCATE == MPI_ERR_TRUNCATE, "core/MPI error classes");
-_Static_assert(LOCUS_CORE_ERR_NO_MEM == MPI_ERR_NO_MEM, "core/MPI error classes");
-_Static_assert(LOCUS_CORE_ERR_OTHER == MPI_ERR_OTHER, "core/MPI error classes");
+/* The layers below return LOCUS_ERR_* codes that travel up unchanged. */
+_Static_assert(LOCUS_ERR_BUFFER == MPI_ERR_BUFFER && LOCUS_ERR_COUNT == MPI_ERR_COUNT &&
+               LOCUS_ERR_TYPE == MPI_ERR_TYPE && LOCUS_ERR_TAG == MPI_ERR_TAG &&
+               LOCUS_ERR_COMM == MPI_ERR_COMM && LOCUS_ERR_RANK == MPI_ERR_RANK &&
+               LOCUS_ERR_ROOT == MPI_ERR_ROOT && LOCUS_ERR_OP == MPI_ERR_OP &&
+               LOCUS_ERR_ARG == MPI_ERR_ARG && LOCUS_ERR_TRUNCATE == MPI_ERR_TRUNCATE &&
+               LOCUS_ERR_OTHER == MPI_ERR_OTHER && LOCUS_ERR_INTERN == MPI_ERR_INTERN &&
+               LOCUS_ERR_NO_MEM == MPI_ERR_NO_MEM && LOCUS_SUCCESS == MPI_SUCCESS,
+               "layer error codes are MPI error classes");
 
 static const char *const err_text[MPI_ERR_LASTCODE + 1] = {
     [MPI_SUCCESS] = "MPI_SUCCESS: no error",
@@ -57,18 +63,15 @@ int PMPI_Error_class(int errorcode, int *errorclass)
     return MPI_SUCCESS;
 }
 
-int locus_comm_valid(MPI_Comm comm)
-{
-    return comm && comm->magic == LOCUS_COMM_MAGIC;
-}
-
 int locus_mpi_err(MPI_Comm comm, int errclass, const char *fn)
 {
     if (errclass == MPI_SUCCESS)
         return MPI_SUCCESS;
-    if (!locus_comm_valid(comm))
+    /* A communicator the user freed still has its handler while a pending
+     * operation holds it (the request's error goes there). */
+    if (!locus_comm_valid(comm) && !(comm && comm->refs > 0 && !comm->magic))
         comm = MPI_COMM_WORLD;
-    MPI_Errhandler h = locus_comm_valid(comm) ? comm->errh : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler h = comm->refs > 0 ? comm->errh : MPI_ERRORS_ARE_FATAL;
     if (h == MPI_ERRORS_RETURN) {
         locus_mpi.detail[0] = '\0';
         return errclass;
@@ -115,10 +118,11 @@ int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 LOCUS_PMPI_WEAK(Errhandler_free)
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    if (!errhandler)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free");
-    *errhandler = MPI_ERRHANDLER_NULL; /* the predefined handlers are never freed */
-    return MPI_SUCCESS;
+    LOCUS_CHECK_INIT("MPI_Errhandler_free");
+    (void)errhandler;
+    /* Only predefined handlers exist, and those (like MPI_ERRHANDLER_NULL)
+     * cannot be freed. */
+    return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free");
 }
 
 int locus_check_comm(MPI_Comm comm)
@@ -143,7 +147,7 @@ int locus_check_buf(const void *buf, int count, MPI_Datatype dt)
 
 int locus_check_root(MPI_Comm comm, int root)
 {
-    return (root < 0 || root >= comm->size) ? MPI_ERR_ROOT : MPI_SUCCESS;
+    return (root < 0 || root >= comm->coll.size) ? MPI_ERR_ROOT : MPI_SUCCESS;
 }
 
 int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
@@ -157,7 +161,7 @@ int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int t
         return MPI_ERR_TYPE;
     if (is_recv ? (tag < 0 && tag != MPI_ANY_TAG) : tag < 0)
         return MPI_ERR_TAG;
-    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= comm->size) &&
+    if (peer != MPI_PROC_NULL && (peer < 0 || peer >= comm->coll.size) &&
         !(is_recv && peer == MPI_ANY_SOURCE))
         return MPI_ERR_RANK;
     if (!buf && count > 0 && locus_dtype_size(dt) > 0)

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
 struct locus_group locus_mpi_group_empty = { .refcount = 1, .size = 0,
                                              .rank = MPI_UNDEFINED, .world_of = NULL };
@@ -42,7 +42,7 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
         return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_group");
     if (!group)
         return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_group");
-    int err = group_new(comm->size, comm->world_of, group);
+    int err = group_new(comm->coll.size, comm->world_of, group);
     return err ? locus_mpi_err(comm, err, "MPI_Comm_group") : MPI_SUCCESS;
 }
 

@@ -20,6 +20,13 @@
 extern "C" {
 #endif
 
+/* What liblocusmpi exports: the MPI interface, nothing of its layers. */
+#if defined(__GNUC__)
+#define LOCUS_MPI_API __attribute__((visibility("default")))
+#else
+#define LOCUS_MPI_API
+#endif
+
 #define MPI_VERSION    3
 #define MPI_SUBVERSION 1
 #define LOCUS_MPI 1
@@ -49,9 +56,9 @@ typedef void MPI_User_function(void *invec, void *inoutvec, int *len,
                                MPI_Datatype *datatype);
 
 /* ---- predefined communicators and groups ---- */
-extern struct locus_comm locus_mpi_comm_world;
-extern struct locus_comm locus_mpi_comm_self;
-extern struct locus_group locus_mpi_group_empty;
+extern LOCUS_MPI_API struct locus_comm locus_mpi_comm_world;
+extern LOCUS_MPI_API struct locus_comm locus_mpi_comm_self;
+extern LOCUS_MPI_API struct locus_group locus_mpi_group_empty;
 #define MPI_COMM_WORLD (&locus_mpi_comm_world)
 #define MPI_COMM_SELF  (&locus_mpi_comm_self)
 #define MPI_COMM_NULL  ((MPI_Comm)0)
@@ -65,7 +72,7 @@ extern struct locus_group locus_mpi_group_empty;
 
 /* ---- predefined datatypes (objects defined by the datatype engine) ---- */
 #define MPI_DATATYPE_NULL ((MPI_Datatype)0)
-#define LOCUS_DT_(n) extern struct locus_dtype locus_dt_##n;
+#define LOCUS_DT_(n) extern LOCUS_MPI_API struct locus_dtype locus_dt_##n;
 LOCUS_DT_(byte) LOCUS_DT_(packed) LOCUS_DT_(char) LOCUS_DT_(signed_char)
 LOCUS_DT_(unsigned_char) LOCUS_DT_(wchar) LOCUS_DT_(short) LOCUS_DT_(unsigned_short)
 LOCUS_DT_(int) LOCUS_DT_(unsigned) LOCUS_DT_(long) LOCUS_DT_(unsigned_long)
@@ -139,7 +146,7 @@ LOCUS_DT_(short_int) LOCUS_DT_(long_double_int)
 #define MPI_KEYVAL_INVALID (-1)
 #define MPI_STATUS_IGNORE   ((MPI_Status *)0)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)0)
-#define MPI_IN_PLACE     ((void *)-1)
+#define MPI_IN_PLACE     ((void *)1)  /* the MPI-5 ABI value */
 #define MPI_BOTTOM       ((void *)0)
 #define MPI_BSEND_OVERHEAD 64
 
@@ -200,7 +207,8 @@ LOCUS_DT_(short_int) LOCUS_DT_(long_double_int)
  * Prototypes. Each MPI_X has a PMPI_X twin with the same signature.
  * LOCUS_MPI_FN(ret, name, args) declares both.
  */
-#define LOCUS_MPI_FN(ret, name, args) ret MPI_##name args; ret PMPI_##name args;
+#define LOCUS_MPI_FN(ret, name, args) \
+    LOCUS_MPI_API ret MPI_##name args; LOCUS_MPI_API ret PMPI_##name args;
 
 /* environment */
 LOCUS_MPI_FN(int, Init, (int *argc, char ***argv))
@@ -386,6 +394,56 @@ LOCUS_MPI_FN(int, Ibcast, (void *buffer, int count, MPI_Datatype datatype, int r
 LOCUS_MPI_FN(int, Iallreduce, (const void *sendbuf, void *recvbuf, int count,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                MPI_Request *request))
+LOCUS_MPI_FN(int, Ireduce, (const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                            MPI_Request *request))
+LOCUS_MPI_FN(int, Igather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                            MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Igatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, int root, MPI_Comm comm,
+                             MPI_Request *request))
+LOCUS_MPI_FN(int, Iscatter, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Iscatterv, (const void *sendbuf, const int sendcounts[], const int displs[],
+                              MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                              MPI_Datatype recvtype, int root, MPI_Comm comm,
+                              MPI_Request *request))
+LOCUS_MPI_FN(int, Iallgather, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                               MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Iallgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const int recvcounts[], const int displs[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Ialltoall, (const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Ialltoallv, (const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const int recvcounts[], const int rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Alltoallw, (const void *sendbuf, const int sendcounts[],
+                              const int sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const int recvcounts[], const int rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm))
+LOCUS_MPI_FN(int, Ialltoallw, (const void *sendbuf, const int sendcounts[],
+                               const int sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const int recvcounts[], const int rdispls[],
+                               const MPI_Datatype recvtypes[], MPI_Comm comm,
+                               MPI_Request *request))
+LOCUS_MPI_FN(int, Ireduce_scatter, (const void *sendbuf, void *recvbuf,
+                                    const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                                    MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Ireduce_scatter_block, (const void *sendbuf, void *recvbuf, int recvcount,
+                                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                          MPI_Request *request))
+LOCUS_MPI_FN(int, Iscan, (const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op, MPI_Comm comm, MPI_Request *request))
+LOCUS_MPI_FN(int, Iexscan, (const void *sendbuf, void *recvbuf, int count,
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                            MPI_Request *request))
 
 #undef LOCUS_MPI_FN
 

@@ -1,13 +1,11 @@
 /*
- * mpi_impl.h — the internal contract of the MPI API layer: what the
- * datatype/op/collective files (src/mpi/type.c, op.c, coll*.c) build on.
- * Nothing here is visible to applications.
+ * mpi_impl.h — inside the MPI API layer: its objects (communicators,
+ * groups), its state, and the helpers its files share. Nothing here is
+ * visible to applications; below this layer nothing sees MPI handles.
  *
  * ---- Conventions for an API file -------------------------------------
  *  - Define PMPI_X and make MPI_X its weak alias with LOCUS_PMPI_WEAK(X),
- *    written once at file scope (before or after the definition):
- *        LOCUS_PMPI_WEAK(Bcast)
- *        int PMPI_Bcast(void *buf, ...) { ... }
+ *    written once at file scope (before or after the definition).
  *  - Inside the library call PMPI_X, never MPI_X (a profiling tool must
  *    see only the user's calls).
  *  - Start with LOCUS_CHECK_INIT(fn) and check arguments with the
@@ -15,20 +13,18 @@
  *    `return locus_mpi_err(comm, MPI_ERR_xxx, "MPI_Bcast");` which applies
  *    the communicator's error handler (fatal: message + abort; return:
  *    gives back the class).
- *  - Internal helpers below return MPI_SUCCESS or an MPI_ERR_* class and
- *    never call the error handler themselves.
+ *  - Internal helpers return MPI_SUCCESS or an MPI_ERR_* class (the
+ *    layers' LOCUS_ERR_* codes have the same values) and never call the
+ *    error handler themselves.
  *
- * ---- Collective traffic ----------------------------------------------
- * Every communicator has two context ids: ctx_p2p (user point-to-point)
- * and ctx_coll. locus_coll_* send and receive on ctx_coll, so collective
- * messages never match user receives, whatever the tag. Tags on ctx_coll
- * are the collective's own business; keep them below LOCUS_TAG_RESERVED
- * (tags from there up are used by communicator management). Messages
- * between one pair on one context are non-overtaking, and every member
- * calls collectives on a communicator in the same order, so a blocking
- * collective may reuse the same tag each time. Non-blocking collectives
- * that may be outstanding together should draw a tag from
- * comm->coll_seq (increment it on every rank in the same order).
+ * ---- Object lifetimes --------------------------------------------------
+ * A communicator is reference counted: the user's handle is one reference,
+ * every nonblocking request and schedule on it another, so MPI_Comm_free
+ * invalidates the handle at once while pending operations finish on the
+ * object. Context ids are never reused within a process: a message still
+ * in flight on a freed communicator can never match a later one.
+ * Datatypes and operations are reference counted by their layers; pending
+ * operations hold references.
  */
 #ifndef LOCUS_MPI_IMPL_H
 #define LOCUS_MPI_IMPL_H
@@ -37,47 +33,33 @@
 #include <stdint.h>
 
 #include "mpi.h"
+#include "locus_boot.h"
+#include "locus_coll.h"
+#include "locus_core.h"
 #include "locus_dtype.h"
+#include "locus_op.h"
 
 #define LOCUS_PRAGMA_(x) _Pragma(#x)
 /* Makes MPI_<name> a weak alias of PMPI_<name> (defined in this file). */
 #define LOCUS_PMPI_WEAK(name) LOCUS_PRAGMA_(weak MPI_##name = PMPI_##name)
 
-#define LOCUS_TAG_RESERVED 0x7fff0000
+#define LOCUS_TAG_UB 0x7fffffff
 #define LOCUS_COMM_MAGIC 0x4c434f4du
 
 /* ---- communicators ---------------------------------------------------- */
+typedef struct locus_comm locus_comm_t;
 struct locus_comm {
-    uint32_t magic;          /* LOCUS_COMM_MAGIC while valid */
-    int rank;                /* this process's rank in the communicator */
-    int size;
+    uint32_t magic;          /* LOCUS_COMM_MAGIC while the user's handle is valid */
+    int refs;                /* the handle + pending requests and schedules */
+    locus_coll_comm_t coll;  /* rank, size and node layout: what the
+                                collectives see (coll.rank is my rank) */
     int *world_of;           /* [size]: comm rank -> MPI_COMM_WORLD rank */
     uint32_t ctx_p2p;        /* context id of user point-to-point traffic */
     uint32_t ctx_coll;       /* context id of collective traffic (ctx_p2p+1) */
     MPI_Errhandler errh;     /* MPI_ERRORS_ARE_FATAL or MPI_ERRORS_RETURN */
-    int predefined;          /* WORLD/SELF: never freed */
+    int predefined;          /* WORLD/SELF: never freed by the user */
     char name[MPI_MAX_OBJECT_NAME];
-
-    /* Node locality, all in ranks of THIS communicator. A node's leader is
-     * its lowest comm rank; nodes are numbered in the order of their
-     * leaders' ranks. */
-    int local_rank;          /* my index among local_ranks */
-    int local_size;          /* members on my node (>= 1) */
-    int *local_ranks;        /* [local_size] comm ranks on my node, ascending */
-    int num_nodes;
-    int node_index;          /* my node's number, 0..num_nodes-1 */
-    int *node_of;            /* [size] node number of every comm rank */
-    int *leaders;            /* [num_nodes] leader comm rank of every node */
-    int is_leader;           /* rank == leaders[node_index] */
-
-    /* Lazily made by locus_comm_hier(); freed with the communicator. */
-    MPI_Comm node_comm;      /* the members on my node */
-    MPI_Comm leader_comm;    /* the leaders (MPI_COMM_NULL on non-leaders) */
-
-    unsigned coll_seq;       /* free for the collectives (see above) */
-    void *coll_data;         /* collectives' per-comm cache; freed with
-                                coll_data_free(coll_data) if set */
-    void (*coll_data_free)(void *);
+    locus_comm_t *pool_next; /* in the pool of released structs */
 };
 
 struct locus_group {
@@ -89,13 +71,46 @@ struct locus_group {
 
 /* 1 when comm is a valid communicator handle (not NULL, not freed). */
 int locus_comm_valid(MPI_Comm comm);
+/* Adds / drops a reference; the last one releases the communicator. */
+void locus_comm_retain(locus_comm_t *c);
+void locus_comm_release(locus_comm_t *c);
+/* Sets up *c (zeroed here) for the members world_of[size], my rank among
+ * them, context pair ctx/ctx+1. */
+int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx);
+/* Collective over parent: the communicator of the members with the same
+ * color (MPI_UNDEFINED: none, *out MPI_COMM_NULL), ordered by key then
+ * parent rank. Inherits the parent's error handler. */
+int locus_comm_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
+/* MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL of two member lists. */
+int locus_members_compare(int n1, const int *w1, int n2, const int *w2);
 
-/*
- * The node-local communicator and the leaders' communicator of comm, made
- * on the first call (collective over comm then; later calls are local).
- * *leader_comm is MPI_COMM_NULL on non-leaders. Either pointer may be NULL.
- */
-int locus_comm_hier(MPI_Comm comm, MPI_Comm *node_comm, MPI_Comm *leader_comm);
+/* The point-to-point interface the collective layer runs on. */
+extern const locus_coll_p2p_t locus_coll_p2p;
+
+/* ---- state ---------------------------------------------------------------- */
+typedef struct locus_bblk locus_bblk_t;
+
+typedef struct {
+    int state;                      /* 0 before Init, 1 running, 2 after Finalize */
+    int thread_level;
+    locus_core_t core;
+    locus_boot_t boot;
+    uint32_t next_ctx;              /* lowest context id this process may still use */
+    char *bbuf;                     /* MPI_Buffer_attach */
+    size_t bsize;
+    locus_bblk_t *bblks;            /* blocks in use, by offset */
+    char hostname[MPI_MAX_PROCESSOR_NAME];
+    locus_comm_t *comm_pool;        /* released communicator structs */
+    int attr_universe, attr_appnum; /* what MPI_Comm_get_attr points to */
+    char detail[160];               /* why the last error happened, for the fatal message */
+} locus_mpi_state_t;
+
+extern locus_mpi_state_t locus_mpi;
+
+static inline locus_core_t *locus_core(void)
+{
+    return &locus_mpi.core;
+}
 
 /* ---- errors ------------------------------------------------------------ */
 /*
@@ -120,53 +135,48 @@ int locus_check_dtype(MPI_Datatype dt);               /* NULL/uncommitted: MPI_E
 int locus_check_count(int count);                     /* < 0: MPI_ERR_COUNT */
 int locus_check_buf(const void *buf, int count, MPI_Datatype dt); /* NULL with data: MPI_ERR_BUFFER */
 int locus_check_root(MPI_Comm comm, int root);        /* MPI_ERR_ROOT */
+/* Checks of the point-to-point arguments, in MPI's usual order. */
+int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
+                    MPI_Comm comm, int is_recv);
 
-/* ---- collective point-to-point on comm->ctx_coll ---------------------- */
+/* ---- operations (op.c) ------------------------------------------------------ */
+/* The object of an MPI_Op handle, or NULL when the handle is not valid. */
+locus_op_t *locus_op_get(MPI_Op op);
+
+/* ---- point-to-point and requests (p2p.c, req.c) ------------------------------ */
+
+/* Fills status from a completed request (status may be NULL). */
+void locus_status_set(MPI_Status *st, const locus_req_t *r);
+/* An empty status (MPI_REQUEST_NULL / MPI_PROC_NULL); st may be NULL. */
+void locus_status_empty(MPI_Status *st, int source);
 /*
- * Non-blocking send/receive of `count` elements of dt to/from comm rank
- * `peer` (MPI_PROC_NULL allowed: completes at once) with `tag`. Any
- * datatype works (non-contiguous data is packed). *req is an ordinary
- * MPI_Request: complete it with locus_req_wait/waitall (or PMPI_Wait*).
- * No argument checking beyond what cannot be avoided.
+ * Starts a send of count x dt to comm rank dest on context ctx into r (a
+ * zeroed request); flags: LOCUS_HDR_SYNC or 0. dest must be a real rank.
+ * Returns MPI_SUCCESS or an error class (then r is untouched by the core).
  */
-int locus_coll_isend(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                     MPI_Comm comm, MPI_Request *req);
-int locus_coll_irecv(void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                     MPI_Comm comm, MPI_Request *req);
-/* Blocking forms; recv's status may be NULL. */
-int locus_coll_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                    MPI_Comm comm);
-int locus_coll_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                    MPI_Comm comm, MPI_Status *status);
-int locus_coll_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dst,
-                        void *rbuf, int rcount, MPI_Datatype rdt, int src, int tag,
-                        MPI_Comm comm);
-
-/* ---- requests and progress -------------------------------------------- */
-/* Waits for *req (frees it, sets MPI_REQUEST_NULL); returns the request's
- * error class (e.g. MPI_ERR_TRUNCATE). status may be NULL. */
-int locus_req_wait(MPI_Request *req, MPI_Status *status);
-/* Waits for all n (MPI_REQUEST_NULL entries are skipped); first error. */
-int locus_req_waitall(int n, MPI_Request *reqs);
-/* 1 when req is complete (does not progress, does not free); 1 for NULL. */
-int locus_req_is_done(MPI_Request req);
-/* One round of progress over every transport and active generalized
- * request; returns the number of events (0: nothing happened). */
-int locus_mpi_progress(void);
+int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
+                    locus_comm_t *comm, uint32_t ctx, uint32_t flags, locus_req_t *r);
+/* Starts a receive (src may be MPI_ANY_SOURCE, tag MPI_ANY_TAG). */
+void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
+                     locus_comm_t *comm, uint32_t ctx, locus_req_t *r);
+/* Waits for r and releases it; fills status; returns its error class
+ * (MPI_ERR_OTHER when the job can no longer communicate: r is then
+ * abandoned, see locus_core_abandon). */
+int locus_p2p_finish(locus_req_t *r, MPI_Status *status);
 
 /*
- * A generalized request for non-blocking collectives. The progress engine
- * calls poll(state) on every round until it returns non-zero (done: 1 =
- * success, or a negative value -MPI_ERR_xxx for a failure); then the
- * request completes and state_free(state) runs (may be NULL). poll must
- * not block and must not call locus_mpi_progress/locus_req_wait; it may
- * post locus_coll_isend/irecv and check them with locus_req_is_done, and
- * must release them with locus_req_free. The returned request is what
- * MPI_Ibarrier & co hand to the user.
+ * A generalized request: the progress engine calls poll(state) on every
+ * round until it returns non-zero (done: 1 = success, or a negative value
+ * -MPI_ERR_xxx for a failure); then the request completes and
+ * state_free(state) runs (may be NULL). The request holds a reference on
+ * comm. NULL when out of memory.
  */
 MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *state,
                               void (*state_free)(void *));
-/* Releases a completed internal request (from locus_coll_isend/irecv). */
-void locus_req_free(MPI_Request req);
+/* Hands a built nonblocking collective to the user as a request. */
+int locus_req_of_sched(MPI_Comm comm, locus_coll_sched_t *s, MPI_Request *request);
+
+/* Bsend (bsend.c): waits for buffered sends at finalize. */
+void locus_bsend_drain(void);
 
 #endif

@@ -1,16 +1,17 @@
 /*
- * Point-to-point: sends, receives, probes, counts, and the collective-
- * context helpers of mpi_impl.h.
+ * Point-to-point: sends, receives, probes and counts.
  *
- * Blocking calls keep their request on the stack: the common MPI_Send of
- * a small contiguous buffer to a node-local peer is argument checks, a
- * header and one transport send, with no allocation.
+ * Blocking calls take a request from the core's free list (no allocation:
+ * the common MPI_Send of a small contiguous buffer to a node-local peer is
+ * argument checks, a header and one transport send) and give it back, or
+ * abandon it to the core when the wait fails, so nothing a transport or
+ * the posted queue still points to ever lives on a stack.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
 void locus_status_set(MPI_Status *st, const locus_req_t *r)
 {
@@ -29,26 +30,25 @@ void locus_status_set(MPI_Status *st, const locus_req_t *r)
     st->locus_cancelled = r->st_cancelled;
 }
 
-static void status_null(MPI_Status *st)
+void locus_status_empty(MPI_Status *st, int source)
 {
     if (!st)
         return;
-    st->MPI_SOURCE = MPI_PROC_NULL;
+    st->MPI_SOURCE = source;
     st->MPI_TAG = MPI_ANY_TAG;
     st->MPI_ERROR = MPI_SUCCESS;
     st->locus_count = 0;
     st->locus_cancelled = 0;
 }
 
-int locus_p2p_isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                    MPI_Comm comm, uint32_t ctx, uint32_t flags, locus_req_t *r)
+int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
+                    locus_comm_t *comm, uint32_t ctx, uint32_t flags, locus_req_t *r)
 {
-    size_t len = (size_t)count * locus_dtype_size(dt);
+    size_t len = count * locus_dtype_size(dt);
     r->kind = LOCUS_REQ_SEND;
-    r->comm = comm;
     r->world = comm->world_of[dest];
     r->hdr.ctx = ctx;
-    r->hdr.src = comm->rank;
+    r->hdr.src = comm->coll.rank;
     r->hdr.tag = tag;
     r->hdr.flags = flags;
     r->hdrlen = flags ? sizeof r->hdr : LOCUS_HDR_SHORT;
@@ -61,7 +61,7 @@ int locus_p2p_isend(const void *buf, int count, MPI_Datatype dt, int dest, int t
         r->tmp = malloc(len);
         if (!r->tmp)
             return MPI_ERR_NO_MEM;
-        locus_dtype_pack(buf, (size_t)count, dt, 0, r->tmp, len);
+        locus_dtype_pack(buf, count, dt, 0, r->tmp, len);
         r->sbuf = r->tmp;
     }
     if (locus_core_isend(locus_core(), r) != 0) {
@@ -74,33 +74,55 @@ int locus_p2p_isend(const void *buf, int count, MPI_Datatype dt, int dest, int t
     return MPI_SUCCESS;
 }
 
-int locus_p2p_irecv(void *buf, int count, MPI_Datatype dt, int src, int tag,
-                    MPI_Comm comm, uint32_t ctx, locus_req_t *r)
+void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
+                     locus_comm_t *comm, uint32_t ctx, locus_req_t *r)
 {
+    (void)comm;
     r->kind = LOCUS_REQ_RECV;
-    r->comm = comm;
     r->ctx = ctx;
     r->rank = src == MPI_ANY_SOURCE ? LOCUS_ANY : src;
     r->tag = tag == MPI_ANY_TAG ? LOCUS_ANY : tag;
-    r->len = (size_t)count * locus_dtype_size(dt);
+    r->len = count * locus_dtype_size(dt);
     if (__builtin_expect(locus_dtype_is_contig(dt), 1)) {
         ptrdiff_t lb, ext;
         locus_dtype_true_extent(dt, &lb, &ext);
         r->rbuf = (char *)buf + lb;
     } else {
         r->ubuf = buf;
-        r->ucount = (size_t)count;
+        r->ucount = count;
         r->udt = dt;
     }
     locus_core_irecv(locus_core(), r);
-    return MPI_SUCCESS;
 }
 
-int locus_p2p_wait(locus_req_t *r)
+int locus_p2p_finish(locus_req_t *r, MPI_Status *status)
 {
-    if (!r->done && locus_core_wait(locus_core(), r) != 0)
+    locus_core_t *c = locus_core();
+    if (!r->done && locus_core_wait(c, r) != 0) {
+        locus_core_abandon(c, r);
+        locus_status_empty(status, MPI_ANY_SOURCE);
+        if (status)
+            status->MPI_ERROR = MPI_ERR_OTHER;
         return MPI_ERR_OTHER;
-    return r->st_error;
+    }
+    locus_status_set(status, r);
+    int err = r->st_error;
+    locus_core_req_put(c, r);
+    return err;
+}
+
+/* A request for a blocking call or a nonblocking one's handle. */
+static locus_req_t *req_new(void)
+{
+    return locus_core_req_get(locus_core());
+}
+
+/* Makes r the user's: it names comm (its error handler) and holds a
+ * reference on it until the core recycles it. */
+static void req_own(locus_req_t *r, locus_comm_t *comm)
+{
+    r->comm = comm;
+    locus_comm_retain(comm);
 }
 
 /* ---- blocking sends ---------------------------------------------------- */
@@ -115,12 +137,14 @@ static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, 
         return locus_mpi_err(comm, err, fn);
     if (dest == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    locus_req_t r = { .on_stack = 1 };
-    err = locus_p2p_isend(buf, count, dt, dest, tag, comm, comm->ctx_p2p, flags, &r);
-    if (err == MPI_SUCCESS && !r.done)
-        err = locus_p2p_wait(&r);
-    else if (err == MPI_SUCCESS)
-        err = r.st_error;
+    locus_req_t *r = req_new();
+    if (!r)
+        return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
+    err = locus_p2p_isend(buf, (size_t)count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
+    if (err == MPI_SUCCESS)
+        err = locus_p2p_finish(r, NULL);
+    else
+        locus_core_req_put(locus_core(), r);
     return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
 }
 
@@ -154,20 +178,20 @@ static int send_nb(const void *buf, int count, MPI_Datatype dt, int dest, int ta
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, fn);
-    locus_req_t *r = locus_core_req_get(locus_core());
+    locus_req_t *r = req_new();
     if (!r)
         return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
     if (dest == MPI_PROC_NULL) {
         r->kind = LOCUS_REQ_SEND;
-        r->comm = comm;
         r->done = 1;
     } else {
-        err = locus_p2p_isend(buf, count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
+        err = locus_p2p_isend(buf, (size_t)count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
         if (err != MPI_SUCCESS) {
             locus_core_req_put(locus_core(), r);
             return locus_mpi_err(comm, err, fn);
         }
     }
+    req_own(r, comm);
     *request = r;
     return MPI_SUCCESS;
 }
@@ -205,13 +229,14 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     if (__builtin_expect(err != MPI_SUCCESS, 0))
         return locus_mpi_err(comm, err, "MPI_Recv");
     if (source == MPI_PROC_NULL) {
-        status_null(status);
+        locus_status_empty(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
-    locus_req_t r = { .on_stack = 1 };
-    locus_p2p_irecv(buf, count, dt, source, tag, comm, comm->ctx_p2p, &r);
-    err = locus_p2p_wait(&r);
-    locus_status_set(status, &r);
+    locus_req_t *r = req_new();
+    if (!r)
+        return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Recv");
+    locus_p2p_irecv(buf, (size_t)count, dt, source, tag, comm, comm->ctx_p2p, r);
+    err = locus_p2p_finish(r, status);
     return err ? locus_mpi_err(comm, err, "MPI_Recv") : MPI_SUCCESS;
 }
 
@@ -225,20 +250,52 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_C
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Irecv");
-    locus_req_t *r = locus_core_req_get(locus_core());
+    locus_req_t *r = req_new();
     if (!r)
         return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Irecv");
     if (source == MPI_PROC_NULL) {
         r->kind = LOCUS_REQ_RECV;
-        r->comm = comm;
         r->st_source = MPI_PROC_NULL;
         r->st_tag = MPI_ANY_TAG;
         r->done = 1;
     } else {
-        locus_p2p_irecv(buf, count, dt, source, tag, comm, comm->ctx_p2p, r);
+        locus_p2p_irecv(buf, (size_t)count, dt, source, tag, comm, comm->ctx_p2p, r);
     }
+    req_own(r, comm);
     *request = r;
     return MPI_SUCCESS;
+}
+
+/* The exchange of MPI_Sendrecv with arguments checked and counts of any
+ * size (MPI_Sendrecv_replace sends more than INT_MAX bytes through it). */
+static int sendrecv(const void *sbuf, size_t scount, locus_dtype_t *sdt, int dest, int stag,
+                    void *rbuf, size_t rcount, locus_dtype_t *rdt, int source, int rtag,
+                    locus_comm_t *comm, MPI_Status *status)
+{
+    locus_req_t *rr = NULL, *sr = NULL;
+    if (source != MPI_PROC_NULL) {
+        if (!(rr = req_new()))
+            return MPI_ERR_NO_MEM;
+        locus_p2p_irecv(rbuf, rcount, rdt, source, rtag, comm, comm->ctx_p2p, rr);
+    } else {
+        locus_status_empty(status, MPI_PROC_NULL);
+    }
+    int serr = MPI_SUCCESS, err = MPI_SUCCESS;
+    if (dest != MPI_PROC_NULL) {
+        serr = (sr = req_new()) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        if (serr == MPI_SUCCESS)
+            serr = locus_p2p_isend(sbuf, scount, sdt, dest, stag, comm, comm->ctx_p2p, 0, sr);
+        if (serr == MPI_SUCCESS)
+            serr = locus_p2p_finish(sr, NULL);
+        else if (sr)
+            locus_core_req_put(locus_core(), sr);
+    }
+    if (rr) {
+        if (serr != MPI_SUCCESS && !rr->done)
+            locus_core_cancel(locus_core(), rr);
+        err = locus_p2p_finish(rr, status);
+    }
+    return serr != MPI_SUCCESS ? serr : err;
 }
 
 LOCUS_PMPI_WEAK(Sendrecv)
@@ -250,28 +307,9 @@ int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
     int err = locus_check_p2p(sendbuf, sendcount, sendtype, dest, sendtag, comm, 0);
     if (err == MPI_SUCCESS)
         err = locus_check_p2p(recvbuf, recvcount, recvtype, source, recvtag, comm, 1);
-    if (err != MPI_SUCCESS)
-        return locus_mpi_err(comm, err, "MPI_Sendrecv");
-    locus_req_t rr = { .on_stack = 1 }, sr = { .on_stack = 1 };
-    if (source != MPI_PROC_NULL)
-        locus_p2p_irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, comm->ctx_p2p, &rr);
-    else
-        status_null(status);
-    int serr = MPI_SUCCESS;
-    if (dest != MPI_PROC_NULL) {
-        serr = locus_p2p_isend(sendbuf, sendcount, sendtype, dest, sendtag, comm,
-                               comm->ctx_p2p, 0, &sr);
-        if (serr == MPI_SUCCESS)
-            serr = locus_p2p_wait(&sr);
-    }
-    if (source != MPI_PROC_NULL) {
-        if (serr != MPI_SUCCESS && !rr.done)
-            locus_core_cancel(locus_core(), &rr);
-        err = locus_p2p_wait(&rr);
-        locus_status_set(status, &rr);
-    }
-    if (serr != MPI_SUCCESS)
-        err = serr;
+    if (err == MPI_SUCCESS)
+        err = sendrecv(sendbuf, (size_t)sendcount, sendtype, dest, sendtag, recvbuf,
+                       (size_t)recvcount, recvtype, source, recvtag, comm, status);
     return err ? locus_mpi_err(comm, err, "MPI_Sendrecv") : MPI_SUCCESS;
 }
 
@@ -292,10 +330,10 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
         return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
     if (len)
         locus_dtype_pack(buf, (size_t)count, dt, 0, copy, len);
-    err = PMPI_Sendrecv(copy, (int)len, MPI_BYTE, dest, sendtag, buf, count, dt, source,
-                        recvtag, comm, status);
+    err = sendrecv(copy, len, locus_dtype_basic(LOCUS_EL_BYTE), dest, sendtag, buf,
+                   (size_t)count, dt, source, recvtag, comm, status);
     free(copy);
-    return err;
+    return err ? locus_mpi_err(comm, err, "MPI_Sendrecv_replace") : MPI_SUCCESS;
 }
 
 /* ---- probes and counts --------------------------------------------------- */
@@ -306,7 +344,7 @@ static int probe_check(int source, int tag, MPI_Comm comm)
         return MPI_ERR_COMM;
     if (tag < 0 && tag != MPI_ANY_TAG)
         return MPI_ERR_TAG;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= comm->size))
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= comm->coll.size))
         return MPI_ERR_RANK;
     return MPI_SUCCESS;
 }
@@ -340,7 +378,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
         return locus_mpi_err(comm, err, "MPI_Iprobe");
     if (source == MPI_PROC_NULL) {
         *flag = 1;
-        status_null(status);
+        locus_status_empty(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
     *flag = probe_once(source, tag, comm, status);
@@ -360,7 +398,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Probe");
     if (source == MPI_PROC_NULL) {
-        status_null(status);
+        locus_status_empty(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
     locus_core_t *c = locus_core();
@@ -402,88 +440,4 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
     long n = locus_dtype_count_elements(dt, (size_t)status->locus_count);
     *count = (n < 0 || n > 0x7fffffff) ? MPI_UNDEFINED : (int)n;
     return MPI_SUCCESS;
-}
-
-/* ---- collective-context helpers (mpi_impl.h) ----------------------------- */
-
-int locus_coll_isend(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                     MPI_Comm comm, MPI_Request *req)
-{
-    locus_req_t *r = locus_core_req_get(locus_core());
-    if (!r)
-        return MPI_ERR_NO_MEM;
-    *req = r;
-    if (peer == MPI_PROC_NULL) {
-        r->kind = LOCUS_REQ_SEND;
-        r->done = 1;
-        return MPI_SUCCESS;
-    }
-    int err = locus_p2p_isend(buf, count, dt, peer, tag, comm, comm->ctx_coll, 0, r);
-    if (err != MPI_SUCCESS) {
-        locus_core_req_put(locus_core(), r);
-        *req = MPI_REQUEST_NULL;
-    }
-    return err;
-}
-
-int locus_coll_irecv(void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                     MPI_Comm comm, MPI_Request *req)
-{
-    locus_req_t *r = locus_core_req_get(locus_core());
-    if (!r)
-        return MPI_ERR_NO_MEM;
-    *req = r;
-    if (peer == MPI_PROC_NULL) {
-        r->kind = LOCUS_REQ_RECV;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->done = 1;
-        return MPI_SUCCESS;
-    }
-    return locus_p2p_irecv(buf, count, dt, peer, tag, comm, comm->ctx_coll, r);
-}
-
-int locus_coll_send(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                    MPI_Comm comm)
-{
-    if (peer == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    locus_req_t r = { .on_stack = 1 };
-    int err = locus_p2p_isend(buf, count, dt, peer, tag, comm, comm->ctx_coll, 0, &r);
-    return err ? err : locus_p2p_wait(&r);
-}
-
-int locus_coll_recv(void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                    MPI_Comm comm, MPI_Status *status)
-{
-    if (peer == MPI_PROC_NULL) {
-        status_null(status);
-        return MPI_SUCCESS;
-    }
-    locus_req_t r = { .on_stack = 1 };
-    locus_p2p_irecv(buf, count, dt, peer, tag, comm, comm->ctx_coll, &r);
-    int err = locus_p2p_wait(&r);
-    locus_status_set(status, &r);
-    return err;
-}
-
-int locus_coll_sendrecv(const void *sbuf, int scount, MPI_Datatype sdt, int dst,
-                        void *rbuf, int rcount, MPI_Datatype rdt, int src, int tag,
-                        MPI_Comm comm)
-{
-    locus_req_t rr = { .on_stack = 1 }, sr = { .on_stack = 1 };
-    int err = MPI_SUCCESS, serr = MPI_SUCCESS;
-    if (src != MPI_PROC_NULL)
-        locus_p2p_irecv(rbuf, rcount, rdt, src, tag, comm, comm->ctx_coll, &rr);
-    if (dst != MPI_PROC_NULL) {
-        serr = locus_p2p_isend(sbuf, scount, sdt, dst, tag, comm, comm->ctx_coll, 0, &sr);
-        if (serr == MPI_SUCCESS)
-            serr = locus_p2p_wait(&sr);
-    }
-    if (src != MPI_PROC_NULL) {
-        if (serr != MPI_SUCCESS)
-            locus_core_cancel(locus_core(), &rr);
-        err = locus_p2p_wait(&rr);
-    }
-    return serr ? serr : err;
 }

@@ -1,16 +1,18 @@
 /* Completion: MPI_Wait*, MPI_Test*, MPI_Request_free, MPI_Cancel. */
 #include <stdlib.h>
 
-#include "mpi_priv.h"
+#include "mpi_impl.h"
 
 static int req_valid(MPI_Request r)
 {
     return r->kind >= LOCUS_REQ_SEND && r->kind <= LOCUS_REQ_GEN && !r->freed;
 }
 
+/* The communicator whose error handler applies: the request's own (alive
+ * while the request holds its reference, even if the user freed it). */
 static MPI_Comm req_comm(MPI_Request r)
 {
-    return locus_comm_valid(r->comm) ? (MPI_Comm)r->comm : MPI_COMM_WORLD;
+    return r->comm ? (MPI_Comm)r->comm : MPI_COMM_WORLD;
 }
 
 /* Takes a completed request: status, error, recycling. */
@@ -26,13 +28,7 @@ static int req_finish(MPI_Request *req, MPI_Status *st)
 
 static void status_empty(MPI_Status *st)
 {
-    if (!st)
-        return;
-    st->MPI_SOURCE = MPI_ANY_SOURCE;
-    st->MPI_TAG = MPI_ANY_TAG;
-    st->MPI_ERROR = MPI_SUCCESS;
-    st->locus_count = 0;
-    st->locus_cancelled = 0;
+    locus_status_empty(st, MPI_ANY_SOURCE);
 }
 
 /* One progress round; -1 when a transport failed. Idles when nothing moved. */
@@ -343,44 +339,6 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 
 /* ---- mpi_impl.h helpers ------------------------------------------------- */
 
-int locus_req_wait(MPI_Request *req, MPI_Status *status)
-{
-    MPI_Request r = *req;
-    if (r == MPI_REQUEST_NULL)
-        return MPI_SUCCESS;
-    if (!r->done && locus_core_wait(locus_core(), r) != 0)
-        return MPI_ERR_OTHER;
-    return req_finish(req, status);
-}
-
-int locus_req_waitall(int n, MPI_Request *reqs)
-{
-    int first = MPI_SUCCESS;
-    for (int i = 0; i < n; i++) {
-        int err = locus_req_wait(&reqs[i], NULL);
-        if (err && !first)
-            first = err;
-    }
-    return first;
-}
-
-int locus_req_is_done(MPI_Request req)
-{
-    return req == MPI_REQUEST_NULL || req->done;
-}
-
-void locus_req_free(MPI_Request req)
-{
-    if (req)
-        locus_core_req_put(locus_core(), req);
-}
-
-int locus_mpi_progress(void)
-{
-    int n = locus_core_progress(locus_core());
-    return n < 0 ? 0 : n;
-}
-
 MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *state,
                               void (*state_free)(void *))
 {
@@ -389,9 +347,33 @@ MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *sta
         return MPI_REQUEST_NULL;
     r->kind = LOCUS_REQ_GEN;
     r->comm = comm;
+    locus_comm_retain(comm);
     r->poll = poll;
     r->state = state;
     r->state_free = state_free;
     locus_core_gen_add(locus_core(), r);
     return r;
+}
+
+/* A nonblocking collective's schedule as a generalized request's state. */
+static int sched_poll(void *state)
+{
+    int err;
+    if (!locus_coll_sched_poll(state, &err))
+        return 0;
+    return err == MPI_SUCCESS ? 1 : -err;
+}
+
+static void sched_free(void *state)
+{
+    locus_coll_sched_free(state);
+}
+
+int locus_req_of_sched(MPI_Comm comm, locus_coll_sched_t *s, MPI_Request *request)
+{
+    *request = locus_req_gen_new(comm, sched_poll, s, sched_free);
+    if (*request != MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    locus_coll_sched_free(s);
+    return MPI_ERR_NO_MEM;
 }

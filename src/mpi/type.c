@@ -5,10 +5,17 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "coll_mpi.h"
+#include "mpi_impl.h"
 
 /* Errors of calls that have no communicator go to MPI_COMM_WORLD's handler. */
 #define TYPE_ERR(cls, fn) locus_mpi_err(MPI_COMM_NULL, (cls), (fn))
+
+static ptrdiff_t type_extent(MPI_Datatype dt)
+{
+    ptrdiff_t lb, ext;
+    locus_dtype_extent(dt, &lb, &ext);
+    return ext;
+}
 
 static int type_result(int rc, const char *fn)
 {
@@ -44,7 +51,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
     if (!newtype)
         return TYPE_ERR(MPI_ERR_ARG, fn);
     return type_result(locus_dtype_hvector(count, blocklength,
-                                           (ptrdiff_t)stride * coll_extent(oldtype),
+                                           (ptrdiff_t)stride * type_extent(oldtype),
                                            oldtype, newtype), fn);
 }
 
@@ -81,7 +88,7 @@ static int type_indexed(int count, const int *bls, int bl, const int *idispls,
         free(d);
         return TYPE_ERR(MPI_ERR_NO_MEM, fn);
     }
-    MPI_Aint ext = coll_extent(oldtype);
+    MPI_Aint ext = type_extent(oldtype);
     for (int i = 0; i < count; i++) {
         b[i] = bls ? bls[i] : bl;
         d[i] = idispls ? (ptrdiff_t)idispls[i] * ext : adispls[i];
@@ -187,7 +194,8 @@ int PMPI_Type_free(MPI_Datatype *datatype)
     LOCUS_CHECK_INIT("MPI_Type_free");
     if (!datatype || !*datatype || locus_dtype_is_basic(*datatype))
         return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_free");
-    /* Operations still using the type hold their own reference. */
+    /* Operations still using the type hold their own reference (pending
+     * receives, nonblocking collectives); it is freed after the last. */
     locus_dtype_release(*datatype);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -1,6 +1,6 @@
 /*
  * locus_transport.h — the contract between the core (requests, matching,
- * progress) and a transport (self, shm, later tcp).
+ * progress) and a transport (self, shm, tcp).
  *
  * A transport moves opaque messages between world ranks: a small header the
  * core defines (at most LOCUS_TP_HDR_MAX bytes: context id, source, tag,
@@ -69,6 +69,11 @@ typedef struct {
     locus_tp_kvs_t kvs;
     const locus_tp_upcalls_t *up;
     void *core;               /* passed back to every upcall */
+    /* The node's resources, decided once by the core (locus_core.h) so that
+     * every layer acts on the same answer: the node's ranks outnumber the
+     * CPUs they may use. The core yields the CPU in its idle loop; a
+     * transport uses this only for protocol choices (e.g. single copy). */
+    int oversubscribed;
 } locus_tp_init_t;
 
 typedef struct {
@@ -88,6 +93,17 @@ typedef struct {
     int (*reaches)(locus_tp_t *tp, int peer);
     /* Releases everything; all traffic must be complete. */
     void (*finalize)(locus_tp_t *tp);
+    /* Optional (NULL: not offered). Sleeps until something may be ready for
+     * progress() (a socket became readable or writable) or timeout_ms
+     * passed; for a core that is idle while ranks outnumber cores. Returns
+     * >0 when woken by an event, 0 on timeout, negative on a fatal error. */
+    int (*wait)(locus_tp_t *tp, int timeout_ms);
+    /* Optional: after progress() or send() failed, one line saying why
+     * (which peer, which interface), or NULL. */
+    const char *(*last_error)(locus_tp_t *tp);
+    /* Optional (NULL: none): a few words on how this transport runs here
+     * for LOCUS_VERBOSE=1, e.g. "single copy cma from 1G". */
+    void (*describe)(locus_tp_t *tp, char *buf, size_t len);
 } locus_tp_ops_t;
 
 /* Every transport object starts with its ops, so the core can call
@@ -105,6 +121,8 @@ struct locus_tp {
 int locus_tp_self_create(const locus_tp_init_t *init, locus_tp_t **out,
                          char *err, size_t errlen);
 int locus_tp_shm_create(const locus_tp_init_t *init, locus_tp_t **out,
+                        char *err, size_t errlen);
+int locus_tp_tcp_create(const locus_tp_init_t *init, locus_tp_t **out,
                         char *err, size_t errlen);
 
 #endif

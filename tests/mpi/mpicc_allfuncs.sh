@@ -9,6 +9,6 @@ case "$show" in
 *-llocusmpi*) ;;
 *) echo "FAILED: mpicc -show lacks -llocusmpi: $show"; exit 1 ;;
 esac
-"$mpicc" -Wall -Wextra -Werror "$src" -o "$out" || { echo "FAILED: mpicc"; exit 1; }
+"$mpicc" -Wall -Wextra -Werror -I"$(dirname "$src")/.." "$src" -o "$out" || { echo "FAILED: mpicc"; exit 1; }
 "$out" | grep -q " No Errors" || { echo "FAILED: singleton run"; exit 1; }
-exec sh "$(dirname "$0")/run_mpi_test.sh" "$@" 4 "$out"
+exec sh "$(dirname "$0")/../run_mpi_test.sh" "$@" 4 "$out"

@@ -16,6 +16,7 @@
 struct locus_tp_rndv {
     const void *data;
     void *send_ctx;
+    struct locus_tp_rndv *prev, *next;  /* announced, not yet received */
 };
 
 typedef struct {
@@ -23,6 +24,7 @@ typedef struct {
     int rank;
     const locus_tp_upcalls_t *up;
     void *core;
+    locus_tp_rndv_t *pending;   /* freed at finalize if never received */
 } self_tp_t;
 
 static int self_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
@@ -40,6 +42,11 @@ static int self_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
         return -1;
     rv->data = data;
     rv->send_ctx = send_ctx;
+    rv->prev = NULL;
+    rv->next = s->pending;
+    if (s->pending)
+        s->pending->prev = rv;
+    s->pending = rv;
     s->up->rndv_arrived(s->core, dst, hdr, hdrlen, len, rv);
     return LOCUS_TP_PENDING;
 }
@@ -51,6 +58,12 @@ static int self_rndv_recv(locus_tp_t *tp, locus_tp_rndv_t *rv, void *buf, size_t
     if (len)
         memcpy(buf, rv->data, len);
     void *send_ctx = rv->send_ctx;
+    if (rv->prev)
+        rv->prev->next = rv->next;
+    else
+        s->pending = rv->next;
+    if (rv->next)
+        rv->next->prev = rv->prev;
     free(rv);
     s->up->rndv_done(s->core, recv_ctx);
     s->up->send_done(s->core, send_ctx);
@@ -70,6 +83,12 @@ static int self_reaches(locus_tp_t *tp, int peer)
 
 static void self_finalize(locus_tp_t *tp)
 {
+    self_tp_t *s = (self_tp_t *)tp;
+    while (s->pending) {
+        locus_tp_rndv_t *rv = s->pending;
+        s->pending = rv->next;
+        free(rv);
+    }
     free(tp);
 }
 

@@ -1,9 +1,10 @@
 /*
- * locus_op.c — the predefined reduction loops, generated per (op, kind) by
+ * op_kernels.c — the predefined reduction loops, generated per (op, kind) by
  * X-macros so every pair MPI allows has one tight, vectorisable loop.
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <wchar.h>
 
 #include "locus_op.h"
@@ -107,7 +108,8 @@ BIT_FN(bxor, C_BXOR)
         struct pair_ *b_ = inout;                                              \
         for (size_t i_ = 0; i_ < count; i_++) {                                \
             if (a_[i_].v CMP b_[i_].v) {                                       \
-                b_[i_] = a_[i_];                                               \
+                b_[i_].v = a_[i_].v; /* fields, not the struct: its padding */ \
+                b_[i_].i = a_[i_].i; /* may lie past the caller's buffer */    \
             } else if (a_[i_].v == b_[i_].v && a_[i_].i < b_[i_].i) {          \
                 b_[i_].i = a_[i_].i;                                           \
             }                                                                  \
@@ -120,6 +122,22 @@ BIT_FN(bxor, C_BXOR)
     case LOCUS_EL_2INT: X(int, CMP); return 0;                                 \
     case LOCUS_EL_SHORT_INT: X(short, CMP); return 0;                          \
     case LOCUS_EL_LDOUBLE_INT: X(long double, CMP); return 0;
+
+#define REPL_LOOP(T, CMP)                                                      \
+    do {                                                                       \
+        struct pair_ { T v; int i; };                                          \
+        const struct pair_ *a_ = in;                                           \
+        struct pair_ *b_ = inout;                                              \
+        for (size_t i_ = 0; i_ < count; i_++) {                                \
+            b_[i_].v = a_[i_].v;                                               \
+            b_[i_].i = a_[i_].i;                                               \
+        }                                                                      \
+    } while (0)
+
+static int op_replace_pairs(locus_elem_t el, const void *in, void *inout, size_t count)
+{
+    switch (el) { PAIR_KINDS(REPL_LOOP, =) default: return -1; }
+}
 
 static int op_minloc(locus_elem_t el, const void *in, void *inout, size_t count)
 {
@@ -198,14 +216,12 @@ int locus_op_apply(int op, locus_elem_t el, const void *in, void *inout, size_t 
         return -1;
     if (op == LOCUS_OP_NO_OP || count == 0)
         return 0;
-    if (op == LOCUS_OP_REPLACE) {
-        size_t n = count * locus_elem_extent(el);
-        const unsigned char *a = in;
-        unsigned char *b = inout;
-        for (size_t i = 0; i < n; i++)
-            b[i] = a[i];
+    if (op == LOCUS_OP_REPLACE && !kind_is_pair(el)) {
+        memcpy(inout, in, count * locus_elem_extent(el));
         return 0;
     }
+    if (op == LOCUS_OP_REPLACE)
+        return op_replace_pairs(el, in, inout, count);
     return op_table(op)(el, in, inout, count);
 }
 
@@ -217,5 +233,5 @@ const char *locus_op_name(int op)
         "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"};
     if (op >= 0 && op < LOCUS_OP_NPREDEF)
         return names[op];
-    return op >= LOCUS_OP_USER_FIRST ? "user op" : "invalid op";
+    return op >= LOCUS_OP_USER ? "user op" : "invalid op";
 }

@@ -5,6 +5,7 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,7 +260,7 @@ int main(void)
     /* Ops that are not predefined and kinds that are not kinds. */
     int a = 1, b = 2;
     CHECK(!locus_op_valid(LOCUS_OP_NULL, LOCUS_EL_INT));
-    CHECK(!locus_op_valid(LOCUS_OP_USER_FIRST, LOCUS_EL_INT));
+    CHECK(!locus_op_valid(LOCUS_OP_USER, LOCUS_EL_INT));
     CHECK(!locus_op_valid(99, LOCUS_EL_INT));
     CHECK(!locus_op_valid(LOCUS_OP_SUM, LOCUS_EL_MIXED));
     CHECK(locus_op_apply(LOCUS_OP_SUM, LOCUS_EL_MIXED, &a, &b, 1) == -1 && b == 2);
@@ -269,6 +270,23 @@ int main(void)
     struct { short v; int i; } p = {3, 4}, q = {0, 0};
     CHECK(locus_op_apply(LOCUS_OP_REPLACE, LOCUS_EL_SHORT_INT, &p, &q, 1) == 0 && q.v == 3 &&
           q.i == 4);
+    /* Pairs: only data bytes are written, so a buffer that ends where the
+     * last element's data ends (3 x {long, int}: 44 of 48 bytes) is not
+     * overrun (checked under AddressSanitizer). */
+    {
+        struct lp { long v; int i; };
+        size_t span = 2 * sizeof(struct lp) + offsetof(struct lp, i) + sizeof(int);
+        struct lp src[3] = {{1, 1}, {9, 1}, {5, 1}};
+        char *dst = malloc(span);
+        memcpy(dst, src, span);
+        struct lp lo[3] = {{0, 2}, {0, 2}, {7, 2}};
+        for (int op = LOCUS_OP_MINLOC; op <= LOCUS_OP_REPLACE; op++)
+            CHECK(locus_op_apply(op, LOCUS_EL_LONG_INT, lo, dst, 3) == 0);
+        struct lp last;
+        memcpy(&last, dst + 2 * sizeof(struct lp), offsetof(struct lp, i) + sizeof(int));
+        CHECK(last.v == 7 && last.i == 2);
+        free(dst);
+    }
     /* Wrap-around instead of undefined overflow (checked under UBSan). */
     int big = 0x7fffffff, one = 1;
     CHECK(locus_op_apply(LOCUS_OP_SUM, LOCUS_EL_INT, &big, &one, 1) == 0 && one == (int)0x80000000);

@@ -1,55 +1,14 @@
 /*
- * coll_util.c — what every collective shares: scratch buffers, local
- * copies, the per-communicator state (algorithm choices from LOCUS_COLL_*,
- * the node/leader communicators of the hierarchical path).
+ * coll_state.c — what the collective layer keeps per communicator: the
+ * algorithm choices (from the LOCUS_COLL_* variables), the node and leader
+ * communicators of the hierarchical path, and their release.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_mpi.h"
+#include "coll_priv.h"
 #include "locus_tunables.h"
-
-void *coll_tmp_alloc(MPI_Datatype dt, int count, char **origin)
-{
-    ptrdiff_t tlb, text, ext = coll_extent(dt);
-    locus_dtype_true_extent(dt, &tlb, &text);
-    size_t span = count > 0 ? (size_t)text + (size_t)(count - 1) * (size_t)(ext < 0 ? -ext : ext)
-                            : 0;
-    char *p = malloc(span ? span : 1);
-    if (!p)
-        return NULL;
-    /* With a negative extent the last element sits lowest in memory. */
-    ptrdiff_t shift = ext < 0 && count > 1 ? (ptrdiff_t)(count - 1) * -ext : 0;
-    *origin = p - tlb + shift;
-    return p;
-}
-
-int coll_local_copy(const void *src, int scount, MPI_Datatype sdt, void *dst, int rcount,
-                    MPI_Datatype rdt)
-{
-    size_t sbytes = (size_t)scount * locus_dtype_size(sdt);
-    size_t rbytes = (size_t)rcount * locus_dtype_size(rdt);
-    size_t n = sbytes < rbytes ? sbytes : rbytes;
-    if (n == 0 || src == dst)
-        return MPI_SUCCESS;
-    if (locus_dtype_is_contig(sdt) && locus_dtype_is_contig(rdt)) {
-        ptrdiff_t slb, rlb, e;
-        locus_dtype_true_extent(sdt, &slb, &e);
-        locus_dtype_true_extent(rdt, &rlb, &e);
-        memmove((char *)dst + rlb, (const char *)src + slb, n);
-        return MPI_SUCCESS;
-    }
-    /* Through the packed stream, a bounded chunk at a time. */
-    char chunk[8192];
-    for (size_t off = 0; off < n;) {
-        size_t len = n - off < sizeof(chunk) ? n - off : sizeof(chunk);
-        size_t got = locus_dtype_pack(src, (size_t)scount, sdt, off, chunk, len);
-        locus_dtype_unpack(dst, (size_t)rcount, rdt, off, chunk, got);
-        off += got;
-    }
-    return sbytes > rbytes ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-}
 
 /* ---- algorithm choices ---- */
 
@@ -86,7 +45,7 @@ static int alg_read(const char *var, const int *allowed, int nallowed)
     exit(2);
 }
 
-static long size_read(const char *var)
+static size_t size_read(const char *var)
 {
     long v;
     char err[256];
@@ -94,7 +53,7 @@ static long size_read(const char *var)
         fprintf(stderr, "locus: %s\n", err);
         exit(2);
     }
-    return v;
+    return (size_t)v;
 }
 
 static int onoff_read(const char *var, int allow_auto)
@@ -115,27 +74,10 @@ static int onoff_read(const char *var, int allow_auto)
     alg_read(var, (const int[]){__VA_ARGS__},                                  \
              (int)(sizeof((const int[]){__VA_ARGS__}) / sizeof(int)))
 
-static void coll_state_free(void *p)
+coll_state_t *coll_state(locus_coll_comm_t *c)
 {
-    coll_state_t *st = p;
-    if (!st)
-        return;
-    if (st->shm_seg)
-        coll_shm_free(st->shm_seg);
-    if (st->node_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&st->node_comm);
-    if (st->leader_comm != MPI_COMM_NULL)
-        PMPI_Comm_free(&st->leader_comm);
-    free(st->node_of);
-    free(st->leader_of);
-    free(st->node_rank_of);
-    free(st);
-}
-
-coll_state_t *coll_state(MPI_Comm comm)
-{
-    if (comm->coll_data)
-        return comm->coll_data;
+    if (c->state)
+        return c->state;
     coll_state_t *st = calloc(1, sizeof(*st));
     if (!st)
         return NULL;
@@ -157,7 +99,7 @@ coll_state_t *coll_state(MPI_Comm comm)
     st->shm_max = size_read("LOCUS_COLL_SHM_MAX");
     st->shm_bcast_max = size_read("LOCUS_COLL_SHM_BCAST_MAX");
     st->shm_allreduce_max = size_read("LOCUS_COLL_SHM_ALLREDUCE_MAX");
-    st->node_size = size_read("LOCUS_COLL_NODE_SIZE");
+    st->node_size = (long)size_read("LOCUS_COLL_NODE_SIZE");
     const char *layout = locus_tunable_str("LOCUS_COLL_NODE_LAYOUT");
     st->node_cyclic = !strcmp(layout, "cyclic");
     if (!st->node_cyclic && strcmp(layout, "block")) {
@@ -167,53 +109,60 @@ coll_state_t *coll_state(MPI_Comm comm)
     }
     st->hier = onoff_read("LOCUS_COLL_HIER", 1);
     st->shm = onoff_read("LOCUS_COLL_SHM", 0);
-    st->node_comm = MPI_COMM_NULL;
-    st->leader_comm = MPI_COMM_NULL;
-    comm->coll_data = st;
-    comm->coll_data_free = coll_state_free;
+    c->state = st;
     return st;
 }
 
-static int node_of_rank(MPI_Comm comm, coll_state_t *st, int r)
+void locus_coll_comm_release(locus_coll_comm_t *c)
+{
+    coll_state_t *st = c->state;
+    if (!st)
+        return;
+    c->state = NULL;
+    coll_shm_free(st->shm_seg);
+    if (st->node_comm)
+        c->p2p->free(st->node_comm);
+    if (st->leader_comm)
+        c->p2p->free(st->leader_comm);
+    locus_coll_sched_free(st->blocking);
+    free(st->node_of);
+    free(st->leader_of);
+    free(st->node_rank_of);
+    free(st);
+}
+
+static int node_of_rank(const locus_coll_comm_t *c, const coll_state_t *st, int r)
 {
     if (st->node_size <= 0)
-        return comm->node_of[r];
+        return c->node_of[r];
     if (st->node_cyclic)
-        return (int)(r % ((comm->size + st->node_size - 1) / st->node_size));
+        return (int)(r % ((c->size + st->node_size - 1) / st->node_size));
     return (int)(r / st->node_size);
 }
 
-int coll_is_node_local(MPI_Comm comm, coll_state_t *st)
+int coll_is_node_local(const locus_coll_comm_t *c)
 {
-    (void)st;
-    return comm->num_nodes <= 1;
+    return c->num_nodes <= 1;
 }
 
-/* Builds the node and leader communicators (collective over comm). */
-static int hier_build(MPI_Comm comm, coll_state_t *st)
+/* Builds the node and leader communicators (collective over c). */
+static int hier_build(locus_coll_comm_t *c, coll_state_t *st)
 {
-    int n = comm->size;
+    int n = c->size;
     st->node_of = malloc(sizeof(int) * (size_t)n);
     st->node_rank_of = malloc(sizeof(int) * (size_t)n);
     st->leader_of = malloc(sizeof(int) * (size_t)n);
-    if (!st->node_of || !st->node_rank_of || !st->leader_of)
-        return -1;
-    /* Nodes numbered in the order of their lowest rank (their leader). */
     int *map = malloc(sizeof(int) * (size_t)n), *fill = calloc((size_t)n, sizeof(int));
-    if (!map || !fill) {
-        free(map);
-        free(fill);
-        return -1;
-    }
-    for (int i = 0; i < n; i++)
+    int rc = st->node_of && st->node_rank_of && st->leader_of && map && fill ? 0 : -1;
+    for (int i = 0; rc == 0 && i < n; i++)
         map[i] = -1;
+    /* Nodes numbered in the order of their lowest rank (their leader). */
     st->nnodes = 0;
-    for (int r = 0; r < n; r++) {
-        int raw = node_of_rank(comm, st, r);
+    for (int r = 0; rc == 0 && r < n; r++) {
+        int raw = node_of_rank(c, st, r);
         if (raw < 0 || raw >= n) {
-            free(map);
-            free(fill);
-            return -1;
+            rc = -1;
+            break;
         }
         if (map[raw] < 0) {
             map[raw] = st->nnodes;
@@ -224,17 +173,18 @@ static int hier_build(MPI_Comm comm, coll_state_t *st)
     }
     free(map);
     free(fill);
-    st->my_node = st->node_of[comm->rank];
-    int leader = st->leader_of[st->my_node] == comm->rank;
-    if (PMPI_Comm_split(comm, st->my_node, comm->rank, &st->node_comm) != MPI_SUCCESS ||
-        PMPI_Comm_split(comm, leader ? 0 : MPI_UNDEFINED, comm->rank, &st->leader_comm) !=
-            MPI_SUCCESS)
+    if (rc != 0)
+        return -1;
+    st->my_node = st->node_of[c->rank];
+    int leader = st->leader_of[st->my_node] == c->rank;
+    if (c->p2p->split(c, st->my_node, c->rank, &st->node_comm) != LOCUS_SUCCESS ||
+        c->p2p->split(c, leader ? 0 : -1, c->rank, &st->leader_comm) != LOCUS_SUCCESS)
         return -1;
     coll_state_t *ns = coll_state(st->node_comm);
     if (!ns)
         return -1;
     ns->sub = 1;
-    if (st->leader_comm != MPI_COMM_NULL) {
+    if (st->leader_comm) {
         coll_state_t *ls = coll_state(st->leader_comm);
         if (!ls)
             return -1;
@@ -243,45 +193,41 @@ static int hier_build(MPI_Comm comm, coll_state_t *st)
     return 0;
 }
 
-int coll_use_hier(MPI_Comm comm, coll_state_t *st)
+/* Whether the shape of c calls for the hierarchy (identical on every rank). */
+static int hier_wanted(const locus_coll_comm_t *c, const coll_state_t *st)
 {
-    if (st->sub || st->hier == 0 || st->hier_state == 2 || comm->size < 2)
+    int nodes = 0, multi = 0;
+    int *seen = calloc((size_t)c->size, sizeof(int));
+    if (!seen)
+        return 0;
+    for (int r = 0; r < c->size; r++) {
+        int nd = node_of_rank(c, st, r);
+        if (nd < 0 || nd >= c->size)
+            continue;
+        if (seen[nd]++ == 0)
+            nodes++;
+        else
+            multi = 1;
+    }
+    free(seen);
+    return st->hier == 1 ? nodes > 1 : nodes > 1 && multi;
+}
+
+int coll_use_hier(locus_coll_comm_t *c, coll_state_t *st, int blocking)
+{
+    if (st->sub || st->hier == 0 || st->hier_state == 2 || c->size < 2)
         return 0;
     if (st->hier_state == 0) {
-        /* Decide from the shape, identically on every rank. */
-        int nodes = 0, multi = 0;
-        int *seen = calloc((size_t)comm->size, sizeof(int));
-        if (!seen)
+        /* Making the sub-communicators is collective: only a blocking call
+         * may do it (every rank reaches the same first blocking one). */
+        if (!blocking)
             return 0;
-        for (int r = 0; r < comm->size; r++) {
-            int nd = node_of_rank(comm, st, r);
-            if (nd < 0 || nd >= comm->size)
-                continue;
-            if (seen[nd]++ == 0)
-                nodes++;
-            else
-                multi = 1;
-        }
-        free(seen);
-        int want = st->hier == 1 ? nodes > 1 : nodes > 1 && multi;
-        if (!want) {
+        if (!hier_wanted(c, st)) {
             st->hier_state = -1;
             return 0;
         }
         st->hier_state = 2;   /* the splits below run collectives: go flat */
-        st->hier_state = hier_build(comm, st) == 0 ? 1 : -1;
+        st->hier_state = hier_build(c, st) == 0 ? 1 : -1;
     }
     return st->hier_state == 1;
-}
-
-int *coll_uniform_counts(int p, int count)
-{
-    int *cd = malloc(sizeof(int) * 2 * (size_t)p);
-    if (!cd)
-        return NULL;
-    for (int i = 0; i < p; i++) {
-        cd[i] = count;
-        cd[p + i] = i * count;
-    }
-    return cd;
 }

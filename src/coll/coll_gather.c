@@ -1,0 +1,333 @@
+/*
+ * coll_gather.c — gather(v), scatter(v), allgather(v).
+ *
+ * Gather and scatter: one binomial tree over packed blocks serves both
+ * (scatter is gather run backwards) for small equal-count messages (log p
+ * steps at the root instead of p), direct (linear) otherwise and for the v
+ * forms. Allgather: recursive doubling (power-of-two sizes, small data),
+ * ring (large or any size), gather + bcast, or hierarchical across nodes.
+ */
+#include <stdlib.h>
+
+#include "coll_priv.h"
+
+/* Binomial trees stop paying once the root's log p copies of the data
+ * outweigh p direct messages; past this many bytes per rank go direct. */
+#define GATHER_BINOMIAL_MAX 2048
+
+static locus_dtype_t *bytes_type(void)
+{
+    return locus_dtype_basic(LOCUS_EL_BYTE);
+}
+
+/* p uniform counts and their displacements (build time only). */
+static size_t *uniform_new(int p, size_t count, ptrdiff_t **displs)
+{
+    size_t *cnts = malloc((sizeof(size_t) + sizeof(ptrdiff_t)) * (size_t)p);
+    if (!cnts)
+        return NULL;
+    *displs = (ptrdiff_t *)(cnts + p);
+    for (int i = 0; i < p; i++) {
+        cnts[i] = count;
+        (*displs)[i] = (ptrdiff_t)i * (ptrdiff_t)count;
+    }
+    return cnts;
+}
+
+/* ---- linear (and every v form) ---- */
+
+void coll_build_gatherv(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                        locus_dtype_t *sdt, void *rbuf, const size_t *rcounts,
+                        const ptrdiff_t *displs, locus_dtype_t *rdt, int root,
+                        locus_coll_comm_t *c)
+{
+    int tag = coll_tag(c);
+    if (c->rank != root) {
+        coll_send(s, c, sbuf, scount, sdt, root, tag);
+    } else {
+        for (int i = 0; i < c->size; i++) {
+            char *dst = coll_at(rbuf, rdt, displs[i]);
+            if (i != root)
+                coll_recv(s, c, dst, rcounts[i], rdt, i, tag);
+            else if (sbuf != LOCUS_COLL_IN_PLACE)
+                coll_copy(s, sbuf, scount, sdt, dst, rcounts[i], rdt);
+        }
+    }
+    coll_fence(s);
+}
+
+void coll_build_scatterv(locus_coll_sched_t *s, const void *sbuf, const size_t *scounts,
+                         const ptrdiff_t *displs, locus_dtype_t *sdt, void *rbuf,
+                         size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
+{
+    int tag = coll_tag(c);
+    if (c->rank != root) {
+        coll_recv(s, c, rbuf, rcount, rdt, root, tag);
+    } else {
+        for (int i = 0; i < c->size; i++) {
+            const char *src = coll_at(sbuf, sdt, displs[i]);
+            if (i != root)
+                coll_send(s, c, src, scounts[i], sdt, i, tag);
+            else if (rbuf != LOCUS_COLL_IN_PLACE)
+                coll_copy(s, src, scounts[i], sdt, rbuf, rcount, rdt);
+        }
+    }
+    coll_fence(s);
+}
+
+/* ---- binomial trees over packed blocks ---- */
+
+/* Ranks in relative rank vr's subtree: vr .. vr+n-1, n its lowest set bit. */
+static int subtree_size(int vr, int p)
+{
+    int mask = 1;
+    while (mask < p && !(vr & mask))
+        mask <<= 1;
+    return vr + mask > p ? p - vr : mask;
+}
+
+/*
+ * tmp holds the nb-byte blocks of my subtree in relative-rank order, mine
+ * first. Gathering, the children's subtrees come in (one round), then mine
+ * goes up; scattering, mine comes down, then the children's go out.
+ */
+static void tree_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, int root, char *tmp,
+                        size_t nb, int gathering, int tag)
+{
+    int p = c->size, vr = (c->rank - root + p) % p, mask = 1;
+    while (mask < p && !(vr & mask))
+        mask <<= 1;
+    int parent = vr ? (vr - mask + root) % p : -1;
+    size_t mine = (size_t)subtree_size(vr, p) * nb;
+    if (!gathering) {
+        coll_recv(s, c, tmp, mine, bytes_type(), parent, tag);
+        coll_fence(s);
+    }
+    for (int m = 1; m < mask && vr + m < p; m <<= 1) {
+        char *at = tmp + (size_t)m * nb;
+        size_t len = (size_t)subtree_size(vr + m, p) * nb;
+        if (gathering)
+            coll_recv(s, c, at, len, bytes_type(), (vr + m + root) % p, tag);
+        else
+            coll_send(s, c, at, len, bytes_type(), (vr + m + root) % p, tag);
+    }
+    coll_fence(s);
+    if (gathering) {
+        coll_send(s, c, tmp, mine, bytes_type(), parent, tag);
+        coll_fence(s);
+    }
+}
+
+static void gather_binomial(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                            locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                            int root, locus_coll_comm_t *c)
+{
+    int p = c->size, vr = (c->rank - root + p) % p, me_root = c->rank == root;
+    size_t nb = me_root ? rcount * locus_dtype_size(rdt) : scount * locus_dtype_size(sdt);
+    char *tmp = coll_sched_bytes(s, (size_t)subtree_size(vr, p) * nb);
+    if (!tmp)
+        return;
+    if (me_root && sbuf == LOCUS_COLL_IN_PLACE)
+        coll_copy(s, coll_at(rbuf, rdt, (ptrdiff_t)root * (ptrdiff_t)rcount), rcount, rdt, tmp,
+                  nb, bytes_type());
+    else
+        coll_copy(s, sbuf, scount, sdt, tmp, nb, bytes_type());
+    tree_blocks(s, c, root, tmp, nb, 1, coll_tag(c));
+    if (me_root)
+        for (int v = 0; v < p; v++)
+            coll_copy(s, tmp + (size_t)v * nb, nb, bytes_type(),
+                      coll_at(rbuf, rdt, (ptrdiff_t)((v + root) % p) * (ptrdiff_t)rcount),
+                      rcount, rdt);
+}
+
+static void scatter_binomial(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                             locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                             int root, locus_coll_comm_t *c)
+{
+    int p = c->size, vr = (c->rank - root + p) % p, me_root = c->rank == root;
+    size_t nb = me_root ? scount * locus_dtype_size(sdt) : rcount * locus_dtype_size(rdt);
+    char *tmp = coll_sched_bytes(s, (size_t)subtree_size(vr, p) * nb);
+    if (!tmp)
+        return;
+    if (me_root)
+        for (int v = 0; v < p; v++)
+            coll_copy(s, coll_at(sbuf, sdt, (ptrdiff_t)((v + root) % p) * (ptrdiff_t)scount),
+                      scount, sdt, tmp + (size_t)v * nb, nb, bytes_type());
+    tree_blocks(s, c, root, tmp, nb, 0, coll_tag(c));
+    if (!(me_root && rbuf == LOCUS_COLL_IN_PLACE))
+        coll_copy(s, tmp, nb, bytes_type(), rbuf, rcount, rdt);
+}
+
+/* Every rank must choose alike: decide from sizes all ranks know. */
+static int tree_wanted(locus_coll_comm_t *c, size_t nb)
+{
+    coll_state_t *st = coll_state(c);
+    int alg = st ? st->gather : ALG_LINEAR;
+    if (alg == ALG_AUTO)
+        alg = (nb <= GATHER_BINOMIAL_MAX && c->size > 2) ? ALG_BINOMIAL : ALG_LINEAR;
+    return alg == ALG_BINOMIAL;
+}
+
+void coll_build_gather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                       int root, locus_coll_comm_t *c)
+{
+    size_t nb = c->rank == root ? rcount * locus_dtype_size(rdt) : scount * locus_dtype_size(sdt);
+    if (tree_wanted(c, nb)) {
+        gather_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        return;
+    }
+    ptrdiff_t *displs;
+    size_t *cnts = uniform_new(c->size, rcount, &displs);
+    if (!cnts) {
+        s->oom = 1;
+        return;
+    }
+    coll_build_gatherv(s, sbuf, scount, sdt, rbuf, cnts, displs, rdt, root, c);
+    free(cnts);
+}
+
+void coll_build_scatter(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                        locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                        int root, locus_coll_comm_t *c)
+{
+    size_t nb = c->rank == root ? scount * locus_dtype_size(sdt) : rcount * locus_dtype_size(rdt);
+    if (tree_wanted(c, nb)) {
+        scatter_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        return;
+    }
+    ptrdiff_t *displs;
+    size_t *cnts = uniform_new(c->size, scount, &displs);
+    if (!cnts) {
+        s->oom = 1;
+        return;
+    }
+    coll_build_scatterv(s, sbuf, cnts, displs, sdt, rbuf, rcount, rdt, root, c);
+    free(cnts);
+}
+
+/* ---- allgather ---- */
+
+/* Ring over arbitrary counts/displacements (allgatherv and large data). */
+static void allgather_ring(locus_coll_sched_t *s, void *rbuf, const size_t *rcounts,
+                           const ptrdiff_t *displs, locus_dtype_t *rdt, locus_coll_comm_t *c)
+{
+    int p = c->size, r = c->rank, tag = coll_tag(c);
+    int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int k = 0; k < p - 1; k++) {
+        int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
+        coll_sendrecv(s, c, coll_at(rbuf, rdt, displs[sb]), rcounts[sb], rdt, right,
+                      coll_at(rbuf, rdt, displs[rb]), rcounts[rb], rdt, left, tag);
+    }
+}
+
+/* Recursive doubling on a power-of-two size: blocks of my group double. */
+static void allgather_recdbl(locus_coll_sched_t *s, void *rbuf, size_t rcount,
+                             locus_dtype_t *rdt, locus_coll_comm_t *c)
+{
+    int r = c->rank, tag = coll_tag(c);
+    for (int mask = 1; mask < c->size; mask <<= 1) {
+        int peer = r ^ mask, mine = r & ~(mask - 1), theirs = peer & ~(mask - 1);
+        size_t n = (size_t)mask * rcount;
+        coll_sendrecv(s, c, coll_at(rbuf, rdt, (ptrdiff_t)mine * (ptrdiff_t)rcount), n, rdt, peer,
+                      coll_at(rbuf, rdt, (ptrdiff_t)theirs * (ptrdiff_t)rcount), n, rdt, peer,
+                      tag);
+    }
+}
+
+/*
+ * Across nodes: every node gathers its blocks at its leader, the leaders
+ * exchange whole nodes' blocks (ring allgatherv, so one message per node
+ * pair crosses the network instead of one per rank pair), each leader
+ * scatters them into place and broadcasts the result inside its node.
+ * Works on packed bytes, so node members need not be consecutive ranks.
+ */
+static void allgather_hier(locus_coll_sched_t *s, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                           locus_coll_comm_t *c, coll_state_t *st)
+{
+    int p = c->size, nn = st->nnodes, leader = st->leader_comm != NULL;
+    size_t nb = rcount * locus_dtype_size(rdt);
+    size_t *cnt = calloc((size_t)nn, sizeof *cnt + sizeof(ptrdiff_t));
+    char *mine = coll_sched_bytes(s, nb), *all = leader ? coll_sched_bytes(s, (size_t)p * nb) : NULL;
+    if (!cnt || !mine || (leader && !all)) {
+        free(cnt);
+        s->oom = 1;
+        return;
+    }
+    ptrdiff_t *displs = (ptrdiff_t *)(cnt + nn);
+    for (int r = 0; r < p; r++)
+        cnt[st->node_of[r]] += nb;
+    for (int k = 1; k < nn; k++)
+        displs[k] = displs[k - 1] + (ptrdiff_t)cnt[k - 1];
+    coll_copy(s, coll_at(rbuf, rdt, (ptrdiff_t)c->rank * (ptrdiff_t)rcount), rcount, rdt, mine,
+              nb, bytes_type());
+    coll_build_gather(s, mine, nb, bytes_type(), leader ? all + displs[st->my_node] : NULL, nb,
+                      bytes_type(), 0, st->node_comm);
+    coll_fence(s);
+    if (leader) {
+        allgather_ring(s, all, cnt, displs, bytes_type(), st->leader_comm);
+        for (int r = 0; r < p; r++)
+            coll_copy(s, all + displs[st->node_of[r]] + (size_t)st->node_rank_of[r] * nb, nb,
+                      bytes_type(), coll_at(rbuf, rdt, (ptrdiff_t)r * (ptrdiff_t)rcount), rcount,
+                      rdt);
+    }
+    coll_fence(s);
+    coll_build_bcast(s, rbuf, (size_t)p * rcount, rdt, 0, st->node_comm);
+    free(cnt);
+}
+
+void coll_build_allgatherv(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                           locus_dtype_t *sdt, void *rbuf, const size_t *rcounts,
+                           const ptrdiff_t *displs, locus_dtype_t *rdt, locus_coll_comm_t *c)
+{
+    if (sbuf != LOCUS_COLL_IN_PLACE)
+        coll_copy(s, sbuf, scount, sdt, coll_at(rbuf, rdt, displs[c->rank]), rcounts[c->rank],
+                  rdt);
+    if (c->size > 1)
+        allgather_ring(s, rbuf, rcounts, displs, rdt, c);
+}
+
+void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                          locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                          locus_coll_comm_t *c)
+{
+    int p = c->size;
+    char *mine = coll_at(rbuf, rdt, (ptrdiff_t)c->rank * (ptrdiff_t)rcount);
+    if (sbuf != LOCUS_COLL_IN_PLACE)
+        coll_copy(s, sbuf, scount, sdt, mine, rcount, rdt);
+    if (p == 1 || rcount == 0)
+        return;
+    coll_state_t *st = coll_state(c);
+    if (!st) {
+        s->oom = 1;
+        return;
+    }
+    size_t total = (size_t)p * rcount * locus_dtype_size(rdt);
+    int pow2 = coll_pof2(p) == p, alg = st->allgather;
+    if (alg == ALG_AUTO && coll_use_hier(c, st, s->blocking)) {
+        allgather_hier(s, rbuf, rcount, rdt, c, st);
+        return;
+    }
+    if (alg == ALG_AUTO)
+        alg = (pow2 && total < st->allgather_large) ? ALG_RECURSIVE_DOUBLING : ALG_RING;
+    if (alg == ALG_RECURSIVE_DOUBLING && !pow2)
+        alg = ALG_RING;
+    if (alg == ALG_RECURSIVE_DOUBLING) {
+        allgather_recdbl(s, rbuf, rcount, rdt, c);
+    } else if (alg == ALG_GATHER_BCAST) {
+        /* My block is in rbuf already: send it from there. */
+        coll_build_gather(s, c->rank == 0 ? LOCUS_COLL_IN_PLACE : mine, rcount, rdt, rbuf, rcount,
+                          rdt, 0, c);
+        coll_fence(s);
+        coll_build_bcast(s, rbuf, (size_t)p * rcount, rdt, 0, c);
+    } else {
+        ptrdiff_t *displs;
+        size_t *cnts = uniform_new(p, rcount, &displs);
+        if (!cnts) {
+            s->oom = 1;
+            return;
+        }
+        allgather_ring(s, rbuf, cnts, displs, rdt, c);
+        free(cnts);
+    }
+}

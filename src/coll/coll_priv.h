@@ -1,0 +1,249 @@
+/*
+ * coll_priv.h — inside the collective layer: schedules and how algorithms
+ * build them, the per-communicator state, the shared-memory fast path.
+ * Nothing outside src/coll includes this; the contract is locus_coll.h.
+ */
+#ifndef COLL_PRIV_H
+#define COLL_PRIV_H
+
+#include <stddef.h>
+
+#include "locus_coll.h"
+
+/* ---- schedules ----------------------------------------------------------- */
+
+enum {
+    STEP_SEND, STEP_RECV,   /* post; completed by the next fence */
+    STEP_FENCE,             /* wait for every request posted since the last fence */
+    STEP_REDUCE,            /* dst = src op dst */
+    STEP_COPY,              /* typed copy src -> dst */
+    STEP_CALL               /* a blocking call (shared-memory fast path) */
+};
+
+typedef struct coll_step coll_step_t;
+typedef int (*coll_call_fn)(const coll_step_t *st);
+
+struct coll_step {
+    int kind;
+    int peer, tag;
+    locus_coll_comm_t *comm;      /* SEND/RECV/CALL: on which communicator */
+    const void *src;              /* SEND, REDUCE, COPY */
+    void *dst;                    /* RECV, REDUCE, COPY */
+    size_t count, count2;         /* COPY: source count, destination count2 */
+    locus_dtype_t *dt, *dt2;      /* COPY: source type dt, destination dt2 */
+    locus_op_t *op;               /* REDUCE, CALL */
+    coll_call_fn call;            /* CALL */
+    int root;                     /* CALL */
+};
+
+struct locus_coll_sched {
+    int blocking;                 /* built to be run to completion: may CALL */
+    const locus_coll_p2p_t *p2p;  /* of its communicators (they share one) */
+    coll_step_t *steps;
+    int nsteps, cap, cur;
+    locus_coll_req_t **reqs;      /* requests of the current round */
+    int nreq, capreq;
+    int err;                      /* first failure */
+    int done;
+    void **bufs;                  /* scratch owned by the schedule */
+    int nbufs, capbufs;
+    locus_dtype_t **dts;          /* references held (nonblocking) */
+    int ndts, capdts;
+    locus_op_t *op;               /* reference held (nonblocking) */
+    int oom;                      /* building ran out of memory */
+};
+
+/* A new empty schedule (NULL when out of memory). */
+locus_coll_sched_t *coll_sched_new(int blocking);
+/* Empties s for the next blocking call, freeing its scratch. */
+void coll_sched_reset(locus_coll_sched_t *s);
+/* Runs s to completion (blocking); returns its error. */
+int coll_sched_run(locus_coll_sched_t *s);
+/* Holds a reference on dt / op for the schedule's life (nonblocking). */
+void coll_sched_hold(locus_coll_sched_t *s, locus_dtype_t *dt, locus_op_t *op);
+
+/* Scratch for count elements of dt owned by s; returns where element 0
+ * goes (the allocation shifted by -true_lb). NULL (and s->oom) on failure;
+ * count 0 gives a valid address. */
+char *coll_sched_tmp(locus_coll_sched_t *s, locus_dtype_t *dt, size_t count);
+/* Scratch of n bytes owned by s. */
+char *coll_sched_bytes(locus_coll_sched_t *s, size_t n);
+
+/* Appending steps (out of memory: recorded in s->oom, reported by the
+ * entry point). peer < 0 (no peer) makes SEND/RECV no-ops. */
+void coll_send(locus_coll_sched_t *s, locus_coll_comm_t *c, const void *buf, size_t count,
+               locus_dtype_t *dt, int peer, int tag);
+void coll_recv(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
+               locus_dtype_t *dt, int peer, int tag);
+void coll_fence(locus_coll_sched_t *s);
+void coll_reduce_step(locus_coll_sched_t *s, locus_op_t *op, locus_dtype_t *dt, size_t count,
+                      const void *in, void *inout);
+void coll_copy(locus_coll_sched_t *s, const void *src, size_t scount, locus_dtype_t *sdt,
+               void *dst, size_t rcount, locus_dtype_t *rdt);
+void coll_call(locus_coll_sched_t *s, const coll_step_t *templ);
+/* A send and a receive in one round (the fence follows). */
+void coll_sendrecv(locus_coll_sched_t *s, locus_coll_comm_t *c, const void *sbuf,
+                   size_t scount, locus_dtype_t *sdt, int dst, void *rbuf, size_t rcount,
+                   locus_dtype_t *rdt, int src, int tag);
+
+/* The tag of the next collective on c (every member draws in the same
+ * order, so they agree). */
+int coll_tag(locus_coll_comm_t *c);
+
+/* ---- per-communicator state (coll_state.c) -------------------------------- */
+
+enum {
+    ALG_AUTO = 0, ALG_BINOMIAL, ALG_LINEAR, ALG_SCATTER_ALLGATHER, ALG_RECURSIVE_DOUBLING,
+    ALG_RABENSEIFNER, ALG_RING, ALG_REDUCE_BCAST, ALG_GATHER_BCAST, ALG_PAIRWISE,
+    ALG_REDUCE_SCATTERV, ALG_DISSEMINATION, ALG_SHM
+};
+
+typedef struct coll_shm coll_shm_t;
+
+struct coll_state {
+    /* Algorithm choices and thresholds, from the LOCUS_COLL_* variables. */
+    int barrier, bcast, reduce, allreduce, allgather, alltoall, gather, reduce_scatter, scan;
+    size_t bcast_large, allreduce_large, allgather_large, alltoall_small;
+    size_t shm_max, shm_bcast_max, shm_allreduce_max;
+    int hier;                  /* -1 auto, 0 off, 1 on */
+    int shm;                   /* shared-memory fast path allowed */
+    long node_size;            /* LOCUS_COLL_NODE_SIZE (testing), 0: real nodes */
+    int node_cyclic;           /* LOCUS_COLL_NODE_LAYOUT=cyclic */
+    int sub;                   /* a node or leader comm made here: never hierarchical */
+    /* Hierarchy, made on the first blocking hierarchical collective. */
+    int hier_state;            /* 0 not decided, 1 made, -1 not used, 2 being made */
+    locus_coll_comm_t *node_comm, *leader_comm;
+    int my_node, nnodes;
+    int *node_of;              /* [size] node of every rank */
+    int *leader_of;            /* [nnodes] rank of each node's leader */
+    int *node_rank_of;         /* [size] each rank's rank in its node comm */
+    /* Shared-memory segment (node-local comms), made on first use. */
+    coll_shm_t *shm_seg;
+    int shm_state;             /* 0 not tried, 1 ready, -1 unavailable, 2 being made */
+    /* The schedule blocking calls reuse (no allocation per call); busy
+     * while one runs (a nested blocking call makes its own). */
+    locus_coll_sched_t *blocking;
+    int blocking_busy;
+};
+
+/* c's state, made on first use (local; NULL when out of memory). */
+coll_state_t *coll_state(locus_coll_comm_t *c);
+
+/* Whether the hierarchical (node, then leaders) path applies to c. A
+ * blocking schedule may make the node and leader communicators (collective
+ * over c); a nonblocking one uses them only if they exist already. */
+int coll_use_hier(locus_coll_comm_t *c, coll_state_t *st, int blocking);
+/* 1 when every member of c is on this node. */
+int coll_is_node_local(const locus_coll_comm_t *c);
+
+/* ---- the algorithms' builders (appending to s; arguments checked) ---------- */
+
+void coll_build_barrier(locus_coll_sched_t *s, locus_coll_comm_t *c);
+void coll_build_bcast(locus_coll_sched_t *s, void *buf, size_t count, locus_dtype_t *dt,
+                      int root, locus_coll_comm_t *c);
+void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                       locus_dtype_t *dt, locus_op_t *op, int root, locus_coll_comm_t *c);
+void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                          locus_dtype_t *dt, locus_op_t *op, locus_coll_comm_t *c);
+void coll_build_gatherv(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                        locus_dtype_t *sdt, void *rbuf, const size_t *rcounts,
+                        const ptrdiff_t *displs, locus_dtype_t *rdt, int root,
+                        locus_coll_comm_t *c);
+void coll_build_gather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                       int root, locus_coll_comm_t *c);
+void coll_build_scatterv(locus_coll_sched_t *s, const void *sbuf, const size_t *scounts,
+                         const ptrdiff_t *displs, locus_dtype_t *sdt, void *rbuf,
+                         size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c);
+void coll_build_scatter(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                        locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                        int root, locus_coll_comm_t *c);
+void coll_build_allgatherv(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                           locus_dtype_t *sdt, void *rbuf, const size_t *rcounts,
+                           const ptrdiff_t *displs, locus_dtype_t *rdt, locus_coll_comm_t *c);
+void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                          locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                          locus_coll_comm_t *c);
+void coll_build_alltoallw(locus_coll_sched_t *s, const void *sbuf, const size_t *scounts,
+                          const ptrdiff_t *sdispls, locus_dtype_t *const *sdts, void *rbuf,
+                          const size_t *rcounts, const ptrdiff_t *rdispls,
+                          locus_dtype_t *const *rdts, size_t bytes_per_peer,
+                          locus_coll_comm_t *c);
+void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rbuf,
+                               const size_t *rcounts, locus_dtype_t *dt, locus_op_t *op,
+                               locus_coll_comm_t *c);
+void coll_build_scan(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                     locus_dtype_t *dt, locus_op_t *op, int exclusive, locus_coll_comm_t *c);
+
+/* ---- folding and recursive halving (coll_halving.c) ------------------------ */
+
+/* A rank's place among the pof2 ranks that remain after folding. */
+typedef struct {
+    int pof2, rem, newrank;       /* newrank -1: folded away */
+} coll_fold_t;
+
+/* Comm rank of remaining rank nr. */
+int coll_fold_real(const coll_fold_t *f, int nr);
+/* Ranks 2i and 2i+1 (i < rem) combine into 2i+1 (acc = x_2i op x_2i+1, in
+ * rank order); fills *f. tmp is scratch for count elements. */
+void coll_fold_in(locus_coll_sched_t *s, char *acc, char *tmp, size_t count, locus_dtype_t *dt,
+                  locus_op_t *op, int tag, locus_coll_comm_t *c, coll_fold_t *f);
+/* Sends the result back to the folded-away ranks. */
+void coll_fold_out(locus_coll_sched_t *s, char *acc, size_t count, locus_dtype_t *dt, int tag,
+                   locus_coll_comm_t *c, const coll_fold_t *f);
+/* Counts and displacements of count elements split in n blocks. */
+void coll_blocks_split(size_t count, int n, size_t *cnts, ptrdiff_t *disps);
+/* Elements in blocks [lo, hi). */
+size_t coll_blocks_sum(const size_t *cnts, int lo, int hi);
+/* Reduce-scatter by recursive halving among the remaining ranks
+ * (commutative ops): afterwards this rank owns the fully reduced block
+ * range [*idx, *last) of acc. */
+void coll_rs_halving(locus_coll_sched_t *s, char *acc, char *tmp, locus_dtype_t *dt,
+                     locus_op_t *op, int tag, locus_coll_comm_t *c, const coll_fold_t *f,
+                     const size_t *cnts, const ptrdiff_t *disps, int *idx, int *last);
+/* Allgather by recursive doubling that undoes coll_rs_halving's split. */
+void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int tag,
+                      locus_coll_comm_t *c, const coll_fold_t *f, const size_t *cnts,
+                      const ptrdiff_t *disps, int idx, int last);
+
+/* ---- shared-memory fast path (coll_shm.c) ---------------------------------- */
+
+/* Whether the blocking fast path can take this operation on c (node-local,
+ * enabled, within its size limits, segment available — made on first use,
+ * collectively). */
+int coll_shm_usable(locus_coll_comm_t *c, coll_state_t *st, int alg, size_t bytes,
+                    size_t op_max);
+int coll_shm_barrier(locus_coll_comm_t *c);
+int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c);
+/* 1 when coll_shm_allreduce can reduce dt with op: a predefined op on
+ * data that is a plain array of its element kind. */
+int coll_shm_reduces(locus_dtype_t *dt, const locus_op_t *op);
+int coll_shm_allreduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
+                       locus_op_t *op, locus_coll_comm_t *c);
+void coll_shm_free(coll_shm_t *seg);
+
+/* ---- small helpers ------------------------------------------------------------ */
+
+static inline ptrdiff_t coll_extent(const locus_dtype_t *dt)
+{
+    ptrdiff_t lb, ext;
+    locus_dtype_extent(dt, &lb, &ext);
+    return ext;
+}
+
+/* Element i of a typed buffer. */
+static inline char *coll_at(const void *buf, const locus_dtype_t *dt, ptrdiff_t i)
+{
+    return (char *)buf + i * coll_extent(dt);
+}
+
+/* Largest power of two <= n (n >= 1). */
+static inline int coll_pof2(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+#endif

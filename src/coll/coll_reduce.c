@@ -1,0 +1,328 @@
+/*
+ * coll_reduce.c — reduce and allreduce.
+ *
+ * Small messages: binomial tree (reduce) and recursive doubling
+ * (allreduce), both keeping the rank order so non-commutative user ops are
+ * right. Large messages with commutative ops: Rabenseifner (reduce-scatter
+ * by recursive halving, then gather or allgather by recursive doubling) or
+ * a ring. Non-power-of-two sizes fold the first 2*rem ranks in pairs first.
+ * Hierarchical form: reduce inside each node, across leaders, then bcast.
+ */
+#include <stdlib.h>
+
+#include "coll_priv.h"
+
+/* ---- allreduce ---- */
+
+/* Recursive doubling among the pof2 remaining ranks; order-preserving. */
+static void allreduce_recdbl(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
+                             locus_dtype_t *dt, locus_op_t *op, int tag, locus_coll_comm_t *c)
+{
+    coll_fold_t f;
+    coll_fold_in(s, acc, tmp, count, dt, op, tag, c, &f);
+    for (int mask = 1; f.newrank >= 0 && mask < f.pof2; mask <<= 1) {
+        int dst = coll_fold_real(&f, f.newrank ^ mask);
+        coll_sendrecv(s, c, acc, count, dt, dst, tmp, count, dt, dst, tag);
+        if (dst < c->rank) {
+            coll_reduce_step(s, op, dt, count, tmp, acc);      /* theirs op mine */
+        } else {
+            coll_reduce_step(s, op, dt, count, acc, tmp);      /* mine op theirs */
+            coll_copy(s, tmp, count, dt, acc, count, dt);
+        }
+    }
+    coll_fold_out(s, acc, count, dt, tag, c, &f);
+}
+
+/* Split of count elements over n blocks, as two arrays in one allocation
+ * (only needed while building). */
+static size_t *blocks_new(size_t count, int n, ptrdiff_t **disps)
+{
+    size_t *cnts = malloc((sizeof(size_t) + sizeof(ptrdiff_t)) * (size_t)n);
+    if (!cnts)
+        return NULL;
+    *disps = (ptrdiff_t *)(cnts + n);
+    coll_blocks_split(count, n, cnts, *disps);
+    return cnts;
+}
+
+static void allreduce_rabenseifner(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
+                                   locus_dtype_t *dt, locus_op_t *op, int tag,
+                                   locus_coll_comm_t *c)
+{
+    coll_fold_t f;
+    coll_fold_in(s, acc, tmp, count, dt, op, tag, c, &f);
+    if (f.newrank >= 0) {
+        ptrdiff_t *disps;
+        size_t *cnts = blocks_new(count, f.pof2, &disps);
+        if (!cnts) {
+            s->oom = 1;
+            return;
+        }
+        int idx, last;
+        coll_rs_halving(s, acc, tmp, dt, op, tag, c, &f, cnts, disps, &idx, &last);
+        coll_ag_doubling(s, acc, dt, tag, c, &f, cnts, disps, idx, last);
+        free(cnts);
+    }
+    coll_fold_out(s, acc, count, dt, tag, c, &f);
+}
+
+/* Ring: reduce-scatter then allgather around the ring, p-1 steps each;
+ * bandwidth-optimal for any p. Commutative ops only. */
+static void allreduce_ring(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
+                           locus_dtype_t *dt, locus_op_t *op, int tag, locus_coll_comm_t *c)
+{
+    int p = c->size, r = c->rank;
+    ptrdiff_t *d;
+    size_t *n = blocks_new(count, p, &d);
+    if (!n) {
+        s->oom = 1;
+        return;
+    }
+    int right = (r + 1) % p, left = (r - 1 + p) % p;
+    for (int k = 0; k < p - 1; k++) {
+        int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
+        coll_sendrecv(s, c, coll_at(acc, dt, d[sb]), n[sb], dt, right, coll_at(tmp, dt, d[rb]),
+                      n[rb], dt, left, tag);
+        coll_reduce_step(s, op, dt, n[rb], coll_at(tmp, dt, d[rb]), coll_at(acc, dt, d[rb]));
+    }
+    for (int k = 0; k < p - 1; k++) {
+        int sb = (r + 1 - k + p) % p, rb = (r - k + p) % p;
+        coll_sendrecv(s, c, coll_at(acc, dt, d[sb]), n[sb], dt, right, coll_at(acc, dt, d[rb]),
+                      n[rb], dt, left, tag);
+    }
+    free(n);
+}
+
+static int shm_allreduce_call(const coll_step_t *st)
+{
+    return coll_shm_allreduce(LOCUS_COLL_IN_PLACE, st->dst, st->count, st->dt, st->op,
+                              st->comm);
+}
+
+void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                          locus_dtype_t *dt, locus_op_t *op, locus_coll_comm_t *c)
+{
+    if (count == 0)
+        return;
+    if (sbuf != LOCUS_COLL_IN_PLACE)
+        coll_copy(s, sbuf, count, dt, rbuf, count, dt);
+    if (c->size == 1)
+        return;
+    coll_state_t *st = coll_state(c);
+    if (!st) {
+        s->oom = 1;
+        return;
+    }
+    size_t bytes = count * locus_dtype_size(dt);
+    int commute = op->commute, alg = st->allreduce;
+    if (alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking)) {
+        coll_build_reduce(s, st->node_comm->rank == 0 ? LOCUS_COLL_IN_PLACE : rbuf, rbuf,
+                          count, dt, op, 0, st->node_comm);
+        coll_fence(s);
+        if (st->leader_comm)
+            coll_build_allreduce(s, LOCUS_COLL_IN_PLACE, rbuf, count, dt, op, st->leader_comm);
+        coll_fence(s);
+        coll_build_bcast(s, rbuf, count, dt, 0, st->node_comm);
+        return;
+    }
+    if (s->blocking && (alg == ALG_SHM || alg == ALG_AUTO) && coll_shm_reduces(dt, op) &&
+        coll_shm_usable(c, st, alg, bytes, st->shm_allreduce_max)) {
+        coll_call(s, &(coll_step_t){ .comm = c, .dst = rbuf, .count = count, .dt = dt,
+                                     .op = op, .call = shm_allreduce_call });
+        return;
+    }
+    if (alg == ALG_AUTO || alg == ALG_SHM)
+        alg = (commute && bytes >= st->allreduce_large && count >= (size_t)c->size)
+                  ? ALG_RABENSEIFNER : ALG_RECURSIVE_DOUBLING;
+    if ((alg == ALG_RABENSEIFNER || alg == ALG_RING) && !commute)
+        alg = ALG_RECURSIVE_DOUBLING;
+    if (alg == ALG_REDUCE_BCAST) {
+        coll_build_reduce(s, c->rank == 0 ? LOCUS_COLL_IN_PLACE : rbuf, rbuf, count, dt, op, 0,
+                          c);
+        coll_fence(s);
+        coll_build_bcast(s, rbuf, count, dt, 0, c);
+        return;
+    }
+    char *tmp = coll_sched_tmp(s, dt, count);
+    if (!tmp)
+        return;
+    int tag = coll_tag(c);
+    if (alg == ALG_RING)
+        allreduce_ring(s, rbuf, tmp, count, dt, op, tag, c);
+    else if (alg == ALG_RABENSEIFNER)
+        allreduce_rabenseifner(s, rbuf, tmp, count, dt, op, tag, c);
+    else
+        allreduce_recdbl(s, rbuf, tmp, count, dt, op, tag, c);
+}
+
+/* ---- reduce ---- */
+
+/*
+ * Binomial tree. With a commutative op the tree is rooted at root; with a
+ * non-commutative one it is rooted at rank 0 (where subtree k holds ranks
+ * k..k+mask-1 in order) and the result moves to root at the end. Returns
+ * the buffer holding the result (at root).
+ */
+static char *reduce_binomial(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
+                             locus_dtype_t *dt, locus_op_t *op, int root, int tag,
+                             locus_coll_comm_t *c)
+{
+    int p = c->size, base = op->commute ? root : 0, vr = (c->rank - base + p) % p;
+    char *a = acc, *b = tmp;
+    for (int mask = 1; mask < p; mask <<= 1) {
+        if (vr & mask) {
+            coll_send(s, c, a, count, dt, (vr - mask + base) % p, tag);
+            coll_fence(s);
+            break;
+        }
+        if (vr + mask < p) {
+            coll_recv(s, c, b, count, dt, (vr + mask + base) % p, tag);
+            coll_fence(s);
+            /* a holds lower ranks than b: a op b, result in b, then swap. */
+            coll_reduce_step(s, op, dt, count, a, b);
+            char *t = a;
+            a = b;
+            b = t;
+        }
+    }
+    if (base != root) {
+        if (c->rank == 0)
+            coll_send(s, c, a, count, dt, root, tag);
+        else if (c->rank == root)
+            coll_recv(s, c, a, count, dt, 0, tag);
+        coll_fence(s);
+    }
+    return a;
+}
+
+/* Root combines everyone's data in rank order (small comms, testing):
+ * res = x_{p-1}; res = x_i op res for i from p-2 down to 0. */
+static void reduce_linear(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
+                          locus_dtype_t *dt, locus_op_t *op, int root, int tag,
+                          locus_coll_comm_t *c, char *res)
+{
+    int p = c->size;
+    if (c->rank != root) {
+        coll_send(s, c, acc, count, dt, root, tag);
+        coll_fence(s);
+        return;
+    }
+    if (root != p - 1)
+        coll_recv(s, c, res, count, dt, p - 1, tag);
+    else
+        coll_copy(s, acc, count, dt, res, count, dt);
+    coll_fence(s);
+    for (int i = p - 2; i >= 0; i--) {
+        const char *x = acc;
+        if (i != root) {
+            coll_recv(s, c, tmp, count, dt, i, tag);
+            coll_fence(s);
+            x = tmp;
+        }
+        coll_reduce_step(s, op, dt, count, x, res);
+    }
+}
+
+/* Reduce-scatter by halving, then each remaining rank sends its block to
+ * root, which finds each block's owner by replaying the halving choices. */
+static void reduce_rabenseifner(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
+                                locus_dtype_t *dt, locus_op_t *op, int root, int tag,
+                                locus_coll_comm_t *c, char *res)
+{
+    coll_fold_t f;
+    coll_fold_in(s, acc, tmp, count, dt, op, tag, c, &f);
+    ptrdiff_t *disps;
+    size_t *cnts = blocks_new(count, f.pof2, &disps);
+    if (!cnts) {
+        s->oom = 1;
+        return;
+    }
+    int idx = 0, last = 0;
+    if (f.newrank >= 0)
+        coll_rs_halving(s, acc, tmp, dt, op, tag, c, &f, cnts, disps, &idx, &last);
+    if (c->rank != root && f.newrank >= 0)
+        coll_send(s, c, coll_at(acc, dt, disps[idx]), coll_blocks_sum(cnts, idx, last), dt,
+                  root, tag);
+    if (c->rank == root) {
+        for (int nr = 0; nr < f.pof2; nr++) {
+            int b = 0;
+            for (int mask = 1; mask < f.pof2; mask <<= 1)
+                if (nr & mask)
+                    b += f.pof2 / (mask * 2);
+            int src = coll_fold_real(&f, nr);
+            if (src == root)
+                coll_copy(s, coll_at(acc, dt, disps[b]), cnts[b], dt, coll_at(res, dt, disps[b]),
+                          cnts[b], dt);
+            else
+                coll_recv(s, c, coll_at(res, dt, disps[b]), cnts[b], dt, src, tag);
+        }
+    }
+    coll_fence(s);
+    free(cnts);
+}
+
+void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,
+                       locus_dtype_t *dt, locus_op_t *op, int root, locus_coll_comm_t *c)
+{
+    int me_root = c->rank == root;
+    const void *src = (me_root && sbuf == LOCUS_COLL_IN_PLACE) ? rbuf : sbuf;
+    if (count == 0)
+        return;
+    if (c->size == 1) {
+        coll_copy(s, src, count, dt, rbuf, count, dt);
+        return;
+    }
+    coll_state_t *st = coll_state(c);
+    if (!st) {
+        s->oom = 1;
+        return;
+    }
+    size_t bytes = count * locus_dtype_size(dt);
+    int commute = op->commute;
+    if (st->reduce == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking)) {
+        /* Reduce to each node's leader, then among leaders to root's node
+         * leader, then hand it to root. */
+        int root_node = st->node_of[root], root_leader = st->leader_of[root_node];
+        char *t1 = coll_sched_tmp(s, dt, count);
+        if (!t1)
+            return;
+        coll_build_reduce(s, src, t1, count, dt, op, 0, st->node_comm);
+        coll_fence(s);
+        if (st->leader_comm)
+            coll_build_reduce(s, st->leader_comm->rank == root_node ? LOCUS_COLL_IN_PLACE : t1,
+                              t1, count, dt, op, root_node, st->leader_comm);
+        coll_fence(s);
+        int tag = coll_tag(c);
+        if (root != root_leader) {
+            if (c->rank == root_leader)
+                coll_send(s, c, t1, count, dt, root, tag);
+            else if (me_root)
+                coll_recv(s, c, rbuf, count, dt, root_leader, tag);
+            coll_fence(s);
+        } else if (me_root) {
+            coll_copy(s, t1, count, dt, rbuf, count, dt);
+        }
+        return;
+    }
+    int alg = st->reduce;
+    if (alg == ALG_AUTO)
+        alg = (commute && bytes >= st->allreduce_large && count >= (size_t)coll_pof2(c->size))
+                  ? ALG_RABENSEIFNER : ALG_BINOMIAL;
+    if (alg == ALG_RABENSEIFNER && !commute)
+        alg = ALG_BINOMIAL;
+    /* Working copies: acc (my contribution, overwritten), tmp (incoming). */
+    char *acc = coll_sched_tmp(s, dt, count), *tmp = coll_sched_tmp(s, dt, count);
+    if (!acc || !tmp)
+        return;
+    coll_copy(s, src, count, dt, acc, count, dt);
+    int tag = coll_tag(c);
+    if (alg == ALG_LINEAR) {
+        reduce_linear(s, acc, tmp, count, dt, op, root, tag, c, rbuf);
+    } else if (alg == ALG_RABENSEIFNER) {
+        reduce_rabenseifner(s, acc, tmp, count, dt, op, root, tag, c, rbuf);
+    } else {
+        char *res = reduce_binomial(s, acc, tmp, count, dt, op, root, tag, c);
+        if (me_root)
+            coll_copy(s, res, count, dt, rbuf, count, dt);
+    }
+}

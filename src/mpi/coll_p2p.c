@@ -1,0 +1,92 @@
+/*
+ * coll_p2p.c — the point-to-point interface the collective layer runs on
+ * (locus_coll_p2p_t), over the core: messages on the communicator's
+ * collective context, core requests as the layer's requests, the core's
+ * progress and idle rule, and communicator splits.
+ */
+#include <stddef.h>
+
+#include "mpi_impl.h"
+
+static locus_comm_t *comm_of(locus_coll_comm_t *cc)
+{
+    return (locus_comm_t *)((char *)cc - offsetof(locus_comm_t, coll));
+}
+
+static int cp_isend(locus_coll_comm_t *cc, const void *buf, size_t count, locus_dtype_t *dt,
+                    int peer, int tag, locus_coll_req_t **req)
+{
+    locus_comm_t *c = comm_of(cc);
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    int err = locus_p2p_isend(buf, count, dt, peer, tag, c, c->ctx_coll, 0, r);
+    if (err != MPI_SUCCESS) {
+        locus_core_req_put(locus_core(), r);
+        return err;
+    }
+    *req = (locus_coll_req_t *)r;
+    return MPI_SUCCESS;
+}
+
+static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_t *dt, int peer,
+                    int tag, locus_coll_req_t **req)
+{
+    locus_comm_t *c = comm_of(cc);
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    locus_p2p_irecv(buf, count, dt, peer, tag, c, c->ctx_coll, r);
+    *req = (locus_coll_req_t *)r;
+    return MPI_SUCCESS;
+}
+
+static int cp_test(locus_coll_req_t *req, int *err)
+{
+    locus_req_t *r = (locus_req_t *)req;
+    if (!r->done)
+        return 0;
+    *err = r->st_error;
+    return 1;
+}
+
+static void cp_release(locus_coll_req_t *req)
+{
+    locus_core_abandon(locus_core(), (locus_req_t *)req);
+}
+
+static int cp_progress(void)
+{
+    return locus_core_progress(locus_core());
+}
+
+static void cp_idle(void)
+{
+    locus_core_idle(locus_core());
+}
+
+static int cp_split(locus_coll_comm_t *cc, int color, int key, locus_coll_comm_t **out)
+{
+    MPI_Comm n;
+    int err = locus_comm_split(comm_of(cc), color < 0 ? MPI_UNDEFINED : color, key, &n);
+    *out = err == MPI_SUCCESS && n != MPI_COMM_NULL ? &n->coll : NULL;
+    return err;
+}
+
+static void cp_free(locus_coll_comm_t *cc)
+{
+    locus_comm_t *c = comm_of(cc);
+    c->magic = 0;
+    locus_comm_release(c);
+}
+
+const locus_coll_p2p_t locus_coll_p2p = {
+    .isend = cp_isend,
+    .irecv = cp_irecv,
+    .test = cp_test,
+    .release = cp_release,
+    .progress = cp_progress,
+    .idle = cp_idle,
+    .split = cp_split,
+    .free = cp_free,
+};
