@@ -1,7 +1,8 @@
 /* Core set-up, request pool, progress loop and finalization. */
-#include "locus_core.h"
+#include "core_priv.h"
 
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,11 @@
 #include "locus_tunables.h"
 
 #define SLAB_REQS 256
+
+/* The send and receive fast paths touch a request from end to end: keep it
+ * three whole cache lines (slabs are line-aligned). */
+_Static_assert(sizeof(void *) != 8 || sizeof(locus_req_t) == 192,
+               "locus_req_t is no longer 3 cache lines: repack it");
 
 int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
                     char *err, size_t errlen)
@@ -21,10 +27,10 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
     c->pend_mark = calloc((size_t)size, 1);
     if (!c->peers || !c->pend || !c->pend_mark) {
         snprintf(err, errlen, "out of memory for %d peers", size);
-        return -1;
+        goto fail;
     }
     if (locus_tunable_long("LOCUS_POLLS_BEFORE_YIELD", &c->polls_before_yield, err, errlen))
-        return -1;
+        goto fail;
     if (c->polls_before_yield < 1)
         c->polls_before_yield = 1;
     const char *y = locus_tunable_str("LOCUS_YIELD");
@@ -45,9 +51,26 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
         c->yield_why = c->yield ? "oversubscribed" : "not oversubscribed";
     } else {
         snprintf(err, errlen, "LOCUS_YIELD=%s: expected auto, always or never", y);
-        return -1;
+        goto fail;
     }
     return 0;
+fail:
+    free(c->peers);
+    free(c->pend);
+    free(c->pend_mark);
+    memset(c, 0, sizeof *c);
+    return -1;
+}
+
+void locus_core_fatal(locus_core_t *c, const char *fmt, ...)
+{
+    if (c->fatal)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->fatal_msg, sizeof c->fatal_msg, fmt, ap);
+    va_end(ap);
+    c->fatal = 1;
 }
 
 int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp)
@@ -61,31 +84,48 @@ int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp)
     return 0;
 }
 
+/* A new slab of zeroed requests, numbered on from the last. */
+static int slab_add(locus_core_t *c)
+{
+    if (c->nslabs == c->capslabs) {
+        int cap = c->capslabs ? 2 * c->capslabs : 16;
+        void **s = realloc(c->slabs, (size_t)cap * sizeof *s);
+        if (!s)
+            return -1;
+        c->slabs = s;
+        c->capslabs = cap;
+    }
+    /* Cache-line aligned: a request (192 bytes on LP64) spans 3 lines. */
+    locus_req_t *slab = aligned_alloc(64, SLAB_REQS * sizeof *slab);
+    if (!slab)
+        return -1;
+    memset(slab, 0, SLAB_REQS * sizeof *slab);
+    for (int i = SLAB_REQS - 1; i >= 0; i--) {
+        slab[i].id = (uint32_t)c->nslabs * SLAB_REQS + (uint32_t)i;
+        slab[i].next = c->req_free;
+        c->req_free = &slab[i];
+    }
+    c->slabs[c->nslabs++] = slab;
+    return 0;
+}
+
 locus_req_t *locus_core_req_get(locus_core_t *c)
 {
+    if (__builtin_expect(!c->req_free, 0) && slab_add(c))
+        return NULL;
     locus_req_t *r = c->req_free;
-    if (__builtin_expect(!r, 0)) {
-        if (c->nslabs == c->capslabs) {
-            int cap = c->capslabs ? 2 * c->capslabs : 16;
-            void **s = realloc(c->slabs, (size_t)cap * sizeof *s);
-            if (!s)
-                return NULL;
-            c->slabs = s;
-            c->capslabs = cap;
-        }
-        locus_req_t *slab = malloc(SLAB_REQS * sizeof *slab);
-        if (!slab)
-            return NULL;
-        c->slabs[c->nslabs++] = slab;
-        for (int i = 0; i < SLAB_REQS; i++) {
-            slab[i].next = c->req_free;
-            c->req_free = &slab[i];
-        }
-        r = c->req_free;
-    }
     c->req_free = r->next;
+    uint32_t id = r->id;
     memset(r, 0, sizeof *r);
+    r->id = id;
     return r;
+}
+
+locus_req_t *locus_core_req_by_id(locus_core_t *c, uint32_t id)
+{
+    if (id / SLAB_REQS >= (uint32_t)c->nslabs)
+        return NULL;
+    return (locus_req_t *)c->slabs[id / SLAB_REQS] + id % SLAB_REQS;
 }
 
 void locus_core_req_put(locus_core_t *c, locus_req_t *r)
@@ -107,55 +147,68 @@ void locus_core_gen_add(locus_core_t *c, locus_req_t *r)
     c->gen_head = r;
 }
 
+void locus_core_gen_unlink(locus_core_t *c, locus_req_t *r)
+{
+    if (c->gen_cursor == r)
+        c->gen_cursor = r->next;
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        c->gen_head = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->next = r->prev = NULL;
+}
+
+/* Polls every generalized request once. A poll may start operations,
+ * progress (a blocking step) or abandon other requests: the cursor is
+ * moved past any request unlinked meanwhile, and a nested progress round
+ * skips this (it would poll a request from inside its own poll). */
 static int gen_poll(locus_core_t *c)
 {
     int n = 0;
-    locus_req_t *r = c->gen_head;
-    while (r) {
-        locus_req_t *next = r->next;
+    c->gen_polling = 1;
+    for (locus_req_t *r = c->gen_head; r; r = c->gen_cursor) {
+        c->gen_cursor = r->next;
         int rc = r->poll(r->state);
-        if (rc != 0) {
-            if (r->prev)
-                r->prev->next = r->next;
-            else
-                c->gen_head = r->next;
-            if (r->next)
-                r->next->prev = r->prev;
-            r->next = r->prev = NULL;
-            if (rc < 0)
-                r->st_error = -rc;
-            if (r->state_free)
-                r->state_free(r->state);
-            r->state = NULL;
-            locus_core_complete(c, r);
-            n++;
-        }
-        r = next;
+        if (rc == 0)
+            continue;
+        locus_core_gen_unlink(c, r);
+        if (rc < 0)
+            r->st_error = -rc;
+        if (r->state_free)
+            r->state_free(r->state);
+        r->state = NULL;
+        locus_core_complete(c, r);
+        n++;
     }
+    c->gen_cursor = NULL;
+    c->gen_polling = 0;
     return n;
 }
 
-int locus_core_flush(locus_core_t *c); /* match.c */
-
 int locus_core_progress(locus_core_t *c)
 {
+    /* Failed for good: whatever a wait waits for may be lost. */
+    if (__builtin_expect(c->fatal, 0))
+        return -1;
     int n = 0;
     for (int i = 0; i < c->ntp; i++) {
         int k = c->tps[i]->ops->progress(c->tps[i]);
         if (__builtin_expect(k < 0, 0)) {
-            if (!c->fatal)
-                snprintf(c->fatal_msg, sizeof c->fatal_msg,
-                         "transport %s failed (a peer process died?)", c->tps[i]->ops->name);
-            c->fatal = 1;
+            locus_tp_t *tp = c->tps[i];
+            const char *why = tp->ops->last_error ? tp->ops->last_error(tp) : NULL;
+            locus_core_fatal(c, "transport %s failed: %s", tp->ops->name,
+                             why ? why : "a peer process died?");
             return -1;
         }
         n += k;
     }
     if (c->npend)
         n += locus_core_flush(c);
-    if (c->gen_head)
+    if (c->gen_head && !c->gen_polling)
         n += gen_poll(c);
-    return n;
+    return __builtin_expect(c->fatal, 0) ? -1 : n;
 }
 
 int locus_core_wait(locus_core_t *c, locus_req_t *r)
@@ -172,21 +225,45 @@ int locus_core_wait(locus_core_t *c, locus_req_t *r)
     return 0;
 }
 
+/* What the requests never completed still hold: packed send buffers,
+ * rendezvous staging, datatype references. Runs after the transports are
+ * gone, so nothing else points into those buffers any more. */
+static void reqs_release(locus_core_t *c)
+{
+    for (int k = 0; k < c->nslabs; k++) {
+        locus_req_t *slab = c->slabs[k];
+        for (int i = 0; i < SLAB_REQS; i++) {
+            locus_req_t *r = &slab[i];
+            if (!r->kind || r->done)
+                continue;
+            free(r->tmp);
+            r->tmp = NULL;
+            if (r->udt)
+                locus_dtype_release(r->udt);
+            r->udt = NULL;
+        }
+    }
+}
+
 void locus_core_finalize(locus_core_t *c)
 {
     while (c->npend && !c->fatal)
         if (locus_core_progress(c) == 0)
             locus_core_idle(c);
+    /* Generalized requests nobody waited for: their state may hold core
+     * requests, which it abandons while the queues still exist. */
+    while (c->gen_head) {
+        locus_req_t *r = c->gen_head;
+        locus_core_gen_unlink(c, r);
+        if (r->state_free)
+            r->state_free(r->state);
+        r->state = NULL;
+    }
     for (int i = c->ntp - 1; i >= 0; i--)
         c->tps[i]->ops->finalize(c->tps[i]);
     c->ntp = 0;
-    while (c->unexp_head) {
-        locus_umsg_t *u = c->unexp_head;
-        c->unexp_head = u->next;
-        if (u->data != u->inl)
-            free(u->data);
-        free(u);
-    }
+    reqs_release(c);
+    locus_bins_free(c);
     while (c->umsg_free) {
         locus_umsg_t *u = c->umsg_free;
         c->umsg_free = u->next;

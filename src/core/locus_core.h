@@ -9,7 +9,9 @@
  * keeps unexpected ones, implements the synchronous-send acknowledgement
  * and queues sends the transport has no room for. It knows nothing of
  * communicators beyond their context ids; non-contiguous receives are
- * unpacked through the datatype engine on completion.
+ * unpacked through the datatype engine on completion. Matching is binned
+ * by context and source (core_priv.h): its cost does not grow with what
+ * waits on other communicators or from other sources.
  *
  * Single-threaded: all calls come from one thread (MPI_THREAD_FUNNELED).
  */
@@ -37,7 +39,8 @@ typedef struct {
     int32_t src;                /* sender's rank in the communicator */
     int32_t tag;
     uint32_t flags;
-    uint64_t sreq;              /* SYNC/ACK: the sender's request */
+    uint64_t sreq;              /* SYNC/ACK: names the sender's request (opaque
+                                   to the receiver, checked when acked) */
 } locus_hdr_t;
 #define LOCUS_HDR_SHORT 16
 
@@ -49,19 +52,24 @@ struct locus_req {
     uint8_t kind;
     volatile uint8_t done;
     uint8_t freed;              /* released by the user: recycle when done */
-    uint8_t tp_busy;            /* send: the transport still owns the buffer */
+    uint8_t tp_busy;            /* the transport still owns the buffer (a send,
+                                   or a receive in rendezvous) */
     uint8_t ack_wait;           /* ssend: waiting for the receiver's ack */
     uint8_t queued;             /* send: in a peer's pending queue */
     uint8_t sending;            /* send: started, not complete (in nsend) */
     uint8_t posted;             /* recv: in the posted queue */
     /* send */
     int world;                  /* destination world rank */
+    uint32_t id;                /* the core's: place in the pool (names the
+                                   request in a synchronous send's ack); kept
+                                   across recycling */
     locus_hdr_t hdr;
     uint32_t hdrlen;
+    uint32_t ctx;               /* recv: context id */
     const void *sbuf;
     /* recv */
-    uint32_t ctx;
     int rank, tag;              /* wanted source (comm rank) / tag or LOCUS_ANY */
+    uint64_t seq;               /* post order, across the matching queues */
     void *rbuf;
     size_t len;                 /* send: bytes; recv: capacity in bytes */
     void *ubuf;                 /* non-contiguous recv: unpack here... */
@@ -79,18 +87,9 @@ struct locus_req {
     void (*state_free)(void *state);
 };
 
-/* A message that arrived before its receive was posted. */
-typedef struct locus_umsg locus_umsg_t;
-struct locus_umsg {
-    locus_umsg_t *next, *prev;
-    locus_hdr_t hdr;
-    int world;                  /* sender's world rank */
-    size_t len;
-    locus_tp_rndv_t *rndv;      /* large message still at the sender, or NULL */
-    void *data;                 /* eager payload (inline or malloc'ed) */
-    size_t cap;                 /* inline capacity */
-    char inl[];
-};
+/* Matching state, private to the core (core_priv.h). */
+typedef struct locus_umsg locus_umsg_t;   /* a message that arrived unexpected */
+typedef struct locus_bin locus_bin_t;     /* one context's queues */
 
 typedef struct {
     locus_tp_t *tp;             /* the transport that reaches this rank */
@@ -104,8 +103,16 @@ typedef struct {
     locus_peer_t *peers;        /* [size] */
     locus_tp_t *tps[LOCUS_CORE_MAX_TP];
     int ntp;
-    locus_req_t *posted_head, *posted_tail;
-    locus_umsg_t *unexp_head, *unexp_tail;
+    /* Matching: posted receives and unexpected messages binned by context
+     * id (an open hash table), within a context by source. */
+    locus_bin_t **bins;         /* [bins_mask + 1], NULL: free slot */
+    uint32_t bins_mask;
+    int nbins;
+    int bins_sweep_at;          /* drop empty bins when nbins reaches this */
+    locus_bin_t *bin_last;      /* the context matched last: the fast path */
+    uint64_t post_seq;          /* last posted receive's seq */
+    long nposted, nunexp;       /* receives posted, messages unexpected */
+    uint32_t sync_seq;          /* synchronous sends started, names acks */
     locus_req_t *req_free;      /* free list */
     locus_umsg_t *umsg_free;    /* free list of small unexpected slots */
     int *pend;                  /* world ranks with queued sends */
@@ -113,6 +120,8 @@ typedef struct {
     long nsend;                 /* sends started and not complete, freed ones too */
     char *pend_mark;            /* [size] 1 when in pend */
     locus_req_t *gen_head;      /* active generalized requests */
+    locus_req_t *gen_cursor;    /* the next one a poll round visits */
+    int gen_polling;            /* inside a poll round: no nested round */
     void **slabs;               /* request slabs, freed at finalize */
     int nslabs, capslabs;
     /* The node's resources, decided once here and passed down to the
@@ -125,7 +134,8 @@ typedef struct {
     const char *node_ncpus_from; /* "LOCUS_NODE_NCPUS", "CPUs online", ... */
     long polls_before_yield;
     long idle;
-    int fatal;                  /* a transport failed */
+    int fatal;                  /* a transport failed, or the core (out of
+                                   memory, a malformed wire header) */
     char fatal_msg[200];
     /* Called when a request that names an owner (r->comm) is recycled, so
      * the layer above can drop the reference the request held. */
@@ -156,8 +166,10 @@ int locus_core_node_ncpus(const char **source);
 /* Routes every peer that tp reaches and that has no transport yet to tp. */
 int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp);
 
-/* Waits until no send is queued, then finalizes the transports and frees
- * everything. */
+/* Waits until no send is queued (unless the core failed), frees the state
+ * of generalized requests still active, finalizes the transports and
+ * frees everything, including what requests never completed still held
+ * (packed copies, datatype references). */
 void locus_core_finalize(locus_core_t *c);
 
 /*
@@ -175,9 +187,11 @@ void locus_core_req_put(locus_core_t *c, locus_req_t *r);
 /*
  * Gives up on a request whose wait failed (or that its owner no longer
  * wants): a posted receive leaves the posted queue, a queued send its
- * peer's queue, and the request is recycled now; one a transport still
- * owns (or an unacknowledged synchronous send) is recycled when that ends.
- * The caller must not touch r afterwards.
+ * peer's queue, a generalized request the active list (its state is
+ * freed), and the request is recycled now; one a transport still owns (a
+ * send in flight, a receive in rendezvous) or an unacknowledged
+ * synchronous send is recycled when that ends. The caller must not touch
+ * r afterwards.
  */
 void locus_core_abandon(locus_core_t *c, locus_req_t *r);
 
@@ -210,14 +224,15 @@ void locus_core_gen_add(locus_core_t *c, locus_req_t *r);
 void locus_core_complete(locus_core_t *c, locus_req_t *r);
 
 /* One round of progress: every transport, queued sends, generalized
- * requests. Returns the number of events, or -1 once a transport failed. */
+ * requests (not in a round started from inside a poll). Returns the number
+ * of events, or -1 once the core failed (c->fatal; it stays failed). */
 int locus_core_progress(locus_core_t *c);
 
 /* Called by wait loops after a round with no event: spins, or yields the
  * CPU every polls_before_yield rounds when ranks outnumber cores. */
 static inline void locus_core_idle(locus_core_t *c);
 
-/* Progresses until r->done (or a fatal error: returns -1). */
+/* Progresses until r->done (or the core failed: returns -1). */
 int locus_core_wait(locus_core_t *c, locus_req_t *r);
 
 #include <sched.h>
