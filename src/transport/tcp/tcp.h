@@ -1,0 +1,51 @@
+/*
+ * tcp.h — what the TCP transport shows beyond locus_transport.h: counters
+ * for tests and benchmarks, and the address card codec (so tests can feed
+ * it bad input). Constructed with locus_tp_tcp_create().
+ */
+#ifndef TCP_H
+#define TCP_H
+
+#include "locus_transport.h"
+
+#include <netinet/in.h>
+#include <stdint.h>
+
+#define TCP_MAX_RAILS 8
+
+typedef struct {
+    uint64_t eager_sent;          /* messages sent in one frame */
+    uint64_t rndv_sent;           /* large messages announced (RTS) */
+    uint64_t rndv_recv;           /* large messages received */
+    uint64_t chunks_sent;         /* DATA frames, all rails */
+    uint64_t again;               /* sends answered LOCUS_TP_AGAIN */
+    uint64_t dials, accepts;      /* connections started / accepted */
+    uint64_t lost_races;          /* own dials dropped: both sides dialled at once */
+    uint64_t fallbacks;           /* rails connected through any route */
+    uint64_t rejected;            /* incoming connections refused (bad hello) */
+    uint64_t waits;               /* wait() calls that slept */
+    uint64_t bytes_out[TCP_MAX_RAILS]; /* payload + frame bytes written per rail */
+    uint64_t bytes_in[TCP_MAX_RAILS];
+    int nrails;
+    uint64_t eager_max;
+    uint64_t queued_max;          /* most bytes ever queued for one peer */
+} tcp_stats_t;
+
+/* Copies the counters of a transport made by locus_tp_tcp_create(). */
+void tcp_tp_stats(const locus_tp_t *tp, tcp_stats_t *out);
+
+/* A rank's card, as published in the kvs under "locus.tcp.<rank>". */
+typedef struct {
+    uint64_t nonce;
+    uint64_t eager_max;
+    int nrails;
+    struct sockaddr_in addr[TCP_MAX_RAILS];
+} tcp_card_t;
+
+/* Formats a card into buf; returns 0, or -1 when buf is too small. */
+int tcp_card_format(const tcp_card_t *c, char *buf, size_t len);
+
+/* Parses a card; returns 0, or -1 with a one-line reason in err. */
+int tcp_card_parse(const char *s, tcp_card_t *c, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,274 @@
+/*
+ * Connections: their life cycle, dialling a peer (rail i to its rail i,
+ * bound to our rail's interface, falling back to any route), losing one,
+ * and handshake deadlines. Accepting and the handshake: tcp_hello.c.
+ */
+#include "tcp_tp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void tcp_sock_tune(const tcp_tp_t *tp, int fd)
+{
+    int one = 1;
+    /* Failures here cost performance, never correctness: not fatal. */
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (tp->cfg.sndbuf > 0) {
+        int v = (int)tp->cfg.sndbuf;
+        (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v);
+    }
+    if (tp->cfg.rcvbuf > 0) {
+        int v = (int)tp->cfg.rcvbuf;
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
+    }
+    if (tp->cfg.user_timeout > 0) {
+        /* Data unacknowledged this long fails the connection: a peer whose
+         * node vanished (no RST ever comes) is noticed, not waited on. */
+        unsigned ms = (unsigned)tp->cfg.user_timeout * 1000u;
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+    }
+}
+
+static int is_handshake(int state)
+{
+    return state == TCP_C_CONNECTING || state == TCP_C_HELLO_WAIT || state == TCP_C_ACCEPTED ||
+           state == TCP_C_REJECTING;
+}
+
+void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state)
+{
+    tp->handshaking += is_handshake(state) - is_handshake(c->state);
+    c->state = state;
+    if (is_handshake(state))
+        c->deadline_ns = tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull;
+}
+
+int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events)
+{
+    struct epoll_event ev = { .events = events, .data.ptr = c };
+    return epoll_ctl(tp->ep, op, c->fd, &ev);
+}
+
+tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int rail, int dialled)
+{
+    tcp_conn_t *c = calloc(1, sizeof *c);
+    if (!c || !(c->rbuf = malloc(TCP_RBUF_SIZE))) {
+        free(c);
+        return NULL;
+    }
+    c->kind = TCP_OBJ_CONN;
+    c->fd = -1;
+    c->state = TCP_C_CLOSED;
+    c->peer = peer;
+    c->rail = rail;
+    c->dialled = dialled;
+    c->next = tp->conns;
+    tp->conns = c;
+    return c;
+}
+
+void tcp_conn_close(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    if (c->in_grave)
+        return;
+    c->in_grave = 1;
+    if (c->fd >= 0) {
+        (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+    }
+    tcp_conn_state(tp, c, TCP_C_CLOSED);
+    for (tcp_conn_t **pp = &tp->conns; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    /* Freed at the end of the progress round (an event may point at it). */
+    c->next = tp->grave;
+    tp->grave = c;
+}
+
+static const char *ip_str(struct in_addr a, char *buf)
+{
+    return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+}
+
+/* ---- dialling ---- */
+
+static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c);
+
+static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
+{
+    const struct sockaddr_in *to = &tp->peers[c->peer].card->addr[c->rail];
+    const tcp_rail_t *r = &tp->rails[c->rail];
+    char ip[INET_ADDRSTRLEN], mine[INET_ADDRSTRLEN];
+    if (c->fd >= 0) {
+        (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (c->fallback == 0 && err != ECONNREFUSED) {
+        tcp_note(tp, "rail %d (%s %s) cannot reach rank %d at %s:%u (%s); using any route",
+                 c->rail, r->ifname, ip_str(r->addr.sin_addr, mine), c->peer,
+                 ip_str(to->sin_addr, ip), ntohs(to->sin_port), strerror(err));
+        c->fallback = 1;
+        tp->stats.fallbacks++;
+        conn_connect(tp, c);
+        return;
+    }
+    tcp_conn_state(tp, c, TCP_C_CLOSED);
+    tcp_fail(tp, -err, "cannot connect to rank %d at %s:%u (rail %d, %s): %s%s", c->peer,
+             ip_str(to->sin_addr, ip), ntohs(to->sin_port), c->rail, r->ifname, strerror(err),
+             err == ECONNREFUSED ? " (is the process gone?)" : "");
+}
+
+/* The connect() of c finished (writable) or failed. */
+void tcp_conn_writable(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+        err = errno;
+    if (err) {
+        connect_failed(tp, c, err);
+        return;
+    }
+    tcp_conn_watch(tp, c, EPOLL_CTL_MOD, EPOLLIN);
+    tcp_conn_state(tp, c, TCP_C_HELLO_WAIT);
+    tcp_hello_send(tp, c);
+}
+
+static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    const struct sockaddr_in *to = &tp->peers[c->peer].card->addr[c->rail];
+    const tcp_rail_t *r = &tp->rails[c->rail];
+    c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c->fd < 0) {
+        tcp_fail(tp, -errno, "socket: %s", strerror(errno));
+        return;
+    }
+    tcp_sock_tune(tp, c->fd);
+    if (c->fallback == 0) {
+        struct sockaddr_in src = r->addr;
+        src.sin_port = 0;
+        if (bind(c->fd, (struct sockaddr *)&src, sizeof src) != 0) {
+            connect_failed(tp, c, errno);
+            return;
+        }
+        /* Pins the route to the plan's NIC. Not for an address of this
+         * host (the kernel routes those through lo), and root-only on
+         * older kernels: where refused, the source address still binds. */
+        if (!tcp_addr_is_local(tp, to->sin_addr))
+            (void)setsockopt(c->fd, SOL_SOCKET, SO_BINDTODEVICE, r->ifname,
+                             (socklen_t)strlen(r->ifname) + 1);
+    }
+    tcp_conn_state(tp, c, TCP_C_CONNECTING);
+    if (c->fallback == 0) {
+        /* A NIC that cannot reach the peer often fails by silence, not by
+         * an error: give the pinned route a quarter of the time (at least
+         * 2 s, a SYN retransmit) and keep the rest for any route. */
+        long s = tp->cfg.connect_timeout / 4 > 2 ? tp->cfg.connect_timeout / 4 : 2;
+        s = s < tp->cfg.connect_timeout ? s : tp->cfg.connect_timeout;
+        c->deadline_ns = tcp_now_ns() + (uint64_t)s * 1000000000ull;
+    }
+    if (tcp_conn_watch(tp, c, EPOLL_CTL_ADD, EPOLLOUT) != 0) {
+        tcp_fail(tp, -errno, "epoll_ctl: %s", strerror(errno));
+        return;
+    }
+    if (connect(c->fd, (const struct sockaddr *)to, sizeof *to) == 0)
+        tcp_conn_writable(tp, c);
+    else if (errno != EINPROGRESS)
+        connect_failed(tp, c, errno);
+}
+
+static int card_fetch(tcp_tp_t *tp, int p)
+{
+    tcp_peer_t *pe = &tp->peers[p];
+    char key[64], val[400], err[200];
+    snprintf(key, sizeof key, "locus.tcp.%d", p);
+    pe->card = malloc(sizeof *pe->card);
+    if (!pe->card) {
+        tcp_fail(tp, -ENOMEM, "out of memory");
+        return -1;
+    }
+    if (tp->kvs.get(tp->kvs.ctx, key, val, sizeof val) != 0) {
+        tcp_fail(tp, -EIO, "kvs get of %s failed", key);
+        return -1;
+    }
+    if (strcmp(val, "-") == 0) {
+        tcp_fail(tp, -EIO, "rank %d published no tcp address (its set-up failed)", p);
+        return -1;
+    }
+    if (tcp_card_parse(val, pe->card, err, sizeof err) != 0) {
+        tcp_fail(tp, -EPROTO, "rank %d: %s", p, err);
+        return -1;
+    }
+    return 0;
+}
+
+int tcp_peer_dial(tcp_tp_t *tp, int p)
+{
+    tcp_peer_t *pe = &tp->peers[p];
+    if (!pe->card && card_fetch(tp, p) != 0)
+        return tp->failed;
+    pe->eager_max = (uint64_t)tp->cfg.eager_max < pe->card->eager_max
+                        ? (uint64_t)tp->cfg.eager_max : pe->card->eager_max;
+    pe->nconn = tp->nrails < pe->card->nrails ? tp->nrails : pe->card->nrails;
+    pe->state = TCP_P_DIALING;
+    tp->stats.dials++;
+    for (int i = 0; i < pe->nconn && !tp->failed; i++) {
+        tcp_conn_t *c = tcp_conn_new(tp, p, i, 1);
+        if (!c) {
+            tcp_fail(tp, -ENOMEM, "out of memory");
+            break;
+        }
+        pe->conn[i] = c;
+        conn_connect(tp, c);
+    }
+    return tp->failed;
+}
+
+/* End of stream (err 0) or a socket error on c. */
+void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err)
+{
+    int p = c->peer, state = c->state;
+    if (p >= 0 && tp->peers[p].conn[c->rail] == c)
+        tp->peers[p].conn[c->rail] = NULL;
+    tcp_conn_close(tp, c);
+    if (state == TCP_C_ACCEPTED || state == TCP_C_REJECTING || tp->draining)
+        return; /* a stranger, or a loser of a dial race, or shutting down */
+    if (state == TCP_C_OPEN && c->bye_rcvd)
+        return;
+    char ip[INET_ADDRSTRLEN];
+    const tcp_rail_t *r = &tp->rails[c->rail];
+    tcp_fail(tp, err ? -err : -ECONNRESET,
+             "connection to rank %d (rail %d, %s %s) %s%s without goodbye: the process died "
+             "or the network failed", p, c->rail, r->ifname, ip_str(r->addr.sin_addr, ip),
+             err ? "failed: " : "closed", err ? strerror(err) : "");
+}
+
+/* Handshakes past LOCUS_TCP_CONNECT_TIMEOUT. */
+void tcp_deadlines(tcp_tp_t *tp)
+{
+    uint64_t now = tcp_now_ns();
+    for (tcp_conn_t *c = tp->conns, *next; c; c = next) {
+        next = c->next;
+        if (!is_handshake(c->state) || now < c->deadline_ns)
+            continue;
+        if (c->state == TCP_C_CONNECTING)
+            connect_failed(tp, c, ETIMEDOUT);
+        else if (c->state == TCP_C_HELLO_WAIT)
+            tcp_fail(tp, -ETIMEDOUT, "rank %d did not answer our handshake within %ld s",
+                     c->peer, tp->cfg.connect_timeout);
+        else
+            tcp_conn_close(tp, c); /* a silent stranger, or a refusal nobody reads */
+    }
+}

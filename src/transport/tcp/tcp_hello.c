@@ -1,0 +1,204 @@
+/*
+ * Accepting connections and the handshake: the hello that names the
+ * dialler (rank, job nonce, rail), its answer, and simultaneous dials
+ * settled by rank (the lower rank's dial wins).
+ */
+#include "tcp_tp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    const tcp_peer_t *pe = &tp->peers[c->peer];
+    tcp_hello_t h = {
+        .magic = TCP_HELLO_MAGIC, .version = TCP_WIRE_VERSION,
+        .rail = (uint8_t)c->rail, .nconn = (uint8_t)pe->nconn,
+        .src = tp->rank, .dst = c->peer, .eager_max = (uint32_t)tp->cfg.eager_max,
+        .src_nonce = tp->nonce, .dst_nonce = pe->card->nonce,
+    };
+    tcp_qent_t *e = tcp_qent_new(0);
+    if (!e) {
+        tcp_fail(tp, -ENOMEM, "out of memory");
+        return;
+    }
+    memcpy(e->head, &h, sizeof h);
+    e->head_len = sizeof h;
+    tcp_queue_push(&c->q, e);
+    tcp_conn_dirty(tp, c);
+}
+
+void tcp_accept_all(tcp_tp_t *tp, tcp_rail_t *rail)
+{
+    for (;;) {
+        int fd = accept4(rail->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ECONNABORTED ||
+                errno == EINTR)
+                return;
+            /* EMFILE and friends: a peer could never reach us. */
+            tcp_fail(tp, -errno, "accept on %s: %s%s", rail->ifname, strerror(errno),
+                     errno == EMFILE ? " (raise the open-files limit, ulimit -n)" : "");
+            return;
+        }
+        tcp_conn_t *c = tcp_conn_new(tp, -1, rail->index, 0);
+        if (!c) {
+            close(fd);
+            tcp_fail(tp, -ENOMEM, "out of memory");
+            return;
+        }
+        c->fd = fd;
+        tcp_sock_tune(tp, fd);
+        tcp_conn_state(tp, c, TCP_C_ACCEPTED);
+        if (tcp_conn_watch(tp, c, EPOLL_CTL_ADD, EPOLLIN) != 0) {
+            tcp_fail(tp, -errno, "epoll_ctl: %s", strerror(errno));
+            return;
+        }
+        tp->stats.accepts++;
+    }
+}
+
+static void ack_send(tcp_tp_t *tp, tcp_conn_t *c, uint32_t status)
+{
+    tcp_hello_ack_t a = { TCP_HELLO_MAGIC, status };
+    tcp_qent_t *e = tcp_qent_new(0);
+    if (!e) {
+        tcp_fail(tp, -ENOMEM, "out of memory");
+        return;
+    }
+    memcpy(e->head, &a, sizeof a);
+    e->head_len = sizeof a;
+    tcp_queue_push(&c->q, e);
+    tcp_conn_dirty(tp, c);
+    if (status != TCP_HELLO_OK)
+        tcp_conn_state(tp, c, TCP_C_REJECTING);
+}
+
+/* NULL when h is a hello we may accept on c, else why not. */
+static const char *hello_problem(const tcp_tp_t *tp, const tcp_conn_t *c, const tcp_hello_t *h)
+{
+    if (h->magic != TCP_HELLO_MAGIC || h->version != TCP_WIRE_VERSION)
+        return "not a Locus tcp hello of this version";
+    if (h->dst != tp->rank || h->dst_nonce != tp->nonce)
+        return "meant for another rank or job";
+    if (h->src < 0 || h->src >= tp->size || h->src == tp->rank)
+        return "impossible source rank";
+    if (h->nconn < 1 || h->nconn > tp->nrails || h->rail >= h->nconn || h->rail != c->rail)
+        return "impossible rail";
+    const tcp_peer_t *pe = &tp->peers[h->src];
+    if (pe->state == TCP_P_INCOMING && (pe->conn[h->rail] || pe->nconn != h->nconn))
+        return "a second connection for the same rail";
+    return NULL;
+}
+
+/* The lower rank's dial wins: drop ours when theirs comes from below. */
+static void dials_abort(tcp_tp_t *tp, int p)
+{
+    tcp_peer_t *pe = &tp->peers[p];
+    for (int i = 0; i < TCP_MAX_RAILS; i++)
+        if (pe->conn[i]) {
+            tcp_queue_free(&pe->conn[i]->q); /* only the hello: frames wait in waitq */
+            tcp_conn_close(tp, pe->conn[i]);
+            pe->conn[i] = NULL;
+        }
+    tp->stats.lost_races++;
+}
+
+static void lane_open(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    if (c->rail == 0 && pe->waitq.head) {
+        tcp_queue_splice(&c->q, &pe->waitq);
+        tcp_conn_dirty(tp, c);
+    }
+}
+
+static void hello_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_t *h)
+{
+    const char *why = hello_problem(tp, c, h);
+    if (why) {
+        tcp_note(tp, "refused a connection on %s: %s", tp->rails[c->rail].ifname, why);
+        tp->stats.rejected++;
+        ack_send(tp, c, TCP_HELLO_BAD);
+        return;
+    }
+    int p = h->src;
+    tcp_peer_t *pe = &tp->peers[p];
+    if (pe->state == TCP_P_DIALING) {
+        if (p > tp->rank) {
+            ack_send(tp, c, TCP_HELLO_LOST);
+            return;
+        }
+        dials_abort(tp, p);
+    }
+    pe->state = TCP_P_INCOMING;
+    pe->nconn = h->nconn;
+    pe->eager_max = (uint64_t)tp->cfg.eager_max < h->eager_max ? (uint64_t)tp->cfg.eager_max
+                                                               : h->eager_max;
+    pe->conn[h->rail] = c;
+    c->peer = p;
+    ack_send(tp, c, TCP_HELLO_OK);
+    tcp_conn_state(tp, c, TCP_C_OPEN);
+    lane_open(tp, c);
+}
+
+static void ack_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_ack_t *a)
+{
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    if (a->magic != TCP_HELLO_MAGIC || a->status < TCP_HELLO_OK || a->status > TCP_HELLO_BAD ||
+        (a->status == TCP_HELLO_LOST && c->peer > tp->rank)) {
+        tcp_fail(tp, -EPROTO, "bad handshake answer from rank %d", c->peer);
+        return;
+    }
+    if (a->status == TCP_HELLO_BAD) {
+        tcp_fail(tp, -EPROTO, "rank %d refused our connection (another job or Locus version?)",
+                 c->peer);
+        return;
+    }
+    if (a->status == TCP_HELLO_LOST) {
+        /* It dials us too and its dial wins: wait for it, keep the frames. */
+        pe->conn[c->rail] = NULL;
+        tcp_conn_close(tp, c);
+        int left = 0;
+        for (int i = 0; i < TCP_MAX_RAILS; i++)
+            left |= pe->conn[i] != NULL;
+        if (!left) {
+            pe->state = TCP_P_LOST;
+            tp->stats.lost_races++;
+        }
+        return;
+    }
+    tcp_conn_state(tp, c, TCP_C_OPEN);
+    lane_open(tp, c);
+}
+
+int tcp_conn_handshake(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    size_t avail = c->rend - c->rpos;
+    if (c->state == TCP_C_ACCEPTED) {
+        tcp_hello_t h;
+        if (avail < sizeof h)
+            return 0;
+        memcpy(&h, c->rbuf + c->rpos, sizeof h);
+        c->rpos += sizeof h;
+        hello_arrived(tp, c, &h);
+        return 1;
+    }
+    if (c->state == TCP_C_HELLO_WAIT) {
+        tcp_hello_ack_t a;
+        if (avail < sizeof a)
+            return 0;
+        memcpy(&a, c->rbuf + c->rpos, sizeof a);
+        c->rpos += sizeof a;
+        ack_arrived(tp, c, &a);
+        return 1;
+    }
+    /* REJECTING: whatever else the stranger sends is dropped. */
+    c->rpos = c->rend;
+    return 0;
+}
+

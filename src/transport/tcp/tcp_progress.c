@@ -1,0 +1,180 @@
+/*
+ * Progress (socket events, handshake deadlines, the stripe pump, writing),
+ * sleeping until a socket is ready, and the goodbye at finalize.
+ */
+#include "tcp_tp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#define EVENTS_MAX 64
+
+static void grave_empty(tcp_tp_t *tp)
+{
+    while (tp->grave) {
+        tcp_conn_t *c = tp->grave;
+        tp->grave = c->next;
+        tcp_queue_free(&c->q);
+        free(c->big);
+        free(c->rbuf);
+        free(c);
+    }
+}
+
+static int events_handle(tcp_tp_t *tp, int timeout_ms)
+{
+    struct epoll_event ev[EVENTS_MAX];
+    int k = epoll_wait(tp->ep, ev, EVENTS_MAX, timeout_ms);
+    if (k < 0) {
+        if (errno != EINTR)
+            tcp_fail(tp, -errno, "epoll_wait: %s", strerror(errno));
+        return 0;
+    }
+    int n = 0;
+    for (int i = 0; i < k; i++) {
+        if (*(int *)ev[i].data.ptr == TCP_OBJ_RAIL) {
+            tcp_accept_all(tp, ev[i].data.ptr);
+            n++;
+            continue;
+        }
+        tcp_conn_t *c = ev[i].data.ptr;
+        if (c->in_grave)
+            continue;
+        if (c->state == TCP_C_CONNECTING) {
+            tcp_conn_writable(tp, c);
+            n++;
+            continue;
+        }
+        if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+            n += tcp_conn_read(tp, c);
+        if ((ev[i].events & EPOLLOUT) && !c->in_grave && c->q.head)
+            tcp_conn_dirty(tp, c);
+    }
+    return n;
+}
+
+int tcp_tp_progress(locus_tp_t *t)
+{
+    tcp_tp_t *tp = (tcp_tp_t *)t;
+    if (tp->failed)
+        return tp->failed;
+    int n = events_handle(tp, 0);
+    if (tp->handshaking)
+        tcp_deadlines(tp);
+    if (tp->active)
+        n += tcp_pump(tp);
+    if (tp->dirty) {
+        n += tcp_flush_dirty(tp);
+        if (tp->active) /* written chunks opened the window again */
+            n += tcp_pump(tp);
+    }
+    if (tp->grave)
+        grave_empty(tp);
+    return tp->failed ? tp->failed : n;
+}
+
+/* Registers (or drops) interest in writability of the connections with
+ * frames waiting, so a sleep ends when the peer drains its socket. */
+static void dirty_watch(tcp_tp_t *tp, int on)
+{
+    for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty) {
+        if (c->in_grave || c->fd < 0 || c->state == TCP_C_CONNECTING || c->want_out == on)
+            continue;
+        struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c };
+        if (epoll_ctl(tp->ep, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+            c->want_out = on;
+    }
+}
+
+int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
+{
+    tcp_tp_t *tp = (tcp_tp_t *)t;
+    if (tp->failed)
+        return tp->failed;
+    if (tp->handshaking && timeout_ms > 100)
+        timeout_ms = 100; /* deadlines are checked by progress */
+    dirty_watch(tp, 1);
+    /* Level-triggered: the events stay pending for progress() to handle. */
+    struct epoll_event ev;
+    int k = epoll_wait(tp->ep, &ev, 1, timeout_ms);
+    dirty_watch(tp, 0);
+    tp->stats.waits++;
+    if (k < 0 && errno != EINTR) {
+        tcp_fail(tp, -errno, "epoll_wait: %s", strerror(errno));
+        return tp->failed;
+    }
+    return k > 0;
+}
+
+/* ---- finalize ---- */
+
+/* Queues BYE behind whatever each newly open connection carries. */
+static void bye_queue(tcp_tp_t *tp)
+{
+    for (tcp_conn_t *c = tp->conns; c; c = c->next) {
+        if (c->state != TCP_C_OPEN || c->bye_sent)
+            continue;
+        tcp_qent_t *e = tcp_qent_new(0);
+        if (!e)
+            return;
+        tcp_frame_t f = { .type = TCP_F_BYE };
+        memcpy(e->head, &f, sizeof f);
+        e->head_len = sizeof f;
+        tcp_queue_push(&c->q, e);
+        tcp_conn_dirty(tp, c);
+        c->bye_sent = 1;
+    }
+}
+
+/* Connections still owing something: frames to write, the peer's BYE to
+ * read, or our rail-0 dial to finish because frames wait for it. (Other
+ * handshakes carry nothing anyone needs now: a rail that is not up yet,
+ * a peer dialling us to send what we will not read.) */
+static int bye_pending(const tcp_tp_t *tp)
+{
+    int n = 0;
+    for (const tcp_conn_t *c = tp->conns; c; c = c->next)
+        n += (c->state == TCP_C_OPEN && (c->q.head || !c->bye_rcvd)) ||
+             ((c->state == TCP_C_CONNECTING || c->state == TCP_C_HELLO_WAIT) && c->rail == 0 &&
+              tp->peers[c->peer].waitq.head);
+    return n;
+}
+
+/*
+ * Handshakes under way are finished (messages may wait for them), then on
+ * every open connection: what is queued, then BYE; then read (dropping
+ * anything but the peer's BYE) until the peer's BYE came too. Only then
+ * close: nothing unread is left in our socket, so the close is a FIN and
+ * never a reset that could destroy data still in flight to the peer.
+ */
+void tcp_shutdown(tcp_tp_t *tp)
+{
+    tp->draining = 1;
+    uint64_t deadline = tcp_now_ns() + (uint64_t)tp->cfg.bye_timeout * 1000000000ull;
+    for (;;) {
+        bye_queue(tp);
+        tcp_flush_dirty(tp);
+        /* After a failure the job is going down: no waiting on anyone. */
+        if (bye_pending(tp) == 0 || tcp_now_ns() >= deadline || tp->failed)
+            break;
+        dirty_watch(tp, 1);
+        events_handle(tp, 20);
+        dirty_watch(tp, 0);
+        if (tp->handshaking)
+            tcp_deadlines(tp);
+        grave_empty(tp);
+    }
+    int left = bye_pending(tp);
+    if (left && !tp->failed)
+        tcp_note(tp, "finalize: %d connection%s did not finish (goodbye) within %ld s", left,
+                 left == 1 ? "" : "s", tp->cfg.bye_timeout);
+    for (int p = 0; p < tp->size; p++)
+        if (tp->peers[p].waitq.head)
+            tcp_note(tp, "finalize: messages to rank %d never left (no connection)", p);
+    while (tp->conns)
+        tcp_conn_close(tp, tp->conns);
+    grave_empty(tp);
+}

@@ -1,0 +1,374 @@
+/*
+ * Messages: eager sends (written straight to the socket when nothing is
+ * queued before them), the rendezvous (RTS, CTS, DATA chunks striped over
+ * the open rails) and the handling of each arriving frame.
+ */
+#include "tcp_tp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+static int proto_error(tcp_tp_t *tp, const tcp_conn_t *c, const char *what)
+{
+    tcp_fail(tp, -EPROTO, "bad frame from rank %d on rail %d: %s", c->peer, c->rail, what);
+    return -1;
+}
+
+/* Sends a rail-0 frame (head = frame + core header, then data): straight
+ * to the socket when the lane is open and idle, else (and for whatever the
+ * socket did not take) queued with a copy of the data. */
+static int lane_send(tcp_tp_t *tp, int dst, const unsigned char *head, size_t hl,
+                     const void *data, size_t len)
+{
+    tcp_peer_t *pe = &tp->peers[dst];
+    tcp_conn_t *c = pe->conn[0];
+    size_t done = 0;
+    if (c && c->state == TCP_C_OPEN && !c->q.head && !c->flushing) {
+        struct iovec iov[2] = { { (void *)head, hl }, { (void *)data, len } };
+        struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+        ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                tcp_conn_lost(tp, c, errno);
+                return tp->failed;
+            }
+            w = 0;
+        }
+        tp->stats.bytes_out[0] += (uint64_t)w;
+        if ((size_t)w == hl + len)
+            return 0;
+        done = (size_t)w;
+    }
+    tcp_qent_t *e = tcp_qent_new(len);
+    if (!e) {
+        tcp_fail(tp, -ENOMEM, "out of memory for a send queue entry");
+        return tp->failed;
+    }
+    memcpy(e->head, head, hl);
+    e->head_len = (uint32_t)hl;
+    if (len)
+        memcpy((void *)e->data, data, len);
+    e->data_len = len;
+    e->off = done;
+    e->counted = 1;
+    pe->queued += hl + len;
+    if (pe->queued > tp->stats.queued_max)
+        tp->stats.queued_max = pe->queued;
+    tcp_lane_push(tp, dst, e);
+    return 0;
+}
+
+static size_t head_make(unsigned char *head, int type, size_t hdrlen, const void *hdr,
+                        uint32_t a, uint64_t b, uint64_t c)
+{
+    tcp_frame_t f = { .type = (uint8_t)type, .hdrlen = (uint8_t)hdrlen, .a = a, .b = b, .c = c };
+    memcpy(head, &f, sizeof f);
+    if (hdrlen)
+        memcpy(head + sizeof f, hdr, hdrlen);
+    return sizeof f + hdrlen;
+}
+
+int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
+                const void *data, size_t len, void *ctx)
+{
+    tcp_tp_t *tp = (tcp_tp_t *)t;
+    if ((unsigned)dst >= (unsigned)tp->size || dst == tp->rank || hdrlen > LOCUS_TP_HDR_MAX)
+        return -EINVAL;
+    if (tp->failed)
+        return tp->failed;
+    tcp_peer_t *pe = &tp->peers[dst];
+    if (pe->state == TCP_P_NONE && tcp_peer_dial(tp, dst) != 0)
+        return tp->failed;
+    if (pe->bye) {
+        tcp_fail(tp, -EPIPE, "send to rank %d after it finalized", dst);
+        return tp->failed;
+    }
+    int eager = len <= pe->eager_max;
+    size_t cost = sizeof(tcp_frame_t) + hdrlen + (eager ? len : 0);
+    /* Backpressure: a peer that does not read costs at most this much. */
+    if (pe->queued > 0 && pe->queued + cost > (uint64_t)tp->cfg.sendq_max) {
+        tp->stats.again++;
+        return LOCUS_TP_AGAIN;
+    }
+    unsigned char head[TCP_HEAD_MAX];
+    if (eager) {
+        size_t hl = head_make(head, TCP_F_MSG, hdrlen, hdr, pe->tx_seq++, len, 0);
+        int rc = lane_send(tp, dst, head, hl, data, len);
+        if (rc < 0)
+            return rc;
+        tp->stats.eager_sent++;
+        return LOCUS_TP_DONE;
+    }
+    tcp_sreq_t *s = tp_ids_get(&tp->sids, sizeof *s);
+    if (!s) {
+        tcp_fail(tp, -ENOMEM, "out of memory for a large send");
+        return tp->failed;
+    }
+    s->peer = dst;
+    s->buf = data;
+    s->len = len;
+    s->ctx = ctx;
+    size_t hl = head_make(head, TCP_F_RTS, hdrlen, hdr, pe->tx_seq++, len, s->id);
+    int rc = lane_send(tp, dst, head, hl, NULL, 0);
+    if (rc < 0)
+        return rc;
+    pe->outstanding++;
+    tp->stats.rndv_sent++;
+    return LOCUS_TP_PENDING;
+}
+
+/* ---- the receiver's side of the rendezvous ---- */
+
+static void rndv_complete(tcp_tp_t *tp, locus_tp_rndv_t *r, int counted)
+{
+    void *ctx = r->ctx;
+    if (counted)
+        tp->peers[r->peer].outstanding--;
+    tp_ids_put(&tp->rids, r->id);
+    tp->stats.rndv_recv++;
+    if (!tp->draining)
+        tp->up.rndv_done(tp->core, ctx);
+}
+
+int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx)
+{
+    tcp_tp_t *tp = (tcp_tp_t *)t;
+    if (!r || !r->busy || r->state != TCP_R_ARRIVED)
+        return -EINVAL;
+    if (tp->failed)
+        return tp->failed;
+    r->buf = buf;
+    r->want = len < r->len ? len : r->len;
+    r->ctx = ctx;
+    r->state = TCP_R_RECEIVING;
+    /* Control frames are never refused (no AGAIN here): they are small and
+     * bounded by the large messages in flight. */
+    tcp_qent_t *e = tcp_qent_new(0);
+    if (!e) {
+        tcp_fail(tp, -ENOMEM, "out of memory for a clear-to-send");
+        return tp->failed;
+    }
+    e->head_len = (uint32_t)head_make(e->head, TCP_F_CTS, 0, NULL, r->sid, r->want, r->id);
+    tcp_lane_push(tp, r->peer, e);
+    tcp_conn_t *c = tp->peers[r->peer].conn[0];
+    if (c && c->state == TCP_C_OPEN)
+        tcp_conn_flush(tp, c); /* the sender waits on it: do not wait for progress */
+    if (r->want == 0)
+        rndv_complete(tp, r, 0);
+    else
+        tp->peers[r->peer].outstanding++;
+    return tp->failed;
+}
+
+void tcp_data_done(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    locus_tp_rndv_t *r = c->dst_r;
+    c->rx = TCP_RX_HEAD;
+    c->dst = NULL;
+    c->dst_r = NULL;
+    if (!r)
+        return; /* discarded while draining */
+    r->got += c->fr.c;
+    if (r->got == r->want)
+        rndv_complete(tp, r, 1);
+}
+
+/* ---- the sender's side ---- */
+
+static void send_complete(tcp_tp_t *tp, tcp_sreq_t *s)
+{
+    void *ctx = s->ctx;
+    tp->peers[s->peer].outstanding--;
+    tp_ids_put(&tp->sids, s->id);
+    if (!tp->draining)
+        tp->up.send_done(tp->core, ctx);
+}
+
+void tcp_qent_written(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e)
+{
+    if (e->is_data) {
+        tcp_sreq_t *s = e->sreq;
+        c->chunk_queued -= e->data_len;
+        s->written += e->data_len;
+        if (s->written == s->want)
+            send_complete(tp, s);
+    } else if (e->counted) {
+        tp->peers[c->peer].queued -= e->head_len + e->data_len;
+    }
+    free(e);
+}
+
+/* Queues DATA chunks of the active sends, each on the open rail with the
+ * least queued, while that rail has less than two chunks waiting: the
+ * kernel stays fed, frames behind stay close, faster rails take more. */
+int tcp_pump(tcp_tp_t *tp)
+{
+    int n = 0;
+    uint64_t chunk = (uint64_t)tp->cfg.chunk_size, window = 2 * chunk;
+    for (tcp_sreq_t **pp = &tp->active; *pp;) {
+        tcp_sreq_t *s = *pp;
+        tcp_peer_t *pe = &tp->peers[s->peer];
+        while (s->queued < s->want) {
+            tcp_conn_t *best = NULL;
+            for (int i = 0; i < pe->nconn; i++) {
+                tcp_conn_t *c = pe->conn[i];
+                if (c && c->state == TCP_C_OPEN && c->chunk_queued < window &&
+                    (!best || c->chunk_queued < best->chunk_queued))
+                    best = c;
+            }
+            if (!best)
+                break;
+            tcp_qent_t *e = tcp_qent_new(0);
+            if (!e) {
+                tcp_fail(tp, -ENOMEM, "out of memory for a data chunk");
+                return n;
+            }
+            uint64_t m = s->want - s->queued < chunk ? s->want - s->queued : chunk;
+            e->head_len = (uint32_t)head_make(e->head, TCP_F_DATA, 0, NULL, s->rid, s->queued, m);
+            e->data = s->buf + s->queued;
+            e->data_len = m;
+            e->is_data = 1;
+            e->sreq = s;
+            tcp_queue_push(&best->q, e);
+            tcp_conn_dirty(tp, best);
+            best->chunk_queued += m;
+            s->queued += m;
+            tp->stats.chunks_sent++;
+            n++;
+        }
+        if (s->queued == s->want)
+            *pp = s->next;
+        else
+            pp = &s->next;
+    }
+    return n;
+}
+
+/* ---- arriving frames ---- */
+
+static int msg_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f,
+                     const unsigned char *p, size_t avail)
+{
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    size_t need = sizeof *f + f->hdrlen + f->b;
+    if (need <= avail) {
+        pe->rx_seq++;
+        if (!tp->draining)
+            tp->up.deliver(tp->core, c->peer, p + sizeof *f, f->hdrlen,
+                           p + sizeof *f + f->hdrlen, f->b);
+        return (int)need;
+    }
+    if (need <= TCP_RBUF_SIZE)
+        return 0; /* the rest is on its way; it will fit */
+    c->big = malloc(f->hdrlen + f->b);
+    if (!c->big) {
+        tcp_fail(tp, -ENOMEM, "out of memory for a %llu-byte message",
+                 (unsigned long long)f->b);
+        return -1;
+    }
+    c->big_len = f->hdrlen + f->b;
+    c->big_got = 0;
+    c->fr = *f;
+    c->rx = TCP_RX_BIG;
+    return (int)sizeof *f;
+}
+
+void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    tp->peers[c->peer].rx_seq++;
+    c->rx = TCP_RX_HEAD;
+    if (!tp->draining)
+        tp->up.deliver(tp->core, c->peer, c->big, c->fr.hdrlen, c->big + c->fr.hdrlen, c->fr.b);
+    free(c->big);
+    c->big = NULL;
+}
+
+static int rts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f,
+                     const unsigned char *p, size_t avail)
+{
+    size_t need = sizeof *f + f->hdrlen;
+    if (need > avail)
+        return 0;
+    tp->peers[c->peer].rx_seq++;
+    if (tp->draining)
+        return (int)need;
+    locus_tp_rndv_t *r = tp_ids_get(&tp->rids, sizeof *r);
+    if (!r) {
+        tcp_fail(tp, -ENOMEM, "out of memory for a large receive");
+        return -1;
+    }
+    r->peer = c->peer;
+    r->state = TCP_R_ARRIVED;
+    r->sid = (uint32_t)f->c;
+    r->len = f->b;
+    tp->up.rndv_arrived(tp->core, c->peer, p + sizeof *f, f->hdrlen, f->b, r);
+    return (int)need;
+}
+
+static int cts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
+{
+    if (tp->draining)
+        return (int)sizeof *f;
+    tcp_sreq_t *s = tp_ids_find(&tp->sids, f->a);
+    if (!s || s->peer != c->peer || s->want || s->queued || f->c > UINT32_MAX)
+        return proto_error(tp, c, "clear-to-send for no waiting send");
+    s->rid = (uint32_t)f->c;
+    s->want = f->b < s->len ? f->b : s->len;
+    if (s->want == 0) {
+        send_complete(tp, s);
+    } else {
+        s->next = tp->active;
+        tp->active = s;
+    }
+    return (int)sizeof *f;
+}
+
+static int data_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
+{
+    locus_tp_rndv_t *r = tp->draining ? NULL : tp_ids_find(&tp->rids, f->a);
+    if (!tp->draining && (!r || r->peer != c->peer || r->state != TCP_R_RECEIVING ||
+                          f->c == 0 || f->b > r->want || f->c > r->want - f->b))
+        return proto_error(tp, c, "data outside any receive");
+    c->fr = *f;
+    c->dst_r = r;
+    c->dst = r ? r->buf + f->b : NULL;
+    c->dst_left = f->c;
+    c->rx = TCP_RX_DATA;
+    return (int)sizeof *f;
+}
+
+int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t avail)
+{
+    tcp_frame_t f;
+    memcpy(&f, p, sizeof f);
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    switch (f.type) {
+    case TCP_F_MSG:
+    case TCP_F_RTS:
+        if (c->rail != 0 || f.hdrlen > LOCUS_TP_HDR_MAX)
+            return proto_error(tp, c, "message frame off rail 0 or with a long header");
+        if (f.a != pe->rx_seq)
+            return proto_error(tp, c, "message out of sequence (lost, repeated or overtaken)");
+        if (f.type == TCP_F_RTS)
+            return f.c > UINT32_MAX ? proto_error(tp, c, "bad request id")
+                                    : rts_frame(tp, c, &f, p, avail);
+        if (f.b > (uint64_t)tp->cfg.eager_max)
+            return proto_error(tp, c, "eager message above the eager limit");
+        return msg_frame(tp, c, &f, p, avail);
+    case TCP_F_CTS:
+        return c->rail != 0 ? proto_error(tp, c, "clear-to-send off rail 0")
+                            : cts_frame(tp, c, &f);
+    case TCP_F_DATA:
+        return data_frame(tp, c, &f);
+    case TCP_F_BYE:
+        c->bye_rcvd = 1;
+        if (c->rail == 0)
+            pe->bye = 1;
+        return (int)sizeof f;
+    default:
+        return proto_error(tp, c, "unknown frame type");
+    }
+}

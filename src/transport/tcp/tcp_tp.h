@@ -1,0 +1,235 @@
+/*
+ * tcp_tp.h — the TCP transport's private state (not a contract: the
+ * contract is ../locus_transport.h; tests also use tcp.h).
+ *
+ * One listening socket per rail, bound to the rail interface's address.
+ * Connections to a peer are made on the first send to it: one per rail
+ * (rail i to the peer's rail i), all dialled by the same side. When both
+ * sides dial at once the lower rank's dial wins (the higher rank accepts
+ * it and drops its own; the lower rank refuses the higher one's with
+ * TCP_HELLO_LOST). Frames that must stay in order (MSG, RTS, CTS, BYE) use
+ * rail 0; rendezvous DATA chunks go to whichever open rail has the least
+ * queued, so a large message is striped and a faster rail carries more.
+ *
+ * Objects are never freed inside progress() while an event may still
+ * point at them: a closed connection goes to a graveyard emptied at the
+ * end of the round.
+ */
+#ifndef TCP_TP_H
+#define TCP_TP_H
+
+#include "locus_transport.h"
+#include "tcp.h"
+#include "tcp_wire.h"
+#include "tp_ids.h"
+
+#include <net/if.h>
+#include <stdint.h>
+
+#define TCP_IOV_MAX 64
+#define TCP_RBUF_SIZE (64 * 1024)
+#define TCP_HEAD_MAX (sizeof(tcp_frame_t) + LOCUS_TP_HDR_MAX)
+
+typedef struct {
+    long eager_max, chunk_size, sndbuf, rcvbuf, sendq_max;
+    long connect_timeout, bye_timeout, user_timeout, max_rails;
+    int verbose;
+} tcp_cfg_t;
+
+/* epoll's data.ptr points at a rail or a connection: both start with kind. */
+enum { TCP_OBJ_RAIL = 1, TCP_OBJ_CONN };
+
+typedef struct {
+    int kind;                        /* TCP_OBJ_RAIL */
+    int fd;                          /* listening socket */
+    int index;
+    char ifname[IF_NAMESIZE];
+    struct sockaddr_in addr;         /* address and listening port */
+} tcp_rail_t;
+
+/* One frame (or handshake record) waiting to be written. */
+typedef struct tcp_qent tcp_qent_t;
+struct tcp_qent {
+    tcp_qent_t *next;
+    size_t off;                      /* bytes of head + data already written */
+    uint32_t head_len;
+    uint8_t is_data;                 /* a DATA chunk of sreq (data = its buffer) */
+    uint8_t counted;                 /* counted in the peer's queued bytes */
+    const unsigned char *data;       /* payload: the sender's buffer or the copy below */
+    size_t data_len;
+    struct tcp_sreq *sreq;
+    unsigned char head[TCP_HEAD_MAX];
+    /* an eager payload copy may follow */
+};
+
+typedef struct {
+    tcp_qent_t *head, *tail;
+} tcp_queue_t;
+
+enum {
+    TCP_C_CONNECTING,                /* non-blocking connect() under way */
+    TCP_C_HELLO_WAIT,                /* dialled, hello sent, waiting for the ack */
+    TCP_C_ACCEPTED,                  /* accepted, waiting for the hello */
+    TCP_C_OPEN,
+    TCP_C_REJECTING,                 /* writing a refusal, then closed */
+    TCP_C_CLOSED
+};
+
+enum { TCP_RX_HEAD, TCP_RX_BIG, TCP_RX_DATA };
+
+typedef struct tcp_conn tcp_conn_t;
+struct tcp_conn {
+    int kind;                        /* TCP_OBJ_CONN */
+    int fd;
+    int state;                       /* TCP_C_* */
+    int peer;                        /* world rank, -1 before the hello */
+    int rail;
+    int dialled;                     /* we dialled it (else accepted) */
+    int fallback;                    /* connect stage: 0 bound to the rail, 1 any route */
+    int bye_rcvd;                    /* peer said goodbye on it */
+    int bye_sent;
+    int on_dirty;
+    int flushing;                    /* inside tcp_conn_flush (no nesting) */
+    int in_grave;
+    int want_out;                    /* registered for EPOLLOUT */
+    uint64_t deadline_ns;            /* handshake deadline */
+    tcp_conn_t *next;                /* tp->conns */
+    tcp_conn_t *next_dirty;          /* tp->dirty */
+    tcp_queue_t q;
+    uint64_t chunk_queued;           /* DATA bytes in q (the stripe window) */
+    /* receiving */
+    unsigned char *rbuf;
+    size_t rpos, rend;
+    int rx;                          /* TCP_RX_* */
+    tcp_frame_t fr;                  /* frame whose body is being received */
+    unsigned char *big;              /* MSG too large for rbuf: assembled here */
+    size_t big_len, big_got;
+    unsigned char *dst;              /* DATA: where the body goes (NULL: discard) */
+    size_t dst_left;
+    locus_tp_rndv_t *dst_r;
+};
+
+enum {
+    TCP_P_NONE,                      /* no connection yet */
+    TCP_P_DIALING,                   /* our dial is under way or open */
+    TCP_P_LOST,                      /* our dial lost the race: theirs will come */
+    TCP_P_INCOMING                   /* we accepted theirs */
+};
+
+typedef struct {
+    int state;                       /* TCP_P_* */
+    int nconn;                       /* rails used with this peer */
+    tcp_conn_t *conn[TCP_MAX_RAILS];
+    tcp_queue_t waitq;               /* rail-0 frames until conn[0] is open */
+    uint64_t queued;                 /* bytes of MSG/RTS frames not yet written */
+    uint32_t tx_seq, rx_seq;
+    uint64_t eager_max;              /* for this pair */
+    tcp_card_t *card;                /* fetched when we dial */
+    uint32_t outstanding;            /* large messages in flight with it, either way */
+    int bye;                         /* it said goodbye */
+} tcp_peer_t;
+
+/* Sender side of one large message. */
+typedef struct tcp_sreq {
+    uint32_t id, busy;
+    int peer;
+    uint32_t rid;
+    const unsigned char *buf;
+    uint64_t len, want, queued, written;
+    void *ctx;
+    struct tcp_sreq *next;           /* active list (chunks left to queue) */
+} tcp_sreq_t;
+
+/* Receiver side of one large message. */
+enum { TCP_R_ARRIVED, TCP_R_RECEIVING, TCP_R_DISCARD };
+struct locus_tp_rndv {
+    uint32_t id, busy;
+    int peer;
+    int state;
+    uint32_t sid;
+    uint64_t len, want, got;
+    unsigned char *buf;
+    void *ctx;
+};
+
+typedef struct {
+    locus_tp_t base;                 /* must be first */
+    locus_tp_upcalls_t up;
+    void *core;
+    locus_tp_kvs_t kvs;
+    int rank, size;
+    tcp_cfg_t cfg;
+    int nrails;
+    tcp_rail_t rails[TCP_MAX_RAILS];
+    uint64_t nonce;
+    struct in_addr local[32];        /* this host's IPv4 addresses (its netns) */
+    int nlocal;
+    int ep;                          /* epoll instance */
+    tcp_peer_t *peers;               /* [size] */
+    tcp_conn_t *conns;               /* every live connection */
+    tcp_conn_t *grave;               /* closed this round, freed at its end */
+    tcp_conn_t *dirty;               /* connections with frames to write */
+    int handshaking;                 /* connections with a deadline */
+    tp_ids_t sids, rids;
+    tcp_sreq_t *active;
+    int draining;                    /* finalize: read and drop, no upcalls */
+    int failed;                      /* negative once a fatal error happened */
+    char errmsg[256];
+    tcp_stats_t stats;
+} tcp_tp_t;
+
+extern const locus_tp_ops_t tcp_tp_ops;
+
+/* tcp_create.c */
+void tcp_fail(tcp_tp_t *tp, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void tcp_note(const tcp_tp_t *tp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+uint64_t tcp_now_ns(void);
+
+/* tcp_addr.c: rails (LOCUS_NET_IFACES or the interfaces found) */
+int tcp_rails_pick(tcp_tp_t *tp, char *err, size_t errlen);
+int tcp_addr_is_local(const tcp_tp_t *tp, struct in_addr a);
+
+/* tcp_conn.c: connections, dialling */
+tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int rail, int dialled);
+void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state); /* handshake states get a deadline */
+int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events);
+int tcp_peer_dial(tcp_tp_t *tp, int peer);
+void tcp_conn_writable(tcp_tp_t *tp, tcp_conn_t *c);  /* connect() finished */
+void tcp_conn_close(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err);
+void tcp_deadlines(tcp_tp_t *tp);
+void tcp_sock_tune(const tcp_tp_t *tp, int fd);
+
+/* tcp_hello.c: accepting, the handshake */
+void tcp_accept_all(tcp_tp_t *tp, tcp_rail_t *rail);
+void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c);
+int tcp_conn_handshake(tcp_tp_t *tp, tcp_conn_t *c);   /* hello/ack in rbuf */
+
+/* tcp_io.c: queues, writing, reading */
+tcp_qent_t *tcp_qent_new(size_t copy);
+void tcp_queue_push(tcp_queue_t *q, tcp_qent_t *e);
+void tcp_queue_splice(tcp_queue_t *dst, tcp_queue_t *src);
+void tcp_queue_free(tcp_queue_t *q);
+void tcp_conn_dirty(tcp_tp_t *tp, tcp_conn_t *c);
+int tcp_conn_flush(tcp_tp_t *tp, tcp_conn_t *c);
+int tcp_flush_dirty(tcp_tp_t *tp);
+int tcp_conn_read(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_lane_push(tcp_tp_t *tp, int peer, tcp_qent_t *e);
+
+/* tcp_proto.c: messages and the rendezvous */
+int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
+                const void *data, size_t len, void *send_ctx);
+int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx);
+int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t avail);
+void tcp_data_done(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_qent_written(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e);
+int tcp_pump(tcp_tp_t *tp);
+
+/* tcp_progress.c */
+int tcp_tp_progress(locus_tp_t *t);
+int tcp_tp_wait(locus_tp_t *t, int timeout_ms);
+void tcp_shutdown(tcp_tp_t *tp);
+
+#endif

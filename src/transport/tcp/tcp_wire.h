@@ -1,0 +1,69 @@
+/*
+ * tcp_wire.h — what travels on a Locus TCP connection.
+ *
+ * A connection starts with a handshake: the side that dialled sends a
+ * hello, the side that accepted answers with a hello_ack. Then both
+ * directions carry frames: a 24-byte frame head, then (by type) the core's
+ * header and a payload. Fields are in the host's byte order; the hello's
+ * magic catches a peer that differs (the whole job runs one build).
+ *
+ *   MSG   a = per-pair sequence  b = payload bytes   + core header + payload
+ *   RTS   a = per-pair sequence  b = message bytes   c = sender's request id
+ *         + core header (the data waits at the sender until a CTS)
+ *   CTS   a = sender's request id  b = bytes wanted  c = receiver's request id
+ *   DATA  a = receiver's request id  b = offset  c = bytes  + that many bytes
+ *         (chunks of one message may travel on several rails, any order)
+ *   BYE   nothing follows on this connection (clean shutdown)
+ *
+ * MSG and RTS go on rail 0 only, numbered per pair: the receiver checks the
+ * sequence, so a message that overtook another (a future traffic class on
+ * its own connection) is caught rather than matched out of order.
+ */
+#ifndef TCP_WIRE_H
+#define TCP_WIRE_H
+
+#include <stdint.h>
+
+#define TCP_HELLO_MAGIC 0x314c434cu /* "LCL1" read as little-endian */
+#define TCP_WIRE_VERSION 1
+
+typedef struct {
+    uint32_t magic;
+    uint16_t version;
+    uint8_t rail;         /* which of the dialler's rails this connection is */
+    uint8_t nconn;        /* rails the dialler opens with this peer */
+    int32_t src, dst;     /* world ranks: dialler, acceptor */
+    uint32_t eager_max;   /* dialler's eager limit (the pair uses the smaller) */
+    uint32_t pad;
+    uint64_t src_nonce;   /* dialler's nonce (from its card) */
+    uint64_t dst_nonce;   /* acceptor's nonce as read from its card: proves the
+                             dialler read this job's kvs */
+} tcp_hello_t;
+
+enum {
+    TCP_HELLO_OK = 1,     /* accepted: frames follow */
+    TCP_HELLO_LOST = 2,   /* both dialled at once and the lower rank's dial wins:
+                             the acceptor's own connection will arrive instead */
+    TCP_HELLO_BAD = 3     /* not a peer of this job, or an impossible hello */
+};
+
+typedef struct {
+    uint32_t magic;
+    uint32_t status;      /* TCP_HELLO_* */
+} tcp_hello_ack_t;
+
+enum { TCP_F_MSG = 1, TCP_F_RTS, TCP_F_CTS, TCP_F_DATA, TCP_F_BYE };
+
+typedef struct {
+    uint8_t type;
+    uint8_t hdrlen;       /* MSG, RTS: bytes of core header that follow */
+    uint16_t rsv;         /* 0 (a traffic class may go here later) */
+    uint32_t a;
+    uint64_t b;
+    uint64_t c;
+} tcp_frame_t;
+
+_Static_assert(sizeof(tcp_hello_t) == 40, "hello layout");
+_Static_assert(sizeof(tcp_frame_t) == 24, "frame layout");
+
+#endif

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""bench_tcp.py --build BUILD [--out DIR] [--repeats N] [--scenarios LIST]
+                [--rate RATE] [--mpis LIST] [--quick]
+
+osu_latency and osu_bw over TCP, Locus against Open MPI and MPICH on the
+same path, every MPI forced onto TCP:
+  Locus    LOCUS_TRANSPORTS=self,tcp (rails: LOCUS_NET_IFACES)
+  Open MPI --mca btl tcp,self, btl_tcp_if_include = the same interfaces
+  MPICH    (ch4:ucx) MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self, UCX_NET_DEVICES
+
+Scenarios:
+  loopback  2 ranks on this host (traffic to the host's own address)
+  veth1     one rank in each of two network namespaces, one veth rail
+  veth2     the same with two rails (striping)
+The veth rails are shaped with HTB at RATE (default 1gbit) each way, so the
+wire is the bottleneck, not the CPU. Every MPI binds one rank per core
+(locusrun's default, --bind-to core, -bind-to core): unbound ranks that
+spin may share one core and then each waits out the other's time slice.
+
+The MPIs run interleaved, N repeats each; tables show medians. Writes
+OUT/results.json (every run, per-size values, interface byte counters) and
+OUT/README.md. Namespaces are always deleted; every run has a timeout.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import netns  # noqa: E402
+
+BENCH = os.path.join(ROOT, "bench")
+NS_EXEC = os.path.join(HERE, "ns_exec.sh")
+
+
+def die(msg):
+    print("bench_tcp: " + msg, file=sys.stderr)
+    sys.exit(2)
+
+
+def build(mpi, mpicc, prog, outdir):
+    exe = os.path.join(outdir, "%s_%s" % (prog, mpi))
+    src = [os.path.join(BENCH, f) for f in (prog + ".c", "osu_common.c", "bench_util.c")]
+    r = subprocess.run([mpicc, "-O2", "-o", exe] + src, capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        die("cannot build %s with %s: %s" % (prog, mpicc, r.stderr.strip()[:300]))
+    return exe
+
+
+def plain_iface():
+    out = netns.sh(["ip", "-o", "-4", "addr", "show", "up"]).stdout
+    for line in out.splitlines():
+        name = line.split()[1].split("@")[0]
+        if name != "lo":
+            return name
+    return "lo"
+
+
+class Runner:
+    def __init__(self, args, tmp):
+        self.a = args
+        self.tmp = tmp
+        self.net = None
+        self.agent = os.path.join(tmp, "ompi_agent.sh")
+
+    def set_net(self, net):
+        self.net = net
+        # Open MPI's ranks talk to their local daemon over TCP loopback, so a
+        # rank must live in its daemon's namespace: mpirun runs in a, its
+        # rsh agent starts the daemon for b inside b.
+        with open(self.agent, "w") as f:
+            f.write("#!/bin/sh\nhost=$1; shift\ncase $host in\n")
+            f.write("  %s) ns=%s ;;\n  *) ns=%s ;;\nesac\n" %
+                    (net.addr("b", 0), net.ns["b"], net.ns["a"]))
+            f.write('exec ip netns exec "$ns" sh -c "$*"\n')
+        os.chmod(self.agent, 0o755)
+
+    def command(self, mpi, scen, exe, opts):
+        """(argv, env) of one run."""
+        env = dict(os.environ)
+        rails = {"loopback": 1, "veth1": 1, "veth2": 2}[scen]
+        devs = [self.a.iface] if scen == "loopback" else ["eth%d" % i for i in range(rails)]
+        nsl = ",".join(self.net.ns.values()) if self.net else ""
+        wrap = [] if scen == "loopback" else [NS_EXEC, nsl, ""]
+        if mpi == "locus":
+            env["LOCUS_TRANSPORTS"] = "self,tcp"
+            if scen != "loopback":
+                wrap = [NS_EXEC, nsl, ";".join([",".join(devs)] * 2)]
+            run = os.path.join(self.a.build, "bin", "locusrun")
+            return [run, "-n", "2"] + wrap + [exe] + opts, env
+        if mpi == "openmpi":
+            base = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2",
+                    "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", ",".join(devs)]
+            if scen == "loopback":
+                return base[:2] + ["--bind-to", "core"] + base[2:] + [exe] + opts, env
+            # Two "nodes" of one host: each daemon would bind to its core 0.
+            bind = ["sh", "-c", 'exec taskset -c $((OMPI_COMM_WORLD_RANK % 2)) "$@"', "bind"]
+            hosts = "%s:1,%s:1" % (self.net.addr("a", 0), self.net.addr("b", 0))
+            return (["ip", "netns", "exec", self.net.ns["a"]] + base +
+                    ["--bind-to", "none", "--host", hosts, "--mca", "plm_rsh_agent", self.agent,
+                     "--mca", "oob_tcp_if_include", "eth0"] + bind + [exe] + opts, env)
+        if mpi == "mpich":
+            env.update(MPIR_CVAR_NOLOCAL="1", UCX_TLS="tcp,self", UCX_NET_DEVICES=",".join(devs),
+                       UCX_MAX_RNDV_RAILS=str(rails))
+            return ["mpiexec.mpich", "-bind-to", "core", "-n", "2"] + wrap + [exe] + opts, env
+        die("unknown MPI " + mpi)
+
+    def run(self, mpi, scen, exe, opts):
+        argv, env = self.command(mpi, scen, exe, opts + ["--json"])
+        before = self.net.counters() if self.net else None
+        # Its own process group: on a timeout the whole job goes (ranks too,
+        # which would otherwise keep the output pipes open).
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=self.a.timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate(timeout=30)
+            out, rc, err = "", -1, "timeout after %d s" % self.a.timeout
+        res = {"mpi": mpi, "scenario": scen, "argv": argv, "rc": rc}
+        js = [l for l in out.splitlines() if l.startswith("{")]
+        if rc != 0 or not js:
+            res["error"] = (err or out)[-500:]
+            print("  %s %s: FAILED (%s)" % (mpi, scen, res["error"].strip()[-200:]), flush=True)
+            return res
+        res["result"] = json.loads(js[-1])
+        if before:
+            after = self.net.counters()
+            res["tx_bytes"] = {"%s/eth%d" % k: after[k] - before[k] for k in after}
+        return res
+
+
+def medians(runs, key):
+    by = {}
+    for r in runs:
+        for row in r.get("result", {}).get("rows", []):
+            by.setdefault(row["bytes"], []).append(row[key])
+    return {b: statistics.median(v) for b, v in sorted(by.items())}
+
+
+def table(scen, bench, key, better, allruns, mpis):
+    runs = [r for r in allruns if r["scenario"] == scen and r.get("bench") == bench]
+    med = {m: medians([r for r in runs if r["mpi"] == m], key) for m in mpis}
+    sizes = sorted(set().union(*[set(v) for v in med.values()]))
+    peers = [m for m in mpis if m != "locus"]
+    unit = "us, lower is better" if better == "low" else "MB/s, higher is better"
+    lines = ["### %s, %s (%s)" % (scen, bench, unit), "",
+             "| bytes | " + " | ".join(mpis) + "".join(" | Locus x%s" % p for p in peers) + " |",
+             "|---" * (1 + len(mpis) + len(peers)) + "|"]
+    ratios = {p: [] for p in peers}
+    for s in sizes:
+        row = ["%d" % s] + ["%.2f" % med[m][s] if s in med[m] else "-" for m in mpis]
+        for p in peers:
+            loc, peer = med.get("locus", {}).get(s), med[p].get(s)
+            if loc and peer:
+                x = peer / loc if better == "low" else loc / peer
+                ratios[p].append(x)
+                row.append("%.2f" % x)
+            else:
+                row.append("-")
+        lines.append("| " + " | ".join(row) + " |")
+    lines.append("")
+    summary = {p: statistics.median(v) for p, v in ratios.items() if v}
+    return lines, med, summary
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", required=True, help="Locus build folder (bin/locusrun, bin/mpicc)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "bench", "tcp"))
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--scenarios", default="loopback,veth1,veth2")
+    ap.add_argument("--rate", default="1gbit")
+    ap.add_argument("--mpis", default="locus,openmpi,mpich")
+    ap.add_argument("--timeout", type=int, default=150, help="seconds per run")
+    ap.add_argument("--quick", action="store_true", help="few sizes and iterations (a smoke run)")
+    ap.add_argument("--note", default="")
+    a = ap.parse_args()
+    mpis = a.mpis.split(",")
+    scens = a.scenarios.split(",")
+    for s in scens:
+        if s not in ("loopback", "veth1", "veth2"):
+            die("unknown scenario '%s' (loopback, veth1, veth2)" % s)
+    if a.repeats < 1:
+        die("--repeats must be at least 1")
+    if any(s.startswith("veth") for s in scens) and netns.usable():
+        die("veth scenarios need network namespaces: %s" % netns.usable())
+    a.build = os.path.abspath(a.build)
+    a.iface = plain_iface()
+    compilers = {"locus": os.path.join(a.build, "bin", "mpicc"), "openmpi": "mpicc.openmpi",
+                 "mpich": "mpicc.mpich"}
+    tmp = tempfile.mkdtemp(prefix="bench_tcp.")
+    try:
+        exes = {(m, p): build(m, compilers[m], p, tmp) for m in mpis
+                for p in ("osu_latency", "osu_bw")}
+        runner = Runner(a, tmp)
+        opts = {
+            "loopback": {"osu_latency": ["-m", "0:4194304"], "osu_bw": ["-m", "1:4194304"]},
+            "veth": {"osu_latency": ["-m", "0:1048576", "-i", "200", "-x", "20"],
+                     "osu_bw": ["-m", "1:1048576", "-i", "10", "-x", "2"]},
+        }
+        if a.quick:
+            for o in opts.values():
+                o["osu_latency"] = ["-m", "0:65536", "-i", "50", "-x", "5"]
+                o["osu_bw"] = ["-m", "1:65536", "-i", "5", "-x", "1"]
+        started = datetime.datetime.now().isoformat(timespec="seconds")
+        load0 = os.getloadavg()
+        allruns = []
+
+        def sweep(scen):
+            for rep in range(a.repeats):
+                for bench in ("osu_latency", "osu_bw"):
+                    for m in mpis:
+                        o = opts["loopback" if scen == "loopback" else "veth"][bench]
+                        print("%s rep %d %s %s" % (scen, rep + 1, bench, m), flush=True)
+                        r = runner.run(m, scen, exes[(m, bench)], o)
+                        r.update(bench=bench, repeat=rep)
+                        allruns.append(r)
+                        # Written after every run: a long sweep cut short keeps its data.
+                        write(a, mpis, scens, allruns, started, load0, os.getloadavg())
+
+        if "loopback" in scens:
+            sweep("loopback")
+        if any(s.startswith("veth") for s in scens):
+            with netns.NsPair(rails=2, rate=a.rate) as net:
+                runner.set_net(net)
+                for s in scens:
+                    if s.startswith("veth"):
+                        sweep(s)
+        write(a, mpis, scens, allruns, started, load0, os.getloadavg())
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def write(a, mpis, scens, allruns, started, load0, load1):
+    os.makedirs(a.out, exist_ok=True)
+    md = ["# TCP transport: Locus vs Open MPI vs MPICH", "",
+          "- date: %s; host: %s, %d CPUs; load average %.1f at start, %.1f at end%s" %
+          (started, os.uname().nodename, os.cpu_count(), load0[0], load1[0],
+           "; " + a.note if a.note else ""),
+          "- command: `tests/tcp/bench_tcp.py %s`" % " ".join(sys.argv[1:]),
+          "- repeats: %d, interleaved; values are medians; veth rails shaped to %s each way"
+          % (a.repeats, a.rate),
+          "- loopback interface: %s (every MPI told to use it)" % a.iface,
+          "- `Locus xX`: how many times better Locus is than X (above 1: Locus better)", ""]
+    summary = {}
+    for scen in scens:
+        for bench, key, better in (("osu_latency", "latency_us", "low"),
+                                   ("osu_bw", "bandwidth_mb_s", "high")):
+            lines, med, ratio = table(scen, bench, key, better, allruns, mpis)
+            md += lines
+            summary["%s/%s" % (scen, bench)] = {"medians": med, "median_ratio": ratio}
+        if scen.startswith("veth"):
+            md += ["Bytes sent per interface (both namespaces, one osu_bw run each):", ""]
+            for r in allruns:
+                if r["scenario"] == scen and r.get("bench") == "osu_bw" and r.get("repeat") == 0:
+                    md.append("- %s: %s" % (r["mpi"], ", ".join(
+                        "%s %.0f MB" % (k, v / 1e6) for k, v in sorted(r.get("tx_bytes", {}).items()))))
+            md.append("")
+    failed = [r for r in allruns if "error" in r]
+    if failed:
+        md += ["Failed runs: %d (see results.json)" % len(failed), ""]
+    md += ["## Summary (median over sizes of the per-size ratio)", "",
+           "| scenario/benchmark | " + " | ".join("Locus x%s" % m for m in mpis if m != "locus") + " |",
+           "|---" * len(mpis) + "|"]
+    for k, v in summary.items():
+        md.append("| %s | %s |" % (k, " | ".join(
+            "%.2f" % v["median_ratio"][m] if m in v["median_ratio"] else "-"
+            for m in mpis if m != "locus")))
+    with open(os.path.join(a.out, "README.md"), "w") as f:
+        f.write("\n".join(md) + "\n")
+    with open(os.path.join(a.out, "results.json"), "w") as f:
+        json.dump({"started": started, "load": [load0, load1], "rate": a.rate, "mpis": mpis,
+                   "summary": summary, "runs": allruns}, f, indent=1, default=str)
+    print("wrote %s/README.md and results.json" % a.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
