@@ -95,7 +95,21 @@ int locus_boot_parse_mapping(const char *s, int size, int *node_of)
     return nnodes;
 }
 
-/* ---- host-name fallback ------------------------------------------------ */
+/* ---- node identity ------------------------------------------------------ */
+
+/* The node index locusrun gave this rank (LOCUS_NODE_ID), or -1 when the
+ * variable is absent or belongs to another job (an outer locusrun: then
+ * LOCUS_KVSNAME names another kvs than the one we are connected to). */
+static int launcher_node_id(const locus_boot_t *b)
+{
+    const char *kvs = getenv("LOCUS_KVSNAME");
+    const char *id = locus_tunable_str("LOCUS_NODE_ID");
+    if (!kvs || strcmp(kvs, b->kvsname) != 0 || !*id)
+        return -1;
+    char *end;
+    long v = strtol(id, &end, 10);
+    return *end == '\0' && end != id && v >= 0 && v < 1000000 ? (int)v : -1;
+}
 
 static void sanitize(char *s)
 {
@@ -104,21 +118,31 @@ static void sanitize(char *s)
             *s = '_';
 }
 
-static int map_by_hostname(locus_boot_t *b, char *err, size_t errlen)
+/*
+ * Without a process mapping, ranks exchange who they are: the launcher's
+ * node id where there is one (two network namespaces on one kernel are two
+ * nodes though they share a host name), the host name otherwise.
+ */
+static int map_by_exchange(locus_boot_t *b, char *err, size_t errlen)
 {
     char host[256], key[64], val[PMI_WIRE_VALLEN_MAX + 1];
-    if (gethostname(host, sizeof host) != 0)
-        strcpy(host, "localhost");
-    host[sizeof host - 1] = '\0';
-    sanitize(host);
+    int id = launcher_node_id(b);
+    if (id >= 0) {
+        snprintf(host, sizeof host, "locus-node-%d", id);
+    } else {
+        if (gethostname(host, sizeof host) != 0)
+            strcpy(host, "localhost");
+        host[sizeof host - 1] = '\0';
+        sanitize(host);
+    }
     snprintf(key, sizeof key, "locus-host-%d", b->rank);
     if (locus_boot_put(b, key, host) || locus_boot_fence(b)) {
-        snprintf(err, errlen, "PMI: host-name exchange failed");
+        snprintf(err, errlen, "PMI: node identity exchange failed");
         return -1;
     }
     char (*names)[256] = malloc((size_t)b->size * sizeof *names);
     if (!names) {
-        snprintf(err, errlen, "out of memory for %d host names", b->size);
+        snprintf(err, errlen, "out of memory for %d node names", b->size);
         return -1;
     }
     int nnodes = 0;
@@ -127,7 +151,7 @@ static int map_by_hostname(locus_boot_t *b, char *err, size_t errlen)
         if (r == b->rank) {
             strcpy(val, host);
         } else if (locus_boot_get(b, key, val, sizeof val)) {
-            snprintf(err, errlen, "PMI: no host name for rank %d", r);
+            snprintf(err, errlen, "PMI: no node name for rank %d", r);
             free(names);
             return -1;
         }
@@ -180,8 +204,16 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
             n = locus_boot_parse_mapping(val, b->size, b->node_of);
         if (n > 0) {
             b->mapping_from = 1;
+            /* locusrun numbers nodes in order of their first rank, as the
+             * mapping's reader does: the two must agree. */
+            int id = launcher_node_id(b);
+            if (id >= 0 && id != b->node_of[b->rank]) {
+                snprintf(err, errlen, "PMI_process_mapping puts rank %d on node %d, but "
+                         "LOCUS_NODE_ID says node %d", b->rank, b->node_of[b->rank], id);
+                return -1;
+            }
         } else {
-            n = map_by_hostname(b, err, errlen);
+            n = map_by_exchange(b, err, errlen);
             if (n < 0)
                 return -1;
             b->mapping_from = 2;

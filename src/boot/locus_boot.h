@@ -1,8 +1,11 @@
 /*
  * locus_boot.h — how a rank learns who it is and where its peers are: the
  * PMI-1 client (PMI_FD from locusrun or Hydra, or PMI_PORT + PMI_ID), the
- * node map (PMI_process_mapping, else an exchange of host names) and the
- * key-value exchange the transports use for their addresses.
+ * node map (PMI_process_mapping, checked against locusrun's LOCUS_NODE_ID;
+ * else an exchange of node ids, or host names without locusrun) and the
+ * key-value exchange the transports use for their addresses. A node is
+ * what the launcher says it is: two network namespaces sharing a kernel
+ * and a host name are two nodes, and only ranks of one node share memory.
  *
  * Without PMI_FD/PMI_PORT the process is a singleton: rank 0 of 1.
  */
@@ -27,7 +30,8 @@ typedef struct {
     int nnodes;
     int local_rank, local_size;
     int *local_ranks;         /* [local_size] world ranks on this node, ascending */
-    int mapping_from;         /* 1: PMI_process_mapping, 2: host names, 0: singleton */
+    int mapping_from;         /* 1: PMI_process_mapping, 2: exchange of node ids (locusrun's
+                                 LOCUS_NODE_ID, else host names), 0: singleton */
 } locus_boot_t;
 
 /*

@@ -93,14 +93,38 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
-/* PMI_PORT start-up: initack, then three "cmd=set" lines. */
+/* rank= and size= of an initack-sequence message, when present; -1 with
+ * err set when one is there but not a number. */
+static int initack_take(const pmi_msg_t *m, locus_boot_t *b, int *got_rank, int *got_size,
+                        char *err, size_t errlen)
+{
+    static const char *const keys[] = { "rank", "size" };
+    int *dst[] = { &b->rank, &b->size }, *got[] = { got_rank, got_size };
+    for (int i = 0; i < 2; i++) {
+        const char *v = pmi_msg_get(m, keys[i]);
+        if (v == NULL)
+            continue;
+        if (parse_int(v, dst[i]) != 0) {
+            snprintf(err, errlen, "PMI: initack: %s=%s is not a number", keys[i], v);
+            return -1;
+        }
+        *got[i] = 1;
+    }
+    return 0;
+}
+
+/* PMI_PORT start-up: initack, then three "cmd=set" lines. The rank and
+ * size come from the server here, so they are checked here: a rank outside
+ * 0..size-1 would index every per-rank table out of bounds. */
 static int boot_initack(locus_boot_t *b, char *err, size_t errlen)
 {
     char line[PMI_WIRE_LINE_MAX];
     pmi_msg_t m;
     const char *id = getenv("PMI_ID");
+    int got_rank = 0, got_size = 0;
     int len = pmi_msg_format(line, sizeof line, "initack", "pmiid", id ? id : "0", NULL);
-    if (boot_call(b, line, len, "initack", &m, err, errlen))
+    if (boot_call(b, line, len, "initack", &m, err, errlen) ||
+        initack_take(&m, b, &got_rank, &got_size, err, errlen))
         return -1;
     for (int i = 0; i < 3; i++) {
         int rc = pmi_reader_wait(&b->rd, &m);
@@ -108,11 +132,17 @@ static int boot_initack(locus_boot_t *b, char *err, size_t errlen)
             snprintf(err, errlen, "PMI: malformed initack sequence");
             return -1;
         }
-        const char *v;
-        if ((v = pmi_msg_get(&m, "size")))
-            parse_int(v, &b->size);
-        if ((v = pmi_msg_get(&m, "rank")))
-            parse_int(v, &b->rank);
+        if (initack_take(&m, b, &got_rank, &got_size, err, errlen))
+            return -1;
+    }
+    if (!got_rank || !got_size) {
+        snprintf(err, errlen, "PMI: initack sequence without a %s", got_rank ? "size" : "rank");
+        return -1;
+    }
+    if (b->size < 1 || b->rank >= b->size) {
+        snprintf(err, errlen, "PMI: the process manager gave rank %d of a job of size %d",
+                 b->rank, b->size);
+        return -1;
     }
     return 0;
 }

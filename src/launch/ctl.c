@@ -153,17 +153,21 @@ static int write_full(int fd, const char *buf, size_t len)
     return 0;
 }
 
-int ctl_send(int fd, const char *verb, int n, const char *const *words,
-             const size_t *lens)
+/* Bytes needed to encode a message (upper bound). */
+static size_t ctl_encoded_max(const char *verb, int n, const char *const *words,
+                              const size_t *lens)
 {
-    static const char hex[] = "0123456789ABCDEF";
     size_t need = strlen(verb) + 2;
     for (int i = 0; i < n; i++)
         need += 3 * (lens ? lens[i] : strlen(words[i])) + 1;
-    char stackbuf[4096];
-    char *line = need <= sizeof stackbuf ? stackbuf : malloc(need);
-    if (line == NULL)
-        return -1;
+    return need;
+}
+
+/* Encodes a message into line (room for ctl_encoded_max); returns its length. */
+static size_t ctl_encode(char *line, const char *verb, int n, const char *const *words,
+                         const size_t *lens)
+{
+    static const char hex[] = "0123456789ABCDEF";
     size_t k = strlen(verb);
     memcpy(line, verb, k);
     for (int i = 0; i < n; i++) {
@@ -181,22 +185,98 @@ int ctl_send(int fd, const char *verb, int n, const char *const *words,
         }
     }
     line[k++] = '\n';
+    return k;
+}
+
+int ctl_send(int fd, const char *verb, int n, const char *const *words,
+             const size_t *lens)
+{
+    size_t need = ctl_encoded_max(verb, n, words, lens);
+    char stackbuf[4096];
+    char *line = need <= sizeof stackbuf ? stackbuf : malloc(need);
+    if (line == NULL)
+        return -1;
+    size_t k = ctl_encode(line, verb, n, words, lens);
     int rc = write_full(fd, line, k);
     if (line != stackbuf)
         free(line);
     return rc;
 }
 
+/* Collects a NULL-terminated word list. */
+static int ctl_words(va_list ap, const char **words)
+{
+    int n = 0;
+    for (const char *w; n < CTL_WORDS_MAX && (w = va_arg(ap, const char *));)
+        words[n++] = w;
+    return n;
+}
+
 int ctl_sendl(int fd, const char *verb, ...)
 {
     const char *words[CTL_WORDS_MAX];
-    int n = 0;
     va_list ap;
     va_start(ap, verb);
-    for (const char *w; n < CTL_WORDS_MAX && (w = va_arg(ap, const char *));)
-        words[n++] = w;
+    int n = ctl_words(ap, words);
     va_end(ap);
     return ctl_send(fd, verb, n, words, NULL);
+}
+
+int ctl_queue(ctl_outq_t *q, const char *verb, int n, const char *const *words,
+              const size_t *lens)
+{
+    size_t need = ctl_encoded_max(verb, n, words, lens);
+    if (q->cap - q->len < need) {
+        size_t ncap = q->cap ? q->cap : 4096;
+        while (ncap - q->len < need)
+            ncap *= 2;
+        char *nb = realloc(q->buf, ncap);
+        if (nb == NULL)
+            return -1;
+        q->buf = nb;
+        q->cap = ncap;
+    }
+    q->len += ctl_encode(q->buf + q->len, verb, n, words, lens);
+    return 0;
+}
+
+int ctl_queuel(ctl_outq_t *q, const char *verb, ...)
+{
+    const char *words[CTL_WORDS_MAX];
+    va_list ap;
+    va_start(ap, verb);
+    int n = ctl_words(ap, words);
+    va_end(ap);
+    return ctl_queue(q, verb, n, words, NULL);
+}
+
+int ctl_outq_flush(ctl_outq_t *q, int fd)
+{
+    size_t off = 0;
+    int rc = 0;
+    while (off < q->len) {
+        ssize_t n = send(fd, q->buf + off, q->len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        rc = -1;  /* the peer is gone: what is queued can never go */
+        off = q->len;
+    }
+    memmove(q->buf, q->buf + off, q->len - off);
+    q->len -= off;
+    return rc;
+}
+
+void ctl_outq_free(ctl_outq_t *q)
+{
+    free(q->buf);
+    q->buf = NULL;
+    q->len = q->cap = 0;
 }
 
 long ctl_word_long(const ctl_msg_t *m, int i, int *ok)

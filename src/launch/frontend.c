@@ -1,58 +1,28 @@
 /*
- * frontend.c — locusrun's front end: plan, start the proxy, then relay
- * stdio, stdin, signals and fences until the proxy is done, and turn what
- * happened into one exit status.
+ * frontend.c — locusrun's front end: checks the request (tunables, nodes,
+ * placement where it can see the node), lays ranks out over nodes, starts
+ * one proxy per node and sends it its part of the job, then hands over to
+ * the event loop (fe_loop.c) and turns what happened into one exit status.
  */
-#include "launch.h"
+#include "frontend.h"
 #include "locus_place.h"
 #include "locus_tunables.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Bytes of stdin sent to the proxy but not yet written to rank 0. */
-#define STDIN_INFLIGHT_MAX 65536
-
-typedef struct {
-    launch_opts_t *o;
-    locus_topo_t *topo;
-    locus_plan_t plan;
-    char jobid[64];
-    pid_t proxy;
-    int proxy_reaped, proxy_done;
-    int ctl;
-    ctl_reader_t rd;
-    int sigfd;
-    /* job state */
-    pid_t pgid;
-    pid_t *pids;
-    unsigned char *line_start;   /* per rank and stream: next byte starts a line */
-    int status;                  /* first failure's exit status, 0 none */
-    int failed;
-    int interrupts;
-    size_t stdin_inflight;
-    int stdin_done;
-    int stdout_broken;
-} frontend_t;
-
-static void fe_fail(frontend_t *fe, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+extern char **environ;
 
 /* Records the job's first failure (its status decides the exit status)
  * and prints it at once; later ones are consequences, not causes. */
-static void fe_fail(frontend_t *fe, int status, const char *fmt, ...)
+void fe_fail(fe_t *fe, int status, const char *fmt, ...)
 {
     if (fe->failed)
         return;
@@ -67,449 +37,389 @@ static void fe_fail(frontend_t *fe, int status, const char *fmt, ...)
     fflush(stderr);
 }
 
-static int write_out(int fd, const char *buf, size_t len)
+/* The user's own value for an OpenMP variable the plan also sets: the last
+ * -x VAR=VAL, else this environment's value (also what -x VAR passes on).
+ * An explicit choice of thread count or placement must not be silently
+ * replaced by the --cpus-per-rank default. */
+static const char *user_omp_value(const launch_opts_t *o, const char *name, size_t n)
 {
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) {
-            struct pollfd p = { .fd = fd, .events = POLLOUT };
-            poll(&p, 1, 100);
-            continue;
-        }
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Prints a forwarded chunk in one write, "[rank] " before each line when
- * tagging; the proxy only sends whole lines unless one is huge. */
-static void fe_output(frontend_t *fe, int rank, int stream, const char *data, size_t len)
-{
-    int fd = stream == 2 ? 2 : 1;
-    if (rank < 0 || rank >= fe->o->nranks || (fd == 1 && fe->stdout_broken))
-        return;
-    unsigned char *start = &fe->line_start[2 * rank + (stream == 2)];
-    if (!fe->o->tag_output) {
-        if (write_out(fd, data, len) < 0 && fd == 1)
-            fe->stdout_broken = 1;
-        return;
-    }
-    char tag[24];
-    int tlen = snprintf(tag, sizeof tag, "[%d] ", rank);
-    size_t lines = 1;
-    for (size_t i = 0; i < len; i++)
-        lines += data[i] == '\n';
-    char *buf = malloc(len + lines * (size_t)tlen);
-    if (buf == NULL)
-        return;
-    size_t k = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (*start) {
-            memcpy(buf + k, tag, (size_t)tlen);
-            k += (size_t)tlen;
-        }
-        buf[k++] = data[i];
-        *start = data[i] == '\n';
-    }
-    if (write_out(fd, buf, k) < 0 && fd == 1)
-        fe->stdout_broken = 1;
-    free(buf);
-}
-
-static void fe_msg(frontend_t *fe, const ctl_msg_t *m)
-{
-    const char *v = m->words[0];
-    int ok = 0;
-    if (!strcmp(v, "io") && m->nwords == 4) {
-        int r = (int)ctl_word_long(m, 1, &ok);
-        int s = (int)ctl_word_long(m, 2, &ok);
-        fe_output(fe, r, s, m->words[3], m->lens[3]);
-    } else if (!strcmp(v, "pid") && m->nwords == 3) {
-        long r = ctl_word_long(m, 1, &ok);
-        if (ok && r >= 0 && r < fe->o->nranks)
-            fe->pids[r] = (pid_t)ctl_word_long(m, 2, &ok);
-    } else if (!strcmp(v, "pgid") && m->nwords == 2) {
-        fe->pgid = (pid_t)ctl_word_long(m, 1, &ok);
-    } else if (!strcmp(v, "fail") && m->nwords == 4) {
-        int st = (int)ctl_word_long(m, 2, &ok);
-        fe_fail(fe, ok && st > 0 ? st : 1, "%s", m->words[3]);
-    } else if (!strcmp(v, "stdin_ack") && m->nwords == 2) {
-        size_t n = (size_t)ctl_word_long(m, 1, &ok);
-        fe->stdin_inflight = n > fe->stdin_inflight ? 0 : fe->stdin_inflight - n;
-    } else if (!strcmp(v, "fence") && m->nwords == 2) {
-        /* One proxy: the fence is complete as soon as it arrives. */
-        ctl_sendl(fe->ctl, "barrier_out", m->words[1], (char *)NULL);
-    } else if (!strcmp(v, "done")) {
-        fe->proxy_done = 1;
-    } else if (!strcmp(v, "error")) {
-        fe_fail(fe, 1, "%s %s", m->words[m->nwords > 1 ? 1 : 0],
-                m->nwords > 2 ? m->words[2] : "");
-    }
-    /* "exit" and "kvs" need nothing here with a single node. */
-}
-
-static void fe_signal(frontend_t *fe, int sig)
-{
-    char s[16];
-    if (sig == SIGCHLD) {
-        int st;
-        pid_t p;
-        while ((p = waitpid(-1, &st, WNOHANG)) > 0)
-            if (p == fe->proxy)
-                fe->proxy_reaped = 1;
-        return;
-    }
-    fe->interrupts++;
-    if (fe->interrupts == 1) {
-        fe_fail(fe, 128 + sig, "got %s, forwarding it to all ranks (again to kill them at once)",
-                launch_signame(sig));
-        snprintf(s, sizeof s, "%d", sig);
-        ctl_sendl(fe->ctl, "signal", s, (char *)NULL);
-    } else if (fe->interrupts == 2) {
-        fprintf(stderr, "locusrun: got %s again, killing all ranks\n", launch_signame(sig));
-        ctl_sendl(fe->ctl, "killnow", (char *)NULL);
-    }
-}
-
-static void fe_stdin(frontend_t *fe)
-{
-    char buf[4096];
-    ssize_t n = read(0, buf, sizeof buf);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-        return;
-    if (n <= 0) {
-        fe->stdin_done = 1;
-        ctl_sendl(fe->ctl, "stdin_eof", (char *)NULL);
-        return;
-    }
-    const char *w[1] = { buf };
-    size_t l[1] = { (size_t)n };
-    ctl_send(fe->ctl, "stdin", 1, w, l);
-    fe->stdin_inflight += (size_t)n;
-}
-
-/* Last resort when the proxy vanished: kill what it started ourselves. */
-static void fe_emergency(frontend_t *fe)
-{
-    if (fe->pgid > 0)
-        kill(-fe->pgid, SIGKILL);
-    for (int r = 0; r < fe->o->nranks; r++)
-        if (fe->pids[r] > 0)
-            kill(fe->pids[r], SIGKILL);
-}
-
-static void fe_loop(frontend_t *fe)
-{
-    double deadline = fe->o->timeout_s > 0 ? launch_now() + fe->o->timeout_s : 0;
-    int ctl_open = 1, timed_out = 0;
-    double done_at = 0;
-    while (!fe->proxy_reaped) {
-        double now = launch_now();
-        if (deadline > 0 && !timed_out && now >= deadline) {
-            timed_out = 1;
-            fe_fail(fe, 124, "timeout: killing the job after %g s", fe->o->timeout_s);
-            ctl_sendl(fe->ctl, "kill", (char *)NULL);
-        }
-        if ((fe->proxy_done || !ctl_open) && done_at == 0)
-            done_at = now;
-        if (done_at > 0 && now - done_at > 3.0) {
-            kill(fe->proxy, SIGKILL);  /* said done (or hung up) but lingers */
-            done_at = now;
-        }
-        struct pollfd fds[3];
-        int n = 0;
-        fds[n++] = (struct pollfd){ .fd = fe->sigfd, .events = POLLIN };
-        int ci = -1, si = -1;
-        if (ctl_open) {
-            ci = n;
-            fds[n++] = (struct pollfd){ .fd = fe->ctl, .events = POLLIN };
-        }
-        if (!fe->stdin_done && !fe->proxy_done && fe->stdin_inflight < STDIN_INFLIGHT_MAX) {
-            si = n;
-            fds[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
-        }
-        int timeout = 1000;
-        if (deadline > 0 && !timed_out) {
-            int t = (int)((deadline - now) * 1000) + 1;
-            timeout = t < timeout ? t : timeout;
-        }
-        int rc = poll(fds, (nfds_t)n, timeout);
-        if (rc < 0 && errno != EINTR)
-            break;
-        if (rc <= 0)
-            continue;
-        if (fds[0].revents) {
-            struct signalfd_siginfo sinfo;
-            while (read(fe->sigfd, &sinfo, sizeof sinfo) == (ssize_t)sizeof sinfo)
-                fe_signal(fe, (int)sinfo.ssi_signo);
-        }
-        if (ci >= 0 && fds[ci].revents) {
-            ctl_msg_t m = { 0 };
-            if (ctl_reader_fill(&fe->rd) <= 0)
-                ctl_open = 0;
-            int r;
-            while ((r = ctl_reader_next(&fe->rd, &m)) != 0)
-                if (r > 0)
-                    fe_msg(fe, &m);
-            ctl_msg_free(&m);
-        }
-        if (si >= 0 && fds[si].revents)
-            fe_stdin(fe);
-    }
-    /* The proxy is gone: whatever it wrote before is still in the socket. */
-    if (ctl_open) {
-        ctl_msg_t m = { 0 };
-        int r;
-        do {
-            while ((r = ctl_reader_next(&fe->rd, &m)) != 0)
-                if (r > 0)
-                    fe_msg(fe, &m);
-        } while (ctl_reader_fill(&fe->rd) > 0);
-        ctl_msg_free(&m);
-    }
-    if (!fe->proxy_done) {
-        fe_fail(fe, 1, "proxy (pid %d) ended before the job did; killing the ranks",
-                (int)fe->proxy);
-        fe_emergency(fe);
-    }
-}
-
-/* The user's own value for an OpenMP variable the plan also sets
- * (OMP_NUM_THREADS, OMP_PLACES, OMP_PROC_BIND): the last -x VAR=VAL, else
- * this environment's value (also what -x VAR passes on); NULL when the user
- * set none and the plan's value applies. An explicit choice of thread count
- * or placement must not be silently replaced by the --cpus-per-rank default. */
-static const char *user_omp_value(const launch_opts_t *o, const char *name)
-{
-    if (strncmp(name, "OMP_", 4) != 0)
-        return NULL;
-    size_t n = strlen(name);
     for (int i = o->nexports - 1; i >= 0; i--) {
         const char *x = o->exports[i];
         if (strncmp(x, name, n) == 0 && x[n] == '=')
             return x + n + 1;
     }
-    return getenv(name);
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
 }
 
-/* Sends the node's part of the job to the proxy. */
-static int fe_send_job(frontend_t *fe)
+/* uenv for every OMP_* variable the user set (environment or -x). */
+static void queue_user_omp(fe_t *fe, ctl_outq_t *q)
+{
+    const launch_opts_t *o = fe->o;
+    int nsrc = o->nexports;
+    int count = 0;
+    for (char **e = environ; *e; e++)
+        count++;
+    for (int i = 0; i < nsrc + count; i++) {
+        const char *w = i < nsrc ? o->exports[i] : environ[i - nsrc];
+        size_t n = strcspn(w, "=");
+        if (strncmp(w, "OMP_", 4) != 0 || n > 64)
+            continue;
+        /* Send each name once: at its first mention in that order. */
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            const char *p = j < nsrc ? o->exports[j] : environ[j - nsrc];
+            seen = strncmp(p, w, n) == 0 && (p[n] == '=' || p[n] == '\0');
+        }
+        const char *val = seen ? NULL : user_omp_value(o, w, n);
+        if (val == NULL)
+            continue;
+        char kv[4096];
+        snprintf(kv, sizeof kv, "%.*s=%s", (int)n, w, val);
+        ctl_queuel(q, "uenv", kv, (char *)NULL);
+    }
+}
+
+/* Tunables set here go to every proxy (and so its ranks), as Open MPI
+ * forwards OMPI_MCA_*; ids locusrun itself sets per job do not. */
+static void queue_tunables(ctl_outq_t *q)
+{
+    int n;
+    const locus_tunable_t *t = locus_tunables(&n);
+    for (int i = 0; i < n; i++) {
+        const char *v = getenv(t[i].name);
+        if (v == NULL || !strcmp(t[i].name, "LOCUS_JOBID") || !strcmp(t[i].name, "LOCUS_NODE_ID"))
+            continue;
+        char kv[4096];
+        snprintf(kv, sizeof kv, "%s=%s", t[i].name, v);
+        ctl_queuel(q, "tun", kv, (char *)NULL);
+    }
+}
+
+/* Queues node l's part of the job (docs/locusrun.md lists the verbs). */
+static void queue_job(fe_t *fe, fe_link_t *l)
 {
     launch_opts_t *o = fe->o;
-    char size[16], grace[32], mapping[64], trace[16];
+    ctl_outq_t *q = &l->out;
+    char size[16], node[16], nnodes[16], grace[32], trace[16];
     long tr = 0;
     snprintf(size, sizeof size, "%d", o->nranks);
+    snprintf(node, sizeof node, "%d", l->node);
+    snprintf(nnodes, sizeof nnodes, "%d", fe->layout.nnodes);
     snprintf(grace, sizeof grace, "%s", locus_tunable_str("LOCUS_KILL_GRACE"));
-    snprintf(mapping, sizeof mapping, "(vector,(0,1,%d))", o->nranks);
     locus_tunable_long("LOCUS_PMI_TRACE", &tr, NULL, 0);
     snprintf(trace, sizeof trace, "%d", tr ? 1 : 0);
-    int rc = ctl_sendl(fe->ctl, "job", fe->jobid, size, "0", "1", mapping, grace, trace,
-                       (char *)NULL);
-    rc |= ctl_sendl(fe->ctl, "exe", o->exe, (char *)NULL);
+    ctl_queuel(q, "job", fe->jobid, size, node, nnodes, fe->mapping, grace, trace, l->host,
+               (char *)NULL);
+    queue_tunables(q);
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd) != NULL)
+        ctl_queuel(q, "cwd", cwd, (char *)NULL);
+    ctl_queuel(q, "exe", o->exe, (char *)NULL);
     for (int i = 0; i < o->argc; i++)
-        rc |= ctl_sendl(fe->ctl, "arg", o->argv[i], (char *)NULL);
+        ctl_queuel(q, "arg", o->argv[i], (char *)NULL);
     for (int i = 0; i < o->nexports; i++) {
         const char *x = o->exports[i];
         if (strchr(x, '=') != NULL) {
-            rc |= ctl_sendl(fe->ctl, "env", x, (char *)NULL);
+            ctl_queuel(q, "env", x, (char *)NULL);
         } else if (getenv(x) != NULL) {
             size_t len = strlen(x) + strlen(getenv(x)) + 2;
             char *kv = malloc(len);
             if (kv == NULL)
-                return -1;
+                continue;
             snprintf(kv, len, "%s=%s", x, getenv(x));
-            rc |= ctl_sendl(fe->ctl, "env", kv, (char *)NULL);
+            ctl_queuel(q, "env", kv, (char *)NULL);
             free(kv);
         }
     }
-    for (int r = 0; r < fe->plan.nranks; r++) {
-        const locus_rank_plan_t *rp = &fe->plan.ranks[r];
-        char rs[16], bound[4], cpus[8192] = "-", numa[1024] = "-";
-        snprintf(rs, sizeof rs, "%d", r);
-        snprintf(bound, sizeof bound, "%d", rp->bound ? 1 : 0);
-        size_t k = 0;
-        for (int i = 0; i < rp->ncpus && k + 16 < sizeof cpus; i++)
-            k += (size_t)snprintf(cpus + k, sizeof cpus - k, "%s%d", i ? "," : "", rp->cpus[i]);
-        k = 0;
-        for (int i = 0; i < rp->nnuma && k + 16 < sizeof numa; i++)
-            k += (size_t)snprintf(numa + k, sizeof numa - k, "%s%d", i ? "," : "", rp->numa[i]);
-        rc |= ctl_sendl(fe->ctl, "rank", rs, rs, bound, cpus, numa, (char *)NULL);
-        for (int e = 0; e < rp->nenv; e++) {
-            const char *val = user_omp_value(o, rp->env[e].name);
-            if (val == NULL)
-                val = rp->env[e].value;
-            size_t len = strlen(rp->env[e].name) + strlen(val) + 2;
-            char *kv = malloc(len);
-            if (kv == NULL)
-                return -1;
-            snprintf(kv, len, "%s=%s", rp->env[e].name, val);
-            rc |= ctl_sendl(fe->ctl, "renv", rs, kv, (char *)NULL);
-            free(kv);
-        }
-    }
-    rc |= ctl_sendl(fe->ctl, "start", (char *)NULL);
-    return rc ? -1 : 0;
+    queue_user_omp(fe, q);
+    for (int i = 0; i < o->place_argc; i++)
+        ctl_queuel(q, "place", o->place_argv[i], (char *)NULL);
+    if (o->report_bindings)
+        ctl_queuel(q, "report", (char *)NULL);
 }
 
-/* Forks the local proxy: this same binary in its proxy role, in its own
- * process group (the terminal's Ctrl-C reaches only the front end, which
- * forwards it), dying with the front end. */
-static int fe_proxy_start(frontend_t *fe, const sigset_t *blocked)
+static void queue_ranks_and_start(fe_t *fe)
 {
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return -1;
-    self[n] = '\0';
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return -1;
-    pid_t parent = getpid();
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(1);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        if (dup2(sv[1], 3) < 0)
-            _exit(1);
-        sigprocmask(SIG_UNBLOCK, blocked, NULL);
-        /* Tags the proxy as part of the job, like its ranks, so tools (and
-         * the tests) can find every process of a job by its environment. */
-        setenv("LOCUS_JOBID", fe->jobid, 1);
-        execl(self, "locusrun", "--proxy", "3", "3", (char *)NULL);
-        fprintf(stderr, "locusrun: cannot start proxy %s: %s\n", self, strerror(errno));
-        _exit(1);
+    for (int r = 0; r < fe->o->nranks; r++) {
+        char rs[16], ls[16];
+        snprintf(rs, sizeof rs, "%d", r);
+        snprintf(ls, sizeof ls, "%d", fe->layout.local_of[r]);
+        ctl_queuel(&fe->links[fe->layout.node_of[r]].out, "rank", rs, ls, (char *)NULL);
     }
-    close(sv[1]);
-    fe->proxy = pid;
-    fe->ctl = sv[0];
-    ctl_reader_init(&fe->rd, fe->ctl);
-    return 0;
+    for (int i = 0; i < fe->nlinks; i++)
+        ctl_queuel(&fe->links[i].out, "start", (char *)NULL);
 }
 
-static int fe_plan(frontend_t *fe, char *err, size_t errlen)
+/*
+ * Plans every node this machine can see: nodes it runs itself (so an
+ * impossible placement is bad input, exit 2, before anything starts) and,
+ * for --dry-run, every node on this machine's topology (or --topology).
+ * Returns 0, or -1 with the reason printed.
+ */
+static int plan_nodes(fe_t *fe)
 {
     launch_opts_t *o = fe->o;
     char e[512];
-    fe->topo = locus_topo_load(o->topology, e, sizeof e);
-    if (fe->topo == NULL) {
-        snprintf(err, errlen, "topology: %s", e);
+    int need = o->dry_run;
+    for (int i = 0; i < fe->nlinks; i++)
+        need |= fe->links[i].how == LAUNCHER_LOCAL;
+    if (!need)
+        return 0;
+    locus_topo_t *topo = locus_topo_load(o->topology, e, sizeof e);
+    if (topo == NULL) {
+        fprintf(stderr, "locusrun: topology: %s\n", e);
         return -1;
     }
-    locus_place_request_t req;
-    locus_place_request_init(&req);
-    req.nranks = o->nranks;
-    for (int i = 0; i < o->place_argc;) {
-        const char *val = i + 1 < o->place_argc ? o->place_argv[i + 1] : NULL;
-        e[0] = '\0';
-        int used = locus_place_opt_parse(&req, o->place_argv[i], val, e, sizeof e);
-        if (used <= 0) {
-            snprintf(err, errlen, "%s", e);
+    int rc = 0;
+    for (int i = 0; i < fe->nlinks && rc == 0; i++) {
+        fe_link_t *l = &fe->links[i];
+        if (!o->dry_run && l->how != LAUNCHER_LOCAL)
+            continue;
+        locus_place_request_t req;
+        locus_place_request_init(&req);
+        req.nranks = fe->layout.node_nranks[i];
+        for (int k = 0; k < o->place_argc && rc == 0;) {
+            const char *val = k + 1 < o->place_argc ? o->place_argv[k + 1] : NULL;
+            int used = locus_place_opt_parse(&req, o->place_argv[k], val, e, sizeof e);
+            if (used <= 0) {
+                fprintf(stderr, "locusrun: %s\n", e);
+                rc = -1;
+            }
+            k += used > 0 ? used : 1;
+        }
+        locus_plan_t plan;
+        if (rc == 0 && locus_plan_make(topo, &req, &plan, e, sizeof e) < 0) {
+            if (fe->nlinks > 1)
+                fprintf(stderr, "locusrun: %s: placement: %s\n", l->host, e);
+            else
+                fprintf(stderr, "locusrun: placement: %s\n", e);
+            rc = -1;
+        }
+        if (rc != 0 || !o->dry_run) {
+            if (rc == 0)
+                locus_plan_free(&plan);
+            continue;
+        }
+        for (int w = 0; w < plan.nwarnings; w++)
+            fprintf(stderr, "locusrun: warning: %s\n", plan.warnings[w]);
+        if (fe->nlinks > 1 || o->hosts.n > 0) {
+            /* The plan's ranks are the node's; print the job's numbers. */
+            for (int r = 0, k = 0; r < o->nranks; r++)
+                if (fe->layout.node_of[r] == i)
+                    plan.ranks[k++].rank = r;
+            printf("# node %d: %s, %d rank%s (planned on %s)\n", i, l->host,
+                   plan.nranks, plan.nranks == 1 ? "" : "s",
+                   o->topology ? o->topology : "this machine's topology");
+        }
+        locus_plan_write_table(&plan, topo, stdout);
+        locus_plan_free(&plan);
+    }
+    locus_topo_free(topo);
+    return rc;
+}
+
+/* Validates the tunables this layer reads; -1 with the reason printed. */
+static int tunables_check(fe_t *fe)
+{
+    static const char *const longs[] = {
+        "LOCUS_PMI_TRACE", "LOCUS_PMI_KVS_KEYS_MAX", "LOCUS_PMI_KVS_BYTES_MAX",
+        "LOCUS_PMI_BARRIERS_MAX", "LOCUS_ABI_SWAP",
+    };
+    char terr[256];
+    long v;
+    for (size_t i = 0; i < sizeof longs / sizeof longs[0]; i++) {
+        if (locus_tunable_long(longs[i], &v, terr, sizeof terr) < 0) {
+            fprintf(stderr, "locusrun: %s\n", terr);
             return -1;
         }
-        i += used;
     }
-    if (locus_plan_make(fe->topo, &req, &fe->plan, e, sizeof e) < 0) {
-        snprintf(err, errlen, "placement: %s", e);
-        return -1;
+    static const char *const secs[] = { "LOCUS_KILL_GRACE", "LOCUS_LAUNCH_TIMEOUT" };
+    double *out[] = { &fe->grace, &fe->launch_timeout };
+    for (size_t i = 0; i < 2; i++) {
+        const char *s = locus_tunable_str(secs[i]);
+        char *end;
+        double d = strtod(s, &end);
+        if (*end != '\0' || !(d >= 0) || d > 3600 || (i == 1 && d <= 0)) {
+            fprintf(stderr, "locusrun: %s: '%s' is not a number of seconds\n", secs[i], s);
+            return -1;
+        }
+        *out[i] = d;
     }
+    return 0;
+}
+
+/* Lays the ranks out and sets up one link per node; -1 on bad input. */
+static int links_make(fe_t *fe)
+{
+    launch_opts_t *o = fe->o;
+    char err[1024];
+    launch_hosts_t here = { 0 };
+    const launch_hosts_t *hosts = &o->hosts;
+    if (hosts->n == 0) {
+        /* No hosts: this machine, as many slots as placement allows. */
+        if (hosts_parse_list(&here, "localhost:100000", err, sizeof err) < 0)
+            return -1;
+        snprintf(here.hosts[0].name, sizeof here.hosts[0].name, "%s", fe->hostname);
+        hosts = &here;
+    }
+    int rc = layout_make(&fe->layout, hosts, o->nranks, o->ppn, o->map_by_node,
+                         o->oversubscribe || hosts == &here, err, sizeof err);
+    if (rc == 0 && o->ppn > 0 && hosts == &here && o->nranks > o->ppn && !o->oversubscribe) {
+        snprintf(err, sizeof err, "%d ranks but --ppn %d on 1 host allows only %d (add "
+                 "--oversubscribe to place more)", o->nranks, o->ppn, o->ppn);
+        rc = -1;
+    }
+    if (rc == 0) {
+        layout_mapping(&fe->layout, fe->mapping, sizeof fe->mapping);
+        fe->nlinks = fe->layout.nnodes;
+        fe->links = calloc((size_t)fe->nlinks, sizeof *fe->links);
+        if (fe->links == NULL) {
+            snprintf(err, sizeof err, "out of memory");
+            rc = -1;
+        }
+    }
+    for (int i = 0; rc == 0 && i < fe->nlinks; i++) {
+        fe_link_t *l = &fe->links[i];
+        const char *name = hosts->hosts[fe->layout.node_host[i]].name;
+        l->node = i;
+        l->fd = -1;
+        l->host = strdup(name);
+        /* ssh to this machine is a fork (Hydra's autofork); the exec
+         * launcher runs every host through its prefix (a namespace, a
+         * container: the name does not say which machine it is). */
+        l->how = o->launcher;
+        if (hosts == &here ||
+            (o->launcher == LAUNCHER_SSH && launcher_host_is_local(name, fe->hostname)))
+            l->how = LAUNCHER_LOCAL;
+        if (l->host == NULL)
+            rc = -1;
+    }
+    hosts_free(&here);
+    if (rc < 0)
+        fprintf(stderr, "locusrun: %s\n", err);
+    return rc;
+}
+
+static int signals_setup(fe_t *fe)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGUSR1, SIGUSR2,
+                                SIGALRM, SIGTSTP, SIGCONT };
+    sigemptyset(&fe->sigs);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaddset(&fe->sigs, sigs[i]);
+    sigprocmask(SIG_BLOCK, &fe->sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    fe->sigfd = signalfd(-1, &fe->sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+    return fe->sigfd < 0 ? -1 : 0;
+}
+
+static void fe_free(fe_t *fe)
+{
+    for (int i = 0; i < fe->nlinks; i++) {
+        fe_link_t *l = &fe->links[i];
+        if (l->fd >= 0)
+            close(l->fd);
+        ctl_reader_free(&l->rd);
+        ctl_outq_free(&l->out);
+        free(l->host);
+    }
+    free(fe->links);
+    if (fe->sigfd >= 0)
+        close(fe->sigfd);
+    fence_free(&fe->fences);
+    layout_free(&fe->layout);
+    free(fe->line_start);
+    free(fe->cleaners);
+}
+
+/* The job's id, unique on this machine: pid and clock, no dots. */
+static void make_jobid(fe_t *fe)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(fe->jobid, sizeof fe->jobid, "%d-%06lx", (int)getpid(),
+             (unsigned long)(ts.tv_nsec ^ ts.tv_sec) & 0xffffffUL);
+}
+
+static int fe_start(fe_t *fe)
+{
+    ssize_t n = readlink("/proc/self/exe", fe->self, sizeof fe->self - 1);
+    if (n <= 0) {
+        fprintf(stderr, "locusrun: cannot find this program's path: %s\n", strerror(errno));
+        return 1;
+    }
+    fe->self[n] = '\0';
+    fe->proxy_path = locus_tunable_str("LOCUS_PROXY_PATH");
+    if (fe->proxy_path[0] == '\0')
+        fe->proxy_path = fe->self;
+    make_jobid(fe);
+    long keys, bytes, barriers;
+    locus_tunable_long("LOCUS_PMI_KVS_BYTES_MAX", &bytes, NULL, 0);
+    locus_tunable_long("LOCUS_PMI_KVS_KEYS_MAX", &keys, NULL, 0);
+    locus_tunable_long("LOCUS_PMI_BARRIERS_MAX", &barriers, NULL, 0);
+    /* Each pair costs its bytes plus two separators in the accounting. */
+    size_t kvs_max = ((size_t)bytes + 2 * (size_t)keys) * (size_t)fe->o->nranks;
+    fence_init(&fe->fences, fe->layout.nnodes, fe->o->nranks, fe->layout.node_of, kvs_max,
+               (int)((barriers + 1) * (long)fe->o->nranks > 1000000
+                         ? 1000000 : (barriers + 1) * (long)fe->o->nranks));
+    fe->line_start = malloc(2 * (size_t)fe->o->nranks);
+    if (fe->line_start == NULL) {
+        fprintf(stderr, "locusrun: out of memory\n");
+        return 1;
+    }
+    memset(fe->line_start, 1, 2 * (size_t)fe->o->nranks);
+    if (signals_setup(fe) < 0) {
+        fprintf(stderr, "locusrun: signalfd: %s\n", strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < fe->nlinks; i++)
+        queue_job(fe, &fe->links[i]);
+    queue_ranks_and_start(fe);
+    for (int i = 0; i < fe->nlinks; i++) {
+        fe_link_t *l = &fe->links[i];
+        if (launcher_start(fe, l) < 0) {
+            fe_fail(fe, 1, "cannot start the proxy on %s: %s", l->host, strerror(errno));
+            l->reaped = 1;  /* nothing to wait for */
+            fe_kill_all(fe, 0);
+            break;
+        }
+    }
+    for (int i = 0; i < fe->nlinks; i++)
+        if (fe->links[i].pid == 0)
+            fe->links[i].reaped = 1;  /* never started */
     return 0;
 }
 
 int launch_frontend_run(launch_opts_t *o)
 {
-    frontend_t fe_s, *fe = &fe_s;
+    fe_t fe_s, *fe = &fe_s;
     memset(fe, 0, sizeof *fe);
     fe->o = o;
-    fe->sigfd = fe->ctl = -1;
-    char err[1024];
-    char terr[256];
-    long tv;
-    if (locus_tunable_long("LOCUS_PMI_TRACE", &tv, terr, sizeof terr) < 0) {
-        fprintf(stderr, "locusrun: %s\n", terr);
+    fe->sigfd = -1;
+    if (gethostname(fe->hostname, sizeof fe->hostname) != 0)
+        snprintf(fe->hostname, sizeof fe->hostname, "localhost");
+    fe->hostname[sizeof fe->hostname - 1] = '\0';
+    /* Proxies (local or remote) get it with the other tunables. */
+    if (o->no_abi_swap)
+        setenv("LOCUS_ABI_SWAP", "0", 1);
+    if (tunables_check(fe) < 0 || links_make(fe) < 0 || plan_nodes(fe) < 0) {
+        fe_free(fe);
         return 2;
     }
-    char *end;
-    double grace = strtod(locus_tunable_str("LOCUS_KILL_GRACE"), &end);
-    if (*end != '\0' || !(grace >= 0) || grace > 3600) {
-        fprintf(stderr, "locusrun: LOCUS_KILL_GRACE: '%s' is not a number of seconds\n",
-                locus_tunable_str("LOCUS_KILL_GRACE"));
-        return 2;
-    }
-    if (fe_plan(fe, err, sizeof err) < 0) {
-        fprintf(stderr, "locusrun: %s\n", err);
-        if (fe->topo)
-            locus_topo_free(fe->topo);
-        return 2;
-    }
-    for (int i = 0; i < fe->plan.nwarnings; i++)
-        fprintf(stderr, "locusrun: warning: %s\n", fe->plan.warnings[i]);
     if (o->dry_run) {
-        locus_plan_write_table(&fe->plan, fe->topo, stdout);
-        locus_plan_free(&fe->plan);
-        locus_topo_free(fe->topo);
+        fe_free(fe);
         return 0;
     }
-    if (o->report_bindings) {
-        for (int r = 0; r < fe->plan.nranks; r++) {
-            char line[1024];
-            locus_rank_plan_format(&fe->plan.ranks[r], locus_topo_hostname(fe->topo),
-                                   line, sizeof line);
-            fprintf(stderr, "%s\n", line);
-        }
-        fflush(stderr);
+    int rc = fe_start(fe);
+    if (rc == 0) {
+        fe_loop(fe);
+        rc = fe->status;
     }
-
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(fe->jobid, sizeof fe->jobid, "%d-%06lx", (int)getpid(),
-             (unsigned long)(ts.tv_nsec ^ ts.tv_sec) & 0xffffffUL);
-    fe->pids = calloc((size_t)o->nranks, sizeof *fe->pids);
-    fe->line_start = malloc(2 * (size_t)o->nranks);
-    if (fe->pids == NULL || fe->line_start == NULL) {
-        fprintf(stderr, "locusrun: out of memory\n");
-        return 1;
-    }
-    memset(fe->line_start, 1, 2 * (size_t)o->nranks);
-
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGQUIT);
-    sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    fe->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (fe->sigfd < 0 || fe_proxy_start(fe, &set) < 0) {
-        fprintf(stderr, "locusrun: cannot start the proxy: %s\n", strerror(errno));
-        return 1;
-    }
-    if (fe_send_job(fe) < 0)
-        fe_fail(fe, 1, "cannot send the job to the proxy");
-    fe_loop(fe);
-    /* The proxy removes them; this catches a proxy that died first. */
+    /* The proxies remove them; this catches a local proxy that died first. */
     launch_shm_cleanup(fe->jobid);
-    int status = fe->status;
-    close(fe->ctl);
-    close(fe->sigfd);
-    ctl_reader_free(&fe->rd);
-    free(fe->pids);
-    free(fe->line_start);
-    locus_plan_free(&fe->plan);
-    locus_topo_free(fe->topo);
-    return status;
+    fe_free(fe);
+    return rc;
 }

@@ -58,8 +58,9 @@ static int kvs_grow(kvs_t *k)
     return 0;
 }
 
-int kvs_put(kvs_t *k, const char *key, const char *val, int local)
+int kvs_put(kvs_t *k, const char *key, const char *val, int owner)
 {
+    int local = owner >= 0;
     if ((k->count + 1) * 2 > k->cap && kvs_grow(k) < 0)
         return -1;
     kvs_slot_t *s = kvs_slot(k, key);
@@ -76,10 +77,21 @@ int kvs_put(kvs_t *k, const char *key, const char *val, int local)
     }
     free(s->val);
     s->val = v;
-    s->unsent = local;
-    if (local)
+    s->owner = owner;
+    if (local && !s->unsent)
         k->unsent++;
+    else if (!local && s->unsent)
+        k->unsent--;
+    s->unsent = local;
     return 0;
+}
+
+const kvs_slot_t *kvs_find(const kvs_t *k, const char *key)
+{
+    if (k->cap == 0)
+        return NULL;
+    kvs_slot_t *s = kvs_slot(k, key);
+    return s->key ? s : NULL;
 }
 
 const char *kvs_get(const kvs_t *k, const char *key)

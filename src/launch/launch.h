@@ -22,7 +22,12 @@
 #include <stddef.h>
 #include <signal.h>
 
+#include "hosts.h"
+
 #define CTL_WORDS_MAX 16
+/* Version of the control protocol, in the proxy's hello; a proxy saying
+ * another one is a different locusrun and is refused. */
+#define CTL_PROTO_VERSION 2
 /* A forwarded stdio chunk is at most this many raw bytes. */
 #define CTL_IO_CHUNK 16384
 
@@ -67,15 +72,49 @@ int ctl_send(int fd, const char *verb, int n, const char *const *words,
 /* ctl_send with NUL-terminated words given as a NULL-terminated list. */
 int ctl_sendl(int fd, const char *verb, ...);
 
+/* Messages queued for one peer and written without blocking, so the front
+ * end never waits on one proxy while the others need it. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} ctl_outq_t;
+
+/* Appends one message to q (as ctl_send/ctl_sendl would write it).
+ * Returns 0, or -1 when out of memory. */
+int ctl_queue(ctl_outq_t *q, const char *verb, int n, const char *const *words,
+              const size_t *lens);
+int ctl_queuel(ctl_outq_t *q, const char *verb, ...);
+
+/* Writes as much of q as the stream socket fd takes now. Returns 0, or -1
+ * when the peer is gone (q is emptied: it can never be delivered). */
+int ctl_outq_flush(ctl_outq_t *q, int fd);
+void ctl_outq_free(ctl_outq_t *q);
+
 /* Word i of m as a long; -1 with *ok = 0 when absent or not a number. */
 long ctl_word_long(const ctl_msg_t *m, int i, int *ok);
+
+/* How proxies reach their nodes. */
+typedef enum {
+    LAUNCHER_SSH = 0,          /* ssh -o BatchMode=yes HOST CMD (default with hosts) */
+    LAUNCHER_EXEC,             /* --launcher-exec PREFIX: PREFIX HOST CMD... */
+    LAUNCHER_LOCAL             /* fork on this machine */
+} launch_launcher_t;
 
 /* Command line of the front end, after validation. */
 typedef struct {
     int nranks;
+    int nranks_given;          /* -n was on the command line */
+    launch_hosts_t hosts;      /* --host/--hostfile; empty: this machine only */
+    int ppn;                   /* --ppn/-N: ranks per node, 0: by slots */
+    int map_by_node;           /* --map-by node: round-robin over nodes */
+    int oversubscribe;         /* --oversubscribe was given */
+    launch_launcher_t launcher;
+    int launcher_given;
+    const char *launcher_exec; /* --launcher-exec words, NULL: default */
     int report_bindings;
     int tag_output;
     int dry_run;
+    int no_abi_swap;           /* --no-abi-swap: leave the loader path alone */
     double timeout_s;          /* 0: none */
     const char *topology;      /* --topology FILE or NULL */
     int nexports;
@@ -111,5 +150,13 @@ double launch_now(void);
 
 /* Removes /dev/shm/locus.<jobid>.* ; returns how many were removed. */
 int launch_shm_cleanup(const char *jobid);
+
+/* Whether jobid is one locusrun makes ([A-Za-z0-9_-], at most 60 bytes). */
+int launch_jobid_ok(const char *jobid);
+
+/* Kills every process of job `jobid` in this network namespace (found by
+ * LOCUS_JOBID in its environment) and removes the job's shared memory.
+ * Returns how many processes were killed, or -1 for a bad jobid. */
+int launch_job_cleanup(const char *jobid);
 
 #endif

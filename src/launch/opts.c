@@ -16,17 +16,26 @@
 #define NRANKS_MAX 100000
 
 static const char usage[] =
-    "usage: locusrun -n N [--map-by POLICY] [--bind-to LEVEL] [--cpus-per-rank T]\n"
-    "                [--oversubscribe] [--nic LIST] [--mem-on NODE]\n"
-    "                [--report-bindings] [--tag-output] [--timeout SEC]\n"
+    "usage: locusrun -n N [--host H1[:S],H2[:S]... | --hostfile FILE] [--ppn K]\n"
+    "                [--map-by node|slot|POLICY] [--bind-to LEVEL] [--cpus-per-rank T]\n"
+    "                [--oversubscribe] [--nic LIST] [--rails R] [--mem-on NODE]\n"
+    "                [--launcher ssh|exec|local] [--launcher-exec CMD]\n"
+    "                [--report-bindings] [--tag-output] [--timeout SEC] [--no-abi-swap]\n"
     "                [-x VAR[=VAL]] [--topology FILE.xml --dry-run] prog [args...]\n"
-    "  -n, -np N          number of ranks\n"
+    "  -n, -np N          number of ranks (default 1; with hosts: all their slots)\n"
+    "  -H, --host LIST    nodes to run on, HOST or HOST:SLOTS, comma-separated\n"
+    "  --hostfile FILE    nodes from a file (\"host slots=N\" or \"host:N\" lines)\n"
+    "  -N, --ppn K        K ranks per node\n"
+    "  --map-by node      ranks round-robin over nodes (default: fill each node's slots)\n"
+    "  --launcher L       how proxies reach nodes: ssh (default with hosts), exec, local\n"
+    "  --launcher-exec C  the ssh command, or the exec launcher's prefix (C HOST CMD...)\n"
     "  --report-bindings  print each rank's PUs, NUMA node, NIC and GPU before start\n"
     "  --tag-output       prefix every output line with \"[rank] \"\n"
     "  --timeout SEC      kill the job after SEC seconds (exit status 124)\n"
     "  -x VAR[=VAL]       export VAR (from this environment, or set to VAL) to ranks\n"
     "  --topology FILE    plan for the machine in an hwloc XML (only with --dry-run)\n"
     "  --dry-run          print the placement plan and start nothing\n"
+    "  --no-abi-swap      do not put Locus's libmpi_abi.so.1 first on the ranks' loader path\n"
     "See docs/locusrun.md.\n";
 
 static int parse_nranks(const char *opt, const char *val, int *out, char *err,
@@ -119,6 +128,99 @@ static int push(char ***arr, int *n, const char *s)
     return 0;
 }
 
+enum { HOPT_NONE, HOPT_HOST, HOPT_HOSTFILE, HOPT_PPN, HOPT_LAUNCHER, HOPT_LAUNCHER_EXEC };
+
+/* Options about nodes and launchers, with Open MPI's and Hydra's names. */
+static int host_option(const char *opt)
+{
+    static const struct { const char *name; int kind; } names[] = {
+        { "-H", HOPT_HOST }, { "--host", HOPT_HOST }, { "--hosts", HOPT_HOST },
+        { "-host", HOPT_HOST }, { "-hosts", HOPT_HOST },
+        { "--hostfile", HOPT_HOSTFILE }, { "--machinefile", HOPT_HOSTFILE },
+        { "-hostfile", HOPT_HOSTFILE }, { "-machinefile", HOPT_HOSTFILE }, { "-f", HOPT_HOSTFILE },
+        { "-N", HOPT_PPN }, { "--ppn", HOPT_PPN }, { "-ppn", HOPT_PPN }, { "--npernode", HOPT_PPN },
+        { "--launcher", HOPT_LAUNCHER }, { "-launcher", HOPT_LAUNCHER },
+        { "--launcher-exec", HOPT_LAUNCHER_EXEC }, { "-launcher-exec", HOPT_LAUNCHER_EXEC },
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(opt, names[i].name))
+            return names[i].kind;
+    return HOPT_NONE;
+}
+
+static int parse_host_option(launch_opts_t *o, const char *opt, const char *val, char *err,
+                             size_t errlen)
+{
+    char why[600];
+    switch (host_option(opt)) {
+    case HOPT_HOST:
+        if (hosts_parse_list(&o->hosts, val, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s: %s", opt, why);
+            return -1;
+        }
+        return 0;
+    case HOPT_HOSTFILE:
+        if (hosts_parse_file(&o->hosts, val, why, sizeof why) < 0) {
+            snprintf(err, errlen, "%s: %s", opt, why);
+            return -1;
+        }
+        return 0;
+    case HOPT_PPN:
+        return parse_nranks(opt, val, &o->ppn, err, errlen);
+    case HOPT_LAUNCHER:
+        o->launcher_given = 1;
+        if (!strcmp(val, "ssh") || !strcmp(val, "rsh")) {
+            o->launcher = LAUNCHER_SSH;
+        } else if (!strcmp(val, "exec")) {
+            o->launcher = LAUNCHER_EXEC;
+        } else if (!strcmp(val, "local") || !strcmp(val, "fork")) {
+            o->launcher = LAUNCHER_LOCAL;
+        } else {
+            snprintf(err, errlen, "%s: '%s' is not a launcher (ssh, exec or local)", opt, val);
+            return -1;
+        }
+        return 0;
+    case HOPT_LAUNCHER_EXEC:
+        if (strspn(val, " \t") == strlen(val)) {
+            snprintf(err, errlen, "%s: empty command", opt);
+            return -1;
+        }
+        o->launcher_exec = val;
+        return 0;
+    }
+    return -1;
+}
+
+/* Defaults and cross-checks of the node options, once all are read. */
+static int opts_finish_hosts(launch_opts_t *o, char *err, size_t errlen)
+{
+    if (o->launcher == LAUNCHER_EXEC && o->launcher_exec == NULL) {
+        snprintf(err, errlen, "--launcher exec: needs --launcher-exec 'COMMAND PREFIX' "
+                 "(run as PREFIX HOST CMD...)");
+        return -1;
+    }
+    if (o->launcher == LAUNCHER_LOCAL && o->launcher_exec != NULL) {
+        snprintf(err, errlen, "--launcher-exec: only with --launcher ssh or exec");
+        return -1;
+    }
+    if (!o->nranks_given) {
+        long n = 1;
+        if (o->hosts.n > 0) {
+            n = 0;
+            for (int h = 0; h < o->hosts.n; h++)
+                n += o->ppn > 0 ? o->ppn : o->hosts.hosts[h].slots;
+        } else if (o->ppn > 0) {
+            n = o->ppn;
+        }
+        if (n > NRANKS_MAX) {
+            snprintf(err, errlen, "%ld ranks (all slots) is more than 100000; give -n", n);
+            return -1;
+        }
+        o->nranks = (int)n;
+    }
+    return 0;
+}
+
 int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
                       size_t errlen)
 {
@@ -151,6 +253,7 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
         if (!strcmp(opt, "--report-bindings")) o->report_bindings = 1;
         else if (!strcmp(opt, "--tag-output")) o->tag_output = 1;
         else if (!strcmp(opt, "--dry-run")) o->dry_run = 1;
+        else if (!strcmp(opt, "--no-abi-swap")) o->no_abi_swap = 1;
         else flag = 0;
         if (flag) {
             if (inl) {
@@ -162,13 +265,16 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
         int is_n = !strcmp(opt, "-n") || !strcmp(opt, "-np") || !strcmp(opt, "--np") ||
                    !strcmp(opt, "--n");
         int known = is_n || !strcmp(opt, "--timeout") || !strcmp(opt, "-x") ||
-                    !strcmp(opt, "--topology");
+                    !strcmp(opt, "--topology") || host_option(opt) != HOPT_NONE;
         if (known) {
             if (val == NULL) {
                 snprintf(err, errlen, "%s: needs a value", opt);
                 return 2;
             }
             if (is_n && parse_nranks(opt, val, &o->nranks, err, errlen) < 0)
+                return 2;
+            o->nranks_given |= is_n;
+            if (host_option(opt) != HOPT_NONE && parse_host_option(o, opt, val, err, errlen) < 0)
                 return 2;
             if (!strcmp(opt, "--timeout") && parse_timeout(val, &o->timeout_s, err, errlen) < 0)
                 return 2;
@@ -184,6 +290,13 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
             }
             if (!strcmp(opt, "--topology"))
                 o->topology = val;
+            i += takes;
+            continue;
+        }
+        /* --map-by node|slot chooses how ranks spread over nodes; every
+         * other policy is the node-local placement engine's. */
+        if (!strcmp(opt, "--map-by") && val && (!strcmp(val, "node") || !strcmp(val, "slot"))) {
+            o->map_by_node = !strcmp(val, "node");
             i += takes;
             continue;
         }
@@ -211,6 +324,9 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
             i += takes;
         }
     }
+    o->oversubscribe = probe.oversubscribe;
+    if (opts_finish_hosts(o, err, errlen) < 0)
+        return 2;
     if (o->topology && !o->dry_run) {
         snprintf(err, errlen, "--topology: only with --dry-run (a plan for another machine cannot be launched here)");
         return 2;
@@ -233,6 +349,7 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
 
 void launch_opts_free(launch_opts_t *o)
 {
+    hosts_free(&o->hosts);
     free(o->exports);
     free(o->place_argv);
     free(o->exe);

@@ -5,12 +5,12 @@
  * until every rank is reaped, and removes what the job left in /dev/shm.
  */
 #include "proxy.h"
+#include "locus_tunables.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,131 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A rank that closed PMI without finalize gets this long to exit on its
- * own, so the report names its real exit status rather than our kill. */
-#define PMI_LOST_WAIT 0.2
 /* After the last rank is reaped, output still in flight gets this long. */
 #define DRAIN_WAIT 0.3
-
-void proxy_signal_all(proxy_t *px, int sig)
-{
-    if (sig > 0 && sig < 64)
-        px->sent_sigs |= 1UL << sig;
-    if (px->pgid > 0)
-        kill(-px->pgid, sig);
-    /* Also by pid: a rank may have moved itself to another group. */
-    for (int i = 0; i < px->nlocal; i++)
-        if (px->ranks[i].running)
-            kill(px->ranks[i].pid, sig);
-}
-
-/* Whether pid is inside exit() (PF_EXITING in /proc/PID/stat): its PMI
- * socket is already closed but SIGCHLD is still to come, possibly much
- * later on a loaded node. */
-static int pid_exiting(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    const char *s = strrchr(buf, ')');
-    if (s == NULL)
-        return 0;
-    /* After the name: state ppid pgrp session tty_nr tpgid flags. */
-    unsigned long flags = 0;
-    if (sscanf(s + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
-        return 0;
-    return (flags & 0x4UL) != 0;  /* PF_EXITING */
-}
-
-static void teardown_start(proxy_t *px)
-{
-    px->failed = 1;
-    if (px->term_sent)
-        return;
-    px->term_sent = 1;
-    proxy_signal_all(px, SIGTERM);
-    px->kill_at = launch_now() + px->grace;
-}
-
-void proxy_fail(proxy_t *px, prank_t *p, int status, const char *fmt, ...)
-{
-    if (px->failed) {
-        teardown_start(px);
-        return;
-    }
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    char r[16], st[16];
-    snprintf(r, sizeof r, "%d", p ? p->rank : -1);
-    snprintf(st, sizeof st, "%d", status);
-    ctl_sendl(px->ctl_out, "fail", r, st, msg, (char *)NULL);
-    teardown_start(px);
-}
-
-void proxy_pmi_drop(proxy_t *px, prank_t *p)
-{
-    if (p->pmi_fd < 0)
-        return;
-    close(p->pmi_fd);
-    p->pmi_fd = -1;
-    if (p->pmi_state == PMI_ST_INIT)
-        p->pmi_lost_at = launch_now();
-    p->pmi_state = PMI_ST_CLOSED;
-    (void)px;
-}
-
-static void rank_exited(proxy_t *px, prank_t *p, int code, int sig)
-{
-    p->running = 0;
-    px->nrunning--;
-    char r[16], pid[16], v[16];
-    snprintf(r, sizeof r, "%d", p->rank);
-    snprintf(pid, sizeof pid, "%d", (int)p->pid);
-    snprintf(v, sizeof v, "%d", sig ? sig : code);
-    ctl_sendl(px->ctl_out, "exit", r, pid, sig ? "signaled" : "exited", v, (char *)NULL);
-    if (sig) {
-        if (!(px->sent_sigs & (1UL << sig)))
-            proxy_fail(px, p, 128 + sig, "rank %d (pid %d) killed by signal %d (%s)",
-                       p->rank, (int)p->pid, sig, launch_signame(sig));
-    } else if (code != 0) {
-        proxy_fail(px, p, code, "rank %d (pid %d) exited with status %d", p->rank,
-                   (int)p->pid, code);
-    } else if (p->pmi_state == PMI_ST_INIT || p->pmi_lost_at > 0) {
-        proxy_fail(px, p, 1, "rank %d (pid %d) exited without calling PMI finalize",
-                   p->rank, (int)p->pid);
-    }
-}
-
-/* Reaps what has exited. The group leader is only looked at (WNOWAIT), so
- * its pid, which names the job's process group, cannot be reused while
- * the group is still signalled. */
-static void reap(proxy_t *px)
-{
-    for (int i = 0; i < px->nlocal; i++) {
-        prank_t *p = &px->ranks[i];
-        if (!p->running)
-            continue;
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        int opts = WEXITED | WNOHANG | (i == px->leader ? WNOWAIT : 0);
-        if (waitid(P_PID, (id_t)p->pid, &si, opts) < 0 || si.si_pid == 0)
-            continue;
-        if (si.si_code == CLD_EXITED)
-            rank_exited(px, p, si.si_status, 0);
-        else
-            rank_exited(px, p, 0, si.si_status);
-    }
-}
 
 static void run_msg(proxy_t *px, const ctl_msg_t *m)
 {
@@ -154,7 +31,7 @@ static void run_msg(proxy_t *px, const ctl_msg_t *m)
         if (ok && sig > 0 && sig < 64)
             proxy_signal_all(px, sig);
     } else if (!strcmp(v, "kill")) {
-        teardown_start(px);
+        proxy_teardown(px);
     } else if (!strcmp(v, "killnow")) {
         px->failed = px->term_sent = px->kill_sent = 1;
         proxy_signal_all(px, SIGKILL);
@@ -174,7 +51,8 @@ static void run_msg(proxy_t *px, const ctl_msg_t *m)
     } else if (!strcmp(v, "stdin_eof")) {
         px->stdin_eof = 1;
     } else if (!strcmp(v, "kvs") && m->nwords == 3) {
-        kvs_put(&px->kvs, m->words[1], m->words[2], 0);
+        if (proxy_kvs_remote(px, m->words[1], m->words[2]) < 0)
+            proxy_fail(px, NULL, 1, "%s: out of memory for the key-value store", px->host);
     } else if (!strcmp(v, "barrier_out") && m->nwords == 2) {
         proxy_pmi_barrier_done(px, m->words[1]);
     }
@@ -250,18 +128,8 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
          * collected: reap first, so that a rank that exited while this
          * proxy was descheduled is reported by its status, not as a lost
          * PMI connection. */
-        reap(px);
-        int lost_pending = 0;
-        for (int i = 0; i < px->nlocal; i++) {
-            prank_t *p = &px->ranks[i];
-            lost_pending |= p->pmi_lost_at > 0 && p->running;
-            if (p->pmi_lost_at > 0 && p->running && now - p->pmi_lost_at >= PMI_LOST_WAIT
-                && !pid_exiting(p->pid)) {
-                p->pmi_lost_at = -1;  /* report once */
-                proxy_fail(px, p, 1, "rank %d (pid %d) closed its PMI connection without finalize",
-                           p->rank, (int)p->pid);
-            }
-        }
+        proxy_reap(px);
+        int lost_pending = proxy_check_lost(px, now);
         if (px->term_sent && !px->kill_sent && now >= px->kill_at && px->nrunning > 0) {
             px->kill_sent = 1;
             proxy_signal_all(px, SIGKILL);
@@ -309,13 +177,13 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
                 struct signalfd_siginfo si;
                 while (read(px->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
                     if (si.ssi_signo != SIGCHLD)
-                        teardown_start(px);  /* SIGTERM/SIGHUP: front end died */
+                        proxy_teardown(px);  /* SIGTERM/SIGHUP: front end died */
                 }
-                reap(px);
+                proxy_reap(px);
             } else if (what[i] == -2) {
                 if (ctl_pump(px, m) < 0) {
                     px->ctl_lost = 1;
-                    teardown_start(px);
+                    proxy_teardown(px);
                 }
             } else if (what[i] == -3) {
                 stdin_pump(px);
@@ -330,49 +198,12 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
                 proxy_rank_read_output(px, who[i], what[i] - 1);
             }
         }
-        reap(px);
+        proxy_reap(px);
     }
 out:
     free(fds);
     free(who);
     free(what);
-}
-
-/* Everything after the last rank: strays of the job's process group, the
- * group leader's zombie, the job's shared-memory files. */
-static void finish(proxy_t *px)
-{
-    if (px->pgid > 0)
-        kill(-px->pgid, SIGKILL);
-    for (int i = 0; i < px->nlocal; i++) {
-        prank_t *p = &px->ranks[i];
-        if (p->pid > 0)
-            while (waitpid(p->pid, NULL, WNOHANG) < 0 && errno == EINTR)
-                ;
-        if (p->pmi_fd >= 0)
-            close(p->pmi_fd);
-        for (int s = 0; s < 2; s++) {
-            if (p->out_fd[s] >= 0)
-                close(p->out_fd[s]);
-            free(p->obuf[s]);
-        }
-        free(p->pmi_rd);
-        free(p->cpus);
-        free(p->numa);
-        for (int k = 0; k < p->nenv; k++)
-            free(p->env[k]);
-        free(p->env);
-    }
-    if (px->leader >= 0 && px->leader < px->nlocal && px->ranks[px->leader].pid > 0) {
-        /* The leader is reaped blocking: it has exited (or was SIGKILLed
-         * just above), so this returns at once. */
-        while (waitpid(px->ranks[px->leader].pid, NULL, 0) < 0 && errno == EINTR)
-            ;
-    }
-    if (px->jobid[0])
-        launch_shm_cleanup(px->jobid);
-    if (px->stdin_fd >= 0)
-        close(px->stdin_fd);
 }
 
 static void proxy_free(proxy_t *px)
@@ -385,10 +216,18 @@ static void proxy_free(proxy_t *px)
         free(px->env[i]);
     free(px->env);
     free(px->exe);
+    free(px->cwd);
     free(px->inbuf);
+    for (int i = 0; i < px->nplace; i++)
+        free(px->place[i]);
+    free(px->place);
+    for (int i = 0; i < px->nuenv; i++)
+        free(px->uenv[i]);
+    free(px->uenv);
     kvs_free(&px->kvs);
-    for (int i = 0; i < PROXY_BARRIERS_MAX; i++)
+    for (int i = 0; i < px->nbarriers; i++)
         free(px->barriers[i].in);
+    free(px->barriers);
     ctl_reader_free(&px->rd);
     if (px->topo)
         locus_topo_free(px->topo);
@@ -396,19 +235,24 @@ static void proxy_free(proxy_t *px)
         close(px->sigfd);
 }
 
+/* The PMI bounds, from the tunables the front end checked and forwarded. */
+static void limits_read(proxy_t *px)
+{
+    px->kvs_keys_max = px->kvs_bytes_max = px->barriers_max = 0;
+    locus_tunable_long("LOCUS_PMI_KVS_KEYS_MAX", &px->kvs_keys_max, NULL, 0);
+    locus_tunable_long("LOCUS_PMI_KVS_BYTES_MAX", &px->kvs_bytes_max, NULL, 0);
+    locus_tunable_long("LOCUS_PMI_BARRIERS_MAX", &px->barriers_max, NULL, 0);
+}
+
 static int ranks_start(proxy_t *px)
 {
-    int need_topo = 0;
-    for (int i = 0; i < px->nlocal; i++)
-        need_topo |= px->ranks[i].bound || px->ranks[i].nnuma > 0;
-    if (need_topo) {
-        char err[512];
-        px->topo = locus_topo_load(NULL, err, sizeof err);
-        if (px->topo == NULL) {
-            proxy_fail(px, NULL, 1, "proxy: cannot load this machine's topology: %s", err);
-            return -1;
-        }
+    limits_read(px);
+    if (px->cwd != NULL && chdir(px->cwd) != 0 && getenv("HOME") != NULL &&
+        chdir(getenv("HOME")) != 0) {
+        /* No such directory on this node: like mpirun, start in $HOME. */
     }
+    if (proxy_plan(px) < 0)
+        return -1;
     px->leader = 0;
     px->node_ncpus = proxy_node_ncpus(px);
     for (int i = 0; i < px->nlocal; i++) {
@@ -430,8 +274,36 @@ static int ranks_start(proxy_t *px)
     return 0;
 }
 
+/* The control stream may be the proxy's stdin/stdout (ssh, the exec
+ * launcher): move it off them, so nothing printed by accident can corrupt
+ * it and ranks never inherit it. stdout then goes where stderr goes. */
+static int ctl_fds_take(int *in, int *out)
+{
+    int nin = fcntl(*in, F_DUPFD_CLOEXEC, 3);
+    int nout = *out == *in ? fcntl(nin, F_DUPFD_CLOEXEC, 3) : fcntl(*out, F_DUPFD_CLOEXEC, 3);
+    if (nin < 0 || nout < 0)
+        return -1;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (int fd = 0; fd <= 1; fd++)
+        if (fd == *in || fd == *out)
+            dup2(fd == 0 ? devnull : 2, fd);
+    if (*in > 2 && *in != nin)
+        close(*in);
+    if (*out > 2 && *out != *in && *out != nout)
+        close(*out);
+    if (devnull >= 0)
+        close(devnull);
+    *in = nin;
+    *out = nout;
+    return 0;
+}
+
 int launch_proxy_run(int ctl_in, int ctl_out)
 {
+    if (ctl_fds_take(&ctl_in, &ctl_out) < 0) {
+        fprintf(stderr, "locusrun --proxy: bad control descriptors\n");
+        return 1;
+    }
     proxy_t *px = calloc(1, sizeof *px);
     ctl_msg_t m = { 0 };
     if (px == NULL)
@@ -444,8 +316,13 @@ int launch_proxy_run(int ctl_in, int ctl_out)
     px->grace = 0.5;
     kvs_init(&px->kvs);
     ctl_reader_init(&px->rd, ctl_in);
-    fcntl(ctl_in, F_SETFD, FD_CLOEXEC);
-    fcntl(ctl_out, F_SETFD, FD_CLOEXEC);
+    char host[256], proto[16], pid[16];
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
+    snprintf(proto, sizeof proto, "%d", CTL_PROTO_VERSION);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    ctl_sendl(ctl_out, "hello", proto, host, pid, (char *)NULL);
 
     /* Each rank costs the proxy four descriptors: lift the soft limit
      * (ranks get the original back before exec). */
@@ -473,7 +350,7 @@ int launch_proxy_run(int ctl_in, int ctl_out)
         ranks_start(px);
         ctl_drain(px, &m);  /* what came in behind `start` */
         event_loop(px, &m);
-        finish(px);
+        proxy_finish(px);
         ctl_sendl(px->ctl_out, "done", (char *)NULL);
     }
     ctl_msg_free(&m);

@@ -14,6 +14,7 @@
 typedef struct {
     char *key;
     char *val;
+    int owner;                 /* local index of the rank that put it; -1: from another node */
     int unsent;                /* put here, not yet relayed at a fence */
 } kvs_slot_t;
 
@@ -24,10 +25,13 @@ typedef struct {
 
 void kvs_init(kvs_t *k);
 void kvs_free(kvs_t *k);
-/* Stores a copy (replacing an older value); local marks it for relaying. */
-int kvs_put(kvs_t *k, const char *key, const char *val, int local);
+/* Stores a copy (replacing an older value). owner >= 0 (a local rank's
+ * index) marks it for relaying at the next fence; -1: from another node. */
+int kvs_put(kvs_t *k, const char *key, const char *val, int owner);
 /* The value, or NULL. */
 const char *kvs_get(const kvs_t *k, const char *key);
+/* The slot holding key, or NULL. */
+const kvs_slot_t *kvs_find(const kvs_t *k, const char *key);
 /* Calls send for every local pair not yet relayed, then marks them sent. */
 int kvs_flush(kvs_t *k, int (*send)(void *ctx, const char *key, const char *val),
               void *ctx);
@@ -38,22 +42,22 @@ enum { PMI_ST_NEW = 0, PMI_ST_INIT, PMI_ST_FINALIZED, PMI_ST_CLOSED };
 typedef struct {
     char group[PMI_WIRE_VALLEN_MAX + 1];
     char tag[32];
-    int world;                 /* relayed to the front end when complete here */
+    int spans;                 /* has members on other nodes: relayed to the front end */
     int relayed;               /* fence sent, waiting for barrier_out */
     int expected;              /* local members */
     unsigned char *in;         /* per local rank: arrived */
     int arrived;
 } pbarrier_t;
 
-#define PROXY_BARRIERS_MAX 8
-
 typedef struct {
     int rank, local;
     pid_t pid;
     int bound, ncpus, nnuma;
     int *cpus, *numa;
-    char **env;
+    char **env;                /* the plan's variables, NAME=VALUE */
     int nenv;
+    long kvs_keys, kvs_bytes;  /* what its puts hold in the KVS */
+    int nbarriers;             /* barriers it is in, outstanding */
     int pmi_fd;                /* proxy's end of the rank's socketpair */
     int pmi_state;
     pmi_reader_t *pmi_rd;
@@ -70,14 +74,22 @@ typedef struct {
     char jobid[64];
     char kvsname[96];
     char mapping[PMI_WIRE_VALLEN_MAX + 1];
+    char host[256];            /* this node's name as the front end knows it */
     int size, nodeid, nnodes;
     double grace;
     int pmi_trace;
+    int report;                /* --report-bindings */
+    char *cwd;
     char *exe;
     char **argv;
     int argc;
-    char **env;
+    char **env;                /* -x VAR=VAL for every rank */
     int nenv;
+    char **place;              /* placement option words, replayed into the plan */
+    int nplace;
+    char **uenv;               /* the user's OMP_* values, winning over the plan's */
+    int nuenv;
+    long kvs_keys_max, kvs_bytes_max, barriers_max;
     prank_t *ranks;
     int nlocal;
     pid_t pgid;                /* the job's process group (rank 0 here) */
@@ -90,7 +102,8 @@ typedef struct {
     size_t inlen;
     int stdin_eof;
     kvs_t kvs;
-    pbarrier_t barriers[PROXY_BARRIERS_MAX];
+    pbarrier_t *barriers;      /* outstanding, at most barriers_max per local rank */
+    int nbarriers;
     /* teardown */
     int failed;                /* a local failure was reported */
     int term_sent, kill_sent;
@@ -104,13 +117,20 @@ typedef struct {
     int node_ncpus;            /* distinct PUs the local ranks may use (LOCUS_NODE_NCPUS) */
 } proxy_t;
 
+/* proxy_plan.c: plans the node's ranks on this node's own topology
+ * (binding and environment per rank), tells the front end the report
+ * lines and warnings. Returns 0, or -1 after reporting the failure. */
+int proxy_plan(proxy_t *px);
+
 /* proxy_pmi.c: serves every complete PMI line buffered for rank p. */
 void proxy_pmi_serve(proxy_t *px, prank_t *p);
 /* Closes rank p's PMI connection (EOF, error or a broken client); without
  * a finalize first this is a failure once the rank has not exited soon. */
 void proxy_pmi_drop(proxy_t *px, prank_t *p);
-/* A WORLD barrier completed job-wide (front end's barrier_out). */
+/* A barrier spanning nodes completed job-wide (front end's barrier_out). */
 void proxy_pmi_barrier_done(proxy_t *px, const char *group);
+/* Stores a pair from another node (the front end's kvs). */
+int proxy_kvs_remote(proxy_t *px, const char *key, const char *val);
 
 /* proxy_setup.c: reads setup messages until `start`. Returns 0, or -1
  * (after telling the front end) when one is malformed or the front end
@@ -127,10 +147,22 @@ int proxy_node_ncpus(const proxy_t *px);
  * lines; closes the stream at its end. */
 void proxy_rank_read_output(proxy_t *px, prank_t *p, int s);
 
-/* proxy.c: reports the first local failure and starts the teardown. */
+/* proxy_ranks.c: reports the first local failure and starts the teardown. */
 void proxy_fail(proxy_t *px, prank_t *p, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Sends signal sig to every running rank and the job's process group. */
+/* Starts the teardown: SIGTERM (and SIGCONT) now, SIGKILL after the grace. */
+void proxy_teardown(proxy_t *px);
+/* Collects the ranks that ended and reports what each end means. */
+void proxy_reap(proxy_t *px);
+/* Fails the job for a rank still running PMI_LOST_WAIT after closing PMI
+ * without finalize; returns whether one is still being waited for. */
+int proxy_check_lost(proxy_t *px, double now);
+/* After the last rank: strays of the process group, the group leader's
+ * zombie, the node's shared-memory files, the ranks' descriptors. */
+void proxy_finish(proxy_t *px);
+/* Sends signal sig to every running rank and the job's process group. A
+ * rank that dies of a teardown signal (SIGTERM, SIGKILL, or a forwarded
+ * SIGINT, SIGHUP, SIGQUIT) is not reported as a failure of its own. */
 void proxy_signal_all(proxy_t *px, int sig);
 
 #endif

@@ -110,6 +110,46 @@ static void do_get(proxy_t *px, prank_t *p, const pmi_msg_t *m)
     REPLY(px, p, "get_result", "rc", "0", "value", val);
 }
 
+/*
+ * Stores a pair, charging it to the local rank `owner` (-1: a pair from
+ * another node, charged there). Returns 0, 1 when the owner would pass its
+ * bound (LOCUS_PMI_KVS_KEYS_MAX/BYTES_MAX; nothing stored), -1 when out of
+ * memory. A hostile or broken client cannot grow the store without bound.
+ */
+static int kvs_store(proxy_t *px, const char *key, const char *val, int owner)
+{
+    const kvs_slot_t *old = kvs_find(&px->kvs, key);
+    long klen = (long)strlen(key), vlen = (long)strlen(val);
+    long old_len = old ? klen + (long)strlen(old->val) : 0;
+    int old_owner = old ? old->owner : -1;
+    if (owner >= 0) {
+        const prank_t *p = &px->ranks[owner];
+        long keys = p->kvs_keys + 1, bytes = p->kvs_bytes + klen + vlen;
+        if (old_owner == owner) {
+            keys--;
+            bytes -= old_len;
+        }
+        if (keys > px->kvs_keys_max || bytes > px->kvs_bytes_max)
+            return 1;
+    }
+    if (kvs_put(&px->kvs, key, val, owner) < 0)
+        return -1;
+    if (old_owner >= 0) {
+        px->ranks[old_owner].kvs_keys--;
+        px->ranks[old_owner].kvs_bytes -= old_len;
+    }
+    if (owner >= 0) {
+        px->ranks[owner].kvs_keys++;
+        px->ranks[owner].kvs_bytes += klen + vlen;
+    }
+    return 0;
+}
+
+int proxy_kvs_remote(proxy_t *px, const char *key, const char *val)
+{
+    return kvs_store(px, key, val, -1) < 0 ? -1 : 0;
+}
+
 static void do_put(proxy_t *px, prank_t *p, const pmi_msg_t *m)
 {
     const char *key = pmi_msg_get(m, "key");
@@ -121,21 +161,32 @@ static void do_put(proxy_t *px, prank_t *p, const pmi_msg_t *m)
         reply_err(px, p, "put_result", "unknown_kvsname");
     } else if (strncmp(key, "PMI_", 4) == 0) {
         REPLY(px, p, "put_result", "rc", "1", "msg", "reserved_key");
-    } else if (kvs_put(&px->kvs, key, val, 1) < 0) {
-        reply_err(px, p, "put_result", "out_of_memory");
     } else {
-        REPLY(px, p, "put_result", "rc", "0");
+        int rc = kvs_store(px, key, val, (int)(p - px->ranks));
+        if (rc == 0) {
+            REPLY(px, p, "put_result", "rc", "0");
+        } else if (rc < 0) {
+            reply_err(px, p, "put_result", "out_of_memory");
+        } else {
+            reply_err(px, p, "put_result", "kvs_limit");
+            proxy_fail(px, p, 1, "rank %d (pid %d) on %s put more than %ld PMI keys or %ld "
+                       "bytes (LOCUS_PMI_KVS_KEYS_MAX, LOCUS_PMI_KVS_BYTES_MAX); killing the job",
+                       p->rank, (int)p->pid, px->host, px->kvs_keys_max, px->kvs_bytes_max);
+        }
     }
 }
 
 /* Local members of a group "WORLD", "NODE" or "r0,r1,...": fills in[] and
- * returns how many, or -1 when the list is malformed, names a rank not on
- * this node, or does not contain the caller. */
+ * returns how many, or -1 when the list is malformed, names a rank outside
+ * the job, or does not contain the caller. *spans: it has members on other
+ * nodes (so the front end completes it). */
 static int group_members(proxy_t *px, prank_t *p, const char *spec, size_t len,
-                         unsigned char *in)
+                         unsigned char *in, int *spans)
 {
+    *spans = 0;
     if ((len == 5 && !strncmp(spec, "WORLD", 5)) || (len == 4 && !strncmp(spec, "NODE", 4))) {
         memset(in, 1, (size_t)px->nlocal);
+        *spans = spec[0] == 'W' && px->nnodes > 1;
         return px->nlocal;
     }
     memset(in, 0, (size_t)px->nlocal);
@@ -143,9 +194,9 @@ static int group_members(proxy_t *px, prank_t *p, const char *spec, size_t len,
     for (size_t i = 0; i < len;) {
         long r = 0;
         size_t d = i;
-        while (i < len && spec[i] >= '0' && spec[i] <= '9' && r < 1000000)
+        while (i < len && spec[i] >= '0' && spec[i] <= '9' && r < 10000000)
             r = r * 10 + (spec[i++] - '0');
-        if (i == d || (i < len && spec[i] != ','))
+        if (i == d || (i < len && spec[i] != ',') || r >= px->size)
             return -1;
         i++;
         int found = 0;
@@ -158,19 +209,23 @@ static int group_members(proxy_t *px, prank_t *p, const char *spec, size_t len,
                 self |= (&px->ranks[k] == p);
             }
         }
-        if (!found)
-            return -1;
+        *spans |= !found;
     }
     return self ? n : -1;
 }
 
+/* Answers every member and forgets the barrier (b is invalid after). */
 static void barrier_finish(proxy_t *px, pbarrier_t *b)
 {
-    for (int k = 0; k < px->nlocal; k++)
-        if (b->in[k] && px->ranks[k].pmi_state == PMI_ST_INIT)
+    for (int k = 0; k < px->nlocal; k++) {
+        if (!b->in[k])
+            continue;
+        px->ranks[k].nbarriers--;
+        if (px->ranks[k].pmi_state == PMI_ST_INIT)
             REPLY(px, &px->ranks[k], "barrier_out", "rc", "0", "tag", b->tag);
+    }
     free(b->in);
-    memset(b, 0, sizeof *b);
+    *b = px->barriers[--px->nbarriers];
 }
 
 static int relay_pair(void *ctx, const char *key, const char *val)
@@ -181,9 +236,9 @@ static int relay_pair(void *ctx, const char *key, const char *val)
 
 static void barrier_check(proxy_t *px, pbarrier_t *b)
 {
-    if (b->group[0] == '\0' || b->arrived < b->expected || b->relayed)
+    if (b->arrived < b->expected || b->relayed)
         return;
-    if (!b->world || px->nnodes == 1) {
+    if (!b->spans) {
         /* Every member is here: no need to ask the front end. Local puts
          * are visible on this node already. */
         barrier_finish(px, b);
@@ -198,9 +253,36 @@ static void barrier_check(proxy_t *px, pbarrier_t *b)
 
 void proxy_pmi_barrier_done(proxy_t *px, const char *group)
 {
-    for (int i = 0; i < PROXY_BARRIERS_MAX; i++)
+    for (int i = px->nbarriers - 1; i >= 0; i--)
         if (px->barriers[i].relayed && strcmp(px->barriers[i].group, group) == 0)
             barrier_finish(px, &px->barriers[i]);
+}
+
+/* A new outstanding barrier for group, or NULL (reply sent). */
+static pbarrier_t *barrier_new(proxy_t *px, prank_t *p, const char *group, size_t speclen)
+{
+    pbarrier_t *nb = realloc(px->barriers, (size_t)(px->nbarriers + 1) * sizeof *nb);
+    if (nb == NULL) {
+        reply_err(px, p, "barrier_out", "out_of_memory");
+        return NULL;
+    }
+    px->barriers = nb;
+    pbarrier_t *b = &nb[px->nbarriers];
+    memset(b, 0, sizeof *b);
+    b->in = calloc((size_t)px->nlocal, 1);
+    unsigned char *members = calloc((size_t)px->nlocal, 1);
+    int n = members && b->in ? group_members(px, p, group, speclen, members, &b->spans) : -1;
+    free(members);
+    if (n < 0) {
+        free(b->in);
+        reply_err(px, p, "barrier_out", "bad_group");
+        return NULL;
+    }
+    snprintf(b->group, sizeof b->group, "%s", group);
+    snprintf(b->tag, sizeof b->tag, "%s", group + speclen + 1);
+    b->expected = n;
+    px->nbarriers++;
+    return b;
 }
 
 static void do_barrier(proxy_t *px, prank_t *p, const pmi_msg_t *m)
@@ -213,52 +295,39 @@ static void do_barrier(proxy_t *px, prank_t *p, const pmi_msg_t *m)
         reply_err(px, p, "barrier_out", "bad_group");
         return;
     }
-    pbarrier_t *b = NULL, *free_b = NULL;
-    for (int i = 0; i < PROXY_BARRIERS_MAX; i++) {
-        if (px->barriers[i].group[0] == '\0')
-            free_b = free_b ? free_b : &px->barriers[i];
-        else if (strcmp(px->barriers[i].group, group) == 0)
+    size_t speclen = (size_t)(colon - group);
+    pbarrier_t *b = NULL;
+    for (int i = 0; i < px->nbarriers && b == NULL; i++)
+        if (strcmp(px->barriers[i].group, group) == 0)
             b = &px->barriers[i];
-    }
-    if (b == NULL) {
-        if (free_b == NULL) {
-            reply_err(px, p, "barrier_out", "too_many_barriers");
-            return;
-        }
-        b = free_b;
-        b->in = calloc((size_t)px->nlocal, 1);
-        unsigned char *members = calloc((size_t)px->nlocal, 1);
-        int n = members ? group_members(px, p, group, (size_t)(colon - group), members) : -1;
-        if (b->in == NULL || n < 0) {
-            free(b->in);
-            free(members);
-            b->in = NULL;
-            reply_err(px, p, "barrier_out", "bad_group");
-            return;
-        }
-        free(members);
-        snprintf(b->group, sizeof b->group, "%s", group);
-        snprintf(b->tag, sizeof b->tag, "%s", colon + 1);
-        b->world = !strncmp(group, "WORLD:", 6);
-        b->expected = n;
-        b->arrived = 0;
-    }
     int k = (int)(p - px->ranks);
-    if (b->in[k]) {
+    if (b != NULL && b->in[k]) {
         reply_err(px, p, "barrier_out", "already_in_barrier");
         return;
     }
-    /* Membership is re-derived per arrival so a rank outside a rank-list
+    if (p->nbarriers >= px->barriers_max) {
+        /* Each would hold a slot until the others come: bounded per rank. */
+        reply_err(px, p, "barrier_out", "too_many_barriers");
+        proxy_fail(px, p, 1, "rank %d (pid %d) on %s entered more than %ld PMI barriers at "
+                   "once (LOCUS_PMI_BARRIERS_MAX); killing the job", p->rank, (int)p->pid,
+                   px->host, px->barriers_max);
+        return;
+    }
+    /* Membership is derived per arrival so a rank outside a rank-list
      * group cannot complete it. */
     unsigned char *mine = calloc((size_t)px->nlocal, 1);
-    int ok = mine && group_members(px, p, group, (size_t)(colon - group), mine) >= 0;
+    int spans;
+    int ok = mine && group_members(px, p, group, speclen, mine, &spans) >= 0;
     free(mine);
     if (!ok) {
         reply_err(px, p, "barrier_out", "not_a_member");
         return;
     }
+    if (b == NULL && (b = barrier_new(px, p, group, speclen)) == NULL)
+        return;
     b->in[k] = 1;
     b->arrived++;
+    p->nbarriers++;
     barrier_check(px, b);
 }
 
@@ -269,8 +338,8 @@ static void do_abort(proxy_t *px, prank_t *p, const char *code_s, const char *ms
     if (status == 0)
         status = 1;  /* an abort is a failure even with code 0 */
     p->pmi_state = PMI_ST_FINALIZED;  /* its exit is expected now */
-    proxy_fail(px, p, status, "rank %d (pid %d) called abort with exit code %ld%s%s",
-               p->rank, (int)p->pid, code, msg && msg[0] ? ": " : "", msg ? msg : "");
+    proxy_fail(px, p, status, "rank %d (pid %d) on %s called abort with exit code %ld%s%s",
+               p->rank, (int)p->pid, px->host, code, msg && msg[0] ? ": " : "", msg ? msg : "");
 }
 
 /* MPICH writes abort messages without escaping their spaces; take the

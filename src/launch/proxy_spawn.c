@@ -4,6 +4,7 @@
  */
 #include "proxy.h"
 #include "locus_place.h"
+#include "locus_tunables.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +49,46 @@ static void set_int(const char *name, long v)
     char buf[32];
     snprintf(buf, sizeof buf, "%ld", v);
     setenv(name, buf, 1);
+}
+
+/*
+ * A program linked against another MPI's standard-ABI library
+ * (libmpi_abi.so.1, e.g. built with MPICH's mpicc_abi) loads Locus's
+ * instead when the directory holding Locus's comes first on the loader's
+ * path: the lib directory beside this locusrun (bin/../lib), if it has one.
+ * Programs linked with Locus's own wrappers find it through their rpath
+ * anyway. LOCUS_ABI_SWAP=0 (--no-abi-swap) leaves the path alone.
+ */
+static void abi_swap_path(void)
+{
+    long on = 1;
+    if (locus_tunable_long("LOCUS_ABI_SWAP", &on, NULL, 0) < 0 || !on)
+        return;
+    char self[4096], lib[4200];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash == NULL)
+        return;
+    *slash = '\0';
+    snprintf(lib, sizeof lib, "%s/../lib/libmpi_abi.so.1", self);
+    if (access(lib, R_OK) != 0)
+        return;
+    snprintf(lib, sizeof lib, "%s/../lib", self);
+    char *libdir = realpath(lib, NULL);
+    if (libdir == NULL)
+        return;
+    const char *old = getenv("LD_LIBRARY_PATH");
+    size_t len = strlen(libdir) + (old ? strlen(old) : 0) + 2;
+    char *path = malloc(len);
+    if (path != NULL) {
+        snprintf(path, len, "%s%s%s", libdir, old && *old ? ":" : "", old && *old ? old : "");
+        setenv("LD_LIBRARY_PATH", path, 1);
+        free(path);
+    }
+    free(libdir);
 }
 
 static void set_list(const char *name, const int *v, int n)
@@ -178,6 +219,7 @@ static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
         setenv("PMI_HOSTNAME", host, 1);
     }
 
+    abi_swap_path();
     execv(px->exe, px->argv);
     fprintf(stderr, "locusrun: rank %d: cannot execute %s: %s\n", p->rank, px->exe,
             strerror(errno));

@@ -338,7 +338,8 @@ int topo_nics_virtual_scan(hwloc_topology_t hw, char (**names)[LOCUS_TOPO_NAME_M
         *names = NULL;
         return -1;
     }
-    qsort(*names, (size_t)n, sizeof **names, name_cmp);
+    if (n > 1) /* qsort must not see the NULL of an empty list */
+        qsort(*names, (size_t)n, sizeof **names, name_cmp);
     return n;
 }
 

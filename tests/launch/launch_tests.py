@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of locusrun with real processes.
 
-usage: launch_tests.py CASE LOCUSRUN PMI_RANK MPICH_HELLO|"" TOPOLOGY_DIR
+usage: launch_tests.py CASE LOCUSRUN PMI_RANK MPICH_HELLO|"" TOPOLOGY_DIR [BOOT_NODES]
 
 Each case starts real jobs and checks exit status, messages, output, and
 that no process of the job (found by LOCUS_JOBID in /proc/*/environ) and no
@@ -12,6 +12,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -19,7 +20,12 @@ import threading
 import time
 
 CASE, LOCUSRUN, PMI_RANK, MPICH_HELLO, TOPODIR = sys.argv[1:6]
+BOOT_NODES = sys.argv[6] if len(sys.argv) > 6 else ""
+# An exec-launcher prefix that runs every "node" here (tests/launch/fake_rsh).
+FAKE_RSH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_rsh")
+EXEC = ["--launcher", "exec", "--launcher-exec", FAKE_RSH]
 FAILURES = []
+HOST = socket.gethostname()
 
 
 def check(cond, what):
@@ -42,12 +48,15 @@ def run(args, stdin_data=None, timeout=30, env=None):
 class Job:
     """A job running in the background, its stdout read line by line."""
 
-    def __init__(self, args):
+    def __init__(self, args, env=None):
         self.t0 = time.monotonic()
+        e = dict(os.environ)
+        e.update(env or {})
         self.p = subprocess.Popen([LOCUSRUN] + args, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                  text=True)
+                                  text=True, env=e)
         self.lines = queue.Queue()
+        self.out = []   # stdout lines taken from the queue so far
         self.err = []
         threading.Thread(target=self._pump, args=(self.p.stdout, self.lines.put),
                          daemon=True).start()
@@ -68,6 +77,7 @@ class Job:
                 line = self.lines.get(timeout=0.2)
             except queue.Empty:
                 continue
+            self.out.append(line)
             m = re.match(r"start (\d+) (\d+) (\S+)", line)
             if m:
                 pids[int(m.group(1))] = int(m.group(2))
@@ -79,6 +89,21 @@ class Job:
                              % (len(pids), n, took, "".join(self.err)))
         print("%d ranks started in %.2f s" % (n, took))
         return pids, jobid
+
+    def expect(self, pattern, count, timeout=20):
+        """Waits for count stdout lines matching pattern; returns them."""
+        end = time.monotonic() + timeout
+        while True:
+            got = [line for line in self.out if re.search(pattern, line)]
+            if len(got) >= count or time.monotonic() > end:
+                break
+            try:
+                self.out.append(self.lines.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        check(len(got) == count, "want %d lines like %r, got %s; stderr: %s"
+              % (count, pattern, got, "".join(self.err)))
+        return got
 
     def wait(self, timeout=20):
         try:
@@ -151,7 +176,7 @@ def failing_job(mode, n, target, want_rc, want_msg):
     rc, elapsed, err = job.wait()
     print("rc=%s in %.2f s; stderr:\n%s" % (rc, elapsed, err))
     check(rc == want_rc, "%s: exit status %s, want %s" % (mode, rc, want_rc))
-    msg = want_msg % {"pid": pids[target]}
+    msg = want_msg % {"pid": pids[target], "host": HOST}
     check(msg in err, "%s: message %r not in stderr" % (mode, msg))
     check_nothing_left(jobid, pids.values())
 
@@ -393,29 +418,29 @@ def case_success_nonmpi():
     rc, out, err = run(["-n", "2", "--oversubscribe", "/bin/true"])
     check(rc == 0 and err == "", "true: %d %r" % (rc, err))
     rc, out, err = run(["-n", "2", "--oversubscribe", "/bin/sh", "-c", "exit $LOCUS_RANK"])
-    check(rc == 1 and re.search(r"rank 1 \(pid \d+\) exited with status 1", err),
+    check(rc == 1 and re.search(r"rank 1 \(pid \d+\) on \S+ exited with status 1", err),
           "sh exit: %d %r" % (rc, err))
 
 
 def case_exitcode():
-    failing_job("exit", 3, 1, 3, "rank 1 (pid %(pid)d) exited with status 3")
+    failing_job("exit", 3, 1, 3, "rank 1 (pid %(pid)d) on %(host)s exited with status 3")
 
 
 def case_nofinalize():
-    failing_job("nofin", 3, 2, 1, "rank 2 (pid %(pid)d) exited without calling PMI finalize")
+    failing_job("nofin", 3, 2, 1, "rank 2 (pid %(pid)d) on %(host)s exited without calling PMI finalize")
 
 
 def case_closepmi():
     failing_job("closepmi", 3, 1, 1,
-                "rank 1 (pid %(pid)d) closed its PMI connection without finalize")
+                "rank 1 (pid %(pid)d) on %(host)s closed its PMI connection without finalize")
 
 
 def case_abort():
-    failing_job("abort", 4, 1, 7, "rank 1 (pid %(pid)d) called abort with exit code 7")
+    failing_job("abort", 4, 1, 7, "rank 1 (pid %(pid)d) on %(host)s called abort with exit code 7")
 
 
 def case_crash():
-    failing_job("crash", 4, 2, 139, "rank 2 (pid %(pid)d) killed by signal 11 (SIGSEGV)")
+    failing_job("crash", 4, 2, 139, "rank 2 (pid %(pid)d) on %(host)s killed by signal 11 (SIGSEGV)")
 
 
 def case_kill9():
@@ -427,7 +452,7 @@ def case_kill9():
     elapsed = time.monotonic() - t0
     print("job ended %.3f s after kill -9 of rank 2; stderr:\n%s" % (elapsed, err))
     check(rc == 137, "exit status %s, want 137" % rc)
-    check("locusrun: rank 2 (pid %d) killed by signal 9 (SIGKILL)" % pids[2] in err,
+    check("locusrun: rank 2 (pid %d) on %s killed by signal 9 (SIGKILL)" % (pids[2], HOST) in err,
           "message naming rank and signal")
     # The launcher promises one second; the margin absorbs a loaded 2-core
     # test machine (sanitizer builds, parallel ctest).
@@ -539,6 +564,322 @@ def case_proxykill():
     job.p.kill()
     job.wait()
     check_nothing_left(jobid, pids.values())
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(") ", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def wait_state(pids, want, timeout=5.0):
+    """Waits until every pid is in state want (True) or none is (False)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        states = [proc_state(p) for p in pids]
+        if all((st == "T") == want for st in states):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def case_signals():
+    """SIGUSR1/SIGUSR2 (what batch systems send before the time limit) are
+    forwarded to every rank; locusrun neither dies of them nor ends the job."""
+    job = Job(["-n", "3", "--oversubscribe", PMI_RANK, "signals"])
+    job.starts(3)
+    job.expect(r"^ready \d", 3)
+    for sig, u1, u2 in ((signal.SIGUSR1, 1, 0), (signal.SIGUSR2, 1, 1), (signal.SIGUSR1, 2, 1)):
+        job.p.send_signal(sig)
+        job.expect(r"^signals rank=\d usr1=%d usr2=%d$" % (u1, u2), 3)
+        # (after the last one the ranks are done and the job ends)
+        check(u1 + u2 == 3 or job.p.poll() is None,
+              "locusrun ended on %s" % signal.Signals(sig).name)
+    rc, _, err = job.wait()
+    check(rc == 0, "exit status %s after forwarded signals, want 0; %s" % (rc, err))
+
+
+def case_tstp():
+    """Ctrl-Z (SIGTSTP): the ranks stop and so does locusrun (so the shell
+    gets the terminal back); SIGCONT resumes both."""
+    job = Job(["-n", "2", "--oversubscribe", PMI_RANK, "hang"])
+    pids, jobid = job.starts(2)
+    job.p.send_signal(signal.SIGTSTP)
+    check(wait_state(list(pids.values()), True), "ranks not stopped after SIGTSTP: %s"
+          % [proc_state(p) for p in pids.values()])
+    check(wait_state([job.p.pid], True), "locusrun not stopped after SIGTSTP: %s"
+          % proc_state(job.p.pid))
+    proxy = [p for p in job_processes(jobid) if p not in pids.values()]
+    check(len(proxy) == 1 and proc_state(proxy[0]) != "T", "the proxy must keep running")
+    job.p.send_signal(signal.SIGCONT)
+    check(wait_state(list(pids.values()) + [job.p.pid], False),
+          "not resumed after SIGCONT: locusrun %s ranks %s"
+          % (proc_state(job.p.pid), [proc_state(p) for p in pids.values()]))
+    # A stopped job still ends cleanly: stop it again, then SIGTERM.
+    job.p.send_signal(signal.SIGTSTP)
+    check(wait_state(list(pids.values()), True), "ranks not stopped the second time")
+    job.p.send_signal(signal.SIGCONT)
+    wait_state([job.p.pid], False)
+    job.p.send_signal(signal.SIGTERM)
+    rc, _, err = job.wait()
+    check(rc == 143, "exit status %s, want 143; %s" % (rc, err))
+    check_nothing_left(jobid, pids.values())
+
+
+def case_kvsflood():
+    """A hostile PMI client putting keys without end fails the job, named."""
+    for env, what in (({"LOCUS_PMI_KVS_BYTES_MAX": "1M"}, "bytes"),
+                      ({"LOCUS_PMI_KVS_KEYS_MAX": "500"}, "keys")):
+        job = Job(["-n", "3", "--oversubscribe", PMI_RANK, "floodkvs", "1"], env=env)
+        pids, jobid = job.starts(3)
+        rc, elapsed, err = job.wait(timeout=60)
+        print("%s flood: rc=%s in %.2f s; %s" % (what, rc, elapsed, err.strip()))
+        check(rc == 1, "%s flood: exit status %s, want 1" % (what, rc))
+        check(re.search(r"rank 1 \(pid %d\) on \S+ put more than" % pids[1], err),
+              "%s flood: no message naming rank 1: %r" % (what, err))
+        check_nothing_left(jobid, pids.values())
+
+
+def case_barrierflood():
+    """A client entering barrier after barrier fails the job instead of
+    filling the proxy's barrier table for everyone."""
+    job = Job(["-n", "3", "--oversubscribe", PMI_RANK, "floodbar", "2"])
+    pids, jobid = job.starts(3)
+    rc, elapsed, err = job.wait(timeout=30)
+    check(rc == 1, "exit status %s, want 1; %s" % (rc, err))
+    check(re.search(r"rank 2 \(pid %d\) on \S+ entered more than 8 PMI barriers" % pids[2],
+                    err), "no message naming rank 2: %r" % err)
+    check_nothing_left(jobid, pids.values())
+
+
+def case_wedged():
+    """--timeout ends the job even when the proxy does not answer (stopped):
+    locusrun kills it and cleans up within the grace and a second."""
+    job = Job(["-n", "2", "--oversubscribe", "--timeout", "2", PMI_RANK, "hangign"])
+    pids, jobid = job.starts(2)
+    proxy = [p for p in job_processes(jobid) if p not in pids.values()]
+    check(len(proxy) == 1, "want one proxy, got %s" % proxy)
+    os.kill(proxy[0], signal.SIGSTOP)
+    rc, elapsed, err = job.wait(timeout=30)
+    print("wedged proxy: job ended after %.2f s (timeout 2 s); stderr:\n%s" % (elapsed, err))
+    check(rc == 124, "exit status %s, want 124" % rc)
+    check(elapsed < 2 + 2.0 + 1.0, "took %.2f s after a 2 s timeout" % elapsed)
+    check("did not end" in err, "no message about the wedged proxy: %r" % err)
+    check_nothing_left(jobid, list(pids.values()) + proxy)
+
+
+def case_hosts_badinput():
+    with tempfile.TemporaryDirectory() as d:
+        marker = os.path.join(d, "started")
+        touch = ["/usr/bin/touch", marker]
+
+        def hostfile(text):
+            path = os.path.join(d, "hosts%d" % len(os.listdir(d)))
+            with open(path, "w") as f:
+                f.write(text)
+            return path
+        cases = [
+            (["--host", ""] + touch, "empty host list"),
+            (["--host", "a,,b"] + touch, "empty host name"),
+            (["-H", "a:0"] + touch, "'a:0': slot count '0' is not a positive integer"),
+            (["--host", "a:x"] + touch, "slot count 'x'"),
+            (["--host", "-oProxyCommand=x"] + touch, "not a host name"),
+            (["--host", "a b"] + touch, "not a host name"),
+            (["--host", "a:2:3"] + touch, "slot count"),
+            (["--hostfile", "/no/such/hostfile"] + touch, "/no/such/hostfile: No such file"),
+            (["--hostfile", d] + touch, d),
+            (["--hostfile", hostfile("a slots=2\nb slots=0\n")] + touch, ":2: 'slots=0'"),
+            (["--hostfile", hostfile("a slots=2 frob=1\n")] + touch, ":1: 'frob=1': unknown"),
+            (["--hostfile", hostfile("a:2 slots=3\n")] + touch, "given twice"),
+            (["--hostfile", hostfile("# only a comment\n\n")] + touch, "no hosts"),
+            (["-n", "5", "--host", "a:2,b:2"] + touch, "5 ranks but only 4 slots on 2 hosts"),
+            (["-n", "3", "--host", "a,b"] + touch, "3 ranks but only 2 slots"),
+            (["--ppn", "0", "--host", "a"] + touch, "--ppn: '0' is not a positive integer"),
+            (["-n", "5", "--host", "a:9,b:9", "--ppn", "2"] + touch, "--ppn 2 on 2 hosts allows only 4"),
+            (["-n", "3", "-N", "2"] + touch, "--ppn 2 on 1 host allows only 2"),
+            (["--launcher", "rocket", "--host", "a"] + touch, "'rocket' is not a launcher"),
+            (["--launcher", "exec", "--host", "a"] + touch, "needs --launcher-exec"),
+            (["--launcher", "local", "--launcher-exec", "x"] + touch, "only with --launcher ssh or exec"),
+            (["--host"], "--host: needs a value"),
+        ]
+        for args, words in cases:
+            rc, out, err = run(args)
+            lines = err.splitlines()
+            check(rc == 2, "%s: exit %d, want 2" % (args, rc))
+            check(len(lines) == 1 and lines[0].startswith("locusrun: ") and words in lines[0],
+                  "%s: stderr %r, want one line with %r" % (args, err, words))
+            check(not os.path.exists(marker), "%s: the program was started" % args)
+
+
+def node_lines(out):
+    got = {}
+    for line in out.splitlines():
+        if line.startswith("nodes "):
+            kv = dict(w.split("=", 1) for w in line.split()[1:])
+            got[int(kv["rank"])] = kv
+    return got
+
+
+def case_hosts_layout():
+    """Ranks over nodes (by slot, by node, --ppn, hostfile forms,
+    oversubscription): every rank's node id, local rank and the job's
+    PMI_process_mapping, exchanged through fences across nodes (here every
+    node is this machine, reached through the exec launcher)."""
+    with tempfile.TemporaryDirectory() as d:
+        hf = os.path.join(d, "hosts")
+        with open(hf, "w") as f:
+            f.write("# Open MPI and Hydra forms\nh0 slots=2\n\nh1:1   # one slot\nh2\n")
+        layouts = [
+            (["--host", "h0:2,h1:2", "-n", "4"], [0, 0, 1, 1], "(vector,(0,2,2))"),
+            (["--map-by", "node", "--host", "h0:2,h1:2"], [0, 1, 0, 1], "(vector,(0,2,1))"),
+            (["--host", "h0:3,h1:1"], [0, 0, 0, 1], "(vector,(0,1,3),(1,1,1))"),
+            (["--ppn", "1", "--host", "h0:4,h1:4,h2:4"], [0, 1, 2], "(vector,(0,3,1))"),
+            (["--hostfile", hf], [0, 0, 1, 2], "(vector,(0,1,2),(1,2,1))"),
+            (["-n", "6", "--host", "h0,h1", "--oversubscribe"], [0, 0, 0, 1, 1, 1],
+             "(vector,(0,2,3))"),
+            (["-n", "2", "--host", "h0:4,h1:4"], [0, 0], "(vector,(0,1,2))"),
+        ]
+        for args, nodes, mapping in layouts:
+            rc, out, err = run(EXEC + ["--oversubscribe"] + args + [PMI_RANK, "ok", "nodes"])
+            check(rc == 0, "%s: exit %d: %s" % (args, rc, err))
+            got = node_lines(out)
+            check(sorted(got) == list(range(len(nodes))), "%s: ranks %s" % (args, sorted(got)))
+            nn = len(set(nodes))
+            for r, kv in got.items():
+                local = nodes[:r].count(nodes[r])
+                want = {"node": str(nodes[r]), "local": str(local),
+                        "nlocal": str(nodes.count(nodes[r])), "nnodes": str(nn),
+                        "mapping": mapping}
+                for k, v in want.items():
+                    check(kv.get(k) == v, "%s: rank %d %s=%s, want %s" % (args, r, k, kv.get(k), v))
+                # What every rank learned about every other through the fences.
+                peers = [p.split("/")[0] for p in kv["all"].split(",")]
+                check(peers == [str(n) for n in nodes], "%s: rank %d saw nodes %s" % (args, r, peers))
+        # Report lines come from each node's proxy, named by the host.
+        rc, out, err = run(EXEC + ["--host", "h0:2,h1:1", "--report-bindings", PMI_RANK, "ok"])
+        for r, h in ((0, "h0"), (1, "h0"), (2, "h1")):
+            check(re.search(r"^\[%s\] rank %d (bound|not bound)" % (h, r), err, re.M),
+                  "--report-bindings: no line for rank %d on %s: %r" % (r, h, err))
+        # --dry-run with hosts: one table per node, the job's rank numbers.
+        rc, out, err = run(["--dry-run", "--host", "h0:2,h1:1", "--oversubscribe"])
+        check(rc == 0 and "# node 0: h0, 2 ranks" in out and "# node 1: h1, 1 rank " in out,
+              "--dry-run with hosts: %d %r %r" % (rc, out, err))
+        rows = [l.split()[0] for l in out.splitlines() if re.match(r"\d+\s", l)]
+        check(rows == ["0", "1", "2"], "--dry-run ranks: %s" % rows)
+        # The exec launcher really ran each node through the prefix, with its name.
+        rc, out, err = run(EXEC + ["--host", "h0:1,h1:1", PMI_RANK, "env"])
+        envs = env_lines(out)
+        check([envs.get(r, {}).get("FAKE_RSH_HOST") for r in (0, 1)] == ["h0", "h1"],
+              "exec launcher host names: %s" % envs)
+        # localhost with the default (ssh) launcher is a local fork: no ssh.
+        rc, out, err = run(["--host", "localhost:2", PMI_RANK, "ok", "nodes"],
+                           env={"LOCUS_SSH": "/bin/false"})
+        check(rc == 0 and len(node_lines(out)) == 2, "localhost:2: %d %s" % (rc, err))
+
+
+def case_hosts_nodes():
+    """Node identity reaches the MPI library: its boot layer maps ranks to
+    the launcher's nodes, and the shared-memory transport built from that
+    map reaches exactly the ranks of the same node, even when two "nodes"
+    share a kernel and a host name."""
+    if not BOOT_NODES:
+        print("SKIPPED: boot_nodes not built")
+        sys.exit(77)
+    for args, nodes in ((["--host", "h0:2,h1:2"], [0, 0, 1, 1]),
+                        (["--map-by", "node", "--host", "h0:2,h1:2,h2:1"], [0, 1, 2, 0, 1]),
+                        (["-n", "3"], [0, 0, 0])):
+        extra = EXEC if "--host" in args else []
+        rc, out, err = run(extra + ["--oversubscribe"] + args + [BOOT_NODES], timeout=60)
+        check(rc == 0, "%s: exit %d: %s %s" % (args, rc, out, err))
+        seen = set()
+        for line in out.splitlines():
+            if not line.startswith("boot "):
+                continue
+            kv = dict(w.split("=", 1) for w in line.split()[1:])
+            r = int(kv["rank"])
+            seen.add(r)
+            same = [p for p in range(len(nodes)) if nodes[p] == nodes[r]]
+            want = {"node": str(nodes[r]), "nnodes": str(len(set(nodes))), "from": "1",
+                    "locals": ",".join(map(str, same)),
+                    "shm": ",".join(str(p) for p in same if p != r) or "-"}
+            for k, v in want.items():
+                check(kv.get(k) == v, "%s: rank %d %s=%s, want %s" % (args, r, k, kv.get(k), v))
+        check(seen == set(range(len(nodes))), "%s: ranks reported %s; %s" % (args, seen, err))
+
+
+def case_hosts_fail():
+    """Failures on other nodes end the whole job, named by host and rank."""
+    # A node that cannot be reached: the others are torn down.
+    t0 = time.monotonic()
+    rc, out, err = run(EXEC + ["--host", "h0:2,bad-host:2", PMI_RANK, "hang"])
+    took = time.monotonic() - t0
+    print("unknown host: rc=%d in %.2f s; %s" % (rc, took, err.strip()))
+    check(rc == 1, "unknown host: exit %d" % rc)
+    check("cannot start the proxy on bad-host: the exec launcher exited with status 255" in err,
+          "unknown host: message %r" % err)
+    check(took < 5, "unknown host: took %.2f s" % took)
+    for j in set(re.findall(r"^start \d+ \d+ (\S+)$", out, re.M)):
+        check_nothing_left(j)
+    # kill -9 of a rank on the second node.
+    job = Job(EXEC + ["--host", "h0:2,h1:2", PMI_RANK, "hang"])
+    pids, jobid = job.starts(4)
+    t0 = time.monotonic()
+    os.kill(pids[3], signal.SIGKILL)
+    rc, _, err = job.wait()
+    took = time.monotonic() - t0
+    print("kill -9 of rank 3 on h1: ended in %.3f s" % took)
+    check(rc == 137 and "rank 3 (pid %d) on h1 killed by signal 9" % pids[3] in err,
+          "kill -9 on h1: rc %s, %r" % (rc, err))
+    check(took < 2.0, "took %.2f s" % took)
+    check_nothing_left(jobid, pids.values())
+    # kill -9 of the second node's proxy.
+    job = Job(EXEC + ["--host", "h0:2,h1:2", PMI_RANK, "hang"])
+    pids, jobid = job.starts(4)
+    procs = job_processes(jobid)
+    proxies = [p for p in procs if p not in pids.values()
+               and b"FAKE_RSH_HOST=h1" in open("/proc/%d/environ" % p, "rb").read()]
+    check(len(proxies) == 1, "want h1's proxy, got %s" % proxies)
+    t0 = time.monotonic()
+    os.kill(proxies[0], signal.SIGKILL)
+    rc, _, err = job.wait()
+    took = time.monotonic() - t0
+    print("kill -9 of h1's proxy: ended in %.3f s" % took)
+    check(rc == 1 and "proxy on h1 (pid %d) ended before the job did" % proxies[0] in err,
+          "proxy kill: rc %s, %r" % (rc, err))
+    check(took < 2.0, "took %.2f s" % took)
+    check_nothing_left(jobid, pids.values())
+    # The proxy binary on the other nodes: LOCUS_PROXY_PATH.
+    with tempfile.TemporaryDirectory() as d:
+        link = os.path.join(d, "locusrun-elsewhere")
+        os.symlink(LOCUSRUN, link)
+        rc, out, err = run(EXEC + ["--host", "h0:1,h1:1", PMI_RANK, "ok"],
+                           env={"LOCUS_PROXY_PATH": link})
+        check(rc == 0, "LOCUS_PROXY_PATH=%s: exit %d %s" % (link, rc, err))
+        rc, out, err = run(EXEC + ["--host", "h0:1,h1:1", PMI_RANK, "ok"],
+                           env={"LOCUS_PROXY_PATH": "/no/such/locusrun"})
+        check(rc == 1 and re.search(r"cannot start the proxy on h[01]: the exec launcher exited "
+                                    r"with status 127 before it answered", err),
+              "missing proxy: %d %r" % (rc, err))
+        # Proxies that break the protocol are refused, the job ends.
+        for name, script, words in (
+                ("oldproxy", 'echo "hello 1 fake $$"; sleep 30', "speaks control protocol 1"),
+                ("liar", 'echo "hello 2 fake $$"; echo "io 99 1 x"; sleep 30',
+                 "sent an unknown or malformed message 'io'"),
+                ("garbage", 'echo "hello 2 fake $$"; echo "fence %ZZ"; sleep 30',
+                 "sent a malformed control line"),
+                ("silent", "sleep 30", "no answer from the proxy on h0 within 1 s")):
+            fake = os.path.join(d, name)
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\n" + script + "\n")
+            os.chmod(fake, 0o755)
+            t0 = time.monotonic()
+            rc, out, err = run(EXEC + ["--host", "h0:1", PMI_RANK, "ok"],
+                               env={"LOCUS_PROXY_PATH": fake, "LOCUS_LAUNCH_TIMEOUT": "1"})
+            took = time.monotonic() - t0
+            check(rc == 1 and words in err and took < 5,
+                  "%s proxy: exit %d after %.1f s, %r" % (name, rc, took, err))
 
 
 def main():

@@ -4,6 +4,8 @@
  * mode asks:
  *   pmi_rank MODE [ARG]
  *   ok        full PMI exchange: every rank puts, barrier, gets every key
+ *   ok nodes  first reports its node (launcher id, network namespace) and
+ *             every other rank's, exchanged through a fence
  *   env       prints its launch environment, CPU binding and memory
  *             policy, no PMI
  *   abort R   rank R calls PMI abort with exit code 7 (others wait)
@@ -16,6 +18,10 @@
  *   bad       sends malformed, oversized and out-of-order lines; checks
  *             each gets an rc error and the connection still works
  *   spam N    prints N numbered lines quickly on stdout
+ *   signals   counts SIGUSR1/SIGUSR2, printing every change; done after
+ *             two USR1 and one USR2
+ *   floodkvs R rank R puts new 1000-byte keys until the proxy refuses one
+ *   floodbar R rank R enters new barrier groups until one is refused
  * Every mode that inits PMI first creates /dev/shm/locus.$LOCUS_JOBID.rankR
  * and prints "start R PID JOBID"; every mode that completes prints
  * "rank R of N OK".
@@ -29,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static pmi_reader_t rd;
@@ -126,7 +133,9 @@ static void exchange(void)
     snprintf(line, sizeof line, "cmd=get kvsname=%s key=PMI_process_mapping\n", kvsname);
     char want[64];
     snprintf(want, sizeof want, "(vector,(0,1,%d))", size);
-    if (call(line, "get_result") != 0 || strcmp(pmi_msg_get(&msg, "value"), want) != 0)
+    const char *nn = getenv("LOCUS_NNODES");
+    if (call(line, "get_result") != 0 ||
+        ((nn == NULL || !strcmp(nn, "1")) && strcmp(pmi_msg_get(&msg, "value"), want) != 0))
         die("PMI_process_mapping");
     if (call("cmd=get key=no-such-key\n", "get_result") == 0)
         die("get of a missing key answered rc=0");
@@ -167,6 +176,112 @@ static void bad_input(void)
         die("get after finalize accepted");
 }
 
+/* Node identity across nodes: every rank puts its launcher node id and
+ * network namespace, fences, reads everyone's and prints one line. */
+static void nodes_report(void)
+{
+    char line[PMI_WIRE_LINE_MAX + 2], key[64], val[256], ns[128] = "?";
+    ssize_t n = readlink("/proc/self/ns/net", ns, sizeof ns - 1);
+    ns[n > 0 ? n : 1] = '\0';
+    const char *node = getenv("LOCUS_NODE_ID");
+    snprintf(key, sizeof key, "node-%d", rank);
+    snprintf(val, sizeof val, "%s/%s", node ? node : "-", ns);
+    for (char *c = val; *c; c++)
+        if (*c == '[' || *c == ']' || *c == ':')
+            *c = '_';
+    if (pmi_msg_format(line, sizeof line, "put", "kvsname", kvsname, "key", key, "value",
+                       val, (char *)NULL) < 0 || call(line, "put_result") != 0)
+        die("put node");
+    barrier();
+    char all[16384];
+    size_t k = 0;
+    for (int r = 0; r < size && k < sizeof all - 300; r++) {
+        snprintf(key, sizeof key, "node-%d", r);
+        pmi_msg_format(line, sizeof line, "get", "kvsname", kvsname, "key", key, (char *)NULL);
+        if (call(line, "get_result") != 0)
+            die("get of another rank's node");
+        k += (size_t)snprintf(all + k, sizeof all - k, "%s%s", r ? "," : "",
+                              pmi_msg_get(&msg, "value"));
+    }
+    snprintf(line, sizeof line, "cmd=get kvsname=%s key=PMI_process_mapping\n", kvsname);
+    if (call(line, "get_result") != 0)
+        die("PMI_process_mapping");
+    printf("nodes rank=%d node=%s local=%s nlocal=%s nnodes=%s mapping=%s self=%s all=%s\n",
+           rank, node ? node : "-", getenv("LOCUS_LOCAL_RANK"), getenv("LOCUS_LOCAL_SIZE"),
+           getenv("LOCUS_NNODES"), pmi_msg_get(&msg, "value"), val, all);
+    barrier();
+}
+
+static volatile sig_atomic_t usr1, usr2;
+
+static void on_usr(int sig)
+{
+    if (sig == SIGUSR1)
+        usr1++;
+    else
+        usr2++;
+}
+
+/* Counts SIGUSR1/SIGUSR2, printing the counts at every change, until it
+ * has seen two USR1 and one USR2 (at most 30 s). */
+static void count_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR2, &sa, NULL);
+    printf("ready %d\n", rank);
+    int seen1 = 0, seen2 = 0;
+    for (int i = 0; i < 3000 && (seen1 < 2 || seen2 < 1); i++) {
+        usleep(10000);
+        if (usr1 != seen1 || usr2 != seen2) {
+            seen1 = usr1;
+            seen2 = usr2;
+            printf("signals rank=%d usr1=%d usr2=%d\n", rank, seen1, seen2);
+        }
+    }
+    if (seen1 != 2 || seen2 != 1)
+        die("did not get SIGUSR1 twice and SIGUSR2 once");
+}
+
+/* A hostile client: puts new keys until the proxy refuses one. */
+static void flood_kvs(void)
+{
+    char line[PMI_WIRE_LINE_MAX + 2], key[64], val[PMI_WIRE_VALLEN_MAX + 1];
+    memset(val, 'v', 1000);
+    val[1000] = '\0';
+    for (long i = 0; i < 100000; i++) {
+        snprintf(key, sizeof key, "flood-%d-%ld", rank, i);
+        pmi_msg_format(line, sizeof line, "put", "kvsname", kvsname, "key", key, "value", val,
+                       (char *)NULL);
+        if (call(line, "put_result") != 0) {
+            printf("kvs refused rank %d after %ld puts: %s\n", rank, i, pmi_msg_get(&msg, "msg"));
+            return;
+        }
+    }
+    die("100000 puts of 1000 bytes accepted");
+}
+
+/* A hostile client: enters ever new barrier groups without waiting. */
+static void flood_barriers(void)
+{
+    char line[128];
+    for (int i = 1; i <= 1000; i++) {
+        snprintf(line, sizeof line, "cmd=barrier_in group=WORLD:%d\n", 1000 + i);
+        if (pmi_write_all(fd, line, strlen(line)) != 0)
+            die("write");
+        struct timespec ts = { 0, 2000000 };
+        nanosleep(&ts, NULL);
+        if (pmi_reader_fill(&rd) > 0 && pmi_reader_next(&rd, &msg) == PMI_WIRE_OK) {
+            printf("barrier refused rank %d after %d: %s\n", rank, i - 1,
+                   pmi_msg_get(&msg, "msg"));
+            return;
+        }
+    }
+    die("1000 outstanding barriers accepted");
+}
+
 static void wait_forever(void)
 {
     for (;;)
@@ -184,7 +299,8 @@ int main(int argc, char **argv)
                                "LOCUS_LOCAL_RANK", "LOCUS_LOCAL_SIZE", "LOCUS_JOBID",
                                "LOCUS_CPUS", "LOCUS_MEM_NODES", "LOCUS_BOUND",
                                "LOCUS_TEST_X", "LOCUS_NODE_NCPUS", "OMP_NUM_THREADS",
-                               "OMP_PLACES", "OMP_PROC_BIND" };
+                               "OMP_PLACES", "OMP_PROC_BIND", "LOCUS_NODE_ID", "LOCUS_NNODES",
+                               "FAKE_RSH_HOST", "LOCUS_KILL_GRACE", "LOCUS_NET_IFACES" };
         char line[4096];
         size_t k = 0;
         for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
@@ -240,6 +356,26 @@ int main(int argc, char **argv)
         die("shm create");
     close(f);
     printf("start %d %d %s\n", rank, (int)getpid(), getenv("LOCUS_JOBID"));
+    if (!strcmp(mode, "signals")) {
+        count_signals();
+        finalize();
+        printf("rank %d of %d OK\n", rank, size);
+        return 0;
+    }
+    if (!strcmp(mode, "floodkvs") || !strcmp(mode, "floodbar"))
+        barrier();  /* everyone has started (and said so) before the flood */
+    if ((!strcmp(mode, "floodkvs") || !strcmp(mode, "floodbar")) && rank == target) {
+        int nb = fcntl(fd, F_GETFL);
+        if (!strcmp(mode, "floodbar"))
+            fcntl(fd, F_SETFL, nb | O_NONBLOCK);
+        if (!strcmp(mode, "floodkvs"))
+            flood_kvs();
+        else
+            flood_barriers();
+        wait_forever();  /* the launcher must end the job */
+    }
+    if (!strcmp(mode, "floodkvs") || !strcmp(mode, "floodbar"))
+        wait_forever();
     if (!strcmp(mode, "hang") || !strcmp(mode, "hangign")) {
         if (!strcmp(mode, "hangign")) {
             signal(SIGINT, SIG_IGN);
@@ -270,6 +406,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(mode, "ok"))
         wait_forever();  /* the others wait to be torn down */
+    if (!strcmp(mode, "ok") && argc > 2 && !strcmp(argv[2], "nodes"))
+        nodes_report();
     exchange();
     finalize();
     printf("rank %d of %d OK\n", rank, size);

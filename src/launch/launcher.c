@@ -1,0 +1,286 @@
+/*
+ * launcher.c — starting one node's proxy and, when a proxy is lost,
+ * cleaning its node. Three launchers, as Hydra and Open MPI have them:
+ *
+ *   local   fork + exec of this binary (`locusrun --proxy 0 1`)
+ *   ssh     LOCUS_SSH|--launcher-exec -o BatchMode=yes ... HOST 'CMD'
+ *   exec    PREFIX... HOST CMD... (Open MPI's rsh agent form; with
+ *           `ip netns exec` the proxy runs in the namespace named HOST)
+ *
+ * The proxy speaks the control protocol on its stdin/stdout, which are one
+ * end of a socketpair here, whatever carries them (ssh forwards both). Each
+ * launcher child runs in its own process group, so a Ctrl-C or Ctrl-Z at
+ * the terminal reaches only the front end, which forwards it.
+ */
+#include "frontend.h"
+#include "locus_tunables.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Seconds a cleanup on another node may take before it is killed. */
+#define CLEANUP_WAIT 3.0
+
+int launcher_host_is_local(const char *host, const char *hostname)
+{
+    if (!strcmp(host, "localhost") || !strcmp(host, "127.0.0.1") || !strcmp(host, hostname))
+        return 1;
+    /* "vm" names this machine when its name is "vm.example.org", and back. */
+    size_t n = strcspn(hostname, "."), m = strcspn(host, ".");
+    return n == m && strncmp(host, hostname, n) == 0 &&
+           (hostname[n] == '\0' || host[m] == '\0');
+}
+
+const char *launcher_name(const fe_link_t *l)
+{
+    switch (l->how) {
+    case LAUNCHER_SSH: return "ssh";
+    case LAUNCHER_EXEC: return "the exec launcher";
+    default: return "the local launcher";
+    }
+}
+
+/* Appends the whitespace-separated words of cmd to argv. */
+static int push_words(char ***argv, int *argc, const char *cmd)
+{
+    for (const char *p = cmd; *p;) {
+        p += strspn(p, " \t");
+        size_t len = strcspn(p, " \t");
+        if (len == 0)
+            break;
+        char **na = realloc(*argv, (size_t)(*argc + 2) * sizeof *na);
+        if (na == NULL)
+            return -1;
+        *argv = na;
+        if ((na[*argc] = strndup(p, len)) == NULL)
+            return -1;
+        na[++*argc] = NULL;
+        p += len;
+    }
+    return 0;
+}
+
+static int push_word(char ***argv, int *argc, const char *w)
+{
+    char **na = realloc(*argv, (size_t)(*argc + 2) * sizeof *na);
+    if (na == NULL)
+        return -1;
+    *argv = na;
+    if ((na[*argc] = strdup(w)) == NULL)
+        return -1;
+    na[++*argc] = NULL;
+    return 0;
+}
+
+static void free_words(char **argv, int argc)
+{
+    for (int i = 0; i < argc; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+/* s quoted for a POSIX shell (ssh runs the remote command through one). */
+static char *sh_quote(const char *s)
+{
+    size_t n = 3;
+    for (const char *c = s; *c; c++)
+        n += *c == '\'' ? 4 : 1;
+    char *q = malloc(n), *o = q;
+    if (q == NULL)
+        return NULL;
+    *o++ = '\'';
+    for (const char *c = s; *c; c++) {
+        if (*c == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = *c;
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return q;
+}
+
+/* words as one shell command line, each word quoted; NULL when out of memory. */
+static char *sh_command(const char *const *words)
+{
+    size_t len = 1;
+    for (int i = 0; words[i]; i++)
+        len += 4 * strlen(words[i]) + 3;  /* worst case: every byte a quote */
+    char *cmd = malloc(len);
+    if (cmd == NULL)
+        return NULL;
+    cmd[0] = '\0';
+    for (int i = 0; words[i]; i++) {
+        char *q = sh_quote(words[i]);
+        if (q == NULL) {
+            free(cmd);
+            return NULL;
+        }
+        if (i > 0)
+            strcat(cmd, " ");
+        strcat(cmd, q);
+        free(q);
+    }
+    return cmd;
+}
+
+/*
+ * The argv that runs `words` (a remote command) on l's node: the launcher
+ * prefix, the host, then the command (for ssh one shell-quoted string).
+ */
+static char **remote_argv(const fe_t *fe, const fe_link_t *l, const char *const *words,
+                          int *argcp)
+{
+    char **argv = NULL;
+    int argc = 0, rc = 0;
+    if (l->how == LAUNCHER_SSH) {
+        const char *ssh = fe->o->launcher_exec ? fe->o->launcher_exec
+                                               : locus_tunable_str("LOCUS_SSH");
+        char ct[64];
+        snprintf(ct, sizeof ct, "ConnectTimeout=%d", (int)(fe->launch_timeout + 0.999));
+        rc |= push_words(&argv, &argc, ssh);
+        const char *opts[] = { "-o", "BatchMode=yes", "-o", ct, "-x", "-T" };
+        for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+            rc |= push_word(&argv, &argc, opts[i]);
+        rc |= push_word(&argv, &argc, l->host);
+        char *cmd = sh_command(words);
+        rc |= cmd ? push_word(&argv, &argc, cmd) : -1;
+        free(cmd);
+    } else {
+        rc |= push_words(&argv, &argc, fe->o->launcher_exec);
+        rc |= push_word(&argv, &argc, l->host);
+        for (int i = 0; words[i]; i++)
+            rc |= push_word(&argv, &argc, words[i]);
+    }
+    if (rc != 0 || argc == 0) {
+        free_words(argv, argc);
+        return NULL;
+    }
+    *argcp = argc;
+    return argv;
+}
+
+/* Forks a launcher child: own process group, gone with the front end,
+ * stdin/stdout on fd io (or /dev/null when io < 0). */
+static pid_t spawn(fe_t *fe, char **argv, int io, const char *jobid_env)
+{
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(1);
+    int fd = io >= 0 ? io : open("/dev/null", O_RDWR);
+    if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
+        _exit(1);
+    sigprocmask(SIG_UNBLOCK, &fe->sigs, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    /* Tags the local proxy as part of the job, like its ranks, so every
+     * process of a job can be found by its environment. */
+    if (jobid_env)
+        setenv("LOCUS_JOBID", jobid_env, 1);
+    execvp(argv[0], argv);
+    fprintf(stderr, "locusrun: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+}
+
+int launcher_start(fe_t *fe, fe_link_t *l)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    char **argv;
+    int argc = 0;
+    const char *jobid_env = NULL;
+    if (l->how == LAUNCHER_LOCAL) {
+        const char *words[] = { fe->self, "--proxy", "0", "1", NULL };
+        argv = NULL;
+        for (int i = 0; words[i]; i++)
+            if (push_word(&argv, &argc, words[i]) < 0)
+                break;
+        jobid_env = fe->jobid;
+    } else {
+        char env[96];
+        snprintf(env, sizeof env, "LOCUS_JOBID=%s", fe->jobid);
+        const char *words[] = { "env", env, fe->proxy_path, "--proxy", "0", "1", NULL };
+        argv = remote_argv(fe, l, words, &argc);
+    }
+    if (argv == NULL || argc < 4) {
+        free_words(argv, argc);
+        close(sv[0]);
+        close(sv[1]);
+        errno = ENOMEM;
+        return -1;
+    }
+    /* The child's end must survive its exec: clear close-on-exec there. */
+    int child_fd = dup(sv[1]);
+    close(sv[1]);
+    pid_t pid = child_fd >= 0 ? spawn(fe, argv, child_fd, jobid_env) : -1;
+    int saved = errno;
+    free_words(argv, argc);
+    if (child_fd >= 0)
+        close(child_fd);
+    if (pid < 0) {
+        close(sv[0]);
+        errno = saved;
+        return -1;
+    }
+    l->pid = pid;
+    l->fd = sv[0];
+    fcntl(l->fd, F_SETFL, O_NONBLOCK);
+    ctl_reader_init(&l->rd, l->fd);
+    l->started = launch_now();
+    return 0;
+}
+
+/* Runs `locusrun --cleanup JOBID` on l's node in the background. */
+static void cleanup_remote(fe_t *fe, fe_link_t *l)
+{
+    const char *words[] = { fe->proxy_path, "--cleanup", fe->jobid, NULL };
+    int argc = 0;
+    char **argv = remote_argv(fe, l, words, &argc);
+    if (argv == NULL)
+        return;
+    pid_t *nc = realloc(fe->cleaners, (size_t)(fe->ncleaners + 1) * sizeof *nc);
+    if (nc != NULL) {
+        fe->cleaners = nc;
+        pid_t pid = spawn(fe, argv, -1, NULL);
+        if (pid > 0) {
+            fe->cleaners[fe->ncleaners++] = pid;
+            fe->cleaners_by = launch_now() + CLEANUP_WAIT;
+        }
+    }
+    free_words(argv, argc);
+}
+
+void launcher_kill(fe_t *fe, fe_link_t *l)
+{
+    if (l->escalated)
+        return;
+    l->escalated = 1;
+    if (!l->reaped && l->pid > 0) {
+        kill(-l->pid, SIGKILL);
+        kill(l->pid, SIGKILL);
+    }
+    if (l->how == LAUNCHER_LOCAL) {
+        /* Its ranks die with it (PDEATHSIG); what they forked and their
+         * shared memory are found by the job id. */
+        if (l->pgid > 0)
+            kill(-l->pgid, SIGKILL);
+        launch_job_cleanup(fe->jobid);
+    } else if (l->hello) {
+        cleanup_remote(fe, l);
+    }
+}

@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""Multi-node tests of locusrun on the emulated cluster (scripts/cluster).
+
+usage: cluster_tests.py CASE LOCUSRUN PMI_RANK BOOT_NODES CLUSTER_SCRIPT [MPI_PROG...]
+
+The cluster (NAME below) is brought up by the ctest fixture (case "up") and
+torn down by its cleanup (case "down"). Nodes are network namespaces with an
+sshd each; jobs start through the real ssh launcher and through the exec
+launcher (`ip netns exec`). Every failure case measures how long the job
+takes to end after the event and checks that nothing is left on any node:
+no process of the job (LOCUS_JOBID in its environment), no process in any
+node namespace but its sshd, no /dev/shm/locus.<jobid>.* file.
+"""
+import glob
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+CASE, LOCUSRUN, PMI_RANK, BOOT_NODES, CLUSTER = sys.argv[1:6]
+MPI_PROGS = sys.argv[6:]
+NAME, NODES, RAILS, SUBNET = "locus-lt", 4, 2, 100
+STATE = "/run/locus-cluster/" + NAME
+SSH_ENV = {"LOCUS_SSH": "ssh -F %s/ssh_config" % STATE}
+LAUNCHERS = {
+    "ssh": ([], SSH_ENV),
+    "exec": (["--launcher", "exec", "--launcher-exec", "ip netns exec"], {}),
+}
+FAILURES = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def node(n):
+    return "%s-n%d" % (NAME, n)
+
+
+def hosts(*counts):
+    return ",".join("%s:%d" % (node(n), c) for n, c in enumerate(counts))
+
+
+def run(args, env=None, timeout=60):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([LOCUSRUN] + args, capture_output=True, text=True, timeout=timeout,
+                       env=e, stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Job:
+    """A job in the background, stdout read line by line."""
+
+    def __init__(self, args, env=None):
+        e = dict(os.environ)
+        e.update(env or {})
+        self.t0 = time.monotonic()
+        self.p = subprocess.Popen([LOCUSRUN] + args, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                  text=True, env=e)
+        self.q = queue.Queue()
+        self.out, self.err = [], []
+        threading.Thread(target=self._pump, args=(self.p.stdout, self.q.put), daemon=True).start()
+        threading.Thread(target=self._pump, args=(self.p.stderr, self.err.append),
+                         daemon=True).start()
+
+    @staticmethod
+    def _pump(f, put):
+        for line in f:
+            put(line)
+
+    def expect(self, pattern, count, timeout=30):
+        end = time.monotonic() + timeout
+        while True:
+            got = [m for m in (re.search(pattern, l) for l in self.out) if m]
+            if len(got) >= count or time.monotonic() > end:
+                break
+            try:
+                self.out.append(self.q.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        if len(got) < count:
+            self.p.kill()
+            raise SystemExit("FAIL: want %d lines like %r, got %d; stderr: %s"
+                             % (count, pattern, len(got), "".join(self.err)))
+        return got
+
+    def starts(self, n):
+        got = self.expect(r"^start (\d+) (\d+) (\S+)", n)
+        print("%d ranks started on the cluster in %.2f s" % (n, time.monotonic() - self.t0))
+        return {int(m.group(1)): int(m.group(2)) for m in got}, got[0].group(3)
+
+    def wait(self, timeout=30):
+        try:
+            rc = self.p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+            check(False, "locusrun did not end within %s s" % timeout)
+            rc = None
+        time.sleep(0.05)
+        while not self.q.empty():
+            self.out.append(self.q.get())
+        return rc, "".join(self.err)
+
+
+def environ_of(pid):
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def job_processes(jobid):
+    needle = b"LOCUS_JOBID=" + jobid.encode() + b"\0"
+    return [int(d) for d in os.listdir("/proc") if d.isdigit()
+            and (b"\0" + environ_of(int(d))).find(b"\0" + needle) >= 0]
+
+
+def namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [l.split()[0] for l in out.splitlines() if l.startswith(NAME + "-")]
+
+
+def sshd_listeners():
+    pids = set()
+    for pf in glob.glob(STATE + "/n*/sshd.pid"):
+        try:
+            pids.add(int(open(pf).read()))
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def ns_strays():
+    """Live processes in the cluster's namespaces other than the sshds."""
+    keep = sshd_listeners()
+    found = {}
+    for ns in namespaces():
+        out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout
+        pids = [int(p) for p in out.split() if int(p) not in keep and alive(int(p))]
+        if pids:
+            found[ns] = pids
+    return found
+
+
+def describe(strays):
+    out = []
+    for ns, pids in strays.items():
+        for p in pids:
+            try:
+                cmd = open("/proc/%d/cmdline" % p, "rb").read().replace(b"\0", b" ").decode()
+                ppid = open("/proc/%d/stat" % p).read().rsplit(") ", 1)[1].split()[1]
+            except OSError:
+                cmd, ppid = "?", "?"
+            out.append("%s: %d (parent %s) %s" % (ns, p, ppid, cmd[:120]))
+    return "\n  ".join([""] + out)
+
+
+def check_nothing_left(jobid):
+    end = time.monotonic() + 2.0
+    while True:
+        procs = [p for p in job_processes(jobid) if alive(p)] if jobid else []
+        strays = ns_strays()
+        shm = glob.glob("/dev/shm/locus.%s.*" % jobid) if jobid else []
+        if not (procs or strays or shm) or time.monotonic() > end:
+            break
+        time.sleep(0.05)
+    check(not procs, "processes of job %s left: %s" % (jobid, procs))
+    check(not strays, "processes left in the cluster's namespaces: %s" % describe(strays))
+    check(not shm, "shm files left: %s" % shm)
+
+
+def netns_of(pid):
+    try:
+        return os.readlink("/proc/%d/ns/net" % pid)
+    except OSError:
+        return None
+
+
+# ---------------------------------------------------------------- fixture
+
+def case_up():
+    t0 = time.monotonic()
+    p = subprocess.run([CLUSTER, "up", "--name", NAME, "--nodes", str(NODES), "--rails",
+                        str(RAILS), "--subnet", str(SUBNET)], capture_output=True, text=True)
+    print(p.stdout, p.stderr, "cluster up in %.2f s" % (time.monotonic() - t0))
+    check(p.returncode == 0, "cluster up failed: %d" % p.returncode)
+
+
+def case_down():
+    p = subprocess.run([CLUSTER, "down", "--name", NAME], capture_output=True, text=True)
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, "cluster down failed")
+    check(not namespaces(), "namespaces left: %s" % namespaces())
+    check(not os.path.exists(STATE), "state directory left")
+
+
+# ---------------------------------------------------------------- the script
+
+def case_script():
+    """Idempotent up, status, the network as promised, ssh by name, and a
+    second cluster's full up/down cycle leaving nothing."""
+    t0 = time.monotonic()
+    p = subprocess.run([CLUSTER, "up", "--name", NAME, "--nodes", str(NODES), "--rails",
+                        str(RAILS), "--subnet", str(SUBNET)], capture_output=True, text=True)
+    check(p.returncode == 0 and "already up" in p.stdout, "second up: %s %s" % (p.stdout, p.stderr))
+    print("second up took %.2f s" % (time.monotonic() - t0))
+    p = subprocess.run([CLUSTER, "status", "--name", NAME], capture_output=True, text=True)
+    check(p.returncode == 0, "status: %s" % p.stdout)
+    for n in range(NODES):
+        out = subprocess.run(["ip", "-n", node(n), "-o", "-4", "addr"], capture_output=True,
+                             text=True).stdout
+        for r in range(RAILS):
+            want = "eth%d    inet 198.18.%d.%d/24" % (r, SUBNET + r, n + 1)
+            check(re.search(r"eth%d\s+inet 198\.18\.%d\.%d/24" % (r, SUBNET + r, n + 1), out),
+                  "%s: no %s in %s" % (node(n), want, out))
+        p = subprocess.run(["ssh", "-F", STATE + "/ssh_config", node(n), "cat /proc/self/net/dev"],
+                           capture_output=True, text=True, timeout=20)
+        check(p.returncode == 0 and "eth%d" % (RAILS - 1) in p.stdout,
+              "ssh %s: %d %s" % (node(n), p.returncode, p.stderr))
+    out = subprocess.run(["ip", "-n", NAME + "-sw", "-o", "link"], capture_output=True,
+                         text=True).stdout
+    for r in range(RAILS):
+        ports = re.findall(r"n\d+r%d@\S+.* master br%d " % (r, r), out)
+        check(len(ports) == NODES, "rail %d: %d switch ports on br%d" % (r, len(ports), r))
+    # A node talks to another over every rail.
+    for r in range(RAILS):
+        p = subprocess.run(["ip", "netns", "exec", node(0), "bash", "-c",
+                            "exec 3<>/dev/tcp/198.18.%d.2/22 && head -c 4 <&3" % (SUBNET + r)],
+                           capture_output=True, text=True, timeout=10)
+        check(p.stdout == "SSH-", "rail %d: node 0 cannot reach node 1's sshd: %r %r"
+              % (r, p.stdout, p.stderr))
+    # Another cluster, shaped, up and down: nothing of it may remain.
+    other, subnet = "locus-lt2", SUBNET + 10
+    p = subprocess.run([CLUSTER, "up", "--name", other, "--nodes", "2", "--rails", "1",
+                        "--subnet", str(subnet), "--rate", "100mbit"], capture_output=True,
+                       text=True, timeout=60)
+    check(p.returncode == 0, "second cluster up: %s %s" % (p.stdout, p.stderr))
+    q = subprocess.run(["ip", "netns", "exec", other + "-sw", "tc", "class", "show", "dev", "n1r0"],
+                       capture_output=True, text=True).stdout
+    check("htb 1:10" in q and "rate 100Mbit" in q, "no HTB class on the switch port: %r" % q)
+    pids = []
+    for pf in glob.glob("/run/locus-cluster/%s/n*/sshd.pid" % other):
+        pids.append(int(open(pf).read()))
+    check(len(pids) == 2 and all(alive(p) for p in pids), "second cluster's sshds: %s" % pids)
+    p = subprocess.run([CLUSTER, "down", "--name", other], capture_output=True, text=True)
+    check(p.returncode == 0, "second cluster down")
+    left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    check(other not in left, "namespaces of %s left: %s" % (other, left))
+    check(subprocess.run(["ip", "link", "show", other + "-h"], capture_output=True).returncode != 0,
+          "head link of %s left" % other)
+    check(not any(alive(p) for p in pids), "sshd of %s left" % other)
+    check(not os.path.exists("/run/locus-cluster/" + other), "state of %s left" % other)
+    p = subprocess.run([CLUSTER, "status", "--name", other], capture_output=True, text=True)
+    check(p.returncode != 0, "status of a cluster that is down must fail")
+    # Bad input: one line, exit 2.
+    for args in (["up", "--name", "other"], ["up", "--nodes", "0"], ["up", "--rate", "fast"],
+                 ["frobnicate"]):
+        p = subprocess.run([CLUSTER] + args, capture_output=True, text=True)
+        check(p.returncode == 2, "%s: exit %d" % (args, p.returncode))
+
+
+# ---------------------------------------------------------------- jobs
+
+def node_lines(out):
+    got = {}
+    for line in out.splitlines():
+        if line.startswith("nodes "):
+            kv = dict(w.split("=", 1) for w in line.split()[1:])
+            got[int(kv["rank"])] = kv
+    return got
+
+
+def check_nodes(args, out, nodes, mapping):
+    got = node_lines(out)
+    check(sorted(got) == list(range(len(nodes))), "%s: ranks %s" % (args, sorted(got)))
+    ns_of_node = {}
+    for r, kv in got.items():
+        n = nodes[r]
+        for k, v in (("node", str(n)), ("local", str(nodes[:r].count(n))),
+                     ("nlocal", str(nodes.count(n))), ("nnodes", str(len(set(nodes)))),
+                     ("mapping", mapping)):
+            check(kv.get(k) == v, "%s: rank %d %s=%s, want %s" % (args, r, k, kv.get(k), v))
+        ns = kv["self"].split("/", 1)[1]
+        check(ns_of_node.setdefault(n, ns) == ns, "%s: node %d ranks in two namespaces" % (args, n))
+        peers = [p.split("/")[0] for p in kv["all"].split(",")]
+        check(peers == [str(x) for x in nodes], "%s: rank %d saw nodes %s" % (args, r, peers))
+    check(len(set(ns_of_node.values())) == len(ns_of_node),
+          "%s: two nodes share a namespace: %s" % (args, ns_of_node))
+
+
+def case_pmi():
+    """Across nodes, both launchers: ranks exchange keys through fences,
+    know their node and local rank; each node is its own namespace."""
+    for lname, (largs, env) in LAUNCHERS.items():
+        for args, nodes, mapping in (
+                (["--host", hosts(2, 2, 2, 2)], [0, 0, 1, 1, 2, 2, 3, 3], "(vector,(0,4,2))"),
+                (["--map-by", "node", "-n", "5", "--host", hosts(2, 2, 2)], [0, 1, 2, 0, 1],
+                 "(vector,(0,3,1))"),
+                (["--host", hosts(1, 2)], [0, 1, 1], "(vector,(0,1,1),(1,1,2))")):
+            t0 = time.monotonic()
+            rc, out, err = run(largs + args + [PMI_RANK, "ok", "nodes"], env=env)
+            print("%s %s: rc=%d in %.2f s" % (lname, " ".join(args), rc, time.monotonic() - t0))
+            check(rc == 0, "%s %s: exit %d: %s" % (lname, args, rc, err))
+            check(len(re.findall(r"^rank \d+ of %d OK$" % len(nodes), out, re.M)) == len(nodes),
+                  "%s %s: not every rank OK: %s" % (lname, args, err))
+            check_nodes([lname] + args, out, nodes, mapping)
+            for j in set(re.findall(r"^start \d+ \d+ (\S+)$", out, re.M)):
+                check_nothing_left(j)
+
+
+def case_env():
+    """Remote ranks get what locusrun sets, -x variables and the tunables
+    set where locusrun runs (ssh does not carry the environment), and a
+    plan made with their own node's NICs (--rails: one per rail)."""
+    rc, out, err = run(["--host", hosts(1, 1), "--rails", str(RAILS), "-x", "LOCUS_TEST_X=42",
+                        PMI_RANK, "env"], env=dict(SSH_ENV, LOCUS_KILL_GRACE="0.4"))
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    ranks = {}
+    for line in out.splitlines():
+        kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
+        if "LOCUS_RANK" in kv:
+            ranks[int(kv["LOCUS_RANK"])] = kv
+    for r in (0, 1):
+        kv = ranks.get(r, {})
+        for k, v in (("LOCUS_NODE_ID", str(r)), ("LOCUS_NNODES", "2"), ("LOCUS_TEST_X", "42"),
+                     ("LOCUS_KILL_GRACE", "0.4"), ("LOCUS_LOCAL_SIZE", "1")):
+            check(kv.get(k) == v, "rank %d: %s=%s, want %s" % (r, k, kv.get(k), v))
+        # Planned on the node's own topology: its rails are the namespace's NICs.
+        want = set("eth%d" % i for i in range(RAILS))
+        check(set(kv.get("LOCUS_NET_IFACES", "").split(",")) == want,
+              "rank %d: LOCUS_NET_IFACES=%s, want the node's %s"
+              % (r, kv.get("LOCUS_NET_IFACES"), sorted(want)))
+
+
+def case_proxy_path():
+    """LOCUS_PROXY_PATH, quoted for the remote shell (a space, a quote)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        odd = os.path.join(d, "dir with space", "it's locusrun")
+        os.makedirs(os.path.dirname(odd))
+        os.symlink(LOCUSRUN, odd)
+        rc, out, err = run(["--host", hosts(1, 1), PMI_RANK, "ok"],
+                           env=dict(SSH_ENV, LOCUS_PROXY_PATH=odd))
+        check(rc == 0 and len(re.findall(r"^rank \d of 2 OK$", out, re.M)) == 2,
+              "LOCUS_PROXY_PATH=%r: exit %d %s" % (odd, rc, err))
+
+
+def case_boot():
+    """The MPI library's boot layer maps ranks to the launcher's nodes and
+    shared memory reaches only ranks of the same node."""
+    for lname, (largs, env) in LAUNCHERS.items():
+        nodes = [0, 0, 1, 1, 2]
+        rc, out, err = run(largs + ["--host", hosts(2, 2, 1), BOOT_NODES], env=env)
+        check(rc == 0, "%s: exit %d: %s %s" % (lname, rc, out, err))
+        seen = set()
+        for line in out.splitlines():
+            if not line.startswith("boot "):
+                continue
+            kv = dict(w.split("=", 1) for w in line.split()[1:])
+            r = int(kv["rank"])
+            seen.add(r)
+            same = [p for p in range(len(nodes)) if nodes[p] == nodes[r]]
+            for k, v in (("node", str(nodes[r])), ("nnodes", "3"), ("from", "1"),
+                         ("locals", ",".join(map(str, same))),
+                         ("shm", ",".join(str(p) for p in same if p != r) or "-")):
+                check(kv.get(k) == v, "%s: rank %d %s=%s, want %s" % (lname, r, k, kv.get(k), v))
+        check(seen == set(range(len(nodes))), "%s: ranks reported %s" % (lname, seen))
+
+
+def case_signals():
+    """SIGUSR1/SIGUSR2 reach the ranks on every node, each exactly once."""
+    for lname, (largs, env) in LAUNCHERS.items():
+        job = Job(largs + ["--host", hosts(1, 1, 1), PMI_RANK, "signals"], env=env)
+        job.starts(3)
+        job.expect(r"^ready \d", 3)
+        for sig, u1, u2 in ((signal.SIGUSR1, 1, 0), (signal.SIGUSR2, 1, 1), (signal.SIGUSR1, 2, 1)):
+            job.p.send_signal(sig)
+            job.expect(r"^signals rank=\d usr1=%d usr2=%d$" % (u1, u2), 3)
+        rc, err = job.wait()
+        check(rc == 0, "%s: exit %s after forwarded signals: %s" % (lname, rc, err))
+
+
+def timed_end(job, what, event):
+    """Runs event(), returns (rc, stderr, seconds until locusrun ended)."""
+    t0 = time.monotonic()
+    event()
+    rc, err = job.wait()
+    took = time.monotonic() - t0
+    print("%s: locusrun ended %.3f s after the event (rc %s)" % (what, took, rc))
+    return rc, err, took
+
+
+def case_kill_rank():
+    for lname, (largs, env) in LAUNCHERS.items():
+        job = Job(largs + ["--host", hosts(1, 1, 2), PMI_RANK, "hang"], env=env)
+        pids, jobid = job.starts(4)
+        rc, err, took = timed_end(job, lname + " kill -9 of rank 3 on node 2",
+                                  lambda: os.kill(pids[3], signal.SIGKILL))
+        check(rc == 137, "%s: exit %s, want 137" % (lname, rc))
+        check("rank 3 (pid %d) on %s killed by signal 9 (SIGKILL)" % (pids[3], node(2)) in err,
+              "%s: message naming rank 3 and %s: %r" % (lname, node(2), err))
+        check(took < 2.0, "%s: took %.2f s" % (lname, took))
+        check_nothing_left(jobid)
+
+
+def remote_proxy(jobid, n):
+    for p in job_processes(jobid):
+        try:
+            cmd = open("/proc/%d/cmdline" % p, "rb").read()
+        except OSError:
+            continue
+        if b"--proxy" in cmd and netns_of(p) == netns_of_ns(node(n)):
+            return p
+    return None
+
+
+def netns_of_ns(ns):
+    p = subprocess.run(["ip", "netns", "exec", ns, "readlink", "/proc/self/ns/net"],
+                       capture_output=True, text=True)
+    return p.stdout.strip()
+
+
+def case_kill_proxy():
+    for lname, (largs, env) in LAUNCHERS.items():
+        job = Job(largs + ["--host", hosts(2, 2), PMI_RANK, "hang"], env=env)
+        pids, jobid = job.starts(4)
+        proxy = remote_proxy(jobid, 1)
+        if not check(proxy is not None, "%s: no proxy found on %s" % (lname, node(1))):
+            job.p.kill()
+            continue
+        rc, err, took = timed_end(job, lname + " kill -9 of the proxy on node 1",
+                                  lambda: os.kill(proxy, signal.SIGKILL))
+        check(rc == 1, "%s: exit %s, want 1" % (lname, rc))
+        check("proxy on %s (pid %d) ended before the job did" % (node(1), proxy) in err,
+              "%s: message naming %s: %r" % (lname, node(1), err))
+        check(took < 2.0, "%s: took %.2f s" % (lname, took))
+        check_nothing_left(jobid)
+
+
+def case_bad_host():
+    """A host that does not resolve, one that does not answer (an address
+    nobody has, LOCUS_LAUNCH_TIMEOUT=3), a namespace that does not exist:
+    the job ends on every node, naming the host."""
+    cases = [
+        ("ssh", ["--host", hosts(2) + ",no-such-host-xyz:1"], SSH_ENV, "no-such-host-xyz", 2.0),
+        ("ssh", ["--host", hosts(2) + ",198.18.%d.99:1" % SUBNET],
+         dict(SSH_ENV, LOCUS_LAUNCH_TIMEOUT="3"), "198.18.%d.99" % SUBNET, 3.0 + 2.0),
+        ("exec", LAUNCHERS["exec"][0] + ["--host", hosts(2) + ",locus-lt-n99:1"], {},
+         "locus-lt-n99", 2.0),
+    ]
+    for lname, args, env, host, limit in cases:
+        job = Job(args + [PMI_RANK, "hang"], env=env)
+        rc, err = job.wait()
+        took = time.monotonic() - job.t0
+        print("%s, bad host %s: rc %s after %.2f s from the start; %s" % (lname, host, rc, took,
+                                                                          err.strip()))
+        check(rc == 1, "%s %s: exit %s, want 1" % (lname, host, rc))
+        check(re.search(r"locusrun: (cannot start the proxy on|no answer from the proxy on) %s"
+                        % re.escape(host), err), "%s: message naming %s: %r" % (lname, host, err))
+        check(took < limit, "%s %s: took %.2f s" % (lname, host, took))
+        # Ranks may have started on the good node: nothing of them may remain.
+        for j in set(m.group(1) for m in (re.search(r"start \d+ \d+ (\S+)", l) for l in job.out)
+                     if m) or [None]:
+            check_nothing_left(j)
+
+
+def case_sigint():
+    for lname, (largs, env) in LAUNCHERS.items():
+        job = Job(largs + ["--host", hosts(1, 1, 1, 1), PMI_RANK, "hang"], env=env)
+        pids, jobid = job.starts(4)
+        rc, err, took = timed_end(job, lname + " SIGINT", lambda: job.p.send_signal(signal.SIGINT))
+        check(rc == 130 and "got SIGINT" in err, "%s: exit %s: %r" % (lname, rc, err))
+        check(took < 2.0, "%s: took %.2f s" % (lname, took))
+        check_nothing_left(jobid)
+
+
+def case_timeout():
+    for lname, (largs, env) in LAUNCHERS.items():
+        job = Job(largs + ["--timeout", "3", "--host", hosts(1, 1, 1), PMI_RANK, "hangign"],
+                  env=env)
+        pids, jobid = job.starts(3)
+        rc, err = job.wait()
+        took = time.monotonic() - job.t0
+        print("%s --timeout 3: ended %.2f s after the start" % (lname, took))
+        check(rc == 124 and "timeout" in err, "%s: exit %s: %r" % (lname, rc, err))
+        check(3.0 <= took < 3.0 + 2.0, "%s: took %.2f s" % (lname, took))
+        check_nothing_left(jobid)
+
+
+def case_mpi():
+    """MPI programs across nodes over the network transport, both launchers:
+    each rank reaches its node's other rank through shm and the other node's
+    through tcp (LOCUS_VERBOSE's report), and the program says No Errors."""
+    if not MPI_PROGS:
+        print("SKIPPED: no network transport (src/transport/tcp) built yet")
+        sys.exit(77)
+    for prog in MPI_PROGS:
+        for lname, (largs, env) in LAUNCHERS.items():
+            t0 = time.monotonic()
+            args = largs + ["--map-by", "node", "--host", hosts(2, 2), "-x", "LOCUS_VERBOSE=1"]
+            rc, out, err = run(args + prog.split(), env=env, timeout=280)
+            print("%s %s: rc=%d in %.2f s" % (lname, os.path.basename(prog), rc,
+                                             time.monotonic() - t0))
+            check(rc == 0 and " No Errors" in out, "%s %s: exit %d\n%s\n%s"
+                  % (lname, prog, rc, out[-2000:], err[-2000:]))
+            routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers", err)
+            check(sorted(routes) == ["0", "1", "2", "3"],
+                  "%s %s: not every rank on shm 1 peer + tcp 2 peers: %s"
+                  % (lname, prog, [l for l in err.splitlines() if " of 4 " in l]))
+
+
+def main():
+    fn = globals().get("case_" + CASE)
+    if fn is None:
+        raise SystemExit("unknown case " + CASE)
+    if os.geteuid() != 0 or not os.path.exists("/usr/sbin/sshd"):
+        print("SKIPPED: the emulated cluster needs root and sshd (openssh-server, see "
+              "scripts/bootstrap)")
+        sys.exit(77)
+    if CASE not in ("up", "down") and not os.path.exists(STATE + "/ssh_config"):
+        print("FAIL: cluster %s is not up (the ctest fixture cluster_up brings it up)" % NAME)
+        sys.exit(1)
+    fn()
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        sys.exit(1)
+    print("cluster %s: OK" % CASE)
+
+
+if __name__ == "__main__":
+    main()
