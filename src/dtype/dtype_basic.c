@@ -1,6 +1,6 @@
 /*
- * dtype_basic.c — the predefined types, statically initialised so the MPI
- * header can name them as link-time constants (MPI_INT is &locus_dt_int).
+ * dtype_basic.c — the basic types, one per element kind, statically
+ * initialised (never freed).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -9,16 +9,11 @@
 
 #include "dtype_impl.h"
 
-/* The MPI library hands these objects to applications as its MPI_Datatype
- * handles (mpi.h names them), so they are exported from liblocusmpi while
- * everything else of this layer stays hidden. */
-#define DT_EXPORT __attribute__((visibility("default")))
-
 #define BASIC(name, ctype, kind)                                               \
     static locus_dblock_t dt_##name##_blk[1] = {{0, sizeof(ctype)}};               \
     static size_t dt_##name##_pre[2] = {0, sizeof(ctype)};                         \
     static locus_dsig_t dt_##name##_sig[1] = {{sizeof(ctype), 1}};                 \
-    DT_EXPORT struct locus_dtype locus_dt_##name = {                           \
+    struct locus_dtype locus_dt_##name = {                                     \
         .refs = 1, .basic = 1, .committed = 1, .elem = kind,                   \
         .size = sizeof(ctype), .align = _Alignof(ctype),                       \
         .lb = 0, .extent = sizeof(ctype),                                      \
@@ -39,7 +34,7 @@
         0, PAIR_MERGED(dt_##name##_pair, vt) ? sizeof(vt) + sizeof(int) : sizeof(vt), \
         sizeof(vt) + sizeof(int)};                                             \
     static locus_dsig_t dt_##name##_sig[2] = {{sizeof(vt), 1}, {sizeof(int), 1}};  \
-    DT_EXPORT struct locus_dtype locus_dt_##name = {                           \
+    struct locus_dtype locus_dt_##name = {                                     \
         .refs = 1, .basic = 1, .committed = 1, .elem = kind,                   \
         .size = sizeof(vt) + sizeof(int), .align = _Alignof(struct dt_##name##_pair), \
         .lb = 0, .extent = sizeof(struct dt_##name##_pair),                         \

@@ -333,9 +333,22 @@ void locus_dtype_release(locus_dtype_t *dt)
     if (!dt || dt->basic)
         return;
     if (__atomic_sub_fetch(&dt->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        if (dt->owner_gone)
+            dt->owner_gone(dt->owner);
         free(dt->blocks);
         free(dt->prefix);
         free(dt->sig);
         free(dt);
     }
+}
+
+void locus_dtype_set_owner(locus_dtype_t *dt, void *owner, void (*gone)(void *owner))
+{
+    dt->owner = owner;
+    dt->owner_gone = gone;
+}
+
+void *locus_dtype_owner(const locus_dtype_t *dt)
+{
+    return dt ? dt->owner : NULL;
 }

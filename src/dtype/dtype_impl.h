@@ -42,6 +42,8 @@ struct locus_dtype {
     size_t nsig;
     locus_dsig_t *sig;        /* signature of one unit */
     size_t unit_nbasic;       /* basic elements in one unit */
+    void *owner;              /* the layer above's object naming this type */
+    void (*owner_gone)(void *owner);
 };
 
 #endif

@@ -69,6 +69,11 @@ int locus_dtype_is_basic(const locus_dtype_t *dt);
 /* Adds a reference / drops one (frees at zero; basic types ignore both). */
 void locus_dtype_retain(locus_dtype_t *dt);
 void locus_dtype_release(locus_dtype_t *dt);
+/* The object of the layer above that names this type (the MPI layer's
+ * datatype), and a function called when the type is freed so that object
+ * goes with it (NULL: none). A type has at most one owner. */
+void locus_dtype_set_owner(locus_dtype_t *dt, void *owner, void (*gone)(void *owner));
+void *locus_dtype_owner(const locus_dtype_t *dt);
 
 /* Bytes of data in one element of the type (MPI_Type_size). */
 size_t locus_dtype_size(const locus_dtype_t *dt);

@@ -58,8 +58,8 @@ static locus_bblk_t *block_alloc(size_t n)
 }
 
 /* Copies the message into the attached buffer and starts its send. */
-static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                       MPI_Comm comm)
+static int bsend_start(const void *buf, int count, locus_dtype_t *dt, int dest, int tag,
+                       locus_comm_t *comm)
 {
     size_t len = (size_t)count * locus_dtype_size(dt);
     locus_req_t *sr = locus_core_req_get(locus_core());
@@ -78,21 +78,23 @@ static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, in
     char *copy = locus_mpi.bbuf + b->off;
     if (len)
         locus_dtype_pack(buf, (size_t)count, dt, 0, copy, len);
-    int err = locus_p2p_isend(copy, len, MPI_BYTE, dest, tag, comm, comm->ctx_p2p, 0, b->req);
+    int err = locus_p2p_isend(copy, len, locus_dtype_basic(LOCUS_EL_BYTE), dest, tag, comm,
+                              comm->ctx_p2p, 0, b->req);
     if (err != MPI_SUCCESS)
         b->req->done = 1;   /* reclaimed with its block */
     return err;
 }
 
 static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request, const char *fn)
+                 MPI_Comm comm_h, MPI_Request *request, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, fn);
     if (dest != MPI_PROC_NULL) {
-        err = bsend_start(buf, count, dt, dest, tag, comm);
+        err = bsend_start(buf, count, locus_dt_of(dt), dest, tag, comm);
         if (err != MPI_SUCCESS)
             return locus_mpi_err(comm, err, fn);
     }
@@ -105,7 +107,7 @@ static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
         r->comm = comm;
         locus_comm_retain(comm);
         r->done = 1;
-        *request = r;
+        *request = locus_req_handle(r);
     }
     return MPI_SUCCESS;
 }
@@ -121,7 +123,7 @@ int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
                 MPI_Request *request)
 {
     if (!request)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Ibsend");
+        return locus_mpi_err(locus_comm_of(comm), MPI_ERR_ARG, "MPI_Ibsend");
     return bsend(buf, count, dt, dest, tag, comm, request, "MPI_Ibsend");
 }
 
@@ -130,9 +132,9 @@ int PMPI_Buffer_attach(void *buffer, int size)
 {
     LOCUS_CHECK_INIT("MPI_Buffer_attach");
     if (size < 0 || (!buffer && size > 0))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_attach");
     if (locus_mpi.bbuf)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach");
+        return locus_mpi_err(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach");
     locus_mpi.bbuf = buffer;
     locus_mpi.bsize = (size_t)size;
     return MPI_SUCCESS;
@@ -154,7 +156,7 @@ int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
     LOCUS_CHECK_INIT("MPI_Buffer_detach");
     if (!buffer_addr || !size)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_detach");
     locus_bsend_drain(); /* detach blocks until the buffered sends are out */
     *(void **)buffer_addr = locus_mpi.bbuf;
     *size = (int)locus_mpi.bsize;

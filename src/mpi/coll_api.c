@@ -32,14 +32,14 @@ int coll_check_counts(const int *counts, const int *displs, int p, MPI_Datatype 
 }
 
 int coll_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, MPI_Comm comm)
+                      int root, const locus_comm_t *comm)
 {
     int rc = locus_check_count(count);
     if (rc == MPI_SUCCESS)
         rc = locus_check_dtype(dt);
     if (rc == MPI_SUCCESS) {
-        locus_op_t *o = locus_op_get(op);
-        rc = o ? locus_op_check(o, dt) : MPI_ERR_OP;
+        locus_op_t *o = locus_op_of(op);
+        rc = o ? locus_op_check(o, locus_dt_of(dt)) : MPI_ERR_OP;
     }
     int receives = root < 0 || comm->coll.rank == root;
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
@@ -69,9 +69,10 @@ size_t *coll_counts_convert(const int *counts, const int *displs, int p, ptrdiff
 
 /* ---- barrier, bcast ---- */
 
-static int barrier_run(MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int barrier_run(MPI_Comm comm_h, MPI_Request *req, int nb, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
     COLL_CHECK_REQ(rc, nb, req);
     if (rc == MPI_SUCCESS)
@@ -91,10 +92,11 @@ int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
     return barrier_run(comm, request, 1, "MPI_Ibarrier");
 }
 
-static int bcast_run(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+static int bcast_run(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm_h,
                      MPI_Request *req, int nb, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
         rc = locus_check_root(comm, root);
@@ -102,7 +104,7 @@ static int bcast_run(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm c
         rc = coll_check_part(buf, count, dt);
     COLL_CHECK_REQ(rc, nb, req);
     if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, bcast, buf, (size_t)count, dt, root, &comm->coll);
+        COLL_RUN(rc, req, comm, bcast, buf, (size_t)count, locus_dt_of(dt), root, &comm->coll);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
 }
 
@@ -123,9 +125,10 @@ int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Co
 
 /* root < 0: an allreduce. */
 static int reduce_run(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                      int root, MPI_Comm comm_h, MPI_Request *req, int nb, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int all = root < 0, rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS && !all)
         rc = locus_check_root(comm, root);
@@ -135,10 +138,10 @@ static int reduce_run(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
         rc = MPI_ERR_BUFFER;
     COLL_CHECK_REQ(rc, nb, req);
     if (rc == MPI_SUCCESS && !all)
-        COLL_RUN(rc, req, comm, reduce, sbuf, rbuf, (size_t)count, dt, locus_op_get(op), root,
+        COLL_RUN(rc, req, comm, reduce, sbuf, rbuf, (size_t)count, locus_dt_of(dt), locus_op_of(op), root,
                  &comm->coll);
     else if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, allreduce, sbuf, rbuf, (size_t)count, dt, locus_op_get(op),
+        COLL_RUN(rc, req, comm, allreduce, sbuf, rbuf, (size_t)count, locus_dt_of(dt), locus_op_of(op),
                  &comm->coll);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
 }
@@ -184,10 +187,11 @@ int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 /* ---- reduce_scatter, reduce_scatter_block ---- */
 
 static int redscat_run(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm_h, MPI_Request *req, int nb,
                        const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS && rcounts) {
         for (int i = 0; rc == MPI_SUCCESS && i < comm->coll.size; i++)
@@ -204,12 +208,12 @@ static int redscat_run(const void *sbuf, void *rbuf, const int *rcounts, int rco
         if (!cnt)
             rc = MPI_ERR_NO_MEM;
         else
-            COLL_RUN(rc, req, comm, reduce_scatter, sbuf, rbuf, cnt, dt, locus_op_get(op),
+            COLL_RUN(rc, req, comm, reduce_scatter, sbuf, rbuf, cnt, locus_dt_of(dt), locus_op_of(op),
                      &comm->coll);
         free(cnt);
     } else if (rc == MPI_SUCCESS) {
-        COLL_RUN(rc, req, comm, reduce_scatter_block, sbuf, rbuf, (size_t)rcount, dt,
-                 locus_op_get(op), &comm->coll);
+        COLL_RUN(rc, req, comm, reduce_scatter_block, sbuf, rbuf, (size_t)rcount, locus_dt_of(dt),
+                 locus_op_of(op), &comm->coll);
     }
     return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
 }
@@ -219,7 +223,7 @@ int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (!recvcounts)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Reduce_scatter");
+        return locus_mpi_err(locus_comm_of(comm), MPI_ERR_ARG, "MPI_Reduce_scatter");
     return redscat_run(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL, 0,
                        "MPI_Reduce_scatter");
 }
@@ -229,7 +233,7 @@ int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcount
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (!recvcounts)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter");
+        return locus_mpi_err(locus_comm_of(comm), MPI_ERR_ARG, "MPI_Ireduce_scatter");
     return redscat_run(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, 1,
                        "MPI_Ireduce_scatter");
 }
@@ -254,18 +258,19 @@ int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount
 /* ---- scan, exscan ---- */
 
 static int scan_run(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                    int exclusive, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+                    int exclusive, MPI_Comm comm_h, MPI_Request *req, int nb, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
         rc = coll_check_reduce(sbuf, rbuf, count, dt, op, -1, comm);
     COLL_CHECK_REQ(rc, nb, req);
     if (rc == MPI_SUCCESS && exclusive)
-        COLL_RUN(rc, req, comm, exscan, sbuf, rbuf, (size_t)count, dt, locus_op_get(op),
+        COLL_RUN(rc, req, comm, exscan, sbuf, rbuf, (size_t)count, locus_dt_of(dt), locus_op_of(op),
                  &comm->coll);
     else if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, scan, sbuf, rbuf, (size_t)count, dt, locus_op_get(op),
+        COLL_RUN(rc, req, comm, scan, sbuf, rbuf, (size_t)count, locus_dt_of(dt), locus_op_of(op),
                  &comm->coll);
     return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
 }

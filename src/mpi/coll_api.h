@@ -41,7 +41,7 @@ int coll_check_counts(const int *counts, const int *displs, int p, MPI_Datatype 
 /* Checks of a reduction: count, type, op (allowed on the type), buffers;
  * root < 0: every rank receives. */
 int coll_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, MPI_Comm comm);
+                      int root, const locus_comm_t *comm);
 
 /* int counts/displacements as the collective layer takes them: one
  * allocation (free the returned pointer) holding p sizes then p

@@ -16,7 +16,8 @@ enum { COLL_NB = 1, COLL_V = 2 };
 
 /* ---- gather, gatherv ---- */
 
-static int gather_check(const void *sbuf, int scount, MPI_Datatype sdt, int root, MPI_Comm comm)
+static int gather_check(const void *sbuf, int scount, MPI_Datatype sdt, int root,
+                        locus_comm_t *comm)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
@@ -28,9 +29,10 @@ static int gather_check(const void *sbuf, int scount, MPI_Datatype sdt, int root
 
 static int gather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
                       const int *rcounts, const int *displs, MPI_Datatype rdt, int root,
-                      MPI_Comm comm, MPI_Request *req, int flags, const char *fn)
+                      MPI_Comm comm_h, MPI_Request *req, int flags, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = gather_check(sbuf, scount, sdt, root, comm);
     int vform = flags & COLL_V, nb = flags & COLL_NB;
     if (rc == MPI_SUCCESS && comm->coll.rank == root)
@@ -40,7 +42,8 @@ static int gather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, gather, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
+        COLL_RUN(rc, req, comm, gather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf, (size_t)rcount,
+                 locus_dt_of(rdt),
                  root, &comm->coll);
         API_END(rc, comm, fn);
     }
@@ -50,7 +53,8 @@ static int gather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf
     if (comm->coll.rank == root && !c)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, gatherv, sbuf, (size_t)scount, sdt, rbuf, c, d, rdt, root,
+        COLL_RUN(rc, req, comm, gatherv, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf, c, d,
+                 locus_dt_of(rdt), root,
                  &comm->coll);
     free(c);
     API_END(rc, comm, fn);
@@ -95,9 +99,10 @@ int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 static int scatter_run(const void *sbuf, int scount, const int *scounts, const int *displs,
                        MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
-                       MPI_Comm comm, MPI_Request *req, int flags, const char *fn)
+                       MPI_Comm comm_h, MPI_Request *req, int flags, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm), vform = flags & COLL_V, nb = flags & COLL_NB;
     if (rc == MPI_SUCCESS)
         rc = locus_check_root(comm, root);
@@ -111,7 +116,8 @@ static int scatter_run(const void *sbuf, int scount, const int *scounts, const i
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, scatter, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
+        COLL_RUN(rc, req, comm, scatter, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt),
                  root, &comm->coll);
         API_END(rc, comm, fn);
     }
@@ -120,7 +126,8 @@ static int scatter_run(const void *sbuf, int scount, const int *scounts, const i
     if (me_root && !c)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, scatterv, sbuf, c, d, sdt, rbuf, (size_t)rcount, rdt, root,
+        COLL_RUN(rc, req, comm, scatterv, sbuf, c, d, locus_dt_of(sdt), rbuf, (size_t)rcount,
+                 locus_dt_of(rdt), root,
                  &comm->coll);
     free(c);
     API_END(rc, comm, fn);
@@ -165,9 +172,10 @@ int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs
 
 static int allgather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
                          int rcount, const int *rcounts, const int *displs, MPI_Datatype rdt,
-                         MPI_Comm comm, MPI_Request *req, int flags, const char *fn)
+                         MPI_Comm comm_h, MPI_Request *req, int flags, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm), vform = flags & COLL_V, nb = flags & COLL_NB;
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = coll_check_part(sbuf, scount, sdt);
@@ -178,7 +186,8 @@ static int allgather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *r
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, allgather, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
+        COLL_RUN(rc, req, comm, allgather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt),
                  &comm->coll);
         API_END(rc, comm, fn);
     }
@@ -187,7 +196,8 @@ static int allgather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *r
     if (!c)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, allgatherv, sbuf, (size_t)scount, sdt, rbuf, c, d, rdt,
+        COLL_RUN(rc, req, comm, allgatherv, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf, c, d,
+                 locus_dt_of(rdt),
                  &comm->coll);
     free(c);
     API_END(rc, comm, fn);
@@ -247,10 +257,11 @@ static int a2a_side_check(const a2a_side_t *s, int p)
     return rc;
 }
 
-static int alltoallw_run(const a2a_side_t *snd, const a2a_side_t *rcv, MPI_Comm comm,
+static int alltoallw_run(const a2a_side_t *snd, const a2a_side_t *rcv, MPI_Comm comm_h,
                          MPI_Request *req, int flags, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm), p = rc == MPI_SUCCESS ? comm->coll.size : 0, nb = flags;
     int in_place = snd->sbuf == MPI_IN_PLACE;
     if (rc == MPI_SUCCESS && !in_place)
@@ -264,12 +275,19 @@ static int alltoallw_run(const a2a_side_t *snd, const a2a_side_t *rcv, MPI_Comm 
     size_t *sc = coll_counts_convert(in_place ? rcv->counts : snd->counts,
                                      in_place ? rcv->displs : snd->displs, p, &sd);
     size_t *rc_ = coll_counts_convert(rcv->counts, rcv->displs, p, &rd);
-    if (!sc || !rc_)
+    /* The engine types of both sides' handles. */
+    locus_dtype_t **st = malloc(2 * sizeof *st * (size_t)(p > 0 ? p : 1)), **rt = st + p;
+    if (!sc || !rc_ || !st) {
         rc = MPI_ERR_NO_MEM;
-    else
-        COLL_RUN(rc, req, comm, alltoallw, snd->sbuf, sc, sd,
-                 (locus_dtype_t *const *)(in_place ? rcv->types : snd->types), rcv->rbuf, rc_, rd,
-                 (locus_dtype_t *const *)rcv->types, &comm->coll);
+    } else {
+        for (int i = 0; i < p; i++) {
+            st[i] = locus_dt_of(in_place ? rcv->types[i] : snd->types[i]);
+            rt[i] = locus_dt_of(rcv->types[i]);
+        }
+        COLL_RUN(rc, req, comm, alltoallw, snd->sbuf, sc, sd, st, rcv->rbuf, rc_, rd, rt,
+                 &comm->coll);
+    }
+    free(st);
     free(sc);
     free(rc_);
     API_END(rc, comm, fn);
@@ -298,10 +316,11 @@ int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdisp
 
 static int alltoallv_run(const void *sbuf, int scount, const int *scounts, const int *sdispls,
                          MPI_Datatype sdt, void *rbuf, int rcount, const int *rcounts,
-                         const int *rdispls, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
+                         const int *rdispls, MPI_Datatype rdt, MPI_Comm comm_h, MPI_Request *req,
                          int flags, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm), vform = flags & COLL_V, nb = flags & COLL_NB;
     int p = rc == MPI_SUCCESS ? comm->coll.size : 0;
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
@@ -314,7 +333,8 @@ static int alltoallv_run(const void *sbuf, int scount, const int *scounts, const
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, alltoall, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
+        COLL_RUN(rc, req, comm, alltoall, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt),
                  &comm->coll);
         API_END(rc, comm, fn);
     }
@@ -324,7 +344,8 @@ static int alltoallv_run(const void *sbuf, int scount, const int *scounts, const
     if ((sbuf != MPI_IN_PLACE && !sc) || !rc_)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, alltoallv, sbuf, sc, sd, sdt, rbuf, rc_, rd, rdt, &comm->coll);
+        COLL_RUN(rc, req, comm, alltoallv, sbuf, sc, sd, locus_dt_of(sdt), rbuf, rc_, rd,
+                 locus_dt_of(rdt), &comm->coll);
     free(sc);
     free(rc_);
     API_END(rc, comm, fn);

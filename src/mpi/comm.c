@@ -17,7 +17,7 @@
 
 #include "mpi_impl.h"
 
-struct locus_comm locus_mpi_comm_world, locus_mpi_comm_self;
+locus_comm_t locus_comm_world, locus_comm_self;
 
 #define CTX_LIMIT 0xfffffff0u
 
@@ -65,6 +65,7 @@ static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
 static void comm_teardown(locus_comm_t *c)
 {
     locus_coll_comm_release(&c->coll);
+    locus_errh_set(c, &locus_errh_fatal);
     free(c->world_of);
     free(c->coll.node_of);
     free(c->coll.leaders);
@@ -86,7 +87,7 @@ int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, ui
     c->coll.yield = locus_mpi.core.yield;
     c->ctx_p2p = ctx;
     c->ctx_coll = ctx + 1;
-    c->errh = MPI_ERRORS_ARE_FATAL;
+    c->errh = &locus_errh_fatal;
     c->world_of = malloc((size_t)size * sizeof *c->world_of);
     int err = c->world_of ? comm_nodes(&c->coll, world_of) : MPI_ERR_NO_MEM;
     if (err != MPI_SUCCESS) {
@@ -119,7 +120,7 @@ void locus_comm_release(locus_comm_t *c)
 
 /* Agrees with the members of parent on a new context pair: the highest id
  * any of them may still use. Collective over parent. */
-static int ctx_agree(MPI_Comm parent, uint32_t *ctx)
+static int ctx_agree(locus_comm_t *parent, uint32_t *ctx)
 {
     uint32_t mine = locus_mpi.next_ctx, all = 0;
     int err = locus_coll_allreduce(&mine, &all, 1, locus_dtype_basic(LOCUS_EL_UINT32),
@@ -137,8 +138,8 @@ static int ctx_agree(MPI_Comm parent, uint32_t *ctx)
 }
 
 /* A communicator struct from the pool (or new), set up for the members. */
-static int comm_new(int size, int rank, const int *world_of, uint32_t ctx, MPI_Comm parent,
-                    MPI_Comm *out)
+static int comm_new(int size, int rank, const int *world_of, uint32_t ctx,
+                    locus_comm_t *parent, locus_comm_t **out)
 {
     locus_comm_t *c = locus_mpi.comm_pool;
     if (c)
@@ -151,25 +152,21 @@ static int comm_new(int size, int rank, const int *world_of, uint32_t ctx, MPI_C
         locus_mpi.comm_pool = c;
         return err;
     }
-    c->errh = parent->errh;
+    locus_errh_set(c, parent->errh);
     *out = c;
     return MPI_SUCCESS;
-}
-
-int locus_comm_valid(MPI_Comm comm)
-{
-    return comm && comm->magic == LOCUS_COMM_MAGIC;
 }
 
 LOCUS_PMPI_WEAK(Comm_rank)
 int PMPI_Comm_rank(MPI_Comm comm, int *rank)
 {
     LOCUS_CHECK_INIT("MPI_Comm_rank");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_rank");
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_rank");
     if (!rank)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_rank");
-    *rank = comm->coll.rank;
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_rank");
+    *rank = c->coll.rank;
     return MPI_SUCCESS;
 }
 
@@ -177,11 +174,12 @@ LOCUS_PMPI_WEAK(Comm_size)
 int PMPI_Comm_size(MPI_Comm comm, int *size)
 {
     LOCUS_CHECK_INIT("MPI_Comm_size");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_size");
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_size");
     if (!size)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_size");
-    *size = comm->coll.size;
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_size");
+    *size = c->coll.size;
     return MPI_SUCCESS;
 }
 
@@ -189,15 +187,19 @@ LOCUS_PMPI_WEAK(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_dup");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_dup");
+    locus_comm_t *c = locus_comm_of(comm), *n = NULL;
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_dup");
     if (!newcomm)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_dup");
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_dup");
     uint32_t ctx;
-    int err = ctx_agree(comm, &ctx);
+    int err = ctx_agree(c, &ctx);
     if (!err)
-        err = comm_new(comm->coll.size, comm->coll.rank, comm->world_of, ctx, comm, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_dup") : MPI_SUCCESS;
+        err = comm_new(c->coll.size, c->coll.rank, c->world_of, ctx, c, &n);
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Comm_dup");
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
 }
 
 typedef struct {
@@ -212,7 +214,7 @@ static int split_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-int locus_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+int locus_comm_split(locus_comm_t *comm, int color, int key, locus_comm_t **newcomm)
 {
     int p = comm->coll.size;
     split_ent_t mine = { color, key, comm->coll.rank };
@@ -225,7 +227,7 @@ int locus_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     uint32_t ctx;
     if (!err)
         err = ctx_agree(comm, &ctx);
-    *newcomm = MPI_COMM_NULL;
+    *newcomm = NULL;
     if (!err && color != MPI_UNDEFINED) {
         int n = 0;
         for (int r = 0; r < p; r++)
@@ -249,12 +251,16 @@ LOCUS_PMPI_WEAK(Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_split");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_split");
+    locus_comm_t *c = locus_comm_of(comm), *n;
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_split");
     if (!newcomm || (color < 0 && color != MPI_UNDEFINED))
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split");
-    int err = locus_comm_split(comm, color, key, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_split") : MPI_SUCCESS;
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_split");
+    int err = locus_comm_split(c, color, key, &n);
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Comm_split");
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Comm_split_type)
@@ -263,39 +269,47 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     (void)info;
     LOCUS_CHECK_INIT("MPI_Comm_split_type");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_split_type");
+    locus_comm_t *c = locus_comm_of(comm), *n;
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_split_type");
     if (!newcomm || (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED))
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split_type");
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : comm->coll.node_index;
-    int err = locus_comm_split(comm, color, key, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_split_type") : MPI_SUCCESS;
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_split_type");
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : c->coll.node_index;
+    int err = locus_comm_split(c, color, key, &n);
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Comm_split_type");
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Comm_create)
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_create");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_create");
-    if (!group)
-        return locus_mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
+    locus_comm_t *c = locus_comm_of(comm), *n = NULL;
+    locus_group_t *g = locus_group_of(group);
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_create");
+    if (!g)
+        return locus_mpi_err(c, MPI_ERR_GROUP, "MPI_Comm_create");
     if (!newcomm)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_create");
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_create");
     /* Every member of the group must belong to comm. */
-    for (int i = 0; i < group->size; i++) {
+    for (int i = 0; i < g->size; i++) {
         int found = 0;
-        for (int r = 0; r < comm->coll.size && !found; r++)
-            found = comm->world_of[r] == group->world_of[i];
+        for (int r = 0; r < c->coll.size && !found; r++)
+            found = c->world_of[r] == g->world_of[i];
         if (!found)
-            return locus_mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
+            return locus_mpi_err(c, MPI_ERR_GROUP, "MPI_Comm_create");
     }
     uint32_t ctx;
-    int err = ctx_agree(comm, &ctx);
-    *newcomm = MPI_COMM_NULL;
-    if (!err && group->rank != MPI_UNDEFINED)
-        err = comm_new(group->size, group->rank, group->world_of, ctx, comm, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_create") : MPI_SUCCESS;
+    int err = ctx_agree(c, &ctx);
+    if (!err && g->rank != MPI_UNDEFINED)
+        err = comm_new(g->size, g->rank, g->world_of, ctx, c, &n);
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Comm_create");
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Comm_free)
@@ -303,13 +317,14 @@ int PMPI_Comm_free(MPI_Comm *comm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_free");
     if (!comm)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free");
-    if (!locus_comm_valid(*comm) || (*comm)->predefined)
-        return locus_mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_free");
+    locus_comm_t *c = locus_comm_of(*comm);
+    if (!locus_comm_valid(c) || c->predefined)
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_free");
     /* The handle is invalid from now on; operations still pending on the
      * communicator hold their own references and finish on it. */
-    (*comm)->magic = 0;
-    locus_comm_release(*comm);
+    c->magic = 0;
+    locus_comm_release(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }
@@ -342,17 +357,16 @@ LOCUS_PMPI_WEAK(Comm_compare)
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     LOCUS_CHECK_INIT("MPI_Comm_compare");
-    if (!locus_comm_valid(comm1) || !locus_comm_valid(comm2))
-        return locus_mpi_err(locus_comm_valid(comm1) ? comm1 : comm2, MPI_ERR_COMM,
-                             "MPI_Comm_compare");
+    locus_comm_t *c1 = locus_comm_of(comm1), *c2 = locus_comm_of(comm2);
+    if (!locus_comm_valid(c1) || !locus_comm_valid(c2))
+        return locus_mpi_err(locus_comm_valid(c1) ? c1 : c2, MPI_ERR_COMM, "MPI_Comm_compare");
     if (!result)
-        return locus_mpi_err(comm1, MPI_ERR_ARG, "MPI_Comm_compare");
-    if (comm1 == comm2) {
+        return locus_mpi_err(c1, MPI_ERR_ARG, "MPI_Comm_compare");
+    if (c1 == c2) {
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    int r = locus_members_compare(comm1->coll.size, comm1->world_of, comm2->coll.size,
-                                  comm2->world_of);
+    int r = locus_members_compare(c1->coll.size, c1->world_of, c2->coll.size, c2->world_of);
     *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
     return MPI_SUCCESS;
 }
@@ -361,12 +375,13 @@ LOCUS_PMPI_WEAK(Comm_set_name)
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
     LOCUS_CHECK_INIT("MPI_Comm_set_name");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_set_name");
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_set_name");
     if (!name)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_name");
-    strncpy(comm->name, name, MPI_MAX_OBJECT_NAME - 1);
-    comm->name[MPI_MAX_OBJECT_NAME - 1] = '\0';
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_name");
+    strncpy(c->name, name, MPI_MAX_OBJECT_NAME - 1);
+    c->name[MPI_MAX_OBJECT_NAME - 1] = '\0';
     return MPI_SUCCESS;
 }
 
@@ -374,11 +389,12 @@ LOCUS_PMPI_WEAK(Comm_get_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
     LOCUS_CHECK_INIT("MPI_Comm_get_name");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_get_name");
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_get_name");
     if (!name || !resultlen)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_name");
-    strcpy(name, comm->name);
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_name");
+    strcpy(name, c->name);
     *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
 }
@@ -390,14 +406,17 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
      * long as the library. */
     static const int tag_ub = LOCUS_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
     static const int wtime_global = 0;
+    static int lastused;
     LOCUS_CHECK_INIT("MPI_Comm_get_attr");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_get_attr");
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_get_attr");
     if (!attribute_val || !flag)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr");
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_attr");
     locus_mpi.attr_universe = locus_mpi.boot.universe_size ? locus_mpi.boot.universe_size
                                                            : locus_mpi.boot.size;
     locus_mpi.attr_appnum = locus_mpi.boot.appnum;
+    lastused = locus_err_lastused();
     const int *v = NULL;
     switch (keyval) {
     case MPI_TAG_UB: v = &tag_ub; break;
@@ -406,8 +425,9 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_UNIVERSE_SIZE: v = &locus_mpi.attr_universe; break;
     case MPI_APPNUM: v = &locus_mpi.attr_appnum; break;
+    case MPI_LASTUSEDCODE: v = &lastused; break;
     default:
-        return locus_mpi_err(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
+        return locus_mpi_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
     }
     *(const int **)attribute_val = v; /* MPI hands out int*; never written through */
     *flag = 1;

@@ -20,14 +20,14 @@ void locus_status_set(MPI_Status *st, const locus_req_t *r)
     if (r->kind == LOCUS_REQ_RECV) {
         st->MPI_SOURCE = r->st_source;
         st->MPI_TAG = r->st_tag;
-        st->locus_count = (long long)r->st_bytes;
+        locus_status_set_bytes(st, r->st_bytes);
     } else {
         st->MPI_SOURCE = MPI_ANY_SOURCE;
         st->MPI_TAG = MPI_ANY_TAG;
-        st->locus_count = 0;
+        locus_status_set_bytes(st, 0);
     }
     st->MPI_ERROR = r->st_error;
-    st->locus_cancelled = r->st_cancelled;
+    LOCUS_STATUS_CANCELLED(st) = r->st_cancelled;
 }
 
 void locus_status_empty(MPI_Status *st, int source)
@@ -37,8 +37,8 @@ void locus_status_empty(MPI_Status *st, int source)
     st->MPI_SOURCE = source;
     st->MPI_TAG = MPI_ANY_TAG;
     st->MPI_ERROR = MPI_SUCCESS;
-    st->locus_count = 0;
-    st->locus_cancelled = 0;
+    locus_status_set_bytes(st, 0);
+    LOCUS_STATUS_CANCELLED(st) = 0;
 }
 
 int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
@@ -128,10 +128,11 @@ static void req_own(locus_req_t *r, locus_comm_t *comm)
 /* ---- blocking sends ---------------------------------------------------- */
 
 static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                         MPI_Comm comm, uint32_t flags, const char *fn)
+                         MPI_Comm comm_h, uint32_t flags, const char *fn)
 {
     if (__builtin_expect(locus_mpi.state != 1, 0))
         locus_mpi_not_active(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
     if (__builtin_expect(err != MPI_SUCCESS, 0))
         return locus_mpi_err(comm, err, fn);
@@ -140,7 +141,8 @@ static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, 
     locus_req_t *r = req_new();
     if (!r)
         return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
-    err = locus_p2p_isend(buf, (size_t)count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
+    err = locus_p2p_isend(buf, (size_t)count, locus_dt_of(dt), dest, tag, comm, comm->ctx_p2p,
+                          flags, r);
     if (err == MPI_SUCCESS)
         err = locus_p2p_finish(r, NULL);
     else
@@ -170,9 +172,10 @@ int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, M
 /* ---- non-blocking sends -------------------------------------------------- */
 
 static int send_nb(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                   MPI_Comm comm, uint32_t flags, MPI_Request *request, const char *fn)
+                   MPI_Comm comm_h, uint32_t flags, MPI_Request *request, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
     if (err == MPI_SUCCESS && !request)
         err = MPI_ERR_ARG;
@@ -185,14 +188,15 @@ static int send_nb(const void *buf, int count, MPI_Datatype dt, int dest, int ta
         r->kind = LOCUS_REQ_SEND;
         r->done = 1;
     } else {
-        err = locus_p2p_isend(buf, (size_t)count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
+        err = locus_p2p_isend(buf, (size_t)count, locus_dt_of(dt), dest, tag, comm, comm->ctx_p2p,
+                              flags, r);
         if (err != MPI_SUCCESS) {
             locus_core_req_put(locus_core(), r);
             return locus_mpi_err(comm, err, fn);
         }
     }
     req_own(r, comm);
-    *request = r;
+    *request = locus_req_handle(r);
     return MPI_SUCCESS;
 }
 
@@ -220,11 +224,12 @@ int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, 
 /* ---- receives ------------------------------------------------------------ */
 
 LOCUS_PMPI_WEAK(Recv)
-int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm_h,
               MPI_Status *status)
 {
     if (__builtin_expect(locus_mpi.state != 1, 0))
         locus_mpi_not_active("MPI_Recv");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = locus_check_p2p(buf, count, dt, source, tag, comm, 1);
     if (__builtin_expect(err != MPI_SUCCESS, 0))
         return locus_mpi_err(comm, err, "MPI_Recv");
@@ -235,16 +240,17 @@ int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Co
     locus_req_t *r = req_new();
     if (!r)
         return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Recv");
-    locus_p2p_irecv(buf, (size_t)count, dt, source, tag, comm, comm->ctx_p2p, r);
+    locus_p2p_irecv(buf, (size_t)count, locus_dt_of(dt), source, tag, comm, comm->ctx_p2p, r);
     err = locus_p2p_finish(r, status);
     return err ? locus_mpi_err(comm, err, "MPI_Recv") : MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Irecv)
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm_h,
                MPI_Request *request)
 {
     LOCUS_CHECK_INIT("MPI_Irecv");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = locus_check_p2p(buf, count, dt, source, tag, comm, 1);
     if (err == MPI_SUCCESS && !request)
         err = MPI_ERR_ARG;
@@ -259,10 +265,11 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_C
         r->st_tag = MPI_ANY_TAG;
         r->done = 1;
     } else {
-        locus_p2p_irecv(buf, (size_t)count, dt, source, tag, comm, comm->ctx_p2p, r);
+        locus_p2p_irecv(buf, (size_t)count, locus_dt_of(dt), source, tag, comm, comm->ctx_p2p,
+                        r);
     }
     req_own(r, comm);
-    *request = r;
+    *request = locus_req_handle(r);
     return MPI_SUCCESS;
 }
 
@@ -301,26 +308,29 @@ static int sendrecv(const void *sbuf, size_t scount, locus_dtype_t *sdt, int des
 LOCUS_PMPI_WEAK(Sendrecv)
 int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status *status)
+                  int recvtag, MPI_Comm comm_h, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Sendrecv");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = locus_check_p2p(sendbuf, sendcount, sendtype, dest, sendtag, comm, 0);
     if (err == MPI_SUCCESS)
         err = locus_check_p2p(recvbuf, recvcount, recvtype, source, recvtag, comm, 1);
     if (err == MPI_SUCCESS)
-        err = sendrecv(sendbuf, (size_t)sendcount, sendtype, dest, sendtag, recvbuf,
-                       (size_t)recvcount, recvtype, source, recvtag, comm, status);
+        err = sendrecv(sendbuf, (size_t)sendcount, locus_dt_of(sendtype), dest, sendtag, recvbuf,
+                       (size_t)recvcount, locus_dt_of(recvtype), source, recvtag, comm, status);
     return err ? locus_mpi_err(comm, err, "MPI_Sendrecv") : MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Sendrecv_replace)
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dtype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm_h, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Sendrecv_replace");
-    int err = locus_check_p2p(buf, count, dt, dest, sendtag, comm, 0);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    locus_dtype_t *dt = locus_dt_of(dtype);
+    int err = locus_check_p2p(buf, count, dtype, dest, sendtag, comm, 0);
     if (err == MPI_SUCCESS)
-        err = locus_check_p2p(buf, count, dt, source, recvtag, comm, 1);
+        err = locus_check_p2p(buf, count, dtype, source, recvtag, comm, 1);
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Sendrecv_replace");
     /* Pack the outgoing data first: the receive overwrites buf. */
@@ -338,18 +348,19 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int s
 
 /* ---- probes and counts --------------------------------------------------- */
 
-static int probe_check(int source, int tag, MPI_Comm comm)
+static int probe_check(int source, int tag, locus_comm_t *comm)
 {
     if (!locus_comm_valid(comm))
         return MPI_ERR_COMM;
     if (tag < 0 && tag != MPI_ANY_TAG)
         return MPI_ERR_TAG;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= comm->coll.size))
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE &&
+        (source < 0 || source >= comm->coll.size))
         return MPI_ERR_RANK;
     return MPI_SUCCESS;
 }
 
-static int probe_once(int source, int tag, MPI_Comm comm, MPI_Status *status)
+static int probe_once(int source, int tag, locus_comm_t *comm, MPI_Status *status)
 {
     int src, t;
     size_t bytes;
@@ -361,16 +372,17 @@ static int probe_once(int source, int tag, MPI_Comm comm, MPI_Status *status)
         status->MPI_SOURCE = src;
         status->MPI_TAG = t;
         status->MPI_ERROR = MPI_SUCCESS;
-        status->locus_count = (long long)bytes;
-        status->locus_cancelled = 0;
+        locus_status_set_bytes(status, bytes);
+        LOCUS_STATUS_CANCELLED(status) = 0;
     }
     return 1;
 }
 
 LOCUS_PMPI_WEAK(Iprobe)
-int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Iprobe");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = probe_check(source, tag, comm);
     if (err == MPI_SUCCESS && !flag)
         err = MPI_ERR_ARG;
@@ -391,9 +403,10 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 }
 
 LOCUS_PMPI_WEAK(Probe)
-int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Probe(int source, int tag, MPI_Comm comm_h, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Probe");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = probe_check(source, tag, comm);
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Probe");
@@ -416,17 +429,16 @@ LOCUS_PMPI_WEAK(Get_count)
 int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     if (!status || !count)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_count");
     if (locus_check_dtype(dt) != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count");
-    size_t sz = locus_dtype_size(dt);
-    long long bytes = status->locus_count;
+        return locus_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Get_count");
+    size_t sz = locus_dtype_size(locus_dt_of(dt)), bytes = locus_status_bytes(status);
     if (sz == 0)
         *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    else if (bytes % (long long)sz != 0 || bytes / (long long)sz > 0x7fffffff)
+    else if (bytes % sz != 0 || bytes / sz > 0x7fffffff)
         *count = MPI_UNDEFINED;
     else
-        *count = (int)(bytes / (long long)sz);
+        *count = (int)(bytes / sz);
     return MPI_SUCCESS;
 }
 
@@ -434,10 +446,10 @@ LOCUS_PMPI_WEAK(Get_elements)
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
 {
     if (!status || !count)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_elements");
     if (locus_check_dtype(dt) != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements");
-    long n = locus_dtype_count_elements(dt, (size_t)status->locus_count);
+        return locus_mpi_err(NULL, MPI_ERR_TYPE, "MPI_Get_elements");
+    long n = locus_dtype_count_elements(locus_dt_of(dt), locus_status_bytes(status));
     *count = (n < 0 || n > 0x7fffffff) ? MPI_UNDEFINED : (int)n;
     return MPI_SUCCESS;
 }

@@ -3,22 +3,22 @@
 
 #include "mpi_impl.h"
 
-static int req_valid(MPI_Request r)
+static int req_valid(const locus_req_t *r)
 {
-    return r->kind >= LOCUS_REQ_SEND && r->kind <= LOCUS_REQ_GEN && !r->freed;
+    return r && r->kind >= LOCUS_REQ_SEND && r->kind <= LOCUS_REQ_GEN && !r->freed;
 }
 
 /* The communicator whose error handler applies: the request's own (alive
  * while the request holds its reference, even if the user freed it). */
-static MPI_Comm req_comm(MPI_Request r)
+static locus_comm_t *req_comm(const locus_req_t *r)
 {
-    return r->comm ? (MPI_Comm)r->comm : MPI_COMM_WORLD;
+    return r->comm ? r->comm : &locus_comm_world;
 }
 
 /* Takes a completed request: status, error, recycling. */
 static int req_finish(MPI_Request *req, MPI_Status *st)
 {
-    MPI_Request r = *req;
+    locus_req_t *r = locus_req_of(*req);
     locus_status_set(st, r);
     int err = r->st_error;
     locus_core_req_put(locus_core(), r);
@@ -51,7 +51,7 @@ static int check_array(int count, MPI_Request reqs[])
     if (count > 0 && !reqs)
         return MPI_ERR_ARG;
     for (int i = 0; i < count; i++)
-        if (reqs[i] != MPI_REQUEST_NULL && !req_valid(reqs[i]))
+        if (reqs[i] != MPI_REQUEST_NULL && !req_valid(locus_req_of(reqs[i])))
             return MPI_ERR_REQUEST;
     return MPI_SUCCESS;
 }
@@ -61,15 +61,15 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Wait");
     if (!request)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Wait");
-    MPI_Request r = *request;
-    if (r == MPI_REQUEST_NULL) {
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Wait");
+    locus_req_t *r = locus_req_of(*request);
+    if (!r) {
         status_empty(status);
         return MPI_SUCCESS;
     }
     if (!req_valid(r))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait");
-    MPI_Comm comm = req_comm(r);
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Wait");
+    locus_comm_t *comm = req_comm(r);
     if (!r->done && locus_core_wait(locus_core(), r) != 0)
         return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Wait");
     int err = req_finish(request, status);
@@ -81,16 +81,16 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Test");
     if (!request || !flag)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test");
-    MPI_Request r = *request;
-    if (r == MPI_REQUEST_NULL) {
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test");
+    locus_req_t *r = locus_req_of(*request);
+    if (!r) {
         *flag = 1;
         status_empty(status);
         return MPI_SUCCESS;
     }
     if (!req_valid(r))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Test");
-    MPI_Comm comm = req_comm(r);
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Test");
+    locus_comm_t *comm = req_comm(r);
     if (!r->done && locus_core_progress(locus_core()) < 0)
         return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Test");
     *flag = r->done;
@@ -108,7 +108,7 @@ static int sweep_all(int count, MPI_Request reqs[], MPI_Status st[], int *err_an
     for (int i = 0; i < count; i++) {
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
-        if (!reqs[i]->done) {
+        if (!locus_req_of(reqs[i])->done) {
             active++;
             continue;
         }
@@ -124,11 +124,11 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
     LOCUS_CHECK_INIT("MPI_Waitall");
     int err = check_array(count, reqs);
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitall");
-    MPI_Comm comm = MPI_COMM_WORLD;
+        return locus_mpi_err(NULL, err, "MPI_Waitall");
+    locus_comm_t *comm = &locus_comm_world;
     for (int i = 0; i < count; i++) {
         if (reqs[i] != MPI_REQUEST_NULL) {
-            comm = req_comm(reqs[i]);
+            comm = req_comm(locus_req_of(reqs[i]));
             break;
         }
     }
@@ -151,16 +151,16 @@ int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[]
     if (err == MPI_SUCCESS && !flag)
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testall");
+        return locus_mpi_err(NULL, err, "MPI_Testall");
     if (locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testall");
+        return locus_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Testall");
     /* All or nothing: complete none unless every one is done. */
-    MPI_Comm comm = MPI_COMM_WORLD;
+    locus_comm_t *comm = &locus_comm_world;
     for (int i = 0; i < count; i++) {
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
-        comm = req_comm(reqs[i]);
-        if (!reqs[i]->done) {
+        comm = req_comm(locus_req_of(reqs[i]));
+        if (!locus_req_of(reqs[i])->done) {
             *flag = 0;
             return MPI_SUCCESS;
         }
@@ -182,7 +182,7 @@ static int find_done(int count, MPI_Request reqs[])
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
         any = 1;
-        if (reqs[i]->done)
+        if (locus_req_of(reqs[i])->done)
             return i;
     }
     return any ? -1 : -2;
@@ -196,17 +196,17 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
     if (err == MPI_SUCCESS && !index)
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitany");
+        return locus_mpi_err(NULL, err, "MPI_Waitany");
     int i;
     while ((i = find_done(count, reqs)) == -1)
         if (progress_round() != 0)
-            return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Waitany");
+            return locus_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Waitany");
     if (i == -2) {
         *index = MPI_UNDEFINED;
         status_empty(status);
         return MPI_SUCCESS;
     }
-    MPI_Comm comm = req_comm(reqs[i]);
+    MPI_Comm comm = req_comm(locus_req_of(reqs[i]));
     *index = i;
     err = req_finish(&reqs[i], status);
     return err ? locus_mpi_err(comm, err, "MPI_Waitany") : MPI_SUCCESS;
@@ -220,9 +220,9 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
     if (err == MPI_SUCCESS && (!index || !flag))
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testany");
+        return locus_mpi_err(NULL, err, "MPI_Testany");
     if (locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testany");
+        return locus_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Testany");
     int i = find_done(count, reqs);
     if (i == -2) {
         *flag = 1;
@@ -235,7 +235,7 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
         *index = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    MPI_Comm comm = req_comm(reqs[i]);
+    MPI_Comm comm = req_comm(locus_req_of(reqs[i]));
     *flag = 1;
     *index = i;
     err = req_finish(&reqs[i], status);
@@ -244,16 +244,16 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 
 /* Completes all done requests into indices/statuses. */
 static int some_collect(int count, MPI_Request reqs[], int *outcount, int indices[],
-                        MPI_Status statuses[], MPI_Comm *comm)
+                        MPI_Status statuses[], locus_comm_t **comm)
 {
     int n = 0, err_any = 0, any = 0;
     for (int i = 0; i < count; i++) {
         if (reqs[i] == MPI_REQUEST_NULL)
             continue;
         any = 1;
-        if (!reqs[i]->done)
+        if (!locus_req_of(reqs[i])->done)
             continue;
-        *comm = req_comm(reqs[i]);
+        *comm = req_comm(locus_req_of(reqs[i]));
         indices[n] = i;
         if (req_finish(&reqs[i], statuses ? &statuses[n] : NULL) != MPI_SUCCESS)
             err_any = 1;
@@ -272,11 +272,11 @@ int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitsome");
+        return locus_mpi_err(NULL, err, "MPI_Waitsome");
     while (find_done(incount, reqs) == -1)
         if (progress_round() != 0)
-            return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Waitsome");
-    MPI_Comm comm = MPI_COMM_WORLD;
+            return locus_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Waitsome");
+    locus_comm_t *comm = &locus_comm_world;
     if (some_collect(incount, reqs, outcount, indices, statuses, &comm))
         return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitsome");
     return MPI_SUCCESS;
@@ -291,10 +291,10 @@ int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
     if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testsome");
+        return locus_mpi_err(NULL, err, "MPI_Testsome");
     if (locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testsome");
-    MPI_Comm comm = MPI_COMM_WORLD;
+        return locus_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Testsome");
+    locus_comm_t *comm = &locus_comm_world;
     if (some_collect(incount, reqs, outcount, indices, statuses, &comm))
         return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Testsome");
     return MPI_SUCCESS;
@@ -305,8 +305,8 @@ int PMPI_Request_free(MPI_Request *request)
 {
     LOCUS_CHECK_INIT("MPI_Request_free");
     if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free");
-    MPI_Request r = *request;
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
+    locus_req_t *r = locus_req_of(*request);
     if (r->done)
         locus_core_req_put(locus_core(), r);
     else
@@ -319,12 +319,13 @@ LOCUS_PMPI_WEAK(Cancel)
 int PMPI_Cancel(MPI_Request *request)
 {
     LOCUS_CHECK_INIT("MPI_Cancel");
-    if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel");
+    locus_req_t *r = request ? locus_req_of(*request) : NULL;
+    if (!req_valid(r))
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
     /* Only unmatched receives can be cancelled; a send completes normally
      * and MPI_Test_cancelled then reports false (allowed by the standard). */
-    if ((*request)->kind == LOCUS_REQ_RECV)
-        locus_core_cancel(locus_core(), *request);
+    if (r->kind == LOCUS_REQ_RECV)
+        locus_core_cancel(locus_core(), r);
     return MPI_SUCCESS;
 }
 
@@ -332,19 +333,19 @@ LOCUS_PMPI_WEAK(Test_cancelled)
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (!status || !flag)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
-    *flag = status->locus_cancelled;
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test_cancelled");
+    *flag = LOCUS_STATUS_CANCELLED(status);
     return MPI_SUCCESS;
 }
 
 /* ---- mpi_impl.h helpers ------------------------------------------------- */
 
-MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *state,
-                              void (*state_free)(void *))
+locus_req_t *locus_req_gen_new(locus_comm_t *comm, int (*poll)(void *state), void *state,
+                               void (*state_free)(void *))
 {
     locus_req_t *r = locus_core_req_get(locus_core());
     if (!r)
-        return MPI_REQUEST_NULL;
+        return NULL;
     r->kind = LOCUS_REQ_GEN;
     r->comm = comm;
     locus_comm_retain(comm);
@@ -369,10 +370,11 @@ static void sched_free(void *state)
     locus_coll_sched_free(state);
 }
 
-int locus_req_of_sched(MPI_Comm comm, locus_coll_sched_t *s, MPI_Request *request)
+int locus_req_of_sched(locus_comm_t *comm, locus_coll_sched_t *s, MPI_Request *request)
 {
-    *request = locus_req_gen_new(comm, sched_poll, s, sched_free);
-    if (*request != MPI_REQUEST_NULL)
+    locus_req_t *r = locus_req_gen_new(comm, sched_poll, s, sched_free);
+    *request = locus_req_handle(r);
+    if (r)
         return MPI_SUCCESS;
     locus_coll_sched_free(s);
     return MPI_ERR_NO_MEM;
