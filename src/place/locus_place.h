@@ -18,6 +18,7 @@
 
 #define LOCUS_PLACE_NAME_MAX 64
 #define LOCUS_PLACE_OSDEV_MAX 8
+#define LOCUS_PLACE_RAILS_MAX 64
 
 typedef enum {
     LOCUS_MAP_DEFAULT = 0, /* consecutive ranks share a NUMA node, balanced across NUMA nodes */
@@ -57,14 +58,19 @@ typedef struct {
     int cpus_per_rank;            /* threads per rank, >= 1 */
     locus_bind_policy_t bind_to;
     int oversubscribe;            /* allow more ranks than allowed PUs */
-    char nic_filter[256];         /* "" or comma-separated NIC names allowed */
+    char nic_filter[256];         /* "" or comma-separated NIC names: exactly these are used */
     int mem_on;                   /* -1: memory local to the cpus; else OS NUMA index */
+    int rails;                    /* NICs per rank, 1..LOCUS_PLACE_RAILS_MAX */
+    char env_error[160];          /* "" or why a LOCUS_* variable read by
+                                     locus_place_request_init is invalid: then
+                                     locus_plan_make refuses the request with it */
 } locus_place_request_t;
 
-/* One PCI device chosen for a rank (a NIC or a GPU). */
+/* One device chosen for a rank (a NIC or a GPU). */
 typedef struct {
     char name[LOCUS_PLACE_NAME_MAX];  /* preferred OS device name: mlx5_0, hfi1_0, cuda0, rsmi0... */
-    char pci[LOCUS_PLACE_NAME_MAX];   /* PCI bus id "0000:04:00.0", "" when unknown */
+    char pci[LOCUS_PLACE_NAME_MAX];   /* PCI bus id "0000:04:00.0", "" when unknown or virtual */
+    char netdev[LOCUS_PLACE_NAME_MAX];/* NIC: its network interface (eth0, ib0, veth1), "" if none */
     int nosdevs;
     char osdevs[LOCUS_PLACE_OSDEV_MAX][LOCUS_PLACE_NAME_MAX]; /* every OS device of that PCI function */
     int index;                        /* index among devices of its kind, for *_VISIBLE_DEVICES */
@@ -82,11 +88,14 @@ typedef struct {
     int nnuma;
     int *numa;                 /* OS NUMA node indices for its memory */
     int has_nic;
-    locus_place_dev_t nic;
+    locus_place_dev_t nic;     /* its primary NIC: rails[0] */
+    int nrails;
+    locus_place_dev_t *rails;  /* its NICs (--rails N), nearest first; NULL when none */
     int has_gpu;
     locus_place_dev_t gpu;
     int nenv;
-    locus_place_env_t *env;    /* variables to export: LOCUS_NIC, UCX_NET_DEVICES, OMP_*, ... */
+    locus_place_env_t *env;    /* variables to export: LOCUS_NIC, LOCUS_NET_IFACES,
+                                  UCX_NET_DEVICES, OMP_*, ... */
     int bound;                 /* 0 when --bind-to none: cpus is the allowed set, not a binding */
     int home_numa;             /* OS index of the NUMA node the rank was mapped to (the
                                   locality its NIC and GPU were chosen for), -1 if none */
@@ -101,13 +110,15 @@ typedef struct {
 } locus_plan_t;
 
 /* Fills *req with the defaults (map default, bind default, 1 cpu per rank,
- * no oversubscription, no NIC filter, mem_on -1) and nranks = 0. */
+ * no oversubscription, no NIC filter, mem_on -1, rails from LOCUS_RAILS,
+ * default 1) and nranks = 0. An invalid LOCUS_RAILS leaves its reason in
+ * req->env_error. */
 void locus_place_request_init(locus_place_request_t *req);
 
 /*
  * Parses one placement command-line option shared by `locus map` and
  * `locusrun`: --map-by, --bind-to, --cpus-per-rank, --oversubscribe, --nic,
- * --mem-on. `opt` is the option word (e.g. "--map-by"), `val` the next word
+ * --mem-on, --rails (which overrides LOCUS_RAILS). `opt` is the option word (e.g. "--map-by"), `val` the next word
  * or NULL. Returns the number of words consumed (1 or 2), 0 if `opt` is not
  * a placement option, or -1 with a one-line reason in err.
  */
@@ -117,8 +128,17 @@ int locus_place_opt_parse(locus_place_request_t *req, const char *opt,
 /*
  * Computes the plan. Returns 0 on success; -1 with a one-line reason in err
  * when the request is impossible (nranks <= 0, more ranks than allowed PUs
- * without oversubscribe, a NIC filter matching nothing, ...). On success the
- * caller frees the plan with locus_plan_free().
+ * without oversubscribe, a NIC filter matching nothing, req->env_error
+ * set, ...). On success the caller frees the plan with locus_plan_free().
+ *
+ * NICs: the candidates are the --nic list when given, else the NICs of the
+ * best class: InfiniBand, Omni-Path, Slingshot and EFA first; then
+ * Ethernet by link speed (RDMA-capable first among equals); then
+ * management ports, then virtual interfaces; ports that are down last.
+ * Each rank gets the nearest candidate; the ranks of one NUMA node are
+ * split evenly (±1) over the candidates equally near to it. With rails
+ * N > 1 it also gets the next nearest, up to N in all, balanced the same
+ * way. LOCUS_NET_IFACES lists their network interfaces, nearest first.
  */
 int locus_plan_make(const locus_topo_t *topo, const locus_place_request_t *req,
                     locus_plan_t *plan, char *err, size_t errlen);
@@ -128,11 +148,11 @@ void locus_plan_free(locus_plan_t *plan);
 /* Value of `name` in a rank's environment list, or NULL. */
 const char *locus_rank_plan_env(const locus_rank_plan_t *rp, const char *name);
 
-/* Writes the plan as JSON: {"host":..., "ranks":[{"rank","cpus","numa","nic","gpu","env"}...],
- * "warnings":[...]}. */
+/* Writes the plan as JSON: {"host":..., "ranks":[{"rank","cpus","numa","nic","rails","gpu",
+ * "env"}...], "warnings":[...]}. */
 void locus_plan_write_json(const locus_plan_t *plan, const locus_topo_t *topo, FILE *out);
 
-/* Writes the human table: rank, PUs (OS indices, list syntax), NUMA, NIC, GPU. */
+/* Writes the human table: rank, PUs (OS indices, list syntax), NUMA, NIC(s), GPU. */
 void locus_plan_write_table(const locus_plan_t *plan, const locus_topo_t *topo, FILE *out);
 
 /* One `--report-bindings` line for a rank, without newline, into buf. */

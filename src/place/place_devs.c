@@ -1,94 +1,81 @@
-/* Choosing each rank's NIC and GPU, and what they export. */
+/* Giving each rank its NIC(s) and GPU, balanced, and what the GPU
+ * exports (NIC rules are in place_nics.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "place_internal.h"
 
-static int dev_matches(const locus_topo_dev_t *d, const char *tok)
+/* The candidates at the least distance from NUMA index `home` (all of
+ * them for a rank with no NUMA node): fills near, returns how many. */
+static int nearest_set(const locus_topo_t *t, const char *cand, int home, char *near)
 {
-    if (!strcmp(tok, d->name) || !strcmp(tok, d->netdev) || (d->pci[0] && !strcmp(tok, d->pci)))
-        return 1;
-    for (int k = 0; k < d->nosdevs; k++)
-        if (!strcmp(tok, d->osdevs[k]))
-            return 1;
-    return 0;
-}
-
-static void nic_names(const locus_topo_t *t, char *buf, size_t len)
-{
-    size_t used = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < t->ndevs && used + 1 < len; i++)
-        if (t->devs[i].kind == LOCUS_DEV_NIC)
-            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", t->devs[i].name);
-    if (!buf[0])
-        snprintf(buf, len, "none");
-}
-
-/* The fabric, not the management port: RDMA devices when there are any,
- * else the network devices with the fastest PCI link. */
-int place_nic_candidates(const locus_topo_t *t, const char *filter, char *cand,
-                         char *err, size_t errlen)
-{
+    int bd = 3, n = 0;
     for (int i = 0; i < t->ndevs; i++)
-        cand[i] = t->devs[i].kind == LOCUS_DEV_NIC && !filter[0];
-    if (filter[0]) {
-        char buf[256], *save = NULL;
-        snprintf(buf, sizeof buf, "%s", filter);
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            int hit = 0;
-            for (int i = 0; i < t->ndevs; i++)
-                if (t->devs[i].kind == LOCUS_DEV_NIC && dev_matches(&t->devs[i], tok))
-                    hit = cand[i] = 1;
-            if (!hit) {
-                char names[200];
-                nic_names(t, names, sizeof names);
-                snprintf(err, errlen, "--nic %s: no such NIC on this machine (NICs: %s)", tok, names);
-                return -1;
-            }
-        }
-    }
-    int rdma = 0;
-    float best = 0;
-    for (int i = 0; i < t->ndevs; i++)
-        if (cand[i]) {
-            rdma |= t->devs[i].nic_class == LOCUS_NIC_RDMA;
-            if (t->devs[i].link_gbps > best)
-                best = t->devs[i].link_gbps;
-        }
-    int n = 0;
+        if (cand[i] && locus_topo_dev_distance(t, i, home) < bd)
+            bd = locus_topo_dev_distance(t, i, home);
     for (int i = 0; i < t->ndevs; i++) {
-        if (!cand[i])
-            continue;
-        if (rdma)
-            cand[i] = t->devs[i].nic_class == LOCUS_NIC_RDMA;
-        else
-            cand[i] = t->devs[i].link_gbps >= best;
-        n += cand[i];
+        near[i] = cand[i] && locus_topo_dev_distance(t, i, home) == bd;
+        n += near[i];
     }
     return n;
 }
 
-/* Nearest candidate to NUMA index `home`, the least loaded among equals. */
-static int dev_nearest(const locus_topo_t *t, const char *cand, const int *load, int home)
+/* Ranks are dealt per home NUMA node, round-robin over the devices
+ * nearest to it taken least loaded first: a node's ranks are split evenly
+ * (±1) between its equally near devices, whoever else uses them, and the
+ * extra ones go where the load is lowest. Nodes with the fewest nearest
+ * devices (their own) go first, so ranks from farther away only fill in:
+ * the sets are nested (a node's devices, its package's, all), which keeps
+ * a rank's device within one of the least loaded of its equals. */
+static int devs_spread(const place_ctx_t *x, const char *cand, int *of, int *load)
 {
-    int best = -1, bd = 0;
-    for (int i = 0; i < t->ndevs; i++) {
-        if (!cand[i])
-            continue;
-        int d = locus_topo_dev_distance(t, i, home);
-        if (best < 0 || d < bd || (d == bd && load[i] < load[best])) {
-            best = i;
-            bd = d;
-        }
+    const locus_topo_t *t = x->t;
+    int n = x->req->nranks, nslot = t->nnumas + 1; /* slot: home NUMA index + 1 */
+    int *size = calloc((size_t)nslot, sizeof *size), *order = calloc((size_t)nslot, sizeof *order);
+    int *list = calloc((size_t)t->ndevs + 1, sizeof *list);
+    char *near = calloc((size_t)t->ndevs + 1, 1), *present = calloc((size_t)nslot, 1);
+    int rc = size && order && list && near && present ? 0 : -1, ng = 0;
+    for (int r = 0; rc == 0 && r < n; r++) {
+        present[x->home[r] + 1] = 1;
+        of[r] = -1;
     }
-    return best;
+    for (int s = 0; rc == 0 && s < nslot; s++)
+        if (present[s]) {
+            size[s] = nearest_set(t, cand, s - 1, near);
+            int j = ng++;
+            for (; j > 0 && size[order[j - 1]] > size[s]; j--)
+                order[j] = order[j - 1];
+            order[j] = s;
+        }
+    for (int g = 0; rc == 0 && g < ng; g++) {
+        int s = order[g], m = nearest_set(t, cand, s - 1, near), k = 0;
+        for (int i = 0; i < t->ndevs; i++)
+            if (near[i]) {
+                int j = k++;
+                for (; j > 0 && load[list[j - 1]] > load[i]; j--)
+                    list[j] = list[j - 1];
+                list[j] = i;
+            }
+        for (int r = 0, dealt = 0; m > 0 && r < n; r++)
+            if (x->home[r] + 1 == s)
+                of[r] = list[dealt++ % m];
+        for (int r = 0; m > 0 && r < n; r++)
+            if (x->home[r] + 1 == s)
+                load[of[r]]++;
+    }
+    free(size);
+    free(order);
+    free(list);
+    free(near);
+    free(present);
+    return rc;
 }
 
 static void dev_copy(locus_place_dev_t *out, const locus_topo_dev_t *d)
 {
     snprintf(out->name, sizeof out->name, "%s", d->name);
     snprintf(out->pci, sizeof out->pci, "%s", d->pci);
+    snprintf(out->netdev, sizeof out->netdev, "%s", d->kind == LOCUS_DEV_NIC ? d->netdev : "");
     out->nosdevs = d->nosdevs < LOCUS_PLACE_OSDEV_MAX ? d->nosdevs : LOCUS_PLACE_OSDEV_MAX;
     for (int k = 0; k < out->nosdevs; k++)
         snprintf(out->osdevs[k], sizeof out->osdevs[k], "%s", d->osdevs[k]);
@@ -100,25 +87,6 @@ static int has_osdev_prefix(const locus_topo_dev_t *d, const char *p)
     for (int k = 0; k < d->nosdevs; k++)
         if (!strncmp(d->osdevs[k], p, strlen(p)))
             return 1;
-    return 0;
-}
-
-static int nic_env(locus_rank_plan_t *rp, const locus_topo_dev_t *d)
-{
-    char v[LOCUS_TOPO_NAME_MAX + 8];
-    if (place_env_add(rp, "LOCUS_NIC", d->name) < 0)
-        return -1;
-    if (d->nic_class == LOCUS_NIC_RDMA)
-        snprintf(v, sizeof v, "%s:1", d->name);
-    else
-        snprintf(v, sizeof v, "%s", d->netdev[0] ? d->netdev : d->name);
-    if (place_env_add(rp, "UCX_NET_DEVICES", v) < 0)
-        return -1;
-    if (!strncmp(d->name, "hfi1_", 5)) {
-        /* PSM2 picks its Omni-Path unit from HFI_UNIT. */
-        if (place_env_add(rp, "HFI_UNIT", d->name + 5) < 0)
-            return -1;
-    }
     return 0;
 }
 
@@ -156,42 +124,56 @@ static int warn_remote(place_ctx_t *x, const int *remote)
     return 0;
 }
 
-/* Greedy choice leaves a device loaded by ranks that had other equally
- * near choices; moving such a rank from a device with two more ranks
- * than an equally near one strictly lowers the sum of squared loads, so
- * this ends, with every rank's device within one of its equals. */
-static void devs_rebalance(const place_ctx_t *x, const char *cand, int *of, int *load)
+/* Each rank's primary NIC: its --map-by nic domain's, else the spread. */
+static int nics_primary(place_ctx_t *x, const char *cand, int *rails, int nrails, int *load)
 {
-    const locus_topo_t *t = x->t;
-    for (int moved = 1; moved; ) {
-        moved = 0;
-        for (int r = 0; r < x->req->nranks; r++) {
-            int cur = of[r];
-            if (cur < 0)
-                continue;
-            int dc = locus_topo_dev_distance(t, cur, x->home[r]);
-            for (int j = 0; j < t->ndevs; j++)
-                if (cand[j] && load[cur] > load[j] + 1
-                    && locus_topo_dev_distance(t, j, x->home[r]) == dc) {
-                    load[cur]--;
-                    load[j]++;
-                    of[r] = j;
-                    moved = 1;
-                    break;
-                }
-        }
-    }
+    int n = x->req->nranks;
+    if (nrails == 0)
+        return 0;
+    int *of = calloc((size_t)n, sizeof *of);
+    if (!of)
+        return -1;
+    int rc = 0;
+    if (x->req->map_by == LOCUS_MAP_NIC)
+        for (int r = 0; r < n; r++)
+            of[r] = x->dom[x->rank_dom[r]].nic;
+    else
+        rc = devs_spread(x, cand, of, load);
+    for (int r = 0; r < n; r++)
+        rails[(size_t)r * (size_t)nrails] = of[r];
+    free(of);
+    return rc;
 }
 
-static void devs_choose(const place_ctx_t *x, const char *cand, int *of, int *load, int fixed)
+static int warn_rails(place_ctx_t *x, int ncand)
 {
-    for (int r = 0; r < x->req->nranks; r++) {
-        of[r] = fixed ? x->dom[x->rank_dom[r]].nic : dev_nearest(x->t, cand, load, x->home[r]);
-        if (of[r] >= 0)
-            load[of[r]]++;
-    }
-    if (!fixed)
-        devs_rebalance(x, cand, of, load);
+    if (x->req->rails <= ncand || ncand == 0)
+        return 0;
+    return place_warn(x->plan, "%d rails asked but only %d NIC%s %s: each rank gets %d",
+                      x->req->rails, ncand, ncand > 1 ? "s" : "",
+                      x->req->nic_filter[0] ? "named by --nic" : "of the best class", ncand);
+}
+
+static int rank_nics(place_ctx_t *x, int r, const int *mine, int nrails, int *remote)
+{
+    const locus_topo_t *t = x->t;
+    locus_rank_plan_t *rp = &x->plan->ranks[r];
+    if (nrails == 0 || mine[0] < 0)
+        return 0;
+    int k = 0;
+    while (k < nrails && mine[k] >= 0)
+        k++;
+    rp->rails = calloc((size_t)k, sizeof *rp->rails);
+    if (!rp->rails)
+        return -1;
+    rp->nrails = k;
+    for (int i = 0; i < k; i++)
+        dev_copy(&rp->rails[i], &t->devs[mine[i]]);
+    rp->has_nic = 1;
+    rp->nic = rp->rails[0];
+    int hp = home_package(x, r), i = mine[0];
+    remote[i] += t->devs[i].package >= 0 && hp >= 0 && hp != t->devs[i].package;
+    return place_nic_env(rp, t, mine, k);
 }
 
 int place_devs_assign(place_ctx_t *x, char *err, size_t errlen)
@@ -201,28 +183,29 @@ int place_devs_assign(place_ctx_t *x, char *err, size_t errlen)
     char *nic = calloc((size_t)t->ndevs + 1, 1), *gpu = calloc((size_t)t->ndevs + 1, 1);
     int *load = calloc((size_t)t->ndevs + 1, sizeof *load);
     int *remote = calloc((size_t)t->ndevs + 1, sizeof *remote);
-    int *nic_of = calloc((size_t)n, sizeof *nic_of), *gpu_of = calloc((size_t)n, sizeof *gpu_of);
+    int *gpu_of = calloc((size_t)n, sizeof *gpu_of), *rails = NULL;
     int rc = -1;
-    if (!nic || !gpu || !load || !remote || !nic_of || !gpu_of)
+    if (!nic || !gpu || !load || !remote || !gpu_of)
         goto out;
-    if (place_nic_candidates(t, x->req->nic_filter, nic, err, errlen) < 0)
+    int ncand = place_nic_candidates(t, x->req->nic_filter, nic, err, errlen);
+    if (ncand < 0)
         goto out;
     snprintf(err, errlen, "out of memory while planning");
+    int nrails = x->req->rails < ncand ? x->req->rails : ncand;
+    size_t stride = nrails > 0 ? (size_t)nrails : 1;
+    rails = calloc((size_t)n * stride, sizeof *rails);
+    if (!rails || nics_primary(x, nic, rails, nrails, load) < 0
+        || place_rails_choose(x, nic, rails, nrails) < 0 || warn_rails(x, ncand) < 0)
+        goto out;
     for (int i = 0; i < t->ndevs; i++)
         gpu[i] = t->devs[i].kind == LOCUS_DEV_GPU;
-    devs_choose(x, nic, nic_of, load, x->req->map_by == LOCUS_MAP_NIC);
-    devs_choose(x, gpu, gpu_of, load, 0);
+    if (devs_spread(x, gpu, gpu_of, load) < 0)
+        goto out;
     for (int r = 0; r < n; r++) {
         locus_rank_plan_t *rp = &x->plan->ranks[r];
-        int i = nic_of[r], g = gpu_of[r];
-        if (i >= 0) {
-            rp->has_nic = 1;
-            dev_copy(&rp->nic, &t->devs[i]);
-            if (nic_env(rp, &t->devs[i]) < 0)
-                goto out;
-            int hp = home_package(x, r);
-            remote[i] += t->devs[i].package >= 0 && hp >= 0 && hp != t->devs[i].package;
-        }
+        if (rank_nics(x, r, &rails[(size_t)r * stride], nrails, remote) < 0)
+            goto out;
+        int g = gpu_of[r];
         if (g >= 0) {
             rp->has_gpu = 1;
             dev_copy(&rp->gpu, &t->devs[g]);
@@ -236,7 +219,7 @@ out:
     free(gpu);
     free(load);
     free(remote);
-    free(nic_of);
     free(gpu_of);
+    free(rails);
     return rc;
 }

@@ -46,12 +46,23 @@ int place_warn(locus_plan_t *plan, const char *fmt, ...)
 /* Appends NAME=VALUE to a rank's environment; 0 or -1. */
 int place_env_add(locus_rank_plan_t *rp, const char *name, const char *value);
 
-/* Candidate NICs after --nic and the fabric-class rule: fills cand (size
+/* Candidate NICs: the --nic list when given (exactly those), else the
+ * NICs of the best class (see locus_place.h). Fills cand (size
  * topo->ndevs) with 1s and returns how many, or -1 with err filled. */
 int place_nic_candidates(const locus_topo_t *t, const char *filter, char *cand,
                          char *err, size_t errlen);
 
-/* Gives each rank its NIC and GPU and their environment; 0 or -1. */
+/* Rails 1..nrails-1 of every rank: rails[r * nrails] holds its primary NIC
+ * (or -1: then the rank has none); each further rail is the nearest
+ * candidate the rank does not have yet, the least used at that rail among
+ * equals. Returns 0 or -1 (out of memory). */
+int place_rails_choose(const place_ctx_t *x, const char *cand, int *rails, int nrails);
+
+/* A rank's NIC variables for its rails (nrails >= 1, rails[0] primary):
+ * LOCUS_NIC, UCX_NET_DEVICES, LOCUS_NET_IFACES, HFI_UNIT; 0 or -1. */
+int place_nic_env(locus_rank_plan_t *rp, const locus_topo_t *t, const int *rails, int nrails);
+
+/* Gives each rank its NIC(s) and GPU and their environment; 0 or -1. */
 int place_devs_assign(place_ctx_t *c, char *err, size_t errlen);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "locus_place.h"
+#include "locus_tunables.h"
 
 void locus_place_request_init(locus_place_request_t *req)
 {
@@ -15,6 +16,17 @@ void locus_place_request_init(locus_place_request_t *req)
     req->ppr_count = 1;
     req->ppr_obj = LOCUS_OBJ_CORE;
     req->mem_on = -1;
+    req->rails = 1;
+    /* A bad value is kept, not printed: the caller learns it from
+     * locus_plan_make's error, like any other impossible request. */
+    long v;
+    char err[128];
+    if (locus_tunable_long("LOCUS_RAILS", &v, err, sizeof err) < 0 || v < 1
+        || v > LOCUS_PLACE_RAILS_MAX)
+        snprintf(req->env_error, sizeof req->env_error, "bad LOCUS_RAILS '%.40s' (expected a whole "
+                 "number from 1 to %d)", locus_tunable_str("LOCUS_RAILS"), LOCUS_PLACE_RAILS_MAX);
+    else
+        req->rails = (int)v;
 }
 
 /* A whole decimal number in [lo, hi], or -1 after filling err. */
@@ -120,7 +132,7 @@ int locus_place_opt_parse(locus_place_request_t *req, const char *opt,
         return 1;
     }
     static const char *with_value[] = {"--map-by", "--bind-to", "--cpus-per-rank",
-                                       "--cpus-per-proc", "--nic", "--mem-on"};
+                                       "--cpus-per-proc", "--nic", "--mem-on", "--rails"};
     int known = 0;
     for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
         known |= !strcmp(name, with_value[i]);
@@ -149,6 +161,17 @@ int locus_place_opt_parse(locus_place_request_t *req, const char *opt,
             return -1;
         }
         req->mem_on = (int)v;
+        return used;
+    }
+    if (!strcmp(name, "--rails")) {
+        if (int_parse(val, 1, LOCUS_PLACE_RAILS_MAX, &v) < 0) {
+            snprintf(err, errlen, "bad --rails '%s' (expected a whole number from 1 to %d)", val,
+                     LOCUS_PLACE_RAILS_MAX);
+            return -1;
+        }
+        req->rails = (int)v;
+        /* The command line wins over the environment, a bad one included. */
+        req->env_error[0] = '\0';
         return used;
     }
     if (int_parse(val, 1, 1 << 16, &v) < 0) {

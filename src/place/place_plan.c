@@ -196,6 +196,31 @@ static void quotas_fill(place_ctx_t *x)
     }
 }
 
+/* n / ndom ranks per NIC; the rest one per NIC, each on a NIC of the NUMA
+ * node holding the fewest ranks so far: two ranks on a two-socket node
+ * with two HCAs per socket use both sockets, not the first two HCAs. */
+static void quotas_nic(place_ctx_t *x)
+{
+    int n = x->req->nranks, base = n / x->ndom;
+    for (int d = 0; d < x->ndom; d++)
+        x->dom[d].quota = base;
+    for (int extra = n % x->ndom; extra > 0; extra--) {
+        int best = -1, best_load = 0;
+        for (int d = 0; d < x->ndom; d++) {
+            if (x->dom[d].quota > base)
+                continue;
+            int load = 0, numa = x->t->devs[x->dom[d].nic].numa;
+            for (int e = 0; e < x->ndom; e++)
+                load += x->t->devs[x->dom[e].nic].numa == numa ? x->dom[e].quota : 0;
+            if (best < 0 || load < best_load) {
+                best = d;
+                best_load = load;
+            }
+        }
+        x->dom[best].quota++;
+    }
+}
+
 static int quotas_make(place_ctx_t *x, char *err, size_t errlen)
 {
     int n = x->req->nranks;
@@ -213,20 +238,23 @@ static int quotas_make(place_ctx_t *x, char *err, size_t errlen)
             n -= x->dom[d].quota;
         }
     } else if (x->req->map_by == LOCUS_MAP_NIC) {
-        for (int d = 0; d < x->ndom; d++)
-            x->dom[d].quota = n / x->ndom + (d < n % x->ndom);
+        quotas_nic(x);
     } else {
         quotas_fill(x);
     }
     return 0;
 }
 
-/* Block (consecutive ranks share a domain) or cyclic (round-robin). */
-static void ranks_to_doms(place_ctx_t *x)
+/* Block (consecutive ranks share a domain) or cyclic (round-robin). There
+ * are as many domains as NICs with --map-by nic, which may be more than
+ * cores (SR-IOV functions, virtual interfaces). */
+static int ranks_to_doms(place_ctx_t *x)
 {
     int cyclic = x->req->map_by == LOCUS_MAP_NUMA || x->req->map_by == LOCUS_MAP_SOCKET
                  || x->req->map_by == LOCUS_MAP_L3CACHE;
-    int *left = x->pick; /* scratch, large enough: ndom <= ncores */
+    int *left = calloc((size_t)x->ndom + 1, sizeof *left);
+    if (!left)
+        return -1;
     for (int d = 0; d < x->ndom; d++)
         left[d] = x->dom[d].quota;
     int d = 0;
@@ -238,6 +266,8 @@ static void ranks_to_doms(place_ctx_t *x)
         if (cyclic)
             d = (d + 1) % x->ndom;
     }
+    free(left);
+    return 0;
 }
 
 static int dom_has_free_core(const place_ctx_t *x, int d)
@@ -285,6 +315,15 @@ static int request_check(const locus_topo_t *t, const locus_place_request_t *req
                          char *err, size_t errlen)
 {
     int A = locus_topo_allowed_pus(t), C = locus_topo_allowed_cores(t);
+    if (req->env_error[0]) {
+        snprintf(err, errlen, "%s", req->env_error);
+        return -1;
+    }
+    if (req->rails < 1 || req->rails > LOCUS_PLACE_RAILS_MAX) {
+        snprintf(err, errlen, "%d rails: must be between 1 and %d", req->rails,
+                 LOCUS_PLACE_RAILS_MAX);
+        return -1;
+    }
     if (req->nranks <= 0) {
         snprintf(err, errlen, "the number of ranks must be at least 1 (got %d)", req->nranks);
         return -1;
@@ -330,9 +369,12 @@ static void policy_describe(const place_ctx_t *x)
         snprintf(m, sizeof m, "ppr:%d:%s", x->req->ppr_count, obj[x->req->ppr_obj]);
     else
         snprintf(m, sizeof m, "%s", map[x->req->map_by]);
-    snprintf(x->plan->policy, sizeof x->plan->policy, "map-by %s, bind-to %s, %d cpu%s per rank%s",
+    char rails[32] = "";
+    if (x->req->rails > 1)
+        snprintf(rails, sizeof rails, ", %d rails", x->req->rails);
+    snprintf(x->plan->policy, sizeof x->plan->policy, "map-by %s, bind-to %s, %d cpu%s per rank%s%s",
              m, bind[x->bind], x->req->cpus_per_rank, x->req->cpus_per_rank > 1 ? "s" : "",
-             x->req->oversubscribe ? ", oversubscribe" : "");
+             rails, x->req->oversubscribe ? ", oversubscribe" : "");
 }
 
 static int ctx_alloc(place_ctx_t *x)
@@ -390,8 +432,7 @@ int locus_plan_make(const locus_topo_t *t, const locus_place_request_t *req,
     if (quotas_make(&x, err, errlen) < 0)
         goto out;
     snprintf(err, errlen, "out of memory while planning");
-    ranks_to_doms(&x);
-    if (ranks_place(&x) < 0)
+    if (ranks_to_doms(&x) < 0 || ranks_place(&x) < 0)
         goto out;
     if (place_devs_assign(&x, err, errlen) < 0)
         goto out;

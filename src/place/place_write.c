@@ -47,6 +47,7 @@ void locus_plan_free(locus_plan_t *plan)
         locus_rank_plan_t *rp = &plan->ranks[r];
         free(rp->cpus);
         free(rp->numa);
+        free(rp->rails);
         for (int k = 0; k < rp->nenv; k++) {
             free(rp->env[k].name);
             free(rp->env[k].value);
@@ -94,7 +95,15 @@ static void json_ints(FILE *out, const int *v, int n)
     fputc(']', out);
 }
 
-static void json_dev(FILE *out, int has, const locus_place_dev_t *d)
+static void json_str_or_null(FILE *out, const char *s)
+{
+    if (s[0])
+        locus_topo_json_string(out, s);
+    else
+        fputs("null", out);
+}
+
+static void json_dev(FILE *out, int has, const locus_place_dev_t *d, int nic)
 {
     if (!has) {
         fputs("null", out);
@@ -103,10 +112,11 @@ static void json_dev(FILE *out, int has, const locus_place_dev_t *d)
     fputs("{\"name\":", out);
     locus_topo_json_string(out, d->name);
     fputs(",\"pci\":", out);
-    if (d->pci[0])
-        locus_topo_json_string(out, d->pci);
-    else
-        fputs("null", out);
+    json_str_or_null(out, d->pci);
+    if (nic) {
+        fputs(",\"netdev\":", out);
+        json_str_or_null(out, d->netdev);
+    }
     fputs(",\"osdevs\":[", out);
     for (int k = 0; k < d->nosdevs; k++) {
         if (k)
@@ -136,9 +146,15 @@ void locus_plan_write_json(const locus_plan_t *plan, const locus_topo_t *topo, F
         else
             fputs("null", out);
         fputs(",\"nic\":", out);
-        json_dev(out, rp->has_nic, &rp->nic);
-        fputs(",\"gpu\":", out);
-        json_dev(out, rp->has_gpu, &rp->gpu);
+        json_dev(out, rp->has_nic, &rp->nic, 1);
+        fputs(",\"rails\":[", out);
+        for (int k = 0; k < rp->nrails; k++) {
+            if (k)
+                fputc(',', out);
+            json_dev(out, 1, &rp->rails[k], 1);
+        }
+        fputs("],\"gpu\":", out);
+        json_dev(out, rp->has_gpu, &rp->gpu, 0);
         fputs(",\"env\":{", out);
         for (int k = 0; k < rp->nenv; k++) {
             if (k)
@@ -158,6 +174,15 @@ void locus_plan_write_json(const locus_plan_t *plan, const locus_topo_t *topo, F
     fputs("]}\n", out);
 }
 
+/* The rank's NICs, nearest first ("mlx5_0,mlx5_1"), or "-". */
+static void nics_format(const locus_rank_plan_t *rp, char *buf, size_t len)
+{
+    size_t used = 0;
+    snprintf(buf, len, "-");
+    for (int k = 0; k < rp->nrails && used < len; k++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", k ? "," : "", rp->rails[k].name);
+}
+
 void locus_plan_write_table(const locus_plan_t *plan, const locus_topo_t *topo, FILE *out)
 {
     const char *host = locus_topo_hostname(topo);
@@ -166,24 +191,26 @@ void locus_plan_write_table(const locus_plan_t *plan, const locus_topo_t *topo, 
     fprintf(out, "%-6s %-24s %-6s %-10s %s\n", "rank", "PUs", "NUMA", "NIC", "GPU");
     for (int r = 0; r < plan->nranks; r++) {
         const locus_rank_plan_t *rp = &plan->ranks[r];
-        char cpus[4096], numa[256];
+        char cpus[4096], numa[256], nics[1024];
         list_format(rp->cpus, rp->ncpus, cpus, sizeof cpus);
         list_format(rp->numa, rp->nnuma, numa, sizeof numa);
+        nics_format(rp, nics, sizeof nics);
         if (!rp->bound)
             snprintf(cpus, sizeof cpus, "unbound");
-        fprintf(out, "%-6d %-24s %-6s %-10s %s\n", rp->rank, cpus, numa,
-                rp->has_nic ? rp->nic.name : "-", rp->has_gpu ? rp->gpu.name : "-");
+        fprintf(out, "%-6d %-24s %-6s %-10s %s\n", rp->rank, cpus, numa, nics,
+                rp->has_gpu ? rp->gpu.name : "-");
     }
 }
 
 void locus_rank_plan_format(const locus_rank_plan_t *rp, const char *host,
                             char *buf, size_t buflen)
 {
-    char cpus[1024], numa[256];
+    char cpus[1024], numa[256], nics[1024];
     list_format(rp->cpus, rp->ncpus, cpus, sizeof cpus);
     list_format(rp->numa, rp->nnuma, numa, sizeof numa);
+    nics_format(rp, nics, sizeof nics);
     snprintf(buf, buflen, "[%s] rank %d %s PUs %s, memory on NUMA %s, NIC %s, GPU %s",
              host && host[0] ? host : "localhost", rp->rank,
              rp->bound ? "bound to" : "not bound, may run on", cpus, numa,
-             rp->has_nic ? rp->nic.name : "none", rp->has_gpu ? rp->gpu.name : "none");
+             rp->has_nic ? nics : "none", rp->has_gpu ? rp->gpu.name : "none");
 }

@@ -5,7 +5,8 @@
  * of MPI). A locus_topo_t is loaded from this machine or from an hwloc XML
  * export and restricted to the allowed cpuset. It holds packages, NUMA nodes
  * (CPU-less ones kept out of CPU mapping), L3 caches, cores, PUs, and one
- * entry per PCI network device or GPU with its locality.
+ * entry per NIC (a PCI network device or a virtual interface) or GPU with
+ * its locality.
  *
  * The struct layout below is owned by src/topo; other layers read it but
  * never build one by hand. Arrays are in hwloc logical order; "index" means
@@ -56,21 +57,38 @@ typedef struct {
 
 typedef enum { LOCUS_DEV_NIC = 0, LOCUS_DEV_GPU = 1 } locus_dev_kind_t;
 
-/* A NIC's class, best first: the fabric is chosen among the best class. */
+/* What link a NIC drives. The placement engine ranks NICs by it: the HPC
+ * fabrics first, Ethernet (RoCE and usNIC included) after them. */
 typedef enum {
-    LOCUS_NIC_RDMA = 0,    /* has an OpenFabrics device: InfiniBand, Omni-Path, RoCE, usNIC */
-    LOCUS_NIC_NET = 1      /* a network interface only: Ethernet, Slingshot */
+    LOCUS_NIC_INFINIBAND = 0, /* InfiniBand HCA port (mlx4/mlx5 with an IPoIB netdev, qib...) */
+    LOCUS_NIC_OMNIPATH,       /* Omni-Path HFI (hfi1_N) */
+    LOCUS_NIC_SLINGSHOT,      /* HPE Slingshot (Cassini, cxiN, hsnN) */
+    LOCUS_NIC_EFA,            /* AWS Elastic Fabric Adapter */
+    LOCUS_NIC_ETHERNET        /* Ethernet, including RoCE, iWARP and usNIC ports (rdma = 1) */
 } locus_nic_class_t;
 
-/* A NIC or a GPU: one PCI device, however many OS devices hwloc shows. */
+/* A NIC or a GPU: one PCI device, however many OS devices hwloc shows.
+ * A NIC may also be a virtual network interface (veth, bond, VLAN,
+ * macvlan: no PCI device); it is then equally near every core. */
 typedef struct {
     locus_dev_kind_t kind;
     char name[LOCUS_TOPO_NAME_MAX];   /* preferred OS device name (mlx5_0, cuda0) */
     char pci[LOCUS_TOPO_NAME_MAX];    /* "0000:04:00.0", "" when not on PCI */
     int nosdevs;
     char osdevs[LOCUS_TOPO_OSDEV_MAX][LOCUS_TOPO_NAME_MAX];
-    char netdev[LOCUS_TOPO_NAME_MAX]; /* NIC: its network interface (ib0, hsi0), or "" */
+    char netdev[LOCUS_TOPO_NAME_MAX]; /* NIC: its network interface (eth0; ib0/hsi0 for an
+                                         InfiniBand port: the IPoIB one), or "" (EFA) */
     locus_nic_class_t nic_class;
+    int rdma;                         /* NIC: has an OpenFabrics (verbs) device */
+    int is_virtual;                   /* NIC: not a PCI device (veth, bond, VLAN, macvlan...) */
+    int link_up;                      /* NIC: 1 up, 0 down, -1 unknown */
+    int ipv4;                         /* NIC: 1 its interface has an IPv4 address, 0 none,
+                                         -1 unknown (an XML, or no interface) */
+    int speed_mbps;                   /* NIC: link speed in Mb/s from sysfs on this machine,
+                                         0 when unknown (always in an XML) */
+    int mgmt;                         /* NIC: a management-class Ethernet port: 1 Gb/s or
+                                         less (sysfs, else the PCI device's name, I350
+                                         "Gigabit") and no RDMA */
     float link_gbps;                  /* PCI link speed in GB/s, 0 when unknown */
     unsigned vendor_id;               /* PCI vendor, 0 when unknown */
     int index;                        /* NIC: position among NICs; GPU: runtime index
@@ -103,6 +121,11 @@ typedef struct locus_topo locus_topo_t;
  * For this machine the allowed set is hwloc's allowed cpuset (cgroups,
  * Slurm/PBS cpusets) intersected with the process's current binding (a
  * parent's taskset). For an XML it is the allowed cpuset saved in the file.
+ * On this machine the NICs also include the virtual network interfaces of
+ * the current network namespace (/sys/class/net entries without a device:
+ * veth, bond, VLAN, macvlan...; not lo, bridges, tunnels, tap, ifb or
+ * dummy), and link state and speed come from sysfs. An XML has only the
+ * NICs it lists (an OS device off PCI counts as a virtual NIC).
  */
 locus_topo_t *locus_topo_load(const char *xml_path, char *err, size_t errlen);
 
@@ -136,6 +159,10 @@ int locus_topo_numa_find(const locus_topo_t *topo, int os);
  * 2 otherwise (another package, or a device with no finer locality).
  */
 int locus_topo_dev_distance(const locus_topo_t *topo, int dev, int numa);
+
+/* Lower-case name of a NIC class: "infiniband", "omnipath", "slingshot",
+ * "efa" or "ethernet". */
+const char *locus_topo_nic_class_name(locus_nic_class_t c);
 
 /* Human description: packages, NUMA nodes with cores and PUs, NICs, GPUs,
  * disallowed PUs marked. */

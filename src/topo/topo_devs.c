@@ -96,7 +96,7 @@ static void dev_locality(locus_topo_t *t, locus_topo_dev_t *d, hwloc_obj_t osdev
                                  : hwloc_topology_get_complete_cpuset(t->hw));
     d->numa = -1;
     d->package = -1;
-    if (hwloc_bitmap_iszero(d->cpuset)
+    if (!d->cpuset || hwloc_bitmap_iszero(d->cpuset)
         || hwloc_bitmap_isequal(d->cpuset, hwloc_topology_get_complete_cpuset(t->hw)))
         return;
     for (int i = 0; i < t->nnumas && d->numa < 0; i++)
@@ -111,21 +111,17 @@ static void dev_fill(locus_topo_t *t, locus_topo_dev_t *d, const group_t *g)
 {
     d->kind = g->kind;
     d->nosdevs = g->nos;
-    int best = -1, rdma = 0;
+    int best = -1;
     for (int i = 0; i < g->nos; i++) {
         const char *n = g->os[i]->name ? g->os[i]->name : "";
         snprintf(d->osdevs[i], sizeof d->osdevs[i], "%s", n);
         int ib = g->os[i]->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
-        rdma |= ib;
-        if (g->os[i]->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && !d->netdev[0])
-            snprintf(d->netdev, sizeof d->netdev, "%s", n);
         int r = g->kind == LOCUS_DEV_GPU ? name_rank(n) : (ib ? 0 : 1);
         if (best < 0 || r < best) {
             best = r;
             snprintf(d->name, sizeof d->name, "%s", n);
         }
     }
-    d->nic_class = rdma ? LOCUS_NIC_RDMA : LOCUS_NIC_NET;
     hwloc_obj_t pci = g->key && g->key->type == HWLOC_OBJ_PCI_DEVICE ? g->key : NULL;
     if (pci) {
         const struct hwloc_pcidev_attr_s *p = &pci->attr->pcidev;
@@ -134,6 +130,8 @@ static void dev_fill(locus_topo_t *t, locus_topo_dev_t *d, const group_t *g)
         d->link_gbps = p->linkspeed;
         d->vendor_id = p->vendor_id;
     }
+    if (d->kind == LOCUS_DEV_NIC)
+        topo_nic_describe(t, d, g->os, g->nos, pci);
     dev_locality(t, d, g->first);
 }
 
@@ -278,38 +276,53 @@ int topo_devs_build(locus_topo_t *t)
 {
     group_t *gs = NULL;
     int ng = 0, cap = 0;
+    char (*virt)[LOCUS_TOPO_NAME_MAX] = NULL;
     for (hwloc_obj_t o = hwloc_get_next_osdev(t->hw, NULL); o; o = hwloc_get_next_osdev(t->hw, o))
-        if (group_add(&gs, &ng, &cap, o) < 0) {
-            free(gs);
-            return -1;
-        }
+        if (group_add(&gs, &ng, &cap, o) < 0)
+            goto oom;
     int runtime_gpus = 0;
     for (int i = 0; i < ng; i++)
         runtime_gpus |= gs[i].kind == LOCUS_DEV_GPU && gs[i].strength >= 2;
-    if (!runtime_gpus && groups_add_pci_gpus(t, &gs, &ng, &cap) < 0) {
-        free(gs);
-        return -1;
-    }
+    if (!runtime_gpus && groups_add_pci_gpus(t, &gs, &ng, &cap) < 0)
+        goto oom;
+    /* An XML holds only the NICs it lists; this machine also has the
+     * interfaces of its network namespace that hwloc leaves out. */
+    int nvirt = t->this_system ? topo_nics_virtual_scan(t->hw, &virt) : 0;
+    if (nvirt < 0)
+        goto oom;
     t->ndevs = 0;
-    t->devs = ng ? calloc((size_t)ng, sizeof *t->devs) : NULL;
-    if (ng && !t->devs) {
-        free(gs);
-        return -1;
-    }
-    /* NICs first, then GPUs, each in hwloc (PCI) order. */
+    t->devs = ng + nvirt ? calloc((size_t)(ng + nvirt), sizeof *t->devs) : NULL;
+    if (ng + nvirt && !t->devs)
+        goto oom;
+    /* NICs first (PCI ones in hwloc's PCI order, then virtual ones by
+     * name), then GPUs. */
     int nnic = 0;
-    for (int kind = LOCUS_DEV_NIC; kind <= LOCUS_DEV_GPU; kind++)
+    for (int kind = LOCUS_DEV_NIC; kind <= LOCUS_DEV_GPU; kind++) {
         for (int i = 0; i < ng; i++) {
             if ((int)gs[i].kind != kind || !group_is_device(&gs[i], runtime_gpus))
                 continue;
             locus_topo_dev_t *d = &t->devs[t->ndevs++];
             dev_fill(t, d, &gs[i]);
+            if (!d->cpuset)
+                goto oom;
             if (kind == LOCUS_DEV_NIC)
                 d->index = nnic++;
         }
+        for (int i = 0; kind == LOCUS_DEV_NIC && i < nvirt; i++) {
+            locus_topo_dev_t *d = &t->devs[t->ndevs++];
+            if (topo_nic_virtual_fill(t, d, virt[i]) < 0)
+                goto oom;
+            d->index = nnic++;
+        }
+    }
     free(gs);
+    free(virt);
     gpu_indices(t);
     return 0;
+oom:
+    free(gs);
+    free(virt);
+    return -1;
 }
 
 void topo_devs_clear(locus_topo_t *t)

@@ -1,5 +1,6 @@
 /* Loading a machine (native or XML) into the model of locus_topo.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -232,21 +233,29 @@ static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errl
     return 0;
 }
 
+/* A readable regular file, or -1 with the reason. Opened without
+ * blocking: a FIFO would otherwise wait for a writer forever. */
+static int xml_file_check(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot read topology file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    close(fd);
+    if (!regular) {
+        snprintf(err, errlen, "cannot read topology file '%s': not a regular file", path);
+        return -1;
+    }
+    return 0;
+}
+
 locus_topo_t *locus_topo_load(const char *xml_path, char *err, size_t errlen)
 {
-    if (xml_path) {
-        FILE *f = fopen(xml_path, "r");
-        if (!f) {
-            snprintf(err, errlen, "cannot read topology file '%s': %s", xml_path, strerror(errno));
-            return NULL;
-        }
-        fclose(f);
-        struct stat st;
-        if (stat(xml_path, &st) == 0 && !S_ISREG(st.st_mode)) {
-            snprintf(err, errlen, "cannot read topology file '%s': not a regular file", xml_path);
-            return NULL;
-        }
-    }
+    if (xml_path && xml_file_check(xml_path, err, errlen) < 0)
+        return NULL;
     locus_topo_t *t = calloc(1, sizeof *t);
     if (!t) {
         snprintf(err, errlen, "out of memory");

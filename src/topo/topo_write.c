@@ -51,7 +51,24 @@ static const char *dev_class(const locus_topo_dev_t *d)
 {
     if (d->kind == LOCUS_DEV_GPU)
         return d->vendor_id == 0x10de ? "nvidia" : d->vendor_id == 0x1002 ? "amd" : "gpu";
-    return d->nic_class == LOCUS_NIC_RDMA ? "rdma" : "net";
+    return locus_topo_nic_class_name(d->nic_class);
+}
+
+/* What else sets a NIC apart in the ranking: " RDMA 100 Gb/s virtual down". */
+static void text_nic_facts(FILE *out, const locus_topo_dev_t *d)
+{
+    if (d->rdma && d->nic_class == LOCUS_NIC_ETHERNET)
+        fputs("  RDMA", out);
+    if (d->speed_mbps > 0)
+        fprintf(out, "  %g Gb/s", d->speed_mbps / 1000.0);
+    if (d->mgmt)
+        fputs("  management", out);
+    if (d->is_virtual)
+        fputs("  virtual", out);
+    if (d->link_up == 0)
+        fputs("  down", out);
+    if (d->ipv4 == 0)
+        fputs("  no IPv4", out);
 }
 
 static void text_core(FILE *out, const locus_topo_t *t, const locus_topo_core_t *c)
@@ -103,10 +120,15 @@ static void text_devs(FILE *out, const locus_topo_t *t, locus_dev_kind_t kind)
             fputs(kind == LOCUS_DEV_NIC ? "NICs:\n" : "GPUs:\n", out);
         any = 1;
         dev_numas(t, d, nodes);
-        fprintf(out, "  %-10s %-13s %-6s NUMA ", d->name, d->pci[0] ? d->pci : "-", dev_class(d));
-        text_bitmap(out, nodes);
+        fprintf(out, "  %-10s %-13s %-10s NUMA ", d->name, d->pci[0] ? d->pci : "-", dev_class(d));
+        if (d->is_virtual && d->numa < 0)
+            fputs("any", out);
+        else
+            text_bitmap(out, nodes);
         if (d->kind == LOCUS_DEV_NIC && d->link_gbps > 0)
             fprintf(out, "  link %.1f GB/s", d->link_gbps);
+        if (d->kind == LOCUS_DEV_NIC)
+            text_nic_facts(out, d);
         if (d->kind == LOCUS_DEV_GPU)
             fprintf(out, "  index %d", d->index);
         fputs("  [", out);
@@ -203,6 +225,11 @@ static void json_numa(FILE *out, const locus_topo_t *t, int n)
     fputs("]}", out);
 }
 
+static const char *json_tristate(int v)
+{
+    return v < 0 ? "null" : v ? "true" : "false";
+}
+
 static void json_devs(FILE *out, const locus_topo_t *t, locus_dev_kind_t kind)
 {
     hwloc_bitmap_t nodes = hwloc_bitmap_alloc();
@@ -231,7 +258,19 @@ static void json_devs(FILE *out, const locus_topo_t *t, locus_dev_kind_t kind)
             fprintf(out, "%d", t->packages[d->package].os);
         else
             fputs("null", out);
-        fprintf(out, ",\"index\":%d,\"link_gbps\":%.2f,\"cpus\":", d->index, d->link_gbps);
+        fprintf(out, ",\"index\":%d,\"link_gbps\":%.2f,", d->index, d->link_gbps);
+        if (kind == LOCUS_DEV_NIC) {
+            fputs("\"netdev\":", out);
+            if (d->netdev[0])
+                locus_topo_json_string(out, d->netdev);
+            else
+                fputs("null", out);
+            fprintf(out, ",\"rdma\":%s,\"virtual\":%s,\"link_up\":%s,\"ipv4\":%s,"
+                    "\"speed_mbps\":%d,\"management\":%s,", d->rdma ? "true" : "false",
+                    d->is_virtual ? "true" : "false", json_tristate(d->link_up),
+                    json_tristate(d->ipv4), d->speed_mbps, d->mgmt ? "true" : "false");
+        }
+        fputs("\"cpus\":", out);
         json_bitmap(out, d->cpuset);
         fputc('}', out);
     }

@@ -3,7 +3,7 @@
 shape, the placement promises seen from the command line, and every kind of
 bad input (one line on stderr, exit status 2, never a crash).
 
-    cli_topo_map.py LOCUS_BINARY TOPOLOGY_DIR TMPDIR
+    cli_topo_map.py LOCUS_BINARY TOPOLOGY_DIR TMPDIR FIXTURE_DIR
 """
 import glob
 import json
@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-LOCUS, TOPO, TMP = sys.argv[1:4]
+LOCUS, TOPO, TMP, FIXTURES = sys.argv[1:5]
 failures = 0
 
 
@@ -28,8 +28,14 @@ def run(*args, env=None):
                           env=env)
 
 
-def run_json(*args):
-    out = run(*args)
+def with_env(**kv):
+    env = dict(os.environ)
+    env.update(kv)
+    return env
+
+
+def run_json(*args, env=None):
+    out = run(*args, env=env)
     if out.returncode != 0:
         fail(f"{' '.join(args)}: exit {out.returncode}: {out.stderr.strip()}")
         return None
@@ -44,6 +50,10 @@ def topo(name):
     return os.path.join(TOPO, name)
 
 
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
 def check_map_doc(doc, label, n):
     ranks = doc.get("ranks")
     if not isinstance(ranks, list) or len(ranks) != n:
@@ -54,6 +64,8 @@ def check_map_doc(doc, label, n):
               and all(isinstance(c, int) for c in r["cpus"])
               and isinstance(r.get("numa"), list) and all(isinstance(m, int) for m in r["numa"])
               and isinstance(r.get("env"), dict))
+        rails = r.get("rails")
+        ok = ok and isinstance(rails, list) and (rails[:1] == [r.get("nic")] if rails else r.get("nic") is None)
         for key in ("nic", "gpu"):
             d = r.get(key, "missing")
             ok = ok and (d is None or (isinstance(d, dict) and isinstance(d.get("name"), str)
@@ -173,6 +185,11 @@ def test_bad_input():
         ["map", "-n", "4", "--mem-on", "99", "--topology", lassen],
         ["map", "-n", "4", "--mem-on", "x"],
         ["map", "-n", "4", "--nic", "mlx9_9", "--topology", lassen],
+        ["map", "-n", "4", "--rails", "0", "--topology", lassen],
+        ["map", "-n", "4", "--rails", "two", "--topology", lassen],
+        ["map", "-n", "4", "--rails", "65", "--topology", lassen],
+        ["map", "-n", "4", "--rails=", "--topology", lassen],
+        ["map", "-n", "4", "--topology", lassen, "--rails"],
         ["map", "-n", "9", "--map-by", "ppr:2:socket", "--topology", lassen],
         ["map", "-n", "4", "--map-by", "nic", "--topology", topo("16amd64-8n2c-cpusets.xml")],
         ["map", "-n", "4", "--restrict", "0-7", "--topology", lassen],
@@ -199,6 +216,22 @@ def test_bad_input():
             fail(f"{args}: crashed")
     os.unlink(garbage)
     os.unlink(empty)
+    # A FIFO is no topology, and reading one must not wait for a writer.
+    fifo = os.path.join(TMP, "cli-fifo.xml")
+    if os.path.exists(fifo):
+        os.unlink(fifo)
+    os.mkfifo(fifo)
+    try:
+        for args in (["topo", "--topology", fifo], ["map", "-n", "2", "--topology", fifo]):
+            try:
+                out = subprocess.run([LOCUS] + args, capture_output=True, text=True, timeout=20)
+            except subprocess.TimeoutExpired:
+                fail(f"{args}: hangs on a FIFO")
+                continue
+            if out.returncode != 2 or len(out.stderr.strip().splitlines()) != 1:
+                fail(f"{args}: want exit 2 and one stderr line, got {out.returncode} {out.stderr!r}")
+    finally:
+        os.unlink(fifo)
 
 
 def test_mangled_xml():
@@ -249,8 +282,118 @@ def test_mangled_xml():
     os.unlink(path)
 
 
+def nic_names(doc, rank):
+    return [d["name"] for d in doc["ranks"][rank]["rails"]]
+
+
+def test_rails():
+    """--rails N: the N nearest NICs, primary first; LOCUS_RAILS; the contract
+    variable LOCUS_NET_IFACES."""
+    lassen = topo("coral-lassen.xml")
+    t = run_json("topo", "--json", "--topology", lassen)
+    one = run_json("map", "-n", "8", "--topology", lassen, "--json")
+    two = run_json("map", "-n", "8", "--rails", "2", "--topology", lassen, "--json")
+    four = run_json("map", "-n", "8", "--rails=4", "--topology", lassen, "--json")
+    if not (t and one and two and four):
+        return
+    pkg = {n["name"]: n["package"] for n in t["nics"]}
+    netdev = {n["name"]: n["netdev"] for n in t["nics"]}
+    for r in range(8):
+        a, b, c = nic_names(one, r), nic_names(two, r), nic_names(four, r)
+        env = two["ranks"][r]["env"]
+        if len(b) != 2 or b[0] != a[0] or pkg[b[0]] != pkg[b[1]] or b[0] == b[1]:
+            fail(f"lassen --rails 2: rank {r} has {b} (one rail: {a})")
+        if env.get("LOCUS_NET_IFACES") != ",".join(netdev[n] for n in b):
+            fail(f"lassen --rails 2: rank {r} LOCUS_NET_IFACES {env.get('LOCUS_NET_IFACES')}")
+        if env.get("UCX_NET_DEVICES") != ",".join(n + ":1" for n in b):
+            fail(f"lassen --rails 2: rank {r} UCX_NET_DEVICES {env.get('UCX_NET_DEVICES')}")
+        if sorted(c) != ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"] or c[:2] != b:
+            fail(f"lassen --rails 4: rank {r} has {c}")
+        if one["ranks"][r]["env"].get("LOCUS_NET_IFACES") != netdev[a[0]]:
+            fail(f"lassen: rank {r} LOCUS_NET_IFACES {one['ranks'][r]['env'].get('LOCUS_NET_IFACES')}")
+    seconds = sorted(nic_names(two, r)[1] for r in range(8))
+    if seconds != ["mlx5_0", "mlx5_0", "mlx5_1", "mlx5_1", "mlx5_2", "mlx5_2", "mlx5_3", "mlx5_3"]:
+        fail(f"lassen --rails 2: second rails unbalanced: {seconds}")
+    envd = run_json("map", "-n", "8", "--topology", lassen, "--json", env=with_env(LOCUS_RAILS="2"))
+    if envd != two:
+        fail("LOCUS_RAILS=2 differs from --rails 2")
+    over = run_json("map", "-n", "8", "--rails", "1", "--topology", lassen, "--json",
+                    env=with_env(LOCUS_RAILS="2"))
+    if over != one:
+        fail("--rails 1 does not override LOCUS_RAILS=2")
+    if "2 rails" not in two.get("policy", ""):
+        fail(f"policy does not say the rails: {two.get('policy')}")
+    table = run("map", "-n", "2", "--rails", "2", "--topology", lassen)
+    if table.returncode or "mlx5_0,mlx5_1" not in table.stdout:
+        fail(f"table does not show the rails:\n{table.stdout}")
+    many = run("map", "-n", "2", "--rails", "6", "--topology", lassen, "--json")
+    if many.returncode or "each rank gets 4" not in many.stderr:
+        fail(f"--rails 6 of 4 NICs: {many.returncode} {many.stderr!r}")
+    for bad in ("x", "0", "65", "2k"):
+        out = run("map", "-n", "2", "--topology", lassen, env=with_env(LOCUS_RAILS=bad))
+        if out.returncode != 2 or "LOCUS_RAILS" not in out.stderr or len(out.stderr.strip().splitlines()) != 1:
+            fail(f"LOCUS_RAILS={bad}: want exit 2 and one line naming it, got {out.returncode} {out.stderr!r}")
+    fine = run("map", "-n", "2", "--rails", "1", "--topology", lassen, env=with_env(LOCUS_RAILS="x"))
+    if fine.returncode != 0:
+        fail("--rails on the command line should override a bad LOCUS_RAILS")
+
+
+def test_fabric_choice():
+    """InfiniBand, not the RoCE or management port beside it; equally near
+    HCAs split a NUMA node's ranks even when far ranks use them too."""
+    mixed = fixture("4n-mixed-fabric.xml")
+    doc = run_json("map", "-n", "8", "--map-by", "numa", "--topology", mixed, "--json")
+    if doc:
+        nics = {r["rank"]: r["nic"]["name"] for r in doc["ranks"]}
+        if any(n not in ("mlx5_0", "mlx5_2", "mlx5_3") for n in nics.values()):
+            fail(f"mixed fabric: a rank got a NIC that is not an active InfiniBand HCA: {nics}")
+        by_numa = {}
+        for r in doc["ranks"]:
+            by_numa.setdefault(r["home_numa"], []).append(r["nic"]["name"])
+        for node in (2, 3):
+            if sorted(by_numa.get(node, [])) != ["mlx5_2", "mlx5_3"]:
+                fail(f"mixed fabric: NUMA {node}'s ranks on {by_numa.get(node)}, want one per HCA")
+    roce = run_json("map", "-n", "4", "--nic", "ens1f1np1", "--topology", mixed, "--json")
+    if roce and any(r["nic"]["name"] != "mlx5_1" or r["env"].get("LOCUS_NET_IFACES") != "ens1f1np1"
+                    or r["env"].get("UCX_NET_DEVICES") != "mlx5_1:1" for r in roce["ranks"]):
+        fail("--nic ens1f1np1 does not override the class ranking")
+    t = run_json("topo", "--json", "--topology", mixed)
+    if t:
+        got = {n["name"]: (n["class"], n["rdma"], n["link_up"], n["management"]) for n in t["nics"]}
+        want = {"mlx5_0": ("infiniband", True, True, False), "mlx5_1": ("ethernet", True, True, False),
+                "eno1": ("ethernet", False, None, True), "mlx5_4": ("infiniband", True, False, False)}
+        for name, w in want.items():
+            if got.get(name) != w:
+                fail(f"topo --json {name}: {got.get(name)}, want {w}")
+
+
+def test_more_nics_than_cores():
+    """8 SR-IOV functions on 2 cores: --map-by nic neither crashes nor stacks."""
+    vfs = fixture("2c-8vfs.xml")
+    for n in (1, 2, 8):
+        extra = ["--oversubscribe"] if n > 2 else []
+        doc = run_json("map", "-n", str(n), "--map-by", "nic", "--topology", vfs, "--json", *extra)
+        if not doc:
+            continue
+        names = [r["nic"]["name"] for r in doc["ranks"]]
+        if len(set(names)) != n:
+            fail(f"2c-8vfs -n {n} --map-by nic: NICs {names}, want {n} different ones")
+        if any(r["env"].get("LOCUS_NET_IFACES") != r["nic"]["name"] for r in doc["ranks"]):
+            fail(f"2c-8vfs: LOCUS_NET_IFACES is not the VF's interface")
+    virt = run_json("map", "-n", "6", "--map-by", "nic", "--rails", "3", "--oversubscribe",
+                    "--topology", fixture("2n-virtual-nics.xml"), "--json")
+    if virt:
+        first = sorted(r["nic"]["name"] for r in virt["ranks"])
+        if first != ["bond0", "bond0", "bond0.10", "bond0.10", "veth1", "veth1"]:
+            fail(f"virtual NICs --map-by nic: {first}")
+        if any(sorted(r["env"]["LOCUS_NET_IFACES"].split(",")) != ["bond0", "bond0.10", "veth1"]
+               for r in virt["ranks"]):
+            fail("virtual NICs --rails 3: every rank should list all three interfaces")
+
+
 for test in (test_mangled_xml, test_json_everywhere, test_lassen_map_nic, test_env_and_warnings,
-             test_synonyms_and_table, test_bad_input):
+             test_synonyms_and_table, test_bad_input, test_rails, test_fabric_choice,
+             test_more_nics_than_cores):
     test()
 print("No Errors" if failures == 0 else f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

@@ -2,49 +2,19 @@
  * Property tests of the placement engine on every shipped topology: for
  * many rank counts, threads per rank, policies and cpuset restrictions,
  * every plan must keep the rules of docs/placement.md. Locality is
- * re-derived from hwloc here (not from the engine's own distance).
- *   place_props TOPOLOGY_DIR
+ * re-derived from hwloc here (not from the engine's own distance); the
+ * device rules are in place_props_devs.c.
+ *   place_props TOPOLOGY_DIR | FILE.xml
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "locus_place.h"
+#include "place_props.h"
 
-static int failures, plans;
-static char ctx[512];
-
-#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
-    if (failures < 40) { fprintf(stderr, "FAIL %s: ", ctx); fprintf(stderr, __VA_ARGS__); \
-    fputc('\n', stderr); } } } while (0)
-
-/* Distance by hwloc: 0 same NUMA node, 1 same package, 2 otherwise. */
-static int hw_distance(const locus_topo_t *t, const locus_place_dev_t *dev, int home_os)
-{
-    hwloc_obj_t os = NULL;
-    while ((os = hwloc_get_next_osdev(t->hw, os)))
-        if (os->name && !strcmp(os->name, dev->name))
-            break;
-    if (!os && dev->pci[0])
-        os = hwloc_get_pcidev_by_busidstring(t->hw, dev->pci);
-    if (!os || home_os < 0)
-        return 2;
-    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(t->hw, os);
-    int m = locus_topo_numa_find(t, home_os);
-    if (!anc || m < 0 || hwloc_bitmap_iszero(anc->cpuset)
-        || hwloc_bitmap_isequal(anc->cpuset, hwloc_topology_get_complete_cpuset(t->hw)))
-        return 2;
-    hwloc_const_bitmap_t ncpus = t->numas[m].cpuset;
-    if (hwloc_bitmap_isincluded(anc->cpuset, ncpus))
-        return 0;
-    int first = hwloc_bitmap_first(ncpus);
-    hwloc_obj_t pu = first >= 0 ? hwloc_get_pu_obj_by_os_index(t->hw, (unsigned)first) : NULL;
-    hwloc_obj_t pkg = pu ? hwloc_get_ancestor_obj_by_type(t->hw, HWLOC_OBJ_PACKAGE, pu) : NULL;
-    if (pkg && hwloc_bitmap_isincluded(anc->cpuset, pkg->cpuset))
-        return 1;
-    return 2;
-}
+int failures, plans;
+char ctx[512];
 
 static int core_of_os(const locus_topo_t *t, int os)
 {
@@ -68,65 +38,6 @@ static int infeasible(const locus_topo_t *t, const locus_place_request_t *r)
     if (r->map_by == LOCUS_MAP_NIC && nnic == 0)
         return 1;
     return 0;
-}
-
-static int is_candidate_nic(const locus_topo_t *t, const char *name)
-{
-    int rdma = 0;
-    for (int i = 0; i < t->ndevs; i++)
-        rdma |= t->devs[i].kind == LOCUS_DEV_NIC && t->devs[i].nic_class == LOCUS_NIC_RDMA;
-    for (int i = 0; i < t->ndevs; i++)
-        if (!strcmp(t->devs[i].name, name))
-            return !rdma || t->devs[i].nic_class == LOCUS_NIC_RDMA;
-    return 0;
-}
-
-/* (d) nearest and (e) balanced among equally near, for NICs or GPUs. */
-static void check_devs(const locus_topo_t *t, const locus_plan_t *p, int nic, int by_nic)
-{
-    int cand[256], ncand = 0, load[256] = {0};
-    for (int i = 0; i < t->ndevs && ncand < 256; i++) {
-        const locus_topo_dev_t *d = &t->devs[i];
-        if (nic ? d->kind == LOCUS_DEV_NIC && is_candidate_nic(t, d->name) : d->kind == LOCUS_DEV_GPU)
-            cand[ncand++] = i;
-    }
-    locus_place_dev_t cd[256];
-    for (int k = 0; k < ncand; k++) {
-        memset(&cd[k], 0, sizeof cd[k]);
-        snprintf(cd[k].name, sizeof cd[k].name, "%s", t->devs[cand[k]].name);
-        snprintf(cd[k].pci, sizeof cd[k].pci, "%s", t->devs[cand[k]].pci);
-    }
-    int *which = calloc((size_t)p->nranks, sizeof *which);
-    for (int r = 0; r < p->nranks; r++) {
-        const locus_rank_plan_t *rp = &p->ranks[r];
-        int has = nic ? rp->has_nic : rp->has_gpu;
-        const locus_place_dev_t *d = nic ? &rp->nic : &rp->gpu;
-        CHECK(has == (ncand > 0), "rank %d %s presence %d with %d candidates", r,
-              nic ? "NIC" : "GPU", has, ncand);
-        which[r] = -1;
-        for (int k = 0; has && k < ncand; k++)
-            if (!strcmp(cd[k].name, d->name))
-                which[r] = k;
-        CHECK(!has || which[r] >= 0, "rank %d got %s, not a candidate (fabric rule)", r, d->name);
-        if (which[r] >= 0)
-            load[which[r]]++;
-    }
-    for (int r = 0; r < p->nranks; r++) {
-        int k = which[r];
-        if (k < 0)
-            continue;
-        int dk = hw_distance(t, &cd[k], p->ranks[r].home_numa);
-        for (int j = 0; j < ncand; j++) {
-            int dj = hw_distance(t, &cd[j], p->ranks[r].home_numa);
-            if (!by_nic)
-                CHECK(dk <= dj, "rank %d: %s at distance %d but %s at %d", r, cd[k].name, dk,
-                      cd[j].name, dj);
-            if (by_nic || dk == dj)
-                CHECK(load[k] <= load[j] + 1, "rank %d: %s has %d ranks, equally near %s has %d",
-                      r, cd[k].name, load[k], cd[j].name, load[j]);
-        }
-    }
-    free(which);
 }
 
 /* (c) ranks per NUMA node within one, unless the smaller node could not
@@ -201,8 +112,8 @@ static void check_balance_wide(const locus_topo_t *t, const locus_place_request_
     locus_plan_free(&q);
 }
 
-static void check_plan(const locus_topo_t *t, const locus_place_request_t *req,
-                       const locus_plan_t *p)
+void props_check_plan(const locus_topo_t *t, const locus_place_request_t *req,
+                      const locus_plan_t *p)
 {
     int C = locus_topo_allowed_cores(t), T = req->cpus_per_rank, n = req->nranks;
     int *core_users = calloc((size_t)t->ncores, sizeof *core_users);
@@ -287,9 +198,7 @@ static void check_plan(const locus_topo_t *t, const locus_place_request_t *req,
         else
             check_balance_wide(t, req, p);
     }
-    check_devs(t, p, 1, req->map_by == LOCUS_MAP_NIC);
-    if (req->map_by != LOCUS_MAP_NIC)
-        check_devs(t, p, 0, 0);
+    props_check_devs(t, req, p);
     free(core_users);
     free(last);
 }
@@ -328,7 +237,7 @@ static void run_one(const locus_topo_t *t, locus_place_request_t *req, const cha
     plans++;
     CHECK(!(req->nranks > locus_topo_allowed_pus(t) && !req->oversubscribe),
           "more ranks than PUs accepted without --oversubscribe");
-    check_plan(t, req, &p);
+    props_check_plan(t, req, &p);
     /* (g) deterministic. */
     if (locus_plan_make(t, req, &q, err, sizeof err) == 0) {
         CHECK(plans_equal(&p, &q), "two runs gave different plans");
@@ -379,6 +288,9 @@ static void run_matrix(const locus_topo_t *t, const char *label, int full)
                         req.ppr_count = 2;
                         req.ppr_obj = LOCUS_OBJ_NUMA;
                         run_one(t, &req, label);
+                        if (bi == 0 && ti == 0 && over && (maps[mi] == LOCUS_MAP_DEFAULT
+                            || maps[mi] == LOCUS_MAP_NUMA || maps[mi] == LOCUS_MAP_NIC))
+                            props_check_rails(t, &req);
                     }
                 }
         }
@@ -505,6 +417,7 @@ static void run_file(const char *path, const char *label)
     CHECK(t != NULL, "load: %s", err);
     if (t) {
         run_matrix(t, label, 1);
+        props_check_nic_filter(t);
         locus_topo_free(t);
         restrictions(path, label);
         /* PLACE_RANDOM_SETS=200 for a longer hunt. */

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,8 @@ int harness_open(harness_t *h, int nprocs)
     h->nprocs = nprocs;
     for (int i = 0; i < nprocs; i++)
         h->local_ranks[i] = i;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    h->oversubscribed = online <= 0 || nprocs > online;
     return 0;
 }
 
@@ -93,6 +96,17 @@ void harness_init(harness_t *h, locus_tp_init_t *in, int rank,
     in->kvs.fence = kvs_fence;
     in->up = up;
     in->core = core;
+    in->oversubscribed = h->oversubscribed;
+}
+
+int harness_progress(harness_t *h, locus_tp_t *tp)
+{
+    int rc = tp->ops->progress(tp);
+    if (rc != 0)
+        h->idle = 0;
+    else if (h->oversubscribed && ++h->idle % HARNESS_POLLS_BEFORE_YIELD == 0)
+        sched_yield();
+    return rc;
 }
 
 void harness_barrier(harness_t *h)

@@ -30,15 +30,26 @@ typedef struct {
     harness_kvs_t *kvs;
     int nprocs;
     int local_ranks[HARNESS_MAX_PROCS];
+    int oversubscribed;   /* passed in locus_tp_init_t; tests may change it */
+    long idle;            /* idle progress rounds in a row (this process's) */
 } harness_t;
 
-/* Maps the shared kvs for `nprocs` processes. Returns 0 or -1. */
+/* Maps the shared kvs for `nprocs` processes. Returns 0 or -1. Sets
+ * h->oversubscribed as the core would for a node of nprocs ranks that may
+ * use every online CPU: nprocs > CPUs online. */
 int harness_open(harness_t *h, int nprocs);
 void harness_close(harness_t *h);
 
 /* Fills `in` for rank `rank` of a one-node job of h->nprocs ranks. */
 void harness_init(harness_t *h, locus_tp_init_t *in, int rank,
                   const locus_tp_upcalls_t *up, void *core);
+
+/* One progress round of `tp` as the core's idle loop runs it: when
+ * h->oversubscribed, every HARNESS_POLLS_BEFORE_YIELD idle rounds in a row
+ * yield the CPU (the transport never does; LOCUS_YIELD belongs to the
+ * core). Returns what progress() returned. */
+#define HARNESS_POLLS_BEFORE_YIELD 32
+int harness_progress(harness_t *h, locus_tp_t *tp);
 
 /* A fence for the tests themselves (same barrier as the kvs fence). */
 void harness_barrier(harness_t *h);

@@ -77,7 +77,7 @@ static int kill_rank(harness_t *h, int rank, void *arg)
         size_t len = (x >> 20) % 4 == 0 ? sizeof sbuf : (x >> 24) % 512;
         int rc;
         while ((rc = c.tp->ops->send(c.tp, dst, &i, sizeof i, sbuf, len, NULL)) == LOCUS_TP_AGAIN)
-            if (c.tp->ops->progress(c.tp) < 0)
+            if (harness_progress(h, c.tp) < 0)
                 return EXIT_NOTICED;
         if (rc < 0)
             return 1;
@@ -85,9 +85,9 @@ static int kill_rank(harness_t *h, int rank, void *arg)
             c.pending++;
         /* At most two large sends in flight, as a blocking MPI program would. */
         while (c.pending > 2)
-            if (c.tp->ops->progress(c.tp) < 0)
+            if (harness_progress(h, c.tp) < 0)
                 return EXIT_NOTICED;
-        if (c.tp->ops->progress(c.tp) < 0)
+        if (harness_progress(h, c.tp) < 0)
             return EXIT_NOTICED;
         if (c.got >= 200)
             h->kvs->flags[rank] = 2; /* traffic flows: the parent may kill now */

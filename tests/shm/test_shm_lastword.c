@@ -97,7 +97,7 @@ static int lastword_rank(harness_t *h, int rank, void *arg)
                 return 1;
             }
         for (int i = 0; i < 1000000 && !c.sent; i++)
-            if (c.tp->ops->progress(c.tp) < 0) {
+            if (harness_progress(h, c.tp) < 0) {
                 fprintf(stderr, "rank 0: progress failed\n");
                 return 1;
             }
@@ -110,7 +110,7 @@ static int lastword_rank(harness_t *h, int rank, void *arg)
     }
     time_t t0 = time(NULL);
     while (!c.done && time(NULL) - t0 < 30)
-        if (c.tp->ops->progress(c.tp) < 0)
+        if (harness_progress(h, c.tp) < 0)
             return 1;
     for (size_t i = 0; i < LEN && c.done; i++)
         if (c.buf[i] != (unsigned char)(i * 7)) {

@@ -39,6 +39,7 @@ typedef struct recv_s {
 typedef struct {
     int rank, nprocs, errors;
     locus_tp_t *tp;
+    harness_t *h;
     uint32_t next_seq[HARNESS_MAX_PROCS]; /* expected from each source */
     int ended[HARNESS_MAX_PROCS];
     uint32_t end_count[HARNESS_MAX_PROCS];
@@ -215,7 +216,7 @@ static const locus_tp_upcalls_t upcalls = { up_deliver, up_rndv_arrived, up_rndv
 
 static int progress(core_t *c)
 {
-    int rc = c->tp->ops->progress(c->tp);
+    int rc = harness_progress(c->h, c->tp);
     if (rc < 0) {
         FAIL(c, "progress: %d", rc);
         return -1;
@@ -275,6 +276,7 @@ static int run_rank(harness_t *hs, int rank, void *arg)
     static core_t c; /* one per process (each rank is its own process) */
     memset(&c, 0, sizeof c);
     c.rank = rank;
+    c.h = hs;
     c.nprocs = hs->nprocs;
     c.rng = 0x1234u + (uint64_t)rank * 7919u;
     locus_tp_init_t in;
@@ -347,10 +349,10 @@ static int run_rank(harness_t *hs, int rank, void *arg)
     if (strcmp(a->expect, "pipe") == 0 && (st.cma_recv != 0 || st.cma_enabled))
         FAIL(&c, "expected no CMA, got %llu CMA receives", (unsigned long long)st.cma_recv);
     printf("rank %d: %llu eager, %llu rndv sent, %llu cma + %llu pipelined received, "
-           "%llu chunks, %llu again, yield %d, segment %llu KiB\n",
+           "%llu chunks, %llu again, oversubscribed %d, segment %llu KiB\n",
            rank, (unsigned long long)st.eager_sent, (unsigned long long)st.rndv_sent,
            (unsigned long long)st.cma_recv, (unsigned long long)st.pipe_recv,
-           (unsigned long long)st.chunks_sent, (unsigned long long)st.again, st.yield,
+           (unsigned long long)st.chunks_sent, (unsigned long long)st.again, st.oversubscribed,
            (unsigned long long)st.seg_bytes / 1024);
     c.tp->ops->finalize(c.tp);
     for (int i = 0; i < MAX_PENDING; i++)

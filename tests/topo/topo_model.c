@@ -2,13 +2,16 @@
  * The machine model on the shipped real-machine topologies: devices
  * grouped per PCI device, GPUs and NICs told apart from BMC VGA adapters
  * and NVMe drives, locality, allowed sets, CPU-less NUMA nodes, errors,
- * restriction, and a hwloc 1.x export of the same machine.
- *   topo_model TOPOLOGY_DIR TMPDIR
+ * restriction, a hwloc 1.x export of the same machine, each NIC's fabric
+ * class, state and netdev, and virtual NICs (hand-made fixtures in
+ * tests/place/topologies, and this machine's network namespace).
+ *   topo_model TOPOLOGY_DIR TMPDIR FIXTURE_DIR
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "locus_topo.h"
 
@@ -30,8 +33,28 @@ static int count_devs(const locus_topo_t *t, locus_dev_kind_t kind, int rdma_onl
 {
     int n = 0;
     for (int i = 0; i < t->ndevs; i++)
-        n += t->devs[i].kind == kind && (!rdma_only || t->devs[i].nic_class == LOCUS_NIC_RDMA);
+        n += t->devs[i].kind == kind && (!rdma_only || t->devs[i].rdma);
     return n;
+}
+
+/* A NIC's class, state and interface, as the ranking needs them. */
+static void check_nic(const locus_topo_t *t, const char *name, locus_nic_class_t cls, int rdma,
+                      const char *netdev, int mgmt, int link_up)
+{
+    const locus_topo_dev_t *d = NULL;
+    for (int i = 0; i < t->ndevs && !d; i++)
+        if (t->devs[i].kind == LOCUS_DEV_NIC && !strcmp(t->devs[i].name, name))
+            d = &t->devs[i];
+    CHECK(d != NULL, "NIC %s exists", name);
+    if (!d)
+        return;
+    CHECK(d->nic_class == cls, "%s is %s, not %s", name, locus_topo_nic_class_name(d->nic_class),
+          locus_topo_nic_class_name(cls));
+    CHECK(d->rdma == rdma, "%s rdma %d", name, d->rdma);
+    CHECK(!strcmp(d->netdev, netdev), "%s netdev '%s', want '%s'", name, d->netdev, netdev);
+    CHECK(d->mgmt == mgmt, "%s management %d", name, d->mgmt);
+    CHECK(d->link_up == link_up, "%s link_up %d, want %d", name, d->link_up, link_up);
+    CHECK(!d->is_virtual && d->pci[0], "%s is a PCI device", name);
 }
 
 static int has_osdev(const locus_topo_dev_t *d, const char *name)
@@ -93,6 +116,9 @@ static void check_lassen(const locus_topo_t *t)
               "%s is one GPU with %s, index %d", cuda, nvml, g);
         CHECK(d && dev_numa_os(t, d) == (g < 2 ? 0 : 8), "%s on NUMA %d", cuda, g < 2 ? 0 : 8);
     }
+    for (int i = 0; i < 4; i++)
+        check_nic(t, hcas[i], LOCUS_NIC_INFINIBAND, 1, nets[i], 0, 1);
+    check_nic(t, "enP5p1s0f0", LOCUS_NIC_ETHERNET, 0, "enP5p1s0f0", 1, -1);
     for (int i = 0; i < t->ndevs; i++) {
         CHECK(strcmp(t->devs[i].pci, "0002:02:00.0") != 0, "the BMC VGA adapter is not a device");
         CHECK(!has_osdev(&t->devs[i], "nvme0n1"), "an NVMe drive is not a device");
@@ -110,8 +136,10 @@ static void check_conan(const locus_topo_t *t)
     CHECK(g && !strcmp(g->pci, "0000:84:00.0"), "GPU bus id");
     CHECK(g && dev_numa_os(t, g) == 1, "GPU on NUMA 1");
     const locus_topo_dev_t *n = dev_by_name(t, "mlx5_0");
-    CHECK(n && has_osdev(n, "ib0") && n->nic_class == LOCUS_NIC_RDMA, "mlx5_0 + ib0 RDMA");
+    CHECK(n && has_osdev(n, "ib0") && n->rdma, "mlx5_0 + ib0 RDMA");
     CHECK(n && dev_numa_os(t, n) == 1, "HCA on NUMA 1");
+    check_nic(t, "mlx5_0", LOCUS_NIC_INFINIBAND, 1, "ib0", 0, 1);
+    check_nic(t, "eth0", LOCUS_NIC_ETHERNET, 0, "eth0", 1, -1);
 }
 
 static void check_mirage(const locus_topo_t *t)
@@ -132,14 +160,18 @@ static void check_mirage(const locus_topo_t *t)
     CHECK(n && n->package == 0 && dev_numa_os(t, n) == 0, "HCA behind package 0");
     CHECK(n && locus_topo_dev_distance(t, (int)(n - t->devs), 1) == 2, "far from NUMA 1");
     CHECK(n && locus_topo_dev_distance(t, (int)(n - t->devs), 0) == 0, "near NUMA 0");
+    /* A VPI card: port 1 InfiniBand (ib0), port 2 Ethernet (eth2) on one
+     * PCI function; the fabric's interface is the IPoIB one. */
+    check_nic(t, "mlx4_0", LOCUS_NIC_INFINIBAND, 1, "ib0", 0, -1);
 }
 
 static void check_quartz(const locus_topo_t *t)
 {
     const locus_topo_dev_t *n = dev_by_name(t, "hfi1_0");
-    CHECK(n && has_osdev(n, "hsi0") && n->nic_class == LOCUS_NIC_RDMA, "hfi1_0 + hsi0 RDMA");
+    CHECK(n && has_osdev(n, "hsi0") && n->rdma, "hfi1_0 + hsi0 RDMA");
     CHECK(n && n->package == 1, "HFI behind package 1");
     CHECK(t->npus == 36 && t->ncores == 36, "SMT off: 36 cores, 36 PUs");
+    check_nic(t, "hfi1_0", LOCUS_NIC_OMNIPATH, 1, "hsi0", 0, 1);
 }
 
 static void check_corona(const locus_topo_t *t)
@@ -156,6 +188,16 @@ static void check_corona(const locus_topo_t *t)
     CHECK(n && locus_topo_dev_distance(t, (int)(n - t->devs), numa) == 0, "distance 0 on NUMA 3");
     CHECK(n && locus_topo_dev_distance(t, (int)(n - t->devs), pkg0_other) == 1, "1 on NUMA 0");
     CHECK(n && locus_topo_dev_distance(t, (int)(n - t->devs), pkg1) == 2, "2 on NUMA 4");
+    check_nic(t, "mlx5_0", LOCUS_NIC_INFINIBAND, 1, "hsi0", 0, 1);
+}
+
+/* Cisco VIC ports with usNIC are RDMA-capable Ethernet, not a fabric of
+ * their own; the I350 ports are the management network. */
+static void check_many_vfs(const locus_topo_t *t)
+{
+    check_nic(t, "usnic_0", LOCUS_NIC_ETHERNET, 1, "eth4", 0, 1);
+    check_nic(t, "eth7", LOCUS_NIC_ETHERNET, 0, "eth7", 0, -1);
+    check_nic(t, "eth0", LOCUS_NIC_ETHERNET, 0, "eth0", 1, -1);
 }
 
 static void check_cpusets(const locus_topo_t *t)
@@ -234,6 +276,79 @@ static void check_restrict(const char *dir)
     locus_topo_free(t);
 }
 
+/* InfiniBand next to RoCE on one ConnectX card, a management port, a
+ * port that is down (tests/place/topologies/make_fixtures.py). */
+static void check_mixed_fabric(const locus_topo_t *t)
+{
+    check_nic(t, "mlx5_0", LOCUS_NIC_INFINIBAND, 1, "ib0", 0, 1);
+    check_nic(t, "mlx5_1", LOCUS_NIC_ETHERNET, 1, "ens1f1np1", 0, 1);
+    check_nic(t, "eno1", LOCUS_NIC_ETHERNET, 0, "eno1", 1, -1);
+    check_nic(t, "mlx5_4", LOCUS_NIC_INFINIBAND, 1, "ib3", 0, 0);
+    const locus_topo_dev_t *a = dev_by_name(t, "mlx5_2"), *b = dev_by_name(t, "mlx5_3");
+    CHECK(a && b && dev_numa_os(t, a) == 2 && dev_numa_os(t, b) == 2, "mlx5_2/3 on NUMA 2");
+}
+
+/* OS devices off PCI are virtual NICs, equally near every core. */
+static void check_virtual_fixture(const locus_topo_t *t)
+{
+    CHECK(count_devs(t, LOCUS_DEV_NIC, 0) == 3, "3 virtual NICs");
+    for (int i = 0; i < t->ndevs; i++) {
+        const locus_topo_dev_t *d = &t->devs[i];
+        CHECK(d->is_virtual && !d->pci[0] && !strcmp(d->netdev, d->name)
+              && d->nic_class == LOCUS_NIC_ETHERNET, "%s is a virtual Ethernet NIC", d->name);
+        CHECK(hwloc_bitmap_isequal(d->cpuset, hwloc_topology_get_complete_cpuset(t->hw)),
+              "%s is near every core", d->name);
+        for (int m = 0; m < t->nnumas; m++)
+            CHECK(locus_topo_dev_distance(t, i, m) == 2, "%s equally far from NUMA %d", d->name,
+                  t->numas[m].os);
+    }
+}
+
+static void check_fixtures(const char *dir)
+{
+    static const struct { const char *file; void (*check)(const locus_topo_t *); int nics; } cases[] = {
+        {"4n-mixed-fabric.xml", check_mixed_fabric, 6}, {"2n-virtual-nics.xml", check_virtual_fixture, 3},
+        {"2c-8vfs.xml", NULL, 8},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        locus_topo_t *t = load(dir, cases[i].file);
+        if (!t)
+            continue;
+        CHECK(count_devs(t, LOCUS_DEV_NIC, 0) == cases[i].nics, "%d NICs (got %d)", cases[i].nics,
+              count_devs(t, LOCUS_DEV_NIC, 0));
+        if (cases[i].check)
+            cases[i].check(t);
+        locus_topo_free(t);
+    }
+}
+
+static int sys_net_has(const char *ifname, const char *entry)
+{
+    char path[512];
+    struct stat st;
+    snprintf(path, sizeof path, "/sys/class/net/%s%s%s", ifname, entry[0] ? "/" : "", entry);
+    return lstat(path, &st) == 0;
+}
+
+/* Every virtual NIC of this machine is an interface of this network
+ * namespace without a device, and none is lo, a bridge or an ifb. */
+static void check_native_virtual(const locus_topo_t *t)
+{
+    for (int i = 0; i < t->ndevs; i++) {
+        const locus_topo_dev_t *d = &t->devs[i];
+        if (d->kind != LOCUS_DEV_NIC)
+            continue;
+        CHECK(d->is_virtual == !d->pci[0], "%s: virtual exactly when off PCI", d->name);
+        if (!d->is_virtual)
+            continue;
+        CHECK(sys_net_has(d->name, "") && !sys_net_has(d->name, "device"), "%s is a virtual "
+              "interface", d->name);
+        CHECK(strcmp(d->name, "lo") && !sys_net_has(d->name, "bridge") && strncmp(d->name, "ifb", 3),
+              "%s is not a NIC", d->name);
+        CHECK(d->numa < 0 && d->package < 0, "%s is near every core", d->name);
+    }
+}
+
 static void check_native(void)
 {
     char err[512];
@@ -246,14 +361,15 @@ static void check_native(void)
         CHECK(locus_topo_allowed_pus(t) == CPU_COUNT(&set), "allowed PUs = affinity (%d vs %d)",
               locus_topo_allowed_pus(t), CPU_COUNT(&set));
         CHECK(locus_topo_hostname(t)[0], "host name known");
+        check_native_virtual(t);
         locus_topo_free(t);
     }
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: topo_model TOPOLOGY_DIR TMPDIR\n");
+    if (argc < 4) {
+        fprintf(stderr, "usage: topo_model TOPOLOGY_DIR TMPDIR FIXTURE_DIR\n");
         return 2;
     }
     const char *dir = argv[1];
@@ -261,7 +377,7 @@ int main(int argc, char **argv)
         {"coral-lassen.xml", check_lassen}, {"32em64t-2n8c2t-pci-normalio.xml", check_conan},
         {"24em64t-2n6c2t-pci.xml", check_mirage}, {"cts1-quartz-smt1.xml", check_quartz},
         {"epyc-corona.xml", check_corona}, {"16amd64-8n2c-cpusets.xml", check_cpusets},
-        {"16intel64-manyVFs.xml", NULL},
+        {"16intel64-manyVFs.xml", check_many_vfs},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         locus_topo_t *t = load(dir, cases[i].file);
@@ -277,6 +393,7 @@ int main(int argc, char **argv)
     check_errors(argv[2]);
     check_v1(dir, argv[2]);
     check_restrict(dir);
+    check_fixtures(argv[3]);
     check_native();
     printf("%s\n", failures ? "FAILED" : "No Errors");
     return failures ? 1 : 0;

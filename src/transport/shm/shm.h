@@ -1,6 +1,7 @@
 /*
  * shm.h — what the shared-memory transport shows beyond locus_transport.h:
- * counters for tests and benchmarks. Constructed with locus_tp_shm_create().
+ * counters and a one-line description, for tests, benchmarks and
+ * LOCUS_VERBOSE. Constructed with locus_tp_shm_create().
  */
 #ifndef SHM_H
 #define SHM_H
@@ -18,12 +19,18 @@ typedef struct {
     uint64_t cma_fallbacks;  /* CMA failed at run time; pipelined instead */
     uint64_t again;          /* sends answered LOCUS_TP_AGAIN */
     int cma_enabled;         /* single copy in use now (for at least one peer) */
-    int yield;               /* idle polling yields (oversubscribed) */
+    int oversubscribed;      /* the core's answer (locus_tp_init_t): CMA for every
+                              * large message under LOCUS_SINGLE_COPY=auto */
     uint64_t eager_max;      /* effective eager limit (smallest over peers) */
     uint64_t seg_bytes;      /* this process's segment */
 } shm_stats_t;
 
 /* Copies the counters of a transport made by locus_tp_shm_create(). */
 void shm_tp_stats(const locus_tp_t *tp, shm_stats_t *out);
+
+/* One line on how it moves data, e.g. "single copy cma from 1G, pipeline
+ * 128k chunks (1M pool), eager 4k, 4 local ranks, oversubscribed: no, peer
+ * death: pidfd+lock" (truncated to len; the transport's describe op). */
+void shm_tp_describe(locus_tp_t *tp, char *buf, size_t len);
 
 #endif

@@ -7,18 +7,18 @@
 #include "shm_tp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 typedef struct {
-    long eager_max, ring_size, chunk_size, pool_size, cma_min, polls_before_yield;
-    int single_copy, yield; /* yield: -1 auto, 0 off, 1 on */
+    long eager_max, ring_size, chunk_size, pool_size, cma_min;
+    int single_copy;
 } shm_cfg_t;
 
 static int cfg_choice(const char *name, const char *const *words, int n, int *out,
@@ -37,18 +37,13 @@ static int cfg_choice(const char *name, const char *const *words, int n, int *ou
 static int cfg_read(shm_cfg_t *c, char *err, size_t errlen)
 {
     static const char *const sc[] = { "none", "auto", "cma" }; /* = SHM_SC_* */
-    static const char *const yn[] = { "auto", "off", "on" };
-    int y;
     if (locus_tunable_long("LOCUS_SHM_EAGER_MAX", &c->eager_max, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_RING_SIZE", &c->ring_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_CHUNK_SIZE", &c->chunk_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_POOL_SIZE", &c->pool_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_CMA_MIN", &c->cma_min, err, errlen) ||
-        locus_tunable_long("LOCUS_SHM_POLLS_BEFORE_YIELD", &c->polls_before_yield, err, errlen) ||
-        cfg_choice("LOCUS_SINGLE_COPY", sc, 3, &c->single_copy, err, errlen) ||
-        cfg_choice("LOCUS_SHM_YIELD", yn, 3, &y, err, errlen))
+        cfg_choice("LOCUS_SINGLE_COPY", sc, 3, &c->single_copy, err, errlen))
         return -1;
-    c->yield = y == 0 ? -1 : y == 1 ? 0 : 1;
     if (c->ring_size < 1024 || c->ring_size > (4L << 20)) {
         snprintf(err, errlen, "LOCUS_SHM_RING_SIZE=%ld: expected 1k..4M", c->ring_size);
         return -1;
@@ -80,14 +75,8 @@ static uint32_t ring_cells_for(long ring_size, int peers)
     return n;
 }
 
-static uint64_t ns_inode(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
-}
-
 /* Creates, formats (first touch: the pages land on this rank's NUMA node)
- * and describes my segment. */
+ * and describes my segment; keeps its file open, locked, while I live. */
 static int seg_make(shm_tp_t *tp, const shm_cfg_t *c, char *name, size_t namelen,
                     char *err, size_t errlen)
 {
@@ -100,7 +89,7 @@ static int seg_make(shm_tp_t *tp, const shm_cfg_t *c, char *name, size_t namelen
     int rc = -1;
     for (int attempt = 0; attempt < 8 && rc != 0; attempt++) {
         shm_seg_name(name, namelen, tp->local_rank, attempt);
-        rc = shm_seg_create(name, h.total, &base, err, errlen);
+        rc = shm_file_create(name, h.total, &base, err, errlen);
         if (rc != 0 && rc != -EEXIST)
             break;
     }
@@ -120,15 +109,16 @@ static int seg_make(shm_tp_t *tp, const shm_cfg_t *c, char *name, size_t namelen
 
     if (getrandom(&tp->cookie, sizeof tp->cookie, GRND_NONBLOCK) != sizeof tp->cookie)
         tp->cookie = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+    /* The lock that tells peers I live sits on a descriptor of its own: a
+     * mapping holds its open file, and one inherited by a forked child
+     * would keep the lock after my death. The name is mine until unlinked. */
+    tp->seg_fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
     h.magic = SHM_SEG_MAGIC;
     h.local_rank = (uint32_t)tp->local_rank;
-    h.pid = getpid();
+    shm_alive_self(&h.owner, tp->seg_fd);
     h.userns = shm_cma_userns();
-    h.pidns = ns_inode("/proc/self/ns/pid");
     h.cookie = tp->cookie;
     h.cookie_addr = (uint64_t)(uintptr_t)&tp->cookie;
-    if (sched_getaffinity(0, sizeof h.cpus, &h.cpus) != 0)
-        CPU_ZERO(&h.cpus);
     memcpy(base, &h, sizeof h);
     return 0;
 }
@@ -149,7 +139,8 @@ static int peer_attach(shm_tp_t *tp, const shm_cfg_t *c, int l, const char *val,
     }
     void *base;
     size_t len;
-    if (shm_seg_attach(name, &base, &len, err, errlen) != 0)
+    int fd;
+    if (shm_file_attach_fd(name, SHM_SEG_HDR, &base, &len, &fd, err, errlen) != 0)
         return -1;
     p->seg = base;
     p->seg_len = len;
@@ -160,6 +151,15 @@ static int peer_attach(shm_tp_t *tp, const shm_cfg_t *c, int l, const char *val,
         h->pool_off + (uint64_t)h->pool_chunks * h->chunk_size > len) {
         snprintf(err, errlen, "shm: segment %s of local rank %d is not a Locus segment of this job",
                  name, l);
+        close(fd);
+        return -1;
+    }
+    /* Between the fences the owner must be alive: watch it from now on (a
+     * pidfd verified to be that process, and the lock on its file). */
+    char why[128];
+    if (shm_alive_watch(&p->alive, &h->owner, fd, why, sizeof why) != 0) {
+        snprintf(err, errlen, "shm: local rank %d (pid %lld) died during start-up (%s)", l,
+                 (long long)h->owner.pid, why);
         return -1;
     }
     const shm_seg_hdr_t *me = (const shm_seg_hdr_t *)tp->seg;
@@ -175,16 +175,16 @@ static int peer_attach(shm_tp_t *tp, const shm_cfg_t *c, int l, const char *val,
     p->pool = (unsigned char *)base + h->pool_off;
     p->pool_chunks = h->pool_chunks;
     p->chunk_size = h->chunk_size;
-    p->pid = (pid_t)h->pid;
-    p->pid_ok = h->pidns != 0 && h->pidns == me->pidns;
+    /* Its pid names it here only within one pid namespace (CMA needs that). */
+    p->pid = h->owner.pidns != 0 && h->owner.pidns == me->owner.pidns ? (pid_t)h->owner.pid : 0;
     /* The largest eager payload: half its ring, less heads and a full core header. */
     size_t room = (size_t)(cells / 2) * SHM_CELL_SIZE - SHM_CELL_HEAD - LOCUS_TP_HDR_MAX;
     p->eager_max = (size_t)c->eager_max < room ? (size_t)c->eager_max : room;
     return 0;
 }
 
-/* Whether single copy works from each peer: same user namespace, and the
- * peer's cookie reads back through process_vm_readv. */
+/* Whether single copy works from each peer: same user and pid namespace,
+ * and the peer's cookie reads back through process_vm_readv. */
 static void cma_probe(shm_tp_t *tp, const shm_cfg_t *c)
 {
     const shm_seg_hdr_t *me = (const shm_seg_hdr_t *)tp->seg;
@@ -193,20 +193,24 @@ static void cma_probe(shm_tp_t *tp, const shm_cfg_t *c)
         if (l == tp->local_rank || c->single_copy == SHM_SC_NONE)
             continue;
         const shm_seg_hdr_t *h = (const shm_seg_hdr_t *)p->seg;
-        p->cma = h->userns == me->userns && shm_cma_probe(p->pid, h->cookie_addr, h->cookie) == 0;
+        p->cma = p->pid > 0 && h->userns == me->userns &&
+                 shm_cma_probe(p->pid, h->cookie_addr, h->cookie) == 0;
     }
 }
 
 static void tp_destroy(shm_tp_t *tp)
 {
     if (tp->peers)
-        for (int l = 0; l < tp->local_size; l++)
+        for (int l = 0; l < tp->local_size; l++) {
+            shm_alive_unwatch(&tp->peers[l].alive);
             if (tp->peers[l].seg)
                 munmap(tp->peers[l].seg, tp->peers[l].seg_len);
+        }
     if (tp->seg)
         munmap(tp->seg, tp->seg_len);
-    shm_ids_free(&tp->rids);
-    shm_ids_free(&tp->sids);
+    shm_alive_release(tp->seg_fd);
+    tp_ids_free(&tp->rids);
+    tp_ids_free(&tp->sids);
     free(tp->peers);
     free(tp->local_of);
     free(tp);
@@ -215,6 +219,7 @@ static void tp_destroy(shm_tp_t *tp)
 static void shm_tp_finalize(locus_tp_t *t)
 {
     shm_tp_t *tp = (shm_tp_t *)t;
+    /* Before the lock goes with tp_destroy: my exit is no crash. */
     atomic_store_explicit(&((shm_seg_hdr_t *)tp->seg)->finalized, 1, memory_order_release);
     tp_destroy(tp);
 }
@@ -232,6 +237,8 @@ const locus_tp_ops_t shm_tp_ops = {
     .progress = shm_tp_progress,
     .reaches = shm_tp_reaches,
     .finalize = shm_tp_finalize,
+    .last_error = shm_tp_last_error,
+    .describe = shm_tp_describe,
 };
 
 /* Everything up to the first fence that can fail locally. */
@@ -240,8 +247,10 @@ static int setup_local(shm_tp_t *tp, const locus_tp_init_t *in, shm_cfg_t *c, ch
 {
     if (cfg_read(c, err, errlen) != 0)
         return -1;
-    tp->local_of = malloc((size_t)in->size * sizeof *tp->local_of);
     tp->peers = calloc((size_t)in->local_size, sizeof *tp->peers);
+    for (int l = 0; tp->peers && l < in->local_size; l++)
+        tp->peers[l].alive.pidfd = tp->peers[l].alive.segfd = -1; /* not 0: stdin */
+    tp->local_of = malloc((size_t)in->size * sizeof *tp->local_of);
     if (!tp->local_of || !tp->peers) {
         snprintf(err, errlen, "shm: out of memory");
         return -1;
@@ -291,6 +300,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
         return -1;
     }
     tp->base.ops = &shm_tp_ops;
+    tp->seg_fd = -1;
     tp->up = *in->up;
     tp->core = in->core;
     tp->rank = in->rank;
@@ -344,31 +354,13 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
             if (l != tp->local_rank && !tp->peers[l].cma) {
                 snprintf(err, errlen,
                          "shm: LOCUS_SINGLE_COPY=cma but process_vm_readv from local rank %d is "
-                         "not permitted (ptrace rights, Yama or seccomp)", l);
+                         "not permitted (%s)", l, tp->peers[l].pid ? "ptrace rights, Yama or "
+                         "seccomp" : "it runs in another pid namespace");
                 tp_destroy(tp);
                 return -1;
             }
     }
-    tp->oversubscribed = shm_tp_oversubscribed(tp);
-    tp->yield = cfg.yield >= 0 ? cfg.yield : tp->oversubscribed;
-    tp->polls_before_yield = cfg.polls_before_yield;
+    tp->oversubscribed = in->oversubscribed;
     *out = &tp->base;
     return 0;
-}
-
-void shm_tp_stats(const locus_tp_t *t, shm_stats_t *out)
-{
-    const shm_tp_t *tp = (const shm_tp_t *)t;
-    *out = tp->stats;
-    out->cma_enabled = 0;
-    out->eager_max = UINT64_MAX;
-    for (int l = 0; l < tp->local_size; l++) {
-        if (l == tp->local_rank)
-            continue;
-        out->cma_enabled |= tp->peers[l].cma && tp->single_copy != SHM_SC_NONE;
-        if (tp->peers[l].eager_max < out->eager_max)
-            out->eager_max = tp->peers[l].eager_max;
-    }
-    out->yield = tp->yield;
-    out->seg_bytes = tp->seg_len;
 }

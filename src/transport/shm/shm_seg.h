@@ -11,18 +11,23 @@
  * Receive rings are polled by the owner; the pool is written by the owner
  * (its large sends) and its chunk states are polled by the owner, which
  * gets them back from the receivers. The segment is unlinked as soon as
- * every local process has mapped it (see shm_tp.c), so nothing stays in
- * /dev/shm after a crash.
+ * every local process has mapped it (see shm_create.c), so nothing stays in
+ * /dev/shm after a crash. The owner keeps the file open with a lock on its
+ * byte 0 while it lives (shm_alive.h).
  */
 #ifndef SHM_SEG_H
 #define SHM_SEG_H
 
-#include <sched.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
-#define SHM_SEG_MAGIC 0x314d48535355434cULL /* "LCUSSHM1" */
+#include "shm_alive.h"
+#include "shm_file.h"
+
+#define SHM_SEG_MAGIC 0x324d48535355434cULL /* "LCUSSHM2" */
 #define SHM_SEG_HDR 4096u
 #define SHM_CHUNK_FREE 0u
 #define SHM_CHUNK_BUSY 1u
@@ -36,12 +41,10 @@ typedef struct {
     uint32_t pool_chunks;
     uint64_t chunk_size;
     uint64_t rings_off, states_off, pool_off, total;
-    int64_t pid;
+    shm_alive_id_t owner;   /* pid and identity, for CMA and the liveness watch */
     uint64_t userns;        /* inode of /proc/self/ns/user: CMA only within one */
-    uint64_t pidns;         /* inode of /proc/self/ns/pid: pids comparable only within one */
     uint64_t cookie;        /* random; CMA probe reads it from cookie_addr */
     uint64_t cookie_addr;
-    cpu_set_t cpus;         /* owner's affinity, to detect oversubscription */
     _Atomic uint32_t finalized; /* set by the owner in finalize(): its exit is no crash */
 } shm_seg_hdr_t;
 
@@ -58,22 +61,13 @@ static inline uint32_t shm_seg_ring_slot(uint32_t owner, uint32_t from)
     return from < owner ? from : from - 1;
 }
 
-/*
- * Creates the segment `name` ("/locus...."), `size` bytes, mode 0600, and
- * maps it. posix_fallocate() reserves the pages now, so a full /dev/shm is
- * an error here rather than a SIGBUS later. Returns 0, or -1 (-EEXIST when
- * the name is taken) with a reason.
- */
-int shm_seg_create(const char *name, size_t size, void **base, char *err, size_t errlen);
-
-/* Maps the existing segment `name`; sets *base and *size. 0, or -1 with a reason. */
-int shm_seg_attach(const char *name, void **base, size_t *size, char *err, size_t errlen);
-
-/* Segment name for this process: /locus.<jobid>.<localrank>.<pid>[.<k>].
- * jobid is LOCUS_JOBID (set by locusrun, which removes /dev/shm/locus.<jobid>.*
- * after the job; characters outside [A-Za-z0-9._-] become '_'), or
- * "pid<pid>" when it is not set. The pid (and k, when a name is taken) keep
- * names unique even for two transports in one process. */
-void shm_seg_name(char *buf, size_t len, int local_rank, int attempt);
+/* Segment name for this process: /locus.<jobid>.<localrank>.<pid>[.<k>]
+ * (shm_file_name with the local rank). */
+static inline void shm_seg_name(char *buf, size_t len, int local_rank, int attempt)
+{
+    char what[16];
+    snprintf(what, sizeof what, "%d", local_rank);
+    shm_file_name(buf, len, what, attempt);
+}
 
 #endif

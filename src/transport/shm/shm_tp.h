@@ -22,6 +22,7 @@
 #include "shm.h"
 #include "shm_ring.h"
 #include "shm_seg.h"
+#include "tp_ids.h"
 
 #include <stdint.h>
 
@@ -52,17 +53,9 @@ typedef struct shm_sreq {
     struct shm_sreq *next; /* on the active (pipelining) list */
 } shm_sreq_t;
 
-/* Request ids: index into a table of reusable heap objects. */
-typedef struct {
-    void **obj;
-    uint32_t n, cap;
-    uint32_t *freeid;
-    uint32_t nfree;
-} shm_ids_t;
-
 typedef struct {
     int world;
-    pid_t pid;
+    pid_t pid;                     /* 0 when in another pid namespace */
     shm_ring_tx_t tx;              /* my ring in its segment */
     shm_ring_rx_t rx;              /* its ring in my segment */
     unsigned char *seg;            /* its segment, mapped */
@@ -71,7 +64,7 @@ typedef struct {
     unsigned char *pool;           /* its pool: chunk data */
     uint64_t chunk_size;
     uint32_t pool_chunks;
-    int pid_ok;                    /* same pid namespace: its pid can be checked */
+    shm_alive_watch_t alive;       /* notices its death (shm_alive.h) */
     size_t eager_max;              /* mine, capped by its ring */
     uint32_t outstanding;          /* large messages in flight with it */
     int stalled;                   /* a send to it got AGAIN */
@@ -88,6 +81,7 @@ typedef struct {
 
     unsigned char *seg;            /* my segment */
     size_t seg_len;
+    int seg_fd;                    /* kept open: holds my liveness lock */
     _Atomic uint32_t *pool_state;
     unsigned char *pool;
     uint32_t pool_chunks, pool_next;
@@ -97,15 +91,13 @@ typedef struct {
     uint64_t cma_min;
     uint64_t cookie;               /* read by the peers' CMA probe */
 
-    int oversubscribed;            /* local ranks outnumber their cores */
-    int yield;                     /* sched_yield when idle (LOCUS_SHM_YIELD) */
-    long polls_before_yield;
-    long idle;
-    long idle_checks;
+    int oversubscribed;            /* from the core (locus_tp_init_t) */
+    long idle;                     /* idle progress calls in a row */
     uint64_t last_check_ns;
     int failed;                    /* negative once a fatal error happened */
+    char error[200];               /* why, for last_error() */
 
-    shm_ids_t rids, sids;
+    tp_ids_t rids, sids;           /* request ids (../tp_ids.h) */
     locus_tp_rndv_t *owed;         /* receives owing a CTS or FIN */
     shm_sreq_t *active;            /* sends pipelining their data */
     shm_stats_t stats;
@@ -122,14 +114,9 @@ int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
 int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx);
 int shm_tp_progress(locus_tp_t *t);
 
-/* shm_ids.c */
-void *shm_ids_get(shm_ids_t *ids, size_t objsize);  /* object with id set, busy=1 */
-void *shm_ids_find(shm_ids_t *ids, uint32_t id);    /* busy object, or NULL */
-void shm_ids_put(shm_ids_t *ids, uint32_t id);
-void shm_ids_free(shm_ids_t *ids);
-
-/* shm_health.c: idle bookkeeping, yielding and dead-peer detection. */
+/* shm_health.c: idle bookkeeping and dead-peer detection (the core, not
+ * the transport, yields the CPU when ranks outnumber cores). */
 int shm_tp_idle(shm_tp_t *tp);
-int shm_tp_oversubscribed(shm_tp_t *tp);
+const char *shm_tp_last_error(locus_tp_t *t);
 
 #endif

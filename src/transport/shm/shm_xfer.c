@@ -6,6 +6,7 @@
 #include "shm_tp.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PAD8(n) (((size_t)(n) + 7u) & ~(size_t)7u)
@@ -30,7 +31,7 @@ static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
         tp->stats.again++;
         return LOCUS_TP_AGAIN;
     }
-    shm_sreq_t *s = shm_ids_get(&tp->sids, sizeof *s);
+    shm_sreq_t *s = tp_ids_get(&tp->sids, sizeof *s);
     if (!s)
         return -ENOMEM;
     s->peer = l;
@@ -91,7 +92,7 @@ static void rndv_complete(shm_tp_t *tp, locus_tp_rndv_t *r)
 {
     void *ctx = r->ctx;
     tp->peers[r->peer].outstanding--;
-    shm_ids_put(&tp->rids, r->id);
+    tp_ids_put(&tp->rids, r->id);
     tp->up.rndv_done(tp->core, ctx);
 }
 
@@ -178,6 +179,15 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     p->outstanding++;
     if (cma_wanted(tp, p, r->want)) {
         int rc = shm_cma_read(p->pid, buf, r->addr, r->want);
+        /* The read went by pid: were the sender dead by now, its pid might
+         * belong to another process and the bytes be that one's. Alive
+         * after the read means it was the sender during the read. */
+        if (rc == 0 && shm_alive_check(&p->alive) != SHM_ALIVE_YES) {
+            snprintf(tp->error, sizeof tp->error,
+                     "shm: local rank %d (world rank %d) died during a single-copy read from it",
+                     r->peer, p->world);
+            return tp->failed = -ECONNRESET;
+        }
         if (rc == 0) {
             r->state = SHM_R_OWE_FIN;
             tp->stats.cma_recv++;
@@ -202,7 +212,7 @@ static void send_complete(shm_tp_t *tp, shm_sreq_t *s)
 {
     void *ctx = s->ctx;
     tp->peers[s->peer].outstanding--;
-    shm_ids_put(&tp->sids, s->id);
+    tp_ids_put(&tp->sids, s->id);
     tp->up.send_done(tp->core, ctx);
 }
 
@@ -286,7 +296,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
     case SHM_T_RTS: {
         shm_rts_t rts;
         memcpy(&rts, c->body, sizeof rts);
-        locus_tp_rndv_t *r = shm_ids_get(&tp->rids, sizeof *r);
+        locus_tp_rndv_t *r = tp_ids_get(&tp->rids, sizeof *r);
         if (!r)
             return -ENOMEM;
         r->peer = l;
@@ -298,7 +308,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         return 0;
     }
     case SHM_T_CTS: {
-        shm_sreq_t *s = shm_ids_find(&tp->sids, c->aux);
+        shm_sreq_t *s = tp_ids_find(&tp->sids, c->aux);
         if (!s || s->peer != l)
             return -EPROTO;
         shm_cts_t cts;
@@ -314,7 +324,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         return 0;
     }
     case SHM_T_CHUNK: {
-        locus_tp_rndv_t *r = shm_ids_find(&tp->rids, c->aux);
+        locus_tp_rndv_t *r = tp_ids_find(&tp->rids, c->aux);
         shm_chunk_t ch;
         memcpy(&ch, c->body, sizeof ch);
         if (!r || r->peer != l || r->state != SHM_R_DATA || ch.chunk >= p->pool_chunks ||
@@ -330,7 +340,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         return 0;
     }
     case SHM_T_FIN: {
-        shm_sreq_t *s = shm_ids_find(&tp->sids, c->aux);
+        shm_sreq_t *s = tp_ids_find(&tp->sids, c->aux);
         if (!s || s->peer != l)
             return -EPROTO;
         send_complete(tp, s);
@@ -355,8 +365,12 @@ int shm_tp_progress(locus_tp_t *t)
         for (int budget = RING_BUDGET; budget > 0 && (c = shm_ring_peek(&p->rx)); budget--) {
             int rc = handle(tp, l, p, c);
             shm_ring_release(&p->rx, c);
-            if (rc < 0)
+            if (rc < 0) {
+                snprintf(tp->error, sizeof tp->error, "shm: %s from local rank %d (world rank %d)",
+                         rc == -ENOMEM ? "out of memory for a large message" :
+                         "malformed control message", l, p->world);
                 return tp->failed = rc;
+            }
             events++;
         }
     }

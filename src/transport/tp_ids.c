@@ -1,19 +1,17 @@
-/* Request ids for the slow (large-message) paths: objects are malloc'd once
- * per id and reused, so steady-state traffic allocates nothing. */
-#include "shm_tp.h"
+/* Request id tables (tp_ids.h). */
+#include "tp_ids.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Both request types start with {uint32_t id; uint32_t busy;}. */
 typedef struct {
     uint32_t id;
     uint32_t busy;
-} shm_obj_head_t;
+} tp_obj_head_t;
 
-void *shm_ids_get(shm_ids_t *ids, size_t objsize)
+void *tp_ids_get(tp_ids_t *ids, size_t objsize)
 {
-    shm_obj_head_t *o;
+    tp_obj_head_t *o;
     if (ids->nfree > 0) {
         o = ids->obj[ids->freeid[--ids->nfree]];
     } else {
@@ -42,22 +40,22 @@ void *shm_ids_get(shm_ids_t *ids, size_t objsize)
     return o;
 }
 
-void *shm_ids_find(shm_ids_t *ids, uint32_t id)
+void *tp_ids_find(tp_ids_t *ids, uint32_t id)
 {
     if (id >= ids->n)
         return NULL;
-    shm_obj_head_t *o = ids->obj[id];
+    tp_obj_head_t *o = ids->obj[id];
     return o->busy ? o : NULL;
 }
 
-void shm_ids_put(shm_ids_t *ids, uint32_t id)
+void tp_ids_put(tp_ids_t *ids, uint32_t id)
 {
-    shm_obj_head_t *o = ids->obj[id];
+    tp_obj_head_t *o = ids->obj[id];
     o->busy = 0;
     ids->freeid[ids->nfree++] = id;
 }
 
-void shm_ids_free(shm_ids_t *ids)
+void tp_ids_free(tp_ids_t *ids)
 {
     for (uint32_t i = 0; i < ids->n; i++)
         free(ids->obj[i]);
