@@ -6,14 +6,13 @@
 #include "mpi_impl.h"
 
 /* The layers below return LOCUS_ERR_* codes that travel up unchanged. */
-_Static_assert(LOCUS_ERR_BUFFER == MPI_ERR_BUFFER && LOCUS_ERR_COUNT == MPI_ERR_COUNT &&
-               LOCUS_ERR_TYPE == MPI_ERR_TYPE && LOCUS_ERR_TAG == MPI_ERR_TAG &&
-               LOCUS_ERR_COMM == MPI_ERR_COMM && LOCUS_ERR_RANK == MPI_ERR_RANK &&
-               LOCUS_ERR_ROOT == MPI_ERR_ROOT && LOCUS_ERR_OP == MPI_ERR_OP &&
-               LOCUS_ERR_ARG == MPI_ERR_ARG && LOCUS_ERR_TRUNCATE == MPI_ERR_TRUNCATE &&
-               LOCUS_ERR_OTHER == MPI_ERR_OTHER && LOCUS_ERR_INTERN == MPI_ERR_INTERN &&
-               LOCUS_ERR_NO_MEM == MPI_ERR_NO_MEM && LOCUS_SUCCESS == MPI_SUCCESS,
+#define SAME(x) ((int)LOCUS_ERR_##x == (int)MPI_ERR_##x)
+_Static_assert(SAME(BUFFER) && SAME(COUNT) && SAME(TYPE) && SAME(TAG) && SAME(COMM) &&
+               SAME(RANK) && SAME(REQUEST) && SAME(ROOT) && SAME(GROUP) && SAME(OP) &&
+               SAME(ARG) && SAME(TRUNCATE) && SAME(OTHER) && SAME(INTERN) && SAME(NO_MEM) &&
+               (int)LOCUS_SUCCESS == (int)MPI_SUCCESS,
                "layer error codes are MPI error classes");
+#undef SAME
 
 #define ERR_PREDEF_LAST MPI_ERR_ABI
 

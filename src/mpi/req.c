@@ -206,7 +206,7 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
         status_empty(status);
         return MPI_SUCCESS;
     }
-    MPI_Comm comm = req_comm(locus_req_of(reqs[i]));
+    locus_comm_t *comm = req_comm(locus_req_of(reqs[i]));
     *index = i;
     err = req_finish(&reqs[i], status);
     return err ? locus_mpi_err(comm, err, "MPI_Waitany") : MPI_SUCCESS;
@@ -235,7 +235,7 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
         *index = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    MPI_Comm comm = req_comm(locus_req_of(reqs[i]));
+    locus_comm_t *comm = req_comm(locus_req_of(reqs[i]));
     *flag = 1;
     *index = i;
     err = req_finish(&reqs[i], status);
@@ -304,9 +304,9 @@ LOCUS_PMPI_WEAK(Request_free)
 int PMPI_Request_free(MPI_Request *request)
 {
     LOCUS_CHECK_INIT("MPI_Request_free");
-    if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
+    locus_req_t *r = request ? locus_req_of(*request) : NULL;
+    if (!req_valid(r))
         return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
-    locus_req_t *r = locus_req_of(*request);
     if (r->done)
         locus_core_req_put(locus_core(), r);
     else

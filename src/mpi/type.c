@@ -64,7 +64,8 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
         return TYPE_ERR(MPI_ERR_TYPE, fn);
     if (!newtype)
         return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_new(locus_dtype_contiguous(count, old, &nt), nt, newtype, fn);
+    int rc = locus_dtype_contiguous(count, old, &nt);
+    return type_new(rc, nt, newtype, fn);
 }
 
 LOCUS_PMPI_WEAK(Type_vector)
@@ -80,9 +81,9 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
         return TYPE_ERR(MPI_ERR_TYPE, fn);
     if (!newtype)
         return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_new(locus_dtype_hvector(count, blocklength,
-                                        (ptrdiff_t)stride * type_extent(old), old, &nt),
-                    nt, newtype, fn);
+    int rc = locus_dtype_hvector(count, blocklength,
+                                        (ptrdiff_t)stride * type_extent(old), old, &nt);
+    return type_new(rc, nt, newtype, fn);
 }
 
 LOCUS_PMPI_WEAK(Type_create_hvector)
@@ -98,7 +99,8 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
         return TYPE_ERR(MPI_ERR_TYPE, fn);
     if (!newtype)
         return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_new(locus_dtype_hvector(count, blocklength, stride, old, &nt), nt, newtype, fn);
+    int rc = locus_dtype_hvector(count, blocklength, stride, old, &nt);
+    return type_new(rc, nt, newtype, fn);
 }
 
 /* Indexed flavours: displacements in elements (scale = extent) or bytes. */
@@ -214,7 +216,8 @@ int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
         return TYPE_ERR(MPI_ERR_TYPE, fn);
     if (!newtype)
         return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_new(locus_dtype_resized(old, lb, extent, &nt), nt, newtype, fn);
+    int rc = locus_dtype_resized(old, lb, extent, &nt);
+    return type_new(rc, nt, newtype, fn);
 }
 
 LOCUS_PMPI_WEAK(Type_dup)
@@ -227,7 +230,8 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         return TYPE_ERR(MPI_ERR_TYPE, fn);
     if (!newtype)
         return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_new(locus_dtype_dup(old, &nt), nt, newtype, fn);
+    int rc = locus_dtype_dup(old, &nt);
+    return type_new(rc, nt, newtype, fn);
 }
 
 LOCUS_PMPI_WEAK(Type_commit)
