@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "attr.h"
 
 locus_comm_t locus_comm_world, locus_comm_self;
 
@@ -64,6 +64,8 @@ static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
 /* Frees what locus_comm_init allocated. */
 static void comm_teardown(locus_comm_t *c)
 {
+    /* Attributes left on an internal communicator or at MPI_Finalize. */
+    locus_attr_clear(&c->attrs, ATTR_COMM, locus_comm_handle(c));
     locus_coll_comm_release(&c->coll);
     locus_errh_set(c, &locus_errh_fatal);
     free(c->world_of);
@@ -192,14 +194,29 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
         return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_dup");
     if (!newcomm)
         return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_dup");
-    uint32_t ctx;
-    int err = ctx_agree(c, &ctx);
-    if (!err)
-        err = comm_new(c->coll.size, c->coll.rank, c->world_of, ctx, c, &n);
+    int err = locus_comm_dup(c, &n);
     if (err)
         return locus_mpi_err(c, err, "MPI_Comm_dup");
     *newcomm = locus_comm_handle(n);
     return MPI_SUCCESS;
+}
+
+int locus_comm_dup(locus_comm_t *c, locus_comm_t **out)
+{
+    uint32_t ctx;
+    locus_comm_t *n = NULL;
+    int err = ctx_agree(c, &ctx);
+    if (!err)
+        err = comm_new(c->coll.size, c->coll.rank, c->world_of, ctx, c, &n);
+    if (!err)
+        err = locus_attr_copy(c->attrs, ATTR_COMM, locus_comm_handle(c), &n->attrs);
+    if (err && n) {
+        n->magic = 0;
+        locus_comm_release(n);
+        n = NULL;
+    }
+    *out = n;
+    return err;
 }
 
 typedef struct {
@@ -321,8 +338,12 @@ int PMPI_Comm_free(MPI_Comm *comm)
     locus_comm_t *c = locus_comm_of(*comm);
     if (!locus_comm_valid(c) || c->predefined)
         return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_free");
-    /* The handle is invalid from now on; operations still pending on the
+    /* Attributes go first (their delete callbacks see the communicator);
+     * then the handle is invalid, while operations still pending on the
      * communicator hold their own references and finish on it. */
+    int rc = locus_attr_clear(&c->attrs, ATTR_COMM, *comm);
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(c, rc, "MPI_Comm_free");
     c->magic = 0;
     locus_comm_release(c);
     *comm = MPI_COMM_NULL;
@@ -426,8 +447,10 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
     case MPI_UNIVERSE_SIZE: v = &locus_mpi.attr_universe; break;
     case MPI_APPNUM: v = &locus_mpi.attr_appnum; break;
     case MPI_LASTUSEDCODE: v = &lastused; break;
-    default:
-        return locus_mpi_err(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
+    default: {
+        int rc = locus_attr_get(c->attrs, ATTR_COMM, keyval, (void **)attribute_val, flag);
+        return rc ? locus_mpi_err(c, rc, "MPI_Comm_get_attr") : MPI_SUCCESS;
+    }
     }
     *(const int **)attribute_val = v; /* MPI hands out int*; never written through */
     *flag = 1;

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "locus_tunables.h"
-#include "mpi_impl.h"
+#include "attr.h"
 
 locus_mpi_state_t locus_mpi;
 
@@ -260,6 +260,9 @@ LOCUS_PMPI_WEAK(Finalize)
 int PMPI_Finalize(void)
 {
     LOCUS_CHECK_INIT("MPI_Finalize");
+    /* MPI_COMM_SELF's attributes are deleted first, newest first, so a
+     * program can hang clean-up on them (as MPI-2 promises). */
+    locus_attr_clear(&locus_comm_self.attrs, ATTR_COMM, MPI_COMM_SELF);
     locus_bsend_drain();
     locus_core_t *c = &locus_mpi.core;
     /* Nobody tears down a transport while a peer may still need it, and

@@ -71,6 +71,7 @@ enum { ERRH_FATAL = 1, ERRH_ABORT, ERRH_RETURN, ERRH_USER };
 extern locus_errh_t locus_errh_fatal, locus_errh_abort, locus_errh_return;
 
 /* ---- communicators ---------------------------------------------------- */
+typedef struct locus_attr locus_attr_t;   /* cached attributes (attr.h) */
 typedef struct locus_comm locus_comm_t;
 struct locus_comm {
     uint32_t magic;          /* LOCUS_COMM_MAGIC while the user's handle is valid */
@@ -83,6 +84,7 @@ struct locus_comm {
     locus_errh_t *errh;      /* holds a reference */
     int predefined;          /* WORLD/SELF: never freed by the user */
     char name[MPI_MAX_OBJECT_NAME];
+    locus_attr_t *attrs;     /* cached attributes */
     locus_comm_t *pool_next; /* in the pool of released structs */
 };
 extern locus_comm_t locus_comm_world, locus_comm_self;
@@ -203,6 +205,9 @@ void locus_comm_release(locus_comm_t *c);
 /* Sets up *c (zeroed here) for the members world_of[size], my rank among
  * them, context pair ctx/ctx+1. */
 int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx);
+/* Collective over c: a duplicate with its own context and c's attributes
+ * copied (MPI_Comm_dup without the handles). */
+int locus_comm_dup(locus_comm_t *c, locus_comm_t **out);
 /* Collective over parent: the communicator of the members with the same
  * color (MPI_UNDEFINED: none, *out NULL), ordered by key then parent rank.
  * Inherits the parent's error handler. */
