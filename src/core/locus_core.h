@@ -95,6 +95,8 @@ struct locus_umsg {
 typedef struct {
     locus_tp_t *tp;             /* the transport that reaches this rank */
     locus_req_t *pq_head, *pq_tail; /* sends waiting for room, in order */
+    uint64_t sent_msgs, sent_bytes; /* sends started to this rank, acks included
+                                       (MPI_T counters, summed per transport) */
 } locus_peer_t;
 
 #define LOCUS_CORE_MAX_TP 4

@@ -287,6 +287,7 @@ int PMPI_Finalize(void)
     locus_core_finalize(c);
     locus_types_finalize();
     locus_info_env_finalize();
+    locus_file_finalize();
     while (locus_mpi.comm_pool) {
         locus_comm_t *pc = locus_mpi.comm_pool;
         locus_mpi.comm_pool = pc->pool_next;

@@ -133,9 +133,33 @@ static const char *code_text(int code)
     if (code >= 0 && code <= ERR_PREDEF_LAST)
         return err_text[code];
     int i = code - ERR_PREDEF_LAST - 1;
-    if (i >= 0 && i < added.n)
+    if (i >= 0 && i < added.n && added.class_of[i] >= 0)
         return added.text[i] ? added.text[i] : "";
     return NULL;
+}
+
+/* MPI_Remove_error_* (session_errh.c): what 0 removes the string of an
+ * added class or code, 1 an added code, 2 an added class none of whose
+ * codes is left. A removed code is no code any more (class_of -1); the
+ * last ones are handed out again. MPI_SUCCESS or MPI_ERR_ARG. */
+int locus_err_remove(int code, int what)
+{
+    int i = code - ERR_PREDEF_LAST - 1;
+    if (i < 0 || i >= added.n || added.class_of[i] < 0)
+        return MPI_ERR_ARG;
+    int is_class = added.class_of[i] == code;
+    if (what != 0 && (what == 2) != is_class)
+        return MPI_ERR_ARG;
+    for (int k = 0; what == 2 && k < added.n; k++)
+        if (k != i && added.class_of[k] == code)
+            return MPI_ERR_ARG;
+    free(added.text[i]);
+    added.text[i] = NULL;
+    if (what != 0)
+        added.class_of[i] = -1;
+    while (added.n > 0 && added.class_of[added.n - 1] < 0)
+        added.n--;
+    return MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Error_string)
@@ -186,7 +210,8 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     LOCUS_CHECK_INIT("MPI_Add_error_string");
     int i = errorcode - ERR_PREDEF_LAST - 1;
     /* The predefined strings cannot be changed. */
-    if (!string || i < 0 || i >= added.n || strlen(string) >= MPI_MAX_ERROR_STRING)
+    if (!string || i < 0 || i >= added.n || added.class_of[i] < 0 ||
+        strlen(string) >= MPI_MAX_ERROR_STRING)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_string");
     char *t = strdup(string);
     if (!t)
@@ -239,6 +264,8 @@ static void err_fatal(int errclass, const char *fn)
     else
         fprintf(stderr, "locus: rank %d: %s: %s\n", locus_mpi.boot.rank, fn, t);
     fflush(stderr);
+    if (!locus_mpi_active())
+        exit(1); /* no job to abort: before MPI_Init or after MPI_Finalize */
     locus_boot_abort(&locus_mpi.boot, 1, t);
 }
 
@@ -369,10 +396,16 @@ int locus_check_count(int count)
     return count < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
+/* A NULL buffer is MPI_BOTTOM: valid with a derived type of absolute
+ * addresses, never with a predefined type that has data. */
+static int bad_null_buf(const void *buf, int count, MPI_Datatype dt, locus_dtype_t *d)
+{
+    return !buf && count > 0 && LOCUS_IS_PREDEF(dt) && locus_dtype_size(d) > 0;
+}
+
 int locus_check_buf(const void *buf, int count, MPI_Datatype dt)
 {
-    return (!buf && count > 0 && locus_dtype_size(locus_dt_of(dt)) > 0) ? MPI_ERR_BUFFER
-                                                                         : MPI_SUCCESS;
+    return bad_null_buf(buf, count, dt, locus_dt_of(dt)) ? MPI_ERR_BUFFER : MPI_SUCCESS;
 }
 
 int locus_check_root(const locus_comm_t *c, int root)
@@ -395,7 +428,7 @@ int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int t
     if (peer != MPI_PROC_NULL && (peer < 0 || peer >= c->coll.size) &&
         !(is_recv && peer == MPI_ANY_SOURCE))
         return MPI_ERR_RANK;
-    if (!buf && count > 0 && locus_dtype_size(d) > 0)
+    if (bad_null_buf(buf, count, dt, d))
         return MPI_ERR_BUFFER;
     return MPI_SUCCESS;
 }

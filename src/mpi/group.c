@@ -1,14 +1,14 @@
-/* Groups: ordered sets of world ranks. */
+/* Groups: ordered sets of world ranks. Set operations and ranges are in
+ * group_ops.c. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "comm.h"
 
 locus_group_t locus_group_empty = { .refcount = 1, .size = 0, .rank = MPI_UNDEFINED,
                                     .world_of = NULL };
 
-/* A new group of the given members, as a handle. */
-static int group_new(int size, const int *world_of, MPI_Group *out)
+int locus_group_make(int size, const int *world_of, MPI_Group *out)
 {
     if (size == 0) {
         *out = MPI_GROUP_EMPTY;
@@ -42,8 +42,22 @@ int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
         return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_group");
     if (!group)
         return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_group");
-    int err = group_new(c->coll.size, c->world_of, group);
+    locus_comm_t *l = locus_comm_local(c);
+    int err = locus_group_make(l->coll.size, l->world_of, group);
     return err ? locus_mpi_err(c, err, "MPI_Comm_group") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Comm_remote_group)
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    LOCUS_CHECK_INIT("MPI_Comm_remote_group");
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c) || !c->local)
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_remote_group");
+    if (!group)
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_remote_group");
+    int err = locus_group_make(c->coll.size, c->world_of, group);
+    return err ? locus_mpi_err(c, err, "MPI_Comm_remote_group") : MPI_SUCCESS;
 }
 
 /* Checks that ranks[0..n) are distinct valid ranks of g. */
@@ -79,7 +93,7 @@ int PMPI_Group_incl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newg
     if (!err) {
         for (int i = 0; i < n; i++)
             w[i] = group->world_of[ranks[i]];
-        err = group_new(n, w, newgroup);
+        err = locus_group_make(n, w, newgroup);
     }
     free(w);
     return err ? locus_mpi_err(NULL, err, "MPI_Group_incl") : MPI_SUCCESS;
@@ -105,7 +119,7 @@ int PMPI_Group_excl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newg
         for (int i = 0; i < group->size; i++)
             if (!drop[i])
                 w[k++] = group->world_of[i];
-        err = group_new(k, w, newgroup);
+        err = locus_group_make(k, w, newgroup);
     }
     free(w);
     free(drop);

@@ -1,6 +1,9 @@
 /*
  * info.c — MPI_Info objects (ordered key/value lists), MPI_INFO_ENV and the
- * ABI's MPI_Abi_get_info.
+ * ABI's MPI_Abi_get_info. Like MPI-4 says, the MPI_Info calls work at any
+ * time, before MPI_Init and after MPI_Finalize too (sessions and MPI_T
+ * take info objects); an error outside them is fatal (the initial
+ * error handler).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,7 +102,6 @@ static int key_check(const char *key)
 LOCUS_PMPI_WEAK(Info_create)
 int PMPI_Info_create(MPI_Info *info)
 {
-    LOCUS_CHECK_INIT("MPI_Info_create");
     if (!info)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create");
     info_t *in = info_new();
@@ -112,7 +114,6 @@ int PMPI_Info_create(MPI_Info *info)
 LOCUS_PMPI_WEAK(Info_set)
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
-    LOCUS_CHECK_INIT("MPI_Info_set");
     info_t *in = info_of(info);
     if (!in || in->predefined)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_set");
@@ -127,7 +128,6 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 LOCUS_PMPI_WEAK(Info_delete)
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
-    LOCUS_CHECK_INIT("MPI_Info_delete");
     info_t *in = info_of(info);
     if (!in || in->predefined)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_delete");
@@ -156,7 +156,6 @@ static void copy_out(const char *val, char *value, int buflen)
 LOCUS_PMPI_WEAK(Info_get_string)
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
-    LOCUS_CHECK_INIT("MPI_Info_get_string");
     info_t *in = info_of(info);
     if (!in)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_string");
@@ -177,7 +176,6 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
 LOCUS_PMPI_WEAK(Info_get)
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
-    LOCUS_CHECK_INIT("MPI_Info_get");
     info_t *in = info_of(info);
     if (!in)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get");
@@ -196,7 +194,6 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
 LOCUS_PMPI_WEAK(Info_get_valuelen)
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
-    LOCUS_CHECK_INIT("MPI_Info_get_valuelen");
     info_t *in = info_of(info);
     if (!in)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_valuelen");
@@ -215,7 +212,6 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
 LOCUS_PMPI_WEAK(Info_get_nkeys)
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    LOCUS_CHECK_INIT("MPI_Info_get_nkeys");
     info_t *in = info_of(info);
     if (!in)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_nkeys");
@@ -228,7 +224,6 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 LOCUS_PMPI_WEAK(Info_get_nthkey)
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
-    LOCUS_CHECK_INIT("MPI_Info_get_nthkey");
     info_t *in = info_of(info);
     if (!in)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_nthkey");
@@ -241,7 +236,6 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 LOCUS_PMPI_WEAK(Info_dup)
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
-    LOCUS_CHECK_INIT("MPI_Info_dup");
     info_t *in = info_of(info), *d;
     if (!in)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_dup");
@@ -262,7 +256,6 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 LOCUS_PMPI_WEAK(Info_free)
 int PMPI_Info_free(MPI_Info *info)
 {
-    LOCUS_CHECK_INIT("MPI_Info_free");
     info_t *in = info ? info_of(*info) : NULL;
     /* MPI_INFO_ENV is predefined: it cannot be freed. */
     if (!in || in->predefined)

@@ -72,6 +72,7 @@ extern locus_errh_t locus_errh_fatal, locus_errh_abort, locus_errh_return;
 
 /* ---- communicators ---------------------------------------------------- */
 typedef struct locus_attr locus_attr_t;   /* cached attributes (attr.h) */
+typedef struct locus_ptopo locus_ptopo_t; /* process topology (topo.h) */
 typedef struct locus_comm locus_comm_t;
 struct locus_comm {
     uint32_t magic;          /* LOCUS_COMM_MAGIC while the user's handle is valid */
@@ -85,6 +86,12 @@ struct locus_comm {
     int predefined;          /* WORLD/SELF: never freed by the user */
     char name[MPI_MAX_OBJECT_NAME];
     locus_attr_t *attrs;     /* cached attributes */
+    /* An intercommunicator has its local group here, as an intracommunicator;
+     * coll.size and world_of are then the REMOTE group's, so point-to-point
+     * addresses remote ranks (intercomm.c). NULL for an intracommunicator. */
+    locus_comm_t *local;
+    locus_ptopo_t *topo;     /* Cartesian/graph topology or NULL (topo.h) */
+    MPI_Info hints;          /* info hints kept by MPI_Comm_set_info (its own copy), NULL: none */
     locus_comm_t *pool_next; /* in the pool of released structs */
 };
 extern locus_comm_t locus_comm_world, locus_comm_self;
@@ -106,6 +113,8 @@ struct locus_mdt {
     locus_dtype_t *dt;       /* the engine's type (its owner is this object) */
     MPI_Datatype handle;     /* what the user holds */
     char name[MPI_MAX_OBJECT_NAME];
+    struct locus_type_decl *decl; /* how it was made, for MPI_Type_get_contents (type.h) */
+    locus_attr_t *attrs;     /* cached attributes */
 };
 /* The predefined datatypes, indexed by handle - 0x200 (dt NULL: a handle
  * this library does not support, e.g. a 16-byte Fortran REAL). */
@@ -169,7 +178,7 @@ locus_op_t *locus_op_of(MPI_Op h);
 locus_errh_t *locus_errh_of(MPI_Errhandler h);
 
 /* ---- state ---------------------------------------------------------------- */
-typedef struct locus_bblk locus_bblk_t;
+typedef struct locus_bsend locus_bsend_t;   /* buffered sends (bsend.c) */
 
 typedef struct {
     int state;                      /* 0 before Init, 1 running, 2 after Finalize */
@@ -177,9 +186,7 @@ typedef struct {
     locus_core_t core;
     locus_boot_t boot;
     uint32_t next_ctx;              /* lowest context id this process may still use */
-    char *bbuf;                     /* MPI_Buffer_attach */
-    size_t bsize;
-    locus_bblk_t *bblks;            /* blocks in use, by offset */
+    locus_bsend_t *bsend;           /* attached buffers, made on first use */
     char hostname[MPI_MAX_PROCESSOR_NAME];
     locus_comm_t *comm_pool;        /* released communicator structs */
     int attr_universe, attr_appnum; /* what MPI_Comm_get_attr points to */
@@ -231,6 +238,13 @@ int locus_mpi_err(locus_comm_t *c, int errclass, const char *fn);
 void locus_errh_set(locus_comm_t *c, locus_errh_t *e);
 /* The largest error code in use (the MPI_LASTUSEDCODE attribute). */
 int locus_err_lastused(void);
+/* Removes what MPI_Add_error_* added (MPI_Remove_error_*): what 0 the
+ * string of a class or code, 1 a code, 2 a class none of whose codes is
+ * left. MPI_SUCCESS, or MPI_ERR_ARG for a predefined or unknown one. */
+int locus_err_remove(int code, int what);
+
+/* Releases the default file error handler (file.c), at MPI_Finalize. */
+void locus_file_finalize(void);
 
 /* 1 between MPI_Init and MPI_Finalize. */
 int locus_mpi_active(void);

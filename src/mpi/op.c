@@ -32,15 +32,23 @@ locus_op_t *locus_op_of(MPI_Op h)
     return op->id == LOCUS_OP_USER && op->refs > 0 ? op : NULL;
 }
 
+/* The two C flavours of user function (MPI_Op_create, MPI_Op_create_c). */
+enum { USER_FN_INT = 0, USER_FN_C = 1 };
+
 /* Calls the user's C function on count elements, in pieces of at most
  * INT_MAX (its length argument is an int), with the datatype's handle. */
 static int user_apply(const locus_op_t *op, const void *in, void *inout, size_t count,
                       locus_dtype_t *dt)
 {
-    MPI_User_function *fn = (MPI_User_function *)op->user_fn;
     ptrdiff_t lb, ext;
     locus_dtype_extent(dt, &lb, &ext);
     MPI_Datatype handle = locus_dt_handle(dt);
+    if (op->user_kind == USER_FN_C) { /* MPI_Op_create_c: an MPI_Count length */
+        MPI_Count len = (MPI_Count)count;
+        ((MPI_User_function_c *)op->user_fn)((void *)in, inout, &len, &handle);
+        return MPI_SUCCESS;
+    }
+    MPI_User_function *fn = (MPI_User_function *)op->user_fn;
     for (size_t done = 0; done < count;) {
         int len = count - done > INT_MAX ? INT_MAX : (int)(count - done);
         fn((char *)in + (ptrdiff_t)done * ext, (char *)inout + (ptrdiff_t)done * ext, &len,
@@ -50,17 +58,28 @@ static int user_apply(const locus_op_t *op, const void *in, void *inout, size_t 
     return MPI_SUCCESS;
 }
 
+static int op_create(void (*fn)(void), int kind, int commute, MPI_Op *op, const char *name)
+{
+    LOCUS_CHECK_INIT(name);
+    if (!fn || !op)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, name);
+    locus_op_t *o = locus_op_user_new(commute, user_apply, (void *)fn, kind);
+    if (!o)
+        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, name);
+    *op = (MPI_Op)o;
+    return MPI_SUCCESS;
+}
+
 LOCUS_PMPI_WEAK(Op_create)
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
-    LOCUS_CHECK_INIT("MPI_Op_create");
-    if (!user_fn || !op)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Op_create");
-    locus_op_t *o = locus_op_user_new(commute, user_apply, (void *)user_fn, 0);
-    if (!o)
-        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Op_create");
-    *op = (MPI_Op)o;
-    return MPI_SUCCESS;
+    return op_create((void (*)(void))user_fn, USER_FN_INT, commute, op, "MPI_Op_create");
+}
+
+LOCUS_PMPI_WEAK(Op_create_c)
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return op_create((void (*)(void))user_fn, USER_FN_C, commute, op, "MPI_Op_create_c");
 }
 
 LOCUS_PMPI_WEAK(Op_free)

@@ -7,10 +7,14 @@
 #define LOCUS_TUNABLE(name, def, doc) { name, def, doc },
 static const locus_tunable_t table[] = {
 #include "tunables_launch.def"
+#include "tunables_place.def"
 #include "tunables_boot.def"
 #include "tunables_core.def"
 #include "tunables_shm.def"
+#include "tunables_tcp.def"
 #include "tunables_coll.def"
+#include "tunables_mpi.def"
+#include "tunables_rma.def"
 #include "tunables_bench.def"
 };
 #undef LOCUS_TUNABLE
