@@ -24,7 +24,8 @@ int locus_cmd_info(int argc, char **argv)
             json = 1;
         } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: locus info [--json]\n"
-                   "Lists every LOCUS_* environment variable, its value, default and meaning.\n");
+                   "Says which MPI ABI the library implements and lists every LOCUS_*\n"
+                   "environment variable, its value, default and meaning.\n");
             return 0;
         } else {
             fprintf(stderr, "locus info: unknown option '%s'\n", argv[i]);
@@ -32,13 +33,16 @@ int locus_cmd_info(int argc, char **argv)
         }
     }
     if (!json) {
-        printf("Locus %s tunables (environment variables)\n", LOCUS_VERSION);
+        printf("Locus %s\nMPI interface: the MPI-5 standard ABI, version 1.0 "
+               "(liblocusmpi.so.0, also libmpi_abi.so.1)\n\n", LOCUS_VERSION);
+        printf("Tunables (environment variables)\n");
         locus_tunables_print(stdout);
         return 0;
     }
     int n;
     const locus_tunable_t *t = locus_tunables(&n);
-    printf("{\"version\": \"%s\", \"tunables\": [", LOCUS_VERSION);
+    printf("{\"version\": \"%s\", \"abi\": {\"standard\": \"MPI-5\", \"version\": \"1.0\", "
+           "\"soname\": \"libmpi_abi.so.1\"}, \"tunables\": [", LOCUS_VERSION);
     for (int i = 0; i < n; i++) {
         printf("%s\n  {\"name\": ", i ? "," : "");
         json_str(stdout, t[i].name);

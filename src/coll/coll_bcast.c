@@ -32,11 +32,9 @@ void coll_build_barrier(locus_coll_sched_t *s, locus_coll_comm_t *c)
 {
     if (c->size == 1)
         return;
-    coll_state_t *st = coll_state(c);
-    if (!st) {
-        s->oom = 1;
+    coll_state_t *st = coll_state_for(s, c);
+    if (!st)
         return;
-    }
     if (st->barrier != ALG_DISSEMINATION && coll_use_hier(c, st, s->blocking)) {
         /* Everyone on a node arrives, leaders meet, leaders release. */
         coll_build_barrier(s, st->node_comm);
@@ -180,11 +178,9 @@ void coll_build_bcast(locus_coll_sched_t *s, void *buf, size_t count, locus_dtyp
     /* Signatures match on every rank, so no data means nothing to do. */
     if (c->size == 1 || n == 0)
         return;
-    coll_state_t *st = coll_state(c);
-    if (!st) {
-        s->oom = 1;
+    coll_state_t *st = coll_state_for(s, c);
+    if (!st)
         return;
-    }
     if (st->bcast == ALG_AUTO && coll_use_hier(c, st, s->blocking)) {
         /* Root's node first (so its leader has the data), then the leaders,
          * then every other node from its leader. */

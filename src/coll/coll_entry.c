@@ -56,6 +56,7 @@ static int nonblocking_start(locus_coll_sched_t *s, locus_coll_sched_t **out)
     int locus_coll_##name params                                                  \
     {                                                                             \
         int owned_;                                                               \
+        (comm)->started[LOCUS_COLL_KIND_##name]++;                                \
         locus_coll_sched_t *s_ = blocking_get(comm, &owned_);                     \
         if (!s_)                                                                  \
             return LOCUS_ERR_NO_MEM;                                              \
@@ -64,6 +65,7 @@ static int nonblocking_start(locus_coll_sched_t *s, locus_coll_sched_t **out)
     }                                                                             \
     int locus_coll_i##name(COLL_UNPAREN params, locus_coll_sched_t **out_)        \
     {                                                                             \
+        (comm)->started[LOCUS_COLL_KIND_##name]++;                                \
         locus_coll_sched_t *s_ = coll_sched_new(0);                               \
         if (!s_)                                                                  \
             return LOCUS_ERR_NO_MEM;                                              \

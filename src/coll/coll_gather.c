@@ -168,42 +168,47 @@ static int tree_wanted(locus_coll_comm_t *c, size_t nb)
     return alg == ALG_BINOMIAL;
 }
 
-void coll_build_gather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
-                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
-                       int root, locus_coll_comm_t *c)
+/* Gather (gathering) or scatter of equal blocks: the binomial tree for
+ * small blocks, else the v form with uniform counts. */
+static void rooted_uniform(locus_coll_sched_t *s, int gathering, const void *sbuf,
+                           size_t scount, locus_dtype_t *sdt, void *rbuf, size_t rcount,
+                           locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
 {
-    size_t nb = c->rank == root ? rcount * locus_dtype_size(rdt) : scount * locus_dtype_size(sdt);
+    /* The root's side of a gather is the receive side, of a scatter the send side. */
+    int recv_side = (c->rank == root) == gathering;
+    size_t nb = recv_side ? rcount * locus_dtype_size(rdt) : scount * locus_dtype_size(sdt);
     if (tree_wanted(c, nb)) {
-        gather_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        if (gathering)
+            gather_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
+        else
+            scatter_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
         return;
     }
     ptrdiff_t *displs;
-    size_t *cnts = uniform_new(c->size, rcount, &displs);
+    size_t *cnts = uniform_new(c->size, gathering ? rcount : scount, &displs);
     if (!cnts) {
         s->oom = 1;
         return;
     }
-    coll_build_gatherv(s, sbuf, scount, sdt, rbuf, cnts, displs, rdt, root, c);
+    if (gathering)
+        coll_build_gatherv(s, sbuf, scount, sdt, rbuf, cnts, displs, rdt, root, c);
+    else
+        coll_build_scatterv(s, sbuf, cnts, displs, sdt, rbuf, rcount, rdt, root, c);
     free(cnts);
+}
+
+void coll_build_gather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                       int root, locus_coll_comm_t *c)
+{
+    rooted_uniform(s, 1, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
 }
 
 void coll_build_scatter(locus_coll_sched_t *s, const void *sbuf, size_t scount,
                         locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
                         int root, locus_coll_comm_t *c)
 {
-    size_t nb = c->rank == root ? scount * locus_dtype_size(sdt) : rcount * locus_dtype_size(rdt);
-    if (tree_wanted(c, nb)) {
-        scatter_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
-        return;
-    }
-    ptrdiff_t *displs;
-    size_t *cnts = uniform_new(c->size, scount, &displs);
-    if (!cnts) {
-        s->oom = 1;
-        return;
-    }
-    coll_build_scatterv(s, sbuf, cnts, displs, sdt, rbuf, rcount, rdt, root, c);
-    free(cnts);
+    rooted_uniform(s, 0, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
 }
 
 /* ---- allgather ---- */
@@ -297,11 +302,9 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
         coll_copy(s, sbuf, scount, sdt, mine, rcount, rdt);
     if (p == 1 || rcount == 0)
         return;
-    coll_state_t *st = coll_state(c);
-    if (!st) {
-        s->oom = 1;
+    coll_state_t *st = coll_state_for(s, c);
+    if (!st)
         return;
-    }
     size_t total = (size_t)p * rcount * locus_dtype_size(rdt);
     int pow2 = coll_pof2(p) == p, alg = st->allgather;
     if (alg == ALG_AUTO && coll_use_hier(c, st, s->blocking)) {

@@ -128,6 +128,8 @@ struct coll_state {
 
 /* c's state, made on first use (local; NULL when out of memory). */
 coll_state_t *coll_state(locus_coll_comm_t *c);
+/* The same for a builder: out of memory is recorded in the schedule. */
+coll_state_t *coll_state_for(locus_coll_sched_t *s, locus_coll_comm_t *c);
 
 /* Whether the hierarchical (node, then leaders) path applies to c. A
  * blocking schedule may make the node and leader communicators (collective

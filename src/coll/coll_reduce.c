@@ -108,11 +108,9 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
         coll_copy(s, sbuf, count, dt, rbuf, count, dt);
     if (c->size == 1)
         return;
-    coll_state_t *st = coll_state(c);
-    if (!st) {
-        s->oom = 1;
+    coll_state_t *st = coll_state_for(s, c);
+    if (!st)
         return;
-    }
     size_t bytes = count * locus_dtype_size(dt);
     int commute = op->commute, alg = st->allreduce;
     if (alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking)) {
@@ -272,11 +270,9 @@ void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size
         coll_copy(s, src, count, dt, rbuf, count, dt);
         return;
     }
-    coll_state_t *st = coll_state(c);
-    if (!st) {
-        s->oom = 1;
+    coll_state_t *st = coll_state_for(s, c);
+    if (!st)
         return;
-    }
     size_t bytes = count * locus_dtype_size(dt);
     int commute = op->commute;
     if (st->reduce == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking)) {

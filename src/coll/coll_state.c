@@ -113,6 +113,14 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
     return st;
 }
 
+coll_state_t *coll_state_for(locus_coll_sched_t *s, locus_coll_comm_t *c)
+{
+    coll_state_t *st = coll_state(c);
+    if (!st)
+        s->oom = 1;
+    return st;
+}
+
 void locus_coll_comm_release(locus_coll_comm_t *c)
 {
     coll_state_t *st = c->state;

@@ -66,9 +66,19 @@ typedef struct {
     void (*free)(locus_coll_comm_t *c);
 } locus_coll_p2p_t;
 
+/* Every collective of the layer, in one list: the kinds counted per
+ * communicator (locus_coll_comm_t.started) and named in MPI_T. */
+#define LOCUS_COLL_KINDS(X)                                                     \
+    X(barrier) X(bcast) X(reduce) X(allreduce) X(gather) X(gatherv) X(scatter)  \
+    X(scatterv) X(allgather) X(allgatherv) X(alltoall) X(alltoallv)             \
+    X(alltoallw) X(reduce_scatter) X(reduce_scatter_block) X(scan) X(exscan)
+#define LOCUS_COLL_KIND_ENUM_(name) LOCUS_COLL_KIND_##name,
+enum { LOCUS_COLL_KINDS(LOCUS_COLL_KIND_ENUM_) LOCUS_COLL_NKINDS };
+
 /*
  * What the layer knows of a communicator. The MPI layer embeds one in each
- * of its communicators and fills everything but `state` and `seq`.
+ * of its communicators and fills everything but `state`, `seq` and
+ * `started` (zeroed).
  * Node locality is in ranks of this communicator: a node's leader is its
  * lowest rank, nodes are numbered in the order of their leaders.
  */
@@ -84,6 +94,9 @@ struct locus_coll_comm {
                                  this node (names its shared segment) */
     int yield;                /* the node is oversubscribed: waiters yield */
     unsigned seq;             /* collectives built on it so far (their tags) */
+    uint64_t started[LOCUS_COLL_NKINDS]; /* collectives started on it per kind,
+                                 blocking and nonblocking, the library's own
+                                 included (MPI_T counters) */
     coll_state_t *state;      /* the layer's, made on first use */
 };
 
@@ -153,6 +166,66 @@ LOCUS_COLL(scan, const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt, 
            locus_coll_comm_t *c);
 LOCUS_COLL(exscan, const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
            locus_op_t *op, locus_coll_comm_t *c);
+
+/*
+ * ---- intercommunicators (coll_inter.c) ---------------------------------------
+ * An intercommunicator comes as two views: `inter`, whose ranks are the
+ * remote group's (size: the remote group's size; rank: my rank in the
+ * local group; a message to rank r goes to remote rank r), and `local`,
+ * the local group as an intracommunicator. Roots as in MPI: in the root's
+ * group LOCUS_COLL_ROOT at the root and LOCUS_COLL_NO_ROOT elsewhere, in
+ * the other group the root's rank there. A group receives the reduction
+ * of the other group's data. Vector counts and displacements describe the
+ * remote group's blocks, except reduce_scatter's rcounts (my group's; the
+ * two groups' totals are equal). No MPI_IN_PLACE.
+ */
+#define LOCUS_COLL_ROOT (-4)
+#define LOCUS_COLL_NO_ROOT (-3)
+LOCUS_COLL(inter_barrier, locus_coll_comm_t *inter, locus_coll_comm_t *local);
+LOCUS_COLL(inter_bcast, void *buf, size_t count, locus_dtype_t *dt, int root,
+           locus_coll_comm_t *inter, locus_coll_comm_t *local);
+LOCUS_COLL(inter_reduce, const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
+           locus_op_t *op, int root, locus_coll_comm_t *inter, locus_coll_comm_t *local);
+LOCUS_COLL(inter_allreduce, const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
+           locus_op_t *op, locus_coll_comm_t *inter, locus_coll_comm_t *local);
+LOCUS_COLL(inter_reduce_scatter, const void *sbuf, void *rbuf, const size_t *rcounts,
+           locus_dtype_t *dt, locus_op_t *op, locus_coll_comm_t *inter,
+           locus_coll_comm_t *local);
+LOCUS_COLL(inter_gatherv, const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
+           const size_t *rcounts, const ptrdiff_t *displs, locus_dtype_t *rdt, int root,
+           locus_coll_comm_t *inter, locus_coll_comm_t *local);
+LOCUS_COLL(inter_scatterv, const void *sbuf, const size_t *scounts, const ptrdiff_t *displs,
+           locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt, int root,
+           locus_coll_comm_t *inter, locus_coll_comm_t *local);
+LOCUS_COLL(inter_allgatherv, const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
+           const size_t *rcounts, const ptrdiff_t *displs, locus_dtype_t *rdt,
+           locus_coll_comm_t *inter, locus_coll_comm_t *local);
+/* Byte displacements and per-peer types, like alltoallw. */
+LOCUS_COLL(inter_alltoallw, const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
+           locus_dtype_t *const *sdts, void *rbuf, const size_t *rcounts,
+           const ptrdiff_t *rdispls, locus_dtype_t *const *rdts, locus_coll_comm_t *inter,
+           locus_coll_comm_t *local);
+
+/*
+ * ---- neighbourhood collectives (coll_neighbor.c) -------------------------------
+ * On a process topology, this rank receives block i from srcs[i] and sends
+ * block j to dsts[j] (ranks of c; negative: no neighbour, nothing moves).
+ * A call draws ntags tags (the same number on every member); the message
+ * on edge j carries tag index stag[j], the one expected from srcs[i]
+ * rtag[i] (NULL: index 0 for all). So repeated neighbours pair up as the
+ * topology means; edges with the same tag between two ranks pair up in
+ * order. Every form is the w form: per-neighbour counts, byte
+ * displacements and types. The arrays are read while building only.
+ */
+typedef struct {
+    int nsrc, ndst, ntags;
+    const int *srcs, *dsts;
+    const int *rtag, *stag;
+} locus_coll_nbrs_t;
+LOCUS_COLL(neighbor_alltoallw, const void *sbuf, const size_t *scounts,
+           const ptrdiff_t *sdispls, locus_dtype_t *const *sdts, void *rbuf,
+           const size_t *rcounts, const ptrdiff_t *rdispls, locus_dtype_t *const *rdts,
+           const locus_coll_nbrs_t *nb, locus_coll_comm_t *c);
 
 /* Copies count elements between typed buffers through the packed stream
  * (types may differ if their signatures match; min of the two sizes is

@@ -94,6 +94,8 @@ typedef struct locus_bin locus_bin_t;     /* one context's queues */
 typedef struct {
     locus_tp_t *tp;             /* the transport that reaches this rank */
     locus_req_t *pq_head, *pq_tail; /* sends waiting for room, in order */
+    uint64_t sent_msgs, sent_bytes; /* sends started to this rank, acks included
+                                       (MPI_T counters, summed per transport) */
 } locus_peer_t;
 
 #define LOCUS_CORE_MAX_TP 4
@@ -213,6 +215,16 @@ void locus_core_irecv(locus_core_t *c, locus_req_t *r);
  * receiving it: 1 and its source/tag/bytes, or 0. */
 int locus_core_iprobe(locus_core_t *c, uint32_t ctx, int rank, int tag,
                       int *src, int *tagout, size_t *bytes);
+
+/* Matched probe (MPI_Improbe): takes the unexpected message matching
+ * (ctx, rank, tag) out of matching, so that no other receive gets it, and
+ * returns it with its source/tag/bytes; NULL when none has arrived. The
+ * message is then received only by locus_core_imrecv. */
+locus_umsg_t *locus_core_improbe(locus_core_t *c, uint32_t ctx, int rank, int tag,
+                                 int *src, int *tagout, size_t *bytes);
+/* Receives u (from locus_core_improbe) into r, prepared as for
+ * locus_core_irecv (its ctx, rank and tag are not used). */
+void locus_core_imrecv(locus_core_t *c, locus_req_t *r, locus_umsg_t *u);
 
 /* Cancels a posted receive not yet matched: 1 if cancelled, 0 if too late. */
 int locus_core_cancel(locus_core_t *c, locus_req_t *r);

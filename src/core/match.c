@@ -218,6 +218,16 @@ const locus_tp_upcalls_t locus_core_upcalls = {
     .send_done = up_send_done,
 };
 
+/* An unexpected message, out of the queue, into its receive r. */
+static void umsg_receive(locus_core_t *c, locus_req_t *r, locus_umsg_t *u)
+{
+    if (u->rndv)
+        rndv_start(c, r, &u->hdr, u->world, u->len, u->rndv);
+    else
+        recv_eager(c, r, &u->hdr, u->world, u->inl, u->len);
+    umsg_free(c, u);
+}
+
 void locus_core_irecv(locus_core_t *c, locus_req_t *r)
 {
     r->kind = LOCUS_REQ_RECV;
@@ -228,11 +238,7 @@ void locus_core_irecv(locus_core_t *c, locus_req_t *r)
         locus_umsg_t *u = locus_unexp_find(b, r->rank, r->tag);
         if (u) {
             locus_unexp_unlink(c, b, u);
-            if (u->rndv)
-                rndv_start(c, r, &u->hdr, u->world, u->len, u->rndv);
-            else
-                recv_eager(c, r, &u->hdr, u->world, u->inl, u->len);
-            umsg_free(c, u);
+            umsg_receive(c, r, u);
             return;
         }
     }
@@ -254,6 +260,28 @@ int locus_core_iprobe(locus_core_t *c, uint32_t ctx, int rank, int tag,
     *tagout = u->hdr.tag;
     *bytes = u->len;
     return 1;
+}
+
+locus_umsg_t *locus_core_improbe(locus_core_t *c, uint32_t ctx, int rank, int tag,
+                                 int *src, int *tagout, size_t *bytes)
+{
+    locus_bin_t *b = locus_bin_find(c, ctx);
+    locus_umsg_t *u = b && b->nunexp ? locus_unexp_find(b, rank, tag) : NULL;
+    if (!u)
+        return NULL;
+    locus_unexp_unlink(c, b, u);
+    *src = u->hdr.src;
+    *tagout = u->hdr.tag;
+    *bytes = u->len;
+    return u;
+}
+
+void locus_core_imrecv(locus_core_t *c, locus_req_t *r, locus_umsg_t *u)
+{
+    r->kind = LOCUS_REQ_RECV;
+    if (r->udt)
+        locus_dtype_retain(r->udt);
+    umsg_receive(c, r, u);
 }
 
 int locus_core_cancel(locus_core_t *c, locus_req_t *r)

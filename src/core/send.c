@@ -36,6 +36,8 @@ int locus_core_isend(locus_core_t *c, locus_req_t *r)
     locus_peer_t *p = &c->peers[r->world];
     if (__builtin_expect(!p->tp, 0))
         return -1;
+    p->sent_msgs++;
+    p->sent_bytes += r->len;
     /* Counted until complete, freed or not: MPI_Finalize must still move it. */
     r->sending = 1;
     c->nsend++;

@@ -1,60 +1,57 @@
 /*
- * dtype_basic.c — the predefined types, statically initialised so the MPI
- * header can name them as link-time constants (MPI_INT is &locus_dt_int).
+ * dtype_basic.c — the basic types, one per element kind, statically
+ * initialised (never freed), the kind classes, and the value-index pair
+ * kinds made at run time (MPI_Type_get_value_index).
  */
+#include <complex.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <wchar.h>
 
 #include "dtype_impl.h"
 
-/* The MPI library hands these objects to applications as its MPI_Datatype
- * handles (mpi.h names them), so they are exported from liblocusmpi while
- * everything else of this layer stays hidden. */
-#define DT_EXPORT __attribute__((visibility("default")))
-
 #define BASIC(name, ctype, kind)                                               \
-    static locus_dblock_t dt_##name##_blk[1] = {{0, sizeof(ctype)}};               \
-    static size_t dt_##name##_pre[2] = {0, sizeof(ctype)};                         \
-    static locus_dsig_t dt_##name##_sig[1] = {{sizeof(ctype), 1}};                 \
-    DT_EXPORT struct locus_dtype locus_dt_##name = {                           \
+    static locus_dblock_t dt_##name##_blk[1] = {{0, sizeof(ctype)}};           \
+    static size_t dt_##name##_pre[2] = {0, sizeof(ctype)};                     \
+    static locus_dsig_t dt_##name##_sig[1] = {{kind, 1}};                      \
+    static struct locus_dtype dt_##name = {                                    \
         .refs = 1, .basic = 1, .committed = 1, .elem = kind,                   \
         .size = sizeof(ctype), .align = _Alignof(ctype),                       \
         .lb = 0, .extent = sizeof(ctype),                                      \
         .true_lb = 0, .true_extent = sizeof(ctype),                            \
-        .nrep = 1, .rstride = 0, .nblocks = 1, .blocks = dt_##name##_blk,           \
-        .prefix = dt_##name##_pre, .unit_size = sizeof(ctype),                      \
+        .nrep = 1, .rstride = 0, .nblocks = 1, .blocks = dt_##name##_blk,      \
+        .prefix = dt_##name##_pre, .unit_size = sizeof(ctype),                 \
         .nsig = 1, .sig = dt_##name##_sig, .unit_nbasic = 1 };
 
-/* The pair types are laid out like the C struct {T v; int i;}, padding and
+/* The pair types are laid out like the C struct {V v; I i;}, padding and
  * all, so an array of them in user memory has the C layout. */
 #define PAIR_MERGED(s, vt) (offsetof(struct s, i) == sizeof(vt))
-#define PAIR(name, vt, kind)                                                   \
-    struct dt_##name##_pair { vt v; int i; };                                       \
-    static locus_dblock_t dt_##name##_blk[2] = {                                    \
-        {0, PAIR_MERGED(dt_##name##_pair, vt) ? sizeof(vt) + sizeof(int) : sizeof(vt)}, \
-        {offsetof(struct dt_##name##_pair, i), sizeof(int)}};                       \
-    static size_t dt_##name##_pre[3] = {                                            \
-        0, PAIR_MERGED(dt_##name##_pair, vt) ? sizeof(vt) + sizeof(int) : sizeof(vt), \
-        sizeof(vt) + sizeof(int)};                                             \
-    static locus_dsig_t dt_##name##_sig[2] = {{sizeof(vt), 1}, {sizeof(int), 1}};  \
-    DT_EXPORT struct locus_dtype locus_dt_##name = {                           \
+#define PAIR(name, vt, vkind, it, ikind, kind)                                 \
+    struct dt_##name##_pair { vt v; it i; };                                   \
+    static locus_dblock_t dt_##name##_blk[2] = {                               \
+        {0, PAIR_MERGED(dt_##name##_pair, vt) ? sizeof(vt) + sizeof(it) : sizeof(vt)}, \
+        {offsetof(struct dt_##name##_pair, i), sizeof(it)}};                   \
+    static size_t dt_##name##_pre[3] = {                                       \
+        0, PAIR_MERGED(dt_##name##_pair, vt) ? sizeof(vt) + sizeof(it) : sizeof(vt), \
+        sizeof(vt) + sizeof(it)};                                              \
+    static locus_dsig_t dt_##name##_sig[2] = {{vkind, 1}, {ikind, 1}};         \
+    static struct locus_dtype dt_##name = {                                    \
         .refs = 1, .basic = 1, .committed = 1, .elem = kind,                   \
-        .size = sizeof(vt) + sizeof(int), .align = _Alignof(struct dt_##name##_pair), \
-        .lb = 0, .extent = sizeof(struct dt_##name##_pair),                         \
-        .true_lb = 0, .true_extent = offsetof(struct dt_##name##_pair, i) + sizeof(int), \
+        .size = sizeof(vt) + sizeof(it), .align = _Alignof(struct dt_##name##_pair), \
+        .lb = 0, .extent = sizeof(struct dt_##name##_pair),                    \
+        .true_lb = 0, .true_extent = offsetof(struct dt_##name##_pair, i) + sizeof(it), \
         .nrep = 1, .rstride = 0,                                               \
         .nblocks = PAIR_MERGED(dt_##name##_pair, vt) ? 1 : 2, .blocks = dt_##name##_blk, \
-        .prefix = dt_##name##_pre, .unit_size = sizeof(vt) + sizeof(int),           \
+        .prefix = dt_##name##_pre, .unit_size = sizeof(vt) + sizeof(it),      \
         .nsig = 2, .sig = dt_##name##_sig, .unit_nbasic = 2 };
 
 BASIC(byte, unsigned char, LOCUS_EL_BYTE)
-BASIC(packed, unsigned char, LOCUS_EL_BYTE)
 BASIC(char, char, LOCUS_EL_CHAR)
 BASIC(signed_char, signed char, LOCUS_EL_SCHAR)
 BASIC(unsigned_char, unsigned char, LOCUS_EL_UCHAR)
-BASIC(wchar, wchar_t, LOCUS_EL_WCHAR)
 BASIC(short, short, LOCUS_EL_SHORT)
 BASIC(unsigned_short, unsigned short, LOCUS_EL_USHORT)
 BASIC(int, int, LOCUS_EL_INT)
@@ -63,57 +60,108 @@ BASIC(long, long, LOCUS_EL_LONG)
 BASIC(unsigned_long, unsigned long, LOCUS_EL_ULONG)
 BASIC(long_long, long long, LOCUS_EL_LLONG)
 BASIC(unsigned_long_long, unsigned long long, LOCUS_EL_ULLONG)
-BASIC(float, float, LOCUS_EL_FLOAT)
-BASIC(double, double, LOCUS_EL_DOUBLE)
-BASIC(long_double, long double, LOCUS_EL_LDOUBLE)
 BASIC(int8_t, int8_t, LOCUS_EL_INT8)
-BASIC(int16_t, int16_t, LOCUS_EL_INT16)
-BASIC(int32_t, int32_t, LOCUS_EL_INT32)
-BASIC(int64_t, int64_t, LOCUS_EL_INT64)
 BASIC(uint8_t, uint8_t, LOCUS_EL_UINT8)
+BASIC(int16_t, int16_t, LOCUS_EL_INT16)
 BASIC(uint16_t, uint16_t, LOCUS_EL_UINT16)
+BASIC(int32_t, int32_t, LOCUS_EL_INT32)
 BASIC(uint32_t, uint32_t, LOCUS_EL_UINT32)
+BASIC(int64_t, int64_t, LOCUS_EL_INT64)
 BASIC(uint64_t, uint64_t, LOCUS_EL_UINT64)
-BASIC(c_bool, bool, LOCUS_EL_BOOL)
+BASIC(int128, locus_int128_t, LOCUS_EL_INT128)
 BASIC(aint, intptr_t, LOCUS_EL_AINT)
 BASIC(offset, long long, LOCUS_EL_OFFSET)
 BASIC(count, long long, LOCUS_EL_COUNT)
-PAIR(float_int, float, LOCUS_EL_FLOAT_INT)
-PAIR(double_int, double, LOCUS_EL_DOUBLE_INT)
-PAIR(long_int, long, LOCUS_EL_LONG_INT)
-PAIR(2int, int, LOCUS_EL_2INT)
-PAIR(short_int, short, LOCUS_EL_SHORT_INT)
-PAIR(long_double_int, long double, LOCUS_EL_LDOUBLE_INT)
+BASIC(wchar, wchar_t, LOCUS_EL_WCHAR)
+BASIC(float, float, LOCUS_EL_FLOAT)
+BASIC(double, double, LOCUS_EL_DOUBLE)
+BASIC(long_double, long double, LOCUS_EL_LDOUBLE)
+BASIC(float16, locus_float16_t, LOCUS_EL_FLOAT16)
+BASIC(float128, locus_float128_t, LOCUS_EL_FLOAT128)
+BASIC(cfloat, float complex, LOCUS_EL_CFLOAT)
+BASIC(cdouble, double complex, LOCUS_EL_CDOUBLE)
+BASIC(cldouble, long double complex, LOCUS_EL_CLDOUBLE)
+BASIC(cfloat16, locus_cfloat16_t, LOCUS_EL_CFLOAT16)
+BASIC(cfloat128, locus_cfloat128_t, LOCUS_EL_CFLOAT128)
+BASIC(c_bool, bool, LOCUS_EL_BOOL)
+BASIC(flogical1, int8_t, LOCUS_EL_FLOGICAL1)
+BASIC(flogical2, int16_t, LOCUS_EL_FLOGICAL2)
+BASIC(flogical4, int32_t, LOCUS_EL_FLOGICAL4)
+BASIC(flogical8, int64_t, LOCUS_EL_FLOGICAL8)
+BASIC(flogical16, locus_int128_t, LOCUS_EL_FLOGICAL16)
+PAIR(float_int, float, LOCUS_EL_FLOAT, int, LOCUS_EL_INT, LOCUS_EL_FLOAT_INT)
+PAIR(double_int, double, LOCUS_EL_DOUBLE, int, LOCUS_EL_INT, LOCUS_EL_DOUBLE_INT)
+PAIR(long_int, long, LOCUS_EL_LONG, int, LOCUS_EL_INT, LOCUS_EL_LONG_INT)
+PAIR(2int, int, LOCUS_EL_INT, int, LOCUS_EL_INT, LOCUS_EL_2INT)
+PAIR(short_int, short, LOCUS_EL_SHORT, int, LOCUS_EL_INT, LOCUS_EL_SHORT_INT)
+PAIR(long_double_int, long double, LOCUS_EL_LDOUBLE, int, LOCUS_EL_INT, LOCUS_EL_LDOUBLE_INT)
+PAIR(2float, float, LOCUS_EL_FLOAT, float, LOCUS_EL_FLOAT, LOCUS_EL_2FLOAT)
+PAIR(2double, double, LOCUS_EL_DOUBLE, double, LOCUS_EL_DOUBLE, LOCUS_EL_2DOUBLE)
+
+static locus_dtype_t *const basic_table[LOCUS_EL_NKINDS] = {
+    [LOCUS_EL_BYTE] = &dt_byte, [LOCUS_EL_CHAR] = &dt_char,
+    [LOCUS_EL_SCHAR] = &dt_signed_char, [LOCUS_EL_UCHAR] = &dt_unsigned_char,
+    [LOCUS_EL_SHORT] = &dt_short, [LOCUS_EL_USHORT] = &dt_unsigned_short,
+    [LOCUS_EL_INT] = &dt_int, [LOCUS_EL_UINT] = &dt_unsigned,
+    [LOCUS_EL_LONG] = &dt_long, [LOCUS_EL_ULONG] = &dt_unsigned_long,
+    [LOCUS_EL_LLONG] = &dt_long_long, [LOCUS_EL_ULLONG] = &dt_unsigned_long_long,
+    [LOCUS_EL_INT8] = &dt_int8_t, [LOCUS_EL_UINT8] = &dt_uint8_t,
+    [LOCUS_EL_INT16] = &dt_int16_t, [LOCUS_EL_UINT16] = &dt_uint16_t,
+    [LOCUS_EL_INT32] = &dt_int32_t, [LOCUS_EL_UINT32] = &dt_uint32_t,
+    [LOCUS_EL_INT64] = &dt_int64_t, [LOCUS_EL_UINT64] = &dt_uint64_t,
+    [LOCUS_EL_INT128] = &dt_int128,
+    [LOCUS_EL_AINT] = &dt_aint, [LOCUS_EL_OFFSET] = &dt_offset, [LOCUS_EL_COUNT] = &dt_count,
+    [LOCUS_EL_WCHAR] = &dt_wchar,
+    [LOCUS_EL_FLOAT] = &dt_float, [LOCUS_EL_DOUBLE] = &dt_double,
+    [LOCUS_EL_LDOUBLE] = &dt_long_double, [LOCUS_EL_FLOAT16] = &dt_float16,
+    [LOCUS_EL_FLOAT128] = &dt_float128,
+    [LOCUS_EL_CFLOAT] = &dt_cfloat, [LOCUS_EL_CDOUBLE] = &dt_cdouble,
+    [LOCUS_EL_CLDOUBLE] = &dt_cldouble, [LOCUS_EL_CFLOAT16] = &dt_cfloat16,
+    [LOCUS_EL_CFLOAT128] = &dt_cfloat128,
+    [LOCUS_EL_BOOL] = &dt_c_bool, [LOCUS_EL_FLOGICAL1] = &dt_flogical1,
+    [LOCUS_EL_FLOGICAL2] = &dt_flogical2, [LOCUS_EL_FLOGICAL4] = &dt_flogical4,
+    [LOCUS_EL_FLOGICAL8] = &dt_flogical8, [LOCUS_EL_FLOGICAL16] = &dt_flogical16,
+    [LOCUS_EL_FLOAT_INT] = &dt_float_int, [LOCUS_EL_DOUBLE_INT] = &dt_double_int,
+    [LOCUS_EL_LONG_INT] = &dt_long_int, [LOCUS_EL_2INT] = &dt_2int,
+    [LOCUS_EL_SHORT_INT] = &dt_short_int, [LOCUS_EL_LDOUBLE_INT] = &dt_long_double_int,
+    [LOCUS_EL_2FLOAT] = &dt_2float, [LOCUS_EL_2DOUBLE] = &dt_2double,
+};
+
+/* ---- pair kinds made at run time ---- */
+
+/* One pair kind: its basic type and the storage that type points into. */
+typedef struct {
+    locus_elem_t value, index;
+    size_t ioff;
+    locus_dblock_t blk[2];
+    size_t pre[3];
+    locus_dsig_t sig[2];
+    struct locus_dtype dt;
+} dpair_t;
+
+/* The registry: entries are only ever appended, published with a release
+ * store of n, so lookups need no lock. Process lifetime (like the static
+ * kinds). */
+static struct {
+    pthread_mutex_t lock;
+    int n;
+    dpair_t *p[LOCUS_EL_MAX_PAIRS];
+} pairs = {PTHREAD_MUTEX_INITIALIZER, 0, {0}};
+
+static dpair_t *pair_at(locus_elem_t el)
+{
+    int i = (int)el - LOCUS_EL_NKINDS;
+    if (i < 0 || i >= __atomic_load_n(&pairs.n, __ATOMIC_ACQUIRE))
+        return NULL;
+    return pairs.p[i];
+}
 
 locus_dtype_t *locus_dtype_basic(locus_elem_t el)
 {
-    static locus_dtype_t *const table[LOCUS_EL_NKINDS] = {
-        [LOCUS_EL_BYTE] = &locus_dt_byte, [LOCUS_EL_CHAR] = &locus_dt_char,
-        [LOCUS_EL_SCHAR] = &locus_dt_signed_char,
-        [LOCUS_EL_UCHAR] = &locus_dt_unsigned_char,
-        [LOCUS_EL_WCHAR] = &locus_dt_wchar, [LOCUS_EL_SHORT] = &locus_dt_short,
-        [LOCUS_EL_USHORT] = &locus_dt_unsigned_short,
-        [LOCUS_EL_INT] = &locus_dt_int, [LOCUS_EL_UINT] = &locus_dt_unsigned,
-        [LOCUS_EL_LONG] = &locus_dt_long, [LOCUS_EL_ULONG] = &locus_dt_unsigned_long,
-        [LOCUS_EL_LLONG] = &locus_dt_long_long,
-        [LOCUS_EL_ULLONG] = &locus_dt_unsigned_long_long,
-        [LOCUS_EL_INT8] = &locus_dt_int8_t, [LOCUS_EL_UINT8] = &locus_dt_uint8_t,
-        [LOCUS_EL_INT16] = &locus_dt_int16_t, [LOCUS_EL_UINT16] = &locus_dt_uint16_t,
-        [LOCUS_EL_INT32] = &locus_dt_int32_t, [LOCUS_EL_UINT32] = &locus_dt_uint32_t,
-        [LOCUS_EL_INT64] = &locus_dt_int64_t, [LOCUS_EL_UINT64] = &locus_dt_uint64_t,
-        [LOCUS_EL_FLOAT] = &locus_dt_float, [LOCUS_EL_DOUBLE] = &locus_dt_double,
-        [LOCUS_EL_LDOUBLE] = &locus_dt_long_double, [LOCUS_EL_BOOL] = &locus_dt_c_bool,
-        [LOCUS_EL_AINT] = &locus_dt_aint, [LOCUS_EL_OFFSET] = &locus_dt_offset,
-        [LOCUS_EL_COUNT] = &locus_dt_count,
-        [LOCUS_EL_FLOAT_INT] = &locus_dt_float_int,
-        [LOCUS_EL_DOUBLE_INT] = &locus_dt_double_int,
-        [LOCUS_EL_LONG_INT] = &locus_dt_long_int, [LOCUS_EL_2INT] = &locus_dt_2int,
-        [LOCUS_EL_SHORT_INT] = &locus_dt_short_int,
-        [LOCUS_EL_LDOUBLE_INT] = &locus_dt_long_double_int,
-    };
-    if ((int)el < 0 || el >= LOCUS_EL_NKINDS)
-        return NULL;
-    return table[el];
+    if ((int)el >= 0 && el < LOCUS_EL_NKINDS)
+        return basic_table[el];
+    dpair_t *p = pair_at(el);
+    return p ? &p->dt : NULL;
 }
 
 size_t locus_elem_size(locus_elem_t el)
@@ -126,4 +174,107 @@ size_t locus_elem_extent(locus_elem_t el)
 {
     locus_dtype_t *t = locus_dtype_basic(el);
     return t ? (size_t)t->extent : 0;
+}
+
+int locus_elem_is_integer(locus_elem_t el)
+{
+    return el >= LOCUS_EL_CHAR && el <= LOCUS_EL_INT128;
+}
+
+int locus_elem_is_ml(locus_elem_t el)
+{
+    return el >= LOCUS_EL_AINT && el <= LOCUS_EL_COUNT;
+}
+
+int locus_elem_is_float(locus_elem_t el)
+{
+    return el >= LOCUS_EL_FLOAT && el <= LOCUS_EL_FLOAT128;
+}
+
+int locus_elem_is_complex(locus_elem_t el)
+{
+    return el >= LOCUS_EL_CFLOAT && el <= LOCUS_EL_CFLOAT128;
+}
+
+int locus_elem_is_logical(locus_elem_t el)
+{
+    return el >= LOCUS_EL_BOOL && el <= LOCUS_EL_FLOGICAL16;
+}
+
+int locus_elem_is_pair(locus_elem_t el)
+{
+    return (el >= LOCUS_EL_FLOAT_INT && el < LOCUS_EL_NKINDS) || pair_at(el) != NULL;
+}
+
+int locus_elem_pair(locus_elem_t el, locus_elem_t *value, locus_elem_t *index, size_t *ioff)
+{
+    if (!locus_elem_is_pair(el))
+        return 0;
+    const locus_dtype_t *t = locus_dtype_basic(el);
+    *value = t->sig[0].kind;
+    *index = t->sig[1].kind;
+    *ioff = t->nblocks == 2 ? (size_t)t->blocks[1].off : locus_elem_size(*value);
+    return 1;
+}
+
+static size_t round_up(size_t v, size_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Fills a new pair entry with the layout of the C struct {value; index;}. */
+static void pair_layout(dpair_t *p, locus_elem_t value, locus_elem_t index, locus_elem_t kind)
+{
+    const locus_dtype_t *v = locus_dtype_basic(value), *x = locus_dtype_basic(index);
+    size_t align = v->align > x->align ? v->align : x->align;
+    p->value = value;
+    p->index = index;
+    p->ioff = round_up(v->size, x->align);
+    int merged = p->ioff == v->size;
+    p->blk[0] = (locus_dblock_t){0, merged ? v->size + x->size : v->size};
+    p->blk[1] = (locus_dblock_t){(ptrdiff_t)p->ioff, x->size};
+    p->pre[0] = 0;
+    p->pre[1] = p->blk[0].len;
+    p->pre[2] = v->size + x->size;
+    p->sig[0] = (locus_dsig_t){value, 1};
+    p->sig[1] = (locus_dsig_t){index, 1};
+    p->dt = (struct locus_dtype){
+        .refs = 1, .basic = 1, .committed = 1, .elem = kind,
+        .size = v->size + x->size, .align = align,
+        .lb = 0, .extent = (ptrdiff_t)round_up(p->ioff + x->size, align),
+        .true_lb = 0, .true_extent = (ptrdiff_t)(p->ioff + x->size),
+        .nrep = 1, .rstride = 0, .nblocks = merged ? 1 : 2, .blocks = p->blk,
+        .prefix = p->pre, .unit_size = v->size + x->size,
+        .nsig = 2, .sig = p->sig, .unit_nbasic = 2};
+}
+
+int locus_elem_value_index(locus_elem_t value, locus_elem_t index)
+{
+    if (!(locus_elem_is_integer(value) || locus_elem_is_ml(value) || locus_elem_is_float(value)) ||
+        !(locus_elem_is_integer(index) || locus_elem_is_ml(index)))
+        return LOCUS_DTYPE_EARG;
+    /* The predefined ones first (their kernels are the fast ones). */
+    for (int k = LOCUS_EL_FLOAT_INT; k < LOCUS_EL_NKINDS; k++)
+        if (basic_table[k]->sig[0].kind == value && basic_table[k]->sig[1].kind == index)
+            return k;
+    int n = __atomic_load_n(&pairs.n, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (pairs.p[i]->value == value && pairs.p[i]->index == index)
+            return LOCUS_EL_NKINDS + i;
+    pthread_mutex_lock(&pairs.lock);
+    int rc = LOCUS_DTYPE_ENOMEM;
+    for (int i = n; i < pairs.n; i++)   /* made by another thread meanwhile */
+        if (pairs.p[i]->value == value && pairs.p[i]->index == index)
+            rc = LOCUS_EL_NKINDS + i;
+    if (rc < 0 && pairs.n < LOCUS_EL_MAX_PAIRS) {
+        dpair_t *p = calloc(1, sizeof *p);
+        if (p) {
+            rc = LOCUS_EL_NKINDS + pairs.n;
+            pair_layout(p, value, index, (locus_elem_t)rc);
+            pairs.p[pairs.n] = p;
+            __atomic_store_n(&pairs.n, pairs.n + 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&pairs.lock);
+    return rc;
 }

@@ -3,6 +3,7 @@
  * into a fresh block list (so a derived type never points at the types it was
  * made from, and MPI_Type_free of a component is always safe).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,12 +53,12 @@ static void bld_block(dbuild_t *bd, ptrdiff_t off, size_t len)
     bd->nb++;
 }
 
-static void bld_sig(dbuild_t *bd, size_t elsize, size_t count)
+static void bld_sig(dbuild_t *bd, locus_elem_t kind, size_t count)
 {
     if (count == 0 || bd->err)
         return;
     bd->nbasic += count;
-    if (bd->ns > 0 && bd->s[bd->ns - 1].elsize == elsize) {
+    if (bd->ns > 0 && bd->s[bd->ns - 1].kind == kind) {
         bd->s[bd->ns - 1].count += count;
         return;
     }
@@ -71,19 +72,52 @@ static void bld_sig(dbuild_t *bd, size_t elsize, size_t count)
         bd->s = ns;
         bd->scap = cap;
     }
-    bd->s[bd->ns].elsize = elsize;
+    bd->s[bd->ns].kind = kind;
     bd->s[bd->ns].count = count;
     bd->ns++;
+}
+
+/* a*b, or a flagged ERANGE in the builder when it overflows. */
+static ptrdiff_t bld_mul(dbuild_t *bd, ptrdiff_t a, ptrdiff_t b)
+{
+    ptrdiff_t r;
+    if (__builtin_mul_overflow(a, b, &r)) {
+        bd->err = LOCUS_DTYPE_ERANGE;
+        return 0;
+    }
+    return r;
+}
+
+static ptrdiff_t bld_add(dbuild_t *bd, ptrdiff_t a, ptrdiff_t b)
+{
+    ptrdiff_t r;
+    if (__builtin_add_overflow(a, b, &r)) {
+        bd->err = LOCUS_DTYPE_ERANGE;
+        return 0;
+    }
+    return r;
+}
+
+/* A size_t count as a ptrdiff_t (flagging ERANGE beyond PTRDIFF_MAX). */
+static ptrdiff_t bld_count(dbuild_t *bd, size_t n)
+{
+    if (n > (size_t)PTRDIFF_MAX) {
+        bd->err = LOCUS_DTYPE_ERANGE;
+        return 0;
+    }
+    return (ptrdiff_t)n;
 }
 
 /* Appends `count` consecutive elements of t whose origin is at disp. */
 static void bld_type(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_t count)
 {
-    if (count == 0 || t->size == 0)
+    if (count == 0 || t->size == 0 || bd->err)
         return;
     if (locus_dtype_is_contig(t)) {
-        bld_block(bd, disp + t->true_lb, count * t->size);
+        size_t len = (size_t)bld_mul(bd, bld_count(bd, count), (ptrdiff_t)t->size);
+        bld_block(bd, bld_add(bd, disp, t->true_lb), len);
     } else {
+        bld_mul(bd, bld_count(bd, count), t->extent);   /* the last origin must fit */
         for (size_t e = 0; e < count && !bd->err; e++)
             for (size_t r = 0; r < t->nrep; r++) {
                 ptrdiff_t base = disp + (ptrdiff_t)e * t->extent + (ptrdiff_t)r * t->rstride;
@@ -92,12 +126,12 @@ static void bld_type(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_
             }
     }
     if (t->nsig == 1) {
-        bld_sig(bd, t->sig[0].elsize, count * t->nrep * t->sig[0].count);
+        bld_sig(bd, t->sig[0].kind, count * t->nrep * t->sig[0].count);
         return;
     }
     for (size_t i = 0; i < count * t->nrep && !bd->err; i++)
         for (size_t s = 0; s < t->nsig; s++)
-            bld_sig(bd, t->sig[s].elsize, t->sig[s].count);
+            bld_sig(bd, t->sig[s].kind, t->sig[s].count);
 }
 
 /* Turns the builder's unit, repeated nrep times rstride apart, into a type.
@@ -107,10 +141,18 @@ static int bld_finish(dbuild_t *bd, size_t nrep, ptrdiff_t rstride, ptrdiff_t lb
                       int resized, locus_dtype_t **out)
 {
     locus_dtype_t *dt = NULL;
-    if (bd->err)
-        goto fail;
+    int err = LOCUS_DTYPE_ENOMEM;
     if (bd->nb == 0)
         nrep = 1;
+    size_t total;
+    if (!bd->err && (__builtin_mul_overflow(bd->bytes, nrep, &total) || total > PTRDIFF_MAX))
+        bd->err = LOCUS_DTYPE_ERANGE;
+    if (!bd->err && nrep > 1)
+        bld_mul(bd, bld_count(bd, nrep - 1), rstride);
+    if (bd->err) {
+        err = bd->err;
+        goto fail;
+    }
     /* A unit of one block repeated right behind itself is one longer block
      * (only done for a one-run signature, which stays one run). */
     if (nrep > 1 && bd->nb == 1 && bd->ns == 1 && rstride == (ptrdiff_t)bd->b[0].len) {
@@ -163,7 +205,7 @@ fail:
     free(dt);
     free(bd->b);
     free(bd->s);
-    return LOCUS_DTYPE_ENOMEM;
+    return err;
 }
 
 /* An empty type map (no data, bounds never set) adds nothing to the
@@ -174,11 +216,13 @@ static int has_bounds(const locus_dtype_t *t)
 }
 
 /* Type bounds of `bl` consecutive elements of t placed at disp. */
-static void span_of(const locus_dtype_t *t, ptrdiff_t disp, int bl, ptrdiff_t *lo, ptrdiff_t *hi)
+static void span_of(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_t bl,
+                    ptrdiff_t *lo, ptrdiff_t *hi)
 {
-    ptrdiff_t last = (ptrdiff_t)(bl - 1) * t->extent;
-    *lo = disp + t->lb + (last < 0 ? last : 0);
-    *hi = disp + t->lb + t->extent + (last > 0 ? last : 0);
+    ptrdiff_t last = bld_mul(bd, bld_count(bd, bl - 1), t->extent);
+    ptrdiff_t base = bld_add(bd, disp, t->lb);
+    *lo = bld_add(bd, base, last < 0 ? last : 0);
+    *hi = bld_add(bd, bld_add(bd, base, t->extent), last > 0 ? last : 0);
 }
 
 static locus_elem_t elem_join(locus_elem_t a, locus_elem_t b, int first)
@@ -188,58 +232,53 @@ static locus_elem_t elem_join(locus_elem_t a, locus_elem_t b, int first)
     return a == b ? a : LOCUS_EL_MIXED;
 }
 
-int locus_dtype_hvector(int count, int blocklen, ptrdiff_t stride, locus_dtype_t *old,
+int locus_dtype_hvector(size_t count, size_t blocklen, ptrdiff_t stride, locus_dtype_t *old,
                         locus_dtype_t **out)
 {
-    if (count < 0 || blocklen < 0 || !old || !out)
+    if (!old || !out)
         return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
-    bld_type(&bd, old, 0, (size_t)blocklen);
     ptrdiff_t lb = 0, ub = 0;
     if (count > 0 && blocklen > 0 && has_bounds(old)) {
         ptrdiff_t lo0, hi0, lo1, hi1;
-        span_of(old, 0, blocklen, &lo0, &hi0);
-        span_of(old, (ptrdiff_t)(count - 1) * stride, blocklen, &lo1, &hi1);
+        span_of(&bd, old, 0, blocklen, &lo0, &hi0);
+        span_of(&bd, old, bld_mul(&bd, bld_count(&bd, count - 1), stride), blocklen, &lo1, &hi1);
         lb = lo0 < lo1 ? lo0 : lo1;
         ub = hi0 > hi1 ? hi0 : hi1;
     }
-    size_t nrep = count > 0 ? (size_t)count : 0;
-    if (nrep == 0) {
-        free(bd.b);
-        free(bd.s);
-        bd = (dbuild_t){0};
-    }
-    return bld_finish(&bd, nrep ? nrep : 1, stride, lb, ub - lb, old->elem, old->align,
-                      old->resized, out);
+    if (count > 0)
+        bld_type(&bd, old, 0, blocklen);
+    return bld_finish(&bd, count ? count : 1, stride, lb, bld_add(&bd, ub, -lb), old->elem,
+                      old->align, old->resized, out);
 }
 
-int locus_dtype_contiguous(int count, locus_dtype_t *old, locus_dtype_t **out)
+int locus_dtype_contiguous(size_t count, locus_dtype_t *old, locus_dtype_t **out)
 {
     if (!old)
         return LOCUS_DTYPE_EARG;
     return locus_dtype_hvector(count, 1, old->extent, old, out);
 }
 
-int locus_dtype_struct(int count, const int *blocklens, const ptrdiff_t *displs,
+int locus_dtype_struct(size_t count, const size_t *blocklens, const ptrdiff_t *displs,
                        locus_dtype_t *const *types, locus_dtype_t **out)
 {
-    if (count < 0 || !out || (count > 0 && (!blocklens || !displs || !types)))
+    if (!out || (count > 0 && (!blocklens || !displs || !types)))
         return LOCUS_DTYPE_EARG;
-    for (int i = 0; i < count; i++)
-        if (blocklens[i] < 0 || !types[i])
+    for (size_t i = 0; i < count; i++)
+        if (!types[i])
             return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
     ptrdiff_t lb = 0, ub = 0;
     locus_elem_t elem = LOCUS_EL_BYTE;
     size_t align = 1;
     int any = 0, resized = 0;
-    for (int i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && !bd.err; i++) {
         const locus_dtype_t *t = types[i];
         if (blocklens[i] == 0 || !has_bounds(t))
             continue;
-        bld_type(&bd, t, displs[i], (size_t)blocklens[i]);
+        bld_type(&bd, t, displs[i], blocklens[i]);
         ptrdiff_t lo, hi;
-        span_of(t, displs[i], blocklens[i], &lo, &hi);
+        span_of(&bd, t, displs[i], blocklens[i], &lo, &hi);
         lb = (!any || lo < lb) ? lo : lb;
         ub = (!any || hi > ub) ? hi : ub;
         elem = elem_join(elem, t->elem, !any);
@@ -253,34 +292,32 @@ int locus_dtype_struct(int count, const int *blocklens, const ptrdiff_t *displs,
     /* Pad the extent to the strictest alignment inside, as the C compiler
      * pads a struct, so arrays of the type match arrays of the C struct.
      * Types whose bounds were set explicitly keep the user's choice. */
-    ptrdiff_t extent = ub - lb;
+    ptrdiff_t extent = bld_add(&bd, ub, -lb);
     if (!resized && extent % (ptrdiff_t)align)
         extent += (ptrdiff_t)align - extent % (ptrdiff_t)align;
     return bld_finish(&bd, 1, 0, lb, extent, elem, align, resized, out);
 }
 
-int locus_dtype_hindexed(int count, const int *blocklens, const ptrdiff_t *displs,
+int locus_dtype_hindexed(size_t count, const size_t *blocklens, const ptrdiff_t *displs,
                          locus_dtype_t *old, locus_dtype_t **out)
 {
-    if (count < 0 || !old || !out || (count > 0 && (!blocklens || !displs)))
+    if (!old || !out || (count > 0 && (!blocklens || !displs)))
         return LOCUS_DTYPE_EARG;
-    for (int i = 0; i < count; i++)
-        if (blocklens[i] < 0)
-            return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
     ptrdiff_t lb = 0, ub = 0;
     int any = 0;
-    for (int i = 0; i < count; i++) {
+    for (size_t i = 0; i < count && !bd.err; i++) {
         if (blocklens[i] == 0 || !has_bounds(old))
             continue;
-        bld_type(&bd, old, displs[i], (size_t)blocklens[i]);
+        bld_type(&bd, old, displs[i], blocklens[i]);
         ptrdiff_t lo, hi;
-        span_of(old, displs[i], blocklens[i], &lo, &hi);
+        span_of(&bd, old, displs[i], blocklens[i], &lo, &hi);
         lb = (!any || lo < lb) ? lo : lb;
         ub = (!any || hi > ub) ? hi : ub;
         any = 1;
     }
-    return bld_finish(&bd, 1, 0, lb, ub - lb, old->elem, old->align, old->resized, out);
+    return bld_finish(&bd, 1, 0, lb, bld_add(&bd, ub, -lb), old->elem, old->align,
+                      old->resized, out);
 }
 
 int locus_dtype_resized(locus_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent,
@@ -333,9 +370,22 @@ void locus_dtype_release(locus_dtype_t *dt)
     if (!dt || dt->basic)
         return;
     if (__atomic_sub_fetch(&dt->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        if (dt->owner_gone)
+            dt->owner_gone(dt->owner);
         free(dt->blocks);
         free(dt->prefix);
         free(dt->sig);
         free(dt);
     }
+}
+
+void locus_dtype_set_owner(locus_dtype_t *dt, void *owner, void (*gone)(void *owner))
+{
+    dt->owner = owner;
+    dt->owner_gone = gone;
+}
+
+void *locus_dtype_owner(const locus_dtype_t *dt)
+{
+    return dt ? dt->owner : NULL;
 }

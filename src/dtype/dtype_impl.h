@@ -17,9 +17,10 @@ typedef struct {
     size_t len;
 } locus_dblock_t;
 
-/* A run of `count` basic elements of `elsize` bytes in the type signature. */
+/* A run of `count` basic elements of one kind in the type signature (pair
+ * kinds appear as their value and index kinds). */
 typedef struct {
-    size_t elsize;
+    locus_elem_t kind;
     size_t count;
 } locus_dsig_t;
 
@@ -42,6 +43,8 @@ struct locus_dtype {
     size_t nsig;
     locus_dsig_t *sig;        /* signature of one unit */
     size_t unit_nbasic;       /* basic elements in one unit */
+    void *owner;              /* the layer above's object naming this type */
+    void (*owner_gone)(void *owner);
 };
 
 #endif

@@ -51,18 +51,39 @@ long locus_dtype_count_elements(const locus_dtype_t *dt, size_t bytes)
     n += rest / dt->unit_size * dt->unit_nbasic;
     rest %= dt->unit_size;
     for (size_t s = 0; s < dt->nsig && rest > 0; s++) {
-        size_t run = dt->sig[s].elsize * dt->sig[s].count;
+        size_t elsize = locus_elem_size(dt->sig[s].kind);
+        size_t run = elsize * dt->sig[s].count;
         if (rest >= run) {
             rest -= run;
             n += dt->sig[s].count;
         } else {
-            if (rest % dt->sig[s].elsize)
+            if (rest % elsize)
                 return -1;
-            n += rest / dt->sig[s].elsize;
+            n += rest / elsize;
             rest = 0;
         }
     }
     return (long)n;
+}
+
+long long locus_dtype_elements_bytes(const locus_dtype_t *dt, size_t nelem)
+{
+    if (!dt)
+        return -1;
+    if (nelem == 0)
+        return 0;
+    if (dt->unit_nbasic == 0)
+        return -1;
+    /* Whole units first (a unit is one repetition of the type's element),
+     * then the runs of the last, partial unit. */
+    size_t units = nelem / dt->unit_nbasic, rest = nelem % dt->unit_nbasic;
+    size_t bytes = units * dt->unit_size;
+    for (size_t s = 0; s < dt->nsig && rest > 0; s++) {
+        size_t take = rest < dt->sig[s].count ? rest : dt->sig[s].count;
+        bytes += take * locus_elem_size(dt->sig[s].kind);
+        rest -= take;
+    }
+    return (long long)bytes;
 }
 
 /* Copies one piece between memory and the stream; constant sizes let the

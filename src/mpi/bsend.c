@@ -1,29 +1,102 @@
 /*
- * Buffered sends: MPI_Bsend copies (packs) the message into the attached
- * buffer and sends from there, so it returns at once. Blocks are handed
- * out first-fit and reclaimed when their send completes.
+ * Buffered sends: a buffered send packs the message into an attached
+ * buffer and sends from there, so it returns at once. A buffer is
+ * attached to the process (MPI_Buffer_attach) or, since MPI-4.1, to one
+ * communicator (MPI_Comm_attach_buffer), which its sends use first; with
+ * MPI_BUFFER_AUTOMATIC the library allocates each message's copy itself.
+ * Blocks of a user's buffer are handed out first-fit and reclaimed when
+ * their send completes; flushing waits until a buffer's sends are out.
+ *
+ * A communicator's buffer hangs on it as an attribute under a keyval of
+ * this file, so MPI_Comm_free flushes and drops it (the delete callback)
+ * and duplicates do not inherit it (no copy callback).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "attr.h"
+#include "p2p_api.h"
+#include "req_kind.h"
 
-struct locus_bblk {
-    locus_bblk_t *next;         /* by offset */
+typedef struct bblk bblk_t;
+struct bblk {
+    bblk_t *next;               /* by offset in a user's buffer */
     size_t off, size;
-    locus_req_t *req;
+    void *heap;                 /* automatic buffering: the copy's own memory */
+    locus_req_t *req;           /* its send */
+};
+
+typedef struct bpool bpool_t;
+struct bpool {
+    char *buf;                  /* the user's buffer, NULL when none */
+    size_t size;
+    int automatic;              /* MPI_BUFFER_AUTOMATIC attached */
+    bblk_t *blks;               /* blocks in use */
+    int refs;                   /* its owner + pending MPI_*_iflush_buffer requests */
+    int listed;                 /* in the state's list (flushed at MPI_Finalize) */
+    bpool_t *next;
+};
+
+struct locus_bsend {
+    bpool_t *process;           /* MPI_Buffer_attach's */
+    bpool_t *pools;             /* every live pool, for MPI_Finalize */
+    int keyval;                 /* communicator buffers' attribute, 0 before first use */
 };
 
 #define BALIGN 16
 
-static void reclaim(void)
+/* ---- pools -------------------------------------------------------------------- */
+
+static locus_bsend_t *state(void)
 {
-    locus_bblk_t **pp = &locus_mpi.bblks;
+    if (!locus_mpi.bsend)
+        locus_mpi.bsend = calloc(1, sizeof *locus_mpi.bsend);
+    return locus_mpi.bsend;
+}
+
+static bpool_t *pool_new(void)
+{
+    locus_bsend_t *s = state();
+    bpool_t *p = s ? calloc(1, sizeof *p) : NULL;
+    if (p) {
+        p->refs = 1;
+        p->listed = 1;
+        p->next = s->pools;
+        s->pools = p;
+    }
+    return p;
+}
+
+static void pool_unref(bpool_t *p)
+{
+    if (--p->refs > 0)
+        return;
+    locus_bsend_t *s = locus_mpi.bsend;
+    if (p->listed && s)
+        for (bpool_t **pp = &s->pools; *pp; pp = &(*pp)->next)
+            if (*pp == p) {
+                *pp = p->next;
+                break;
+            }
+    free(p);
+}
+
+static int pool_attached(const bpool_t *p)
+{
+    return p && (p->buf || p->automatic);
+}
+
+/* Gives back the blocks whose sends completed. */
+static void pool_reclaim(bpool_t *p)
+{
+    bblk_t **pp = &p->blks;
     while (*pp) {
-        locus_bblk_t *b = *pp;
+        bblk_t *b = *pp;
         if (b->req->done) {
             *pp = b->next;
             locus_core_req_put(locus_core(), b->req);
+            free(b->heap);
             free(b);
         } else {
             pp = &b->next;
@@ -31,19 +104,45 @@ static void reclaim(void)
     }
 }
 
-/* First-fit block of n bytes; NULL when the buffer has no room. */
-static locus_bblk_t *block_alloc(size_t n)
+/* Progresses until every send from p is out (or the job cannot
+ * communicate any more: MPI_ERR_OTHER). */
+static int pool_flush(bpool_t *p)
 {
+    locus_core_t *c = locus_core();
+    pool_reclaim(p);
+    while (p->blks) {
+        if (c->fatal)
+            return MPI_ERR_OTHER;
+        int n = locus_core_progress(c);
+        if (n == 0)
+            locus_core_idle(c);
+        pool_reclaim(p);
+    }
+    return MPI_SUCCESS;
+}
+
+/* A block of n bytes: first fit in a user's buffer, its own memory when
+ * automatic; NULL when there is no room. */
+static bblk_t *block_alloc(bpool_t *p, size_t n)
+{
+    bblk_t *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    if (p->automatic) {
+        if (!(b->heap = malloc(n ? n : 1))) {
+            free(b);
+            return NULL;
+        }
+        b->size = n;
+        b->next = p->blks;
+        p->blks = b;
+        return b;
+    }
     n = (n + BALIGN - 1) & ~(size_t)(BALIGN - 1);
-    reclaim();
-    size_t start = (size_t)(-(uintptr_t)locus_mpi.bbuf & (BALIGN - 1));
-    locus_bblk_t **pp = &locus_mpi.bblks;
-    for (;;) {
-        size_t end = *pp ? (*pp)->off : locus_mpi.bsize;
+    size_t start = (size_t)(-(uintptr_t)p->buf & (BALIGN - 1));
+    for (bblk_t **pp = &p->blks;; pp = &(*pp)->next) {
+        size_t end = *pp ? (*pp)->off : p->size;
         if (end >= start && end - start >= n) {
-            locus_bblk_t *b = malloc(sizeof *b);
-            if (!b)
-                return NULL;
             b->off = start;
             b->size = n;
             b->next = *pp;
@@ -51,114 +150,343 @@ static locus_bblk_t *block_alloc(size_t n)
             return b;
         }
         if (!*pp)
-            return NULL;
+            break;
         start = (*pp)->off + (*pp)->size;
-        pp = &(*pp)->next;
     }
+    free(b);
+    return NULL;
 }
 
-/* Copies the message into the attached buffer and starts its send. */
-static int bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                       MPI_Comm comm)
+static void *block_mem(const bpool_t *p, const bblk_t *b)
 {
-    size_t len = (size_t)count * locus_dtype_size(dt);
+    return b->heap ? b->heap : p->buf + b->off;
+}
+
+/* ---- communicator buffers: an attribute ------------------------------------------- */
+
+static int comm_pool_delete(void *comm, int keyval, void *val, void *extra)
+{
+    (void)comm, (void)keyval, (void)extra;
+    bpool_t *p = val;
+    pool_flush(p); /* the user may reuse the memory once the communicator is gone */
+    p->buf = NULL;
+    p->automatic = 0;
+    pool_unref(p);
+    return MPI_SUCCESS;
+}
+
+static bpool_t *comm_pool(locus_comm_t *comm)
+{
+    locus_bsend_t *s = locus_mpi.bsend;
+    void *val = NULL;
+    int flag = 0;
+    if (!s || !s->keyval ||
+        locus_attr_get(comm->attrs, ATTR_COMM, s->keyval, &val, &flag) != MPI_SUCCESS || !flag)
+        return NULL;
+    return val;
+}
+
+/* The pool a buffered send on comm uses: the communicator's, else the
+ * process's (NULL when neither has a buffer attached). */
+static bpool_t *send_pool(locus_comm_t *comm)
+{
+    bpool_t *p = comm_pool(comm);
+    if (pool_attached(p))
+        return p;
+    p = locus_mpi.bsend ? locus_mpi.bsend->process : NULL;
+    return pool_attached(p) ? p : NULL;
+}
+
+int locus_bsend_start(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
+                      locus_comm_t *comm)
+{
+    bpool_t *p = send_pool(comm);
+    if (!p)
+        return MPI_ERR_BUFFER;
+    size_t len = count * locus_dtype_size(dt);
     locus_req_t *sr = locus_core_req_get(locus_core());
     if (!sr)
         return MPI_ERR_NO_MEM;
-    locus_bblk_t *b = block_alloc(len);
-    if (!b) {
+    pool_reclaim(p);
+    bblk_t *b = block_alloc(p, len);
+    if (!b && !p->automatic) {
         locus_core_progress(locus_core()); /* maybe an older one just finished */
-        b = block_alloc(len);
+        pool_reclaim(p);
+        b = block_alloc(p, len);
     }
     if (!b) {
         locus_core_req_put(locus_core(), sr);
-        return MPI_ERR_BUFFER;
+        return p->automatic ? MPI_ERR_NO_MEM : MPI_ERR_BUFFER;
     }
     b->req = sr;
-    char *copy = locus_mpi.bbuf + b->off;
+    void *copy = block_mem(p, b);
     if (len)
-        locus_dtype_pack(buf, (size_t)count, dt, 0, copy, len);
-    int err = locus_p2p_isend(copy, len, MPI_BYTE, dest, tag, comm, comm->ctx_p2p, 0, b->req);
+        locus_dtype_pack(buf, count, dt, 0, copy, len);
+    int err = locus_p2p_isend(copy, len, locus_dtype_basic(LOCUS_EL_BYTE), dest, tag, comm,
+                              comm->ctx_p2p, 0, sr);
     if (err != MPI_SUCCESS)
-        b->req->done = 1;   /* reclaimed with its block */
+        sr->done = 1; /* reclaimed with its block */
     return err;
-}
-
-static int bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                 MPI_Comm comm, MPI_Request *request, const char *fn)
-{
-    LOCUS_CHECK_INIT(fn);
-    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
-    if (err != MPI_SUCCESS)
-        return locus_mpi_err(comm, err, fn);
-    if (dest != MPI_PROC_NULL) {
-        err = bsend_start(buf, count, dt, dest, tag, comm);
-        if (err != MPI_SUCCESS)
-            return locus_mpi_err(comm, err, fn);
-    }
-    if (request) {
-        /* The data was copied: the user's request is complete at once. */
-        locus_req_t *r = locus_core_req_get(locus_core());
-        if (!r)
-            return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
-        r->kind = LOCUS_REQ_SEND;
-        r->comm = comm;
-        locus_comm_retain(comm);
-        r->done = 1;
-        *request = r;
-    }
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Bsend)
-int PMPI_Bsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    return bsend(buf, count, dt, dest, tag, comm, NULL, "MPI_Bsend");
-}
-
-LOCUS_PMPI_WEAK(Ibsend)
-int PMPI_Ibsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    if (!request)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Ibsend");
-    return bsend(buf, count, dt, dest, tag, comm, request, "MPI_Ibsend");
-}
-
-LOCUS_PMPI_WEAK(Buffer_attach)
-int PMPI_Buffer_attach(void *buffer, int size)
-{
-    LOCUS_CHECK_INIT("MPI_Buffer_attach");
-    if (size < 0 || (!buffer && size > 0))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_attach");
-    if (locus_mpi.bbuf)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Buffer_attach");
-    locus_mpi.bbuf = buffer;
-    locus_mpi.bsize = (size_t)size;
-    return MPI_SUCCESS;
 }
 
 void locus_bsend_drain(void)
 {
-    locus_core_t *c = locus_core();
-    reclaim();
-    while (locus_mpi.bblks && !c->fatal) {
-        if (locus_core_progress(c) == 0)
-            locus_core_idle(c);
-        reclaim();
+    locus_bsend_t *s = locus_mpi.bsend;
+    if (!s)
+        return;
+    for (bpool_t *p = s->pools; p; p = p->next)
+        pool_flush(p);
+    /* Communicator buffers still attached are dropped with their
+     * communicators (MPI_COMM_WORLD's later in MPI_Finalize); the state
+     * goes now. */
+    while (s->pools) {
+        bpool_t *p = s->pools;
+        s->pools = p->next;
+        p->listed = 0;
     }
+    if (s->process)
+        pool_unref(s->process);
+    free(s);
+    locus_mpi.bsend = NULL;
+}
+
+/* ---- attach, detach, flush ------------------------------------------------------ */
+
+/* Attaches (buffer, size) to p. */
+static int pool_attach(bpool_t *p, void *buffer, MPI_Count size)
+{
+    if (pool_attached(p))
+        return MPI_ERR_BUFFER;
+    if (buffer == MPI_BUFFER_AUTOMATIC) {
+        p->automatic = 1;
+        return MPI_SUCCESS;
+    }
+    if (size < 0 || (!buffer && size > 0) || (uint64_t)size > PTRDIFF_MAX)
+        return MPI_ERR_ARG;
+    p->buf = buffer;
+    p->size = (size_t)size;
+    return MPI_SUCCESS;
+}
+
+/* Flushes p and detaches its buffer into (*addr, *size); no buffer
+ * attached gives NULL and 0. */
+static int pool_detach(bpool_t *p, void *addr, MPI_Count *size)
+{
+    void *buf = NULL;
+    *size = 0;
+    if (pool_attached(p)) {
+        int err = pool_flush(p);
+        if (err != MPI_SUCCESS)
+            return err;
+        buf = p->automatic ? MPI_BUFFER_AUTOMATIC : p->buf;
+        *size = p->automatic ? 0 : (MPI_Count)p->size;
+        p->buf = NULL;
+        p->size = 0;
+        p->automatic = 0;
+    }
+    *(void **)addr = buf;
+    return MPI_SUCCESS;
+}
+
+static bpool_t *process_pool(void)
+{
+    locus_bsend_t *s = state();
+    if (s && !s->process)
+        s->process = pool_new();
+    return s ? s->process : NULL;
+}
+
+/* The pool of comm, made (and hung on comm) when make is set. */
+static bpool_t *comm_pool_get(locus_comm_t *comm, int make)
+{
+    bpool_t *p = comm_pool(comm);
+    if (p || !make)
+        return p;
+    locus_bsend_t *s = state();
+    if (!s || (!s->keyval && locus_keyval_create(ATTR_COMM, NULL, comm_pool_delete, NULL,
+                                                 &s->keyval) != MPI_SUCCESS))
+        return NULL;
+    if (!(p = pool_new()))
+        return NULL;
+    if (locus_attr_set(&comm->attrs, ATTR_COMM, locus_comm_handle(comm), s->keyval, p) !=
+        MPI_SUCCESS) {
+        pool_unref(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The functions below serve the process's buffer (MPI_Buffer_*) when
+ * process is set, else comm_h's (MPI_Comm_*_buffer). */
+
+static int attach(int process, MPI_Comm comm_h, void *buffer, MPI_Count size, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = process ? NULL : locus_comm_of(comm_h);
+    int err = process ? MPI_SUCCESS : locus_check_comm(comm);
+    bpool_t *p = NULL;
+    if (err == MPI_SUCCESS && !(p = comm ? comm_pool_get(comm, 1) : process_pool()))
+        err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS)
+        err = pool_attach(p, buffer, size);
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
+}
+
+static int detach(int process, MPI_Comm comm_h, void *addr, MPI_Count *size, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = process ? NULL : locus_comm_of(comm_h);
+    int err = process ? MPI_SUCCESS : locus_check_comm(comm);
+    if (err == MPI_SUCCESS && (!addr || !size))
+        err = MPI_ERR_ARG;
+    if (err == MPI_SUCCESS) {
+        bpool_t *p = comm ? comm_pool_get(comm, 0)
+                          : locus_mpi.bsend ? locus_mpi.bsend->process : NULL;
+        MPI_Count n = 0;
+        if (p)
+            err = pool_detach(p, addr, &n);
+        else
+            *(void **)addr = NULL;
+        *size = n;
+    }
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
+}
+
+/* The int forms of detach: a buffer larger than INT_MAX (attached through
+ * a _c call) is still detached, and its size reported as MPI_ERR_COUNT. */
+static int detach_int(int process, MPI_Comm comm_h, void *addr, int *size, const char *fn)
+{
+    MPI_Count n = 0;
+    if (!size)
+        return detach(process, comm_h, addr, NULL, fn);
+    int err = detach(process, comm_h, addr, &n, fn);
+    if (err != MPI_SUCCESS)
+        return err;
+    *size = n > INT_MAX ? INT_MAX : (int)n;
+    return n > INT_MAX ? locus_mpi_err(process ? NULL : locus_comm_of(comm_h), MPI_ERR_COUNT, fn)
+                       : MPI_SUCCESS;
+}
+
+/* MPI_*_iflush_buffer: a polled request done when its pool (NULL: none
+ * attached) has no send left. */
+static int iflush_poll(void *state)
+{
+    bpool_t *p = state;
+    if (!p)
+        return 1;
+    pool_reclaim(p);
+    return p->blks == NULL;
+}
+
+static void iflush_free(void *state)
+{
+    if (state)
+        pool_unref(state);
+}
+
+static int flush(int process, MPI_Comm comm_h, MPI_Request *request, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = process ? NULL : locus_comm_of(comm_h);
+    int err = process ? MPI_SUCCESS : locus_check_comm(comm);
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(comm, err, fn);
+    bpool_t *p = comm ? comm_pool_get(comm, 0)
+                      : locus_mpi.bsend ? locus_mpi.bsend->process : NULL;
+    if (!request) {
+        err = p ? pool_flush(p) : MPI_SUCCESS;
+    } else {
+        /* The request keeps the pool: its buffer may be detached (or its
+         * communicator freed) before the request is waited for. */
+        if (p)
+            p->refs++;
+        locus_req_t *r = locus_req_gen_new(comm ? comm : &locus_comm_world, iflush_poll, p,
+                                           iflush_free);
+        if (!r) {
+            iflush_free(p);
+            err = MPI_ERR_NO_MEM;
+        }
+        *request = locus_req_handle(r);
+    }
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
+}
+
+/* ---- the entry points -------------------------------------------------------------- */
+
+LOCUS_PMPI_WEAK(Buffer_attach)
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return attach(1, MPI_COMM_NULL, buffer, size, "MPI_Buffer_attach");
+}
+
+LOCUS_PMPI_WEAK(Buffer_attach_c)
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return attach(1, MPI_COMM_NULL, buffer, size, "MPI_Buffer_attach_c");
 }
 
 LOCUS_PMPI_WEAK(Buffer_detach)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
-    LOCUS_CHECK_INIT("MPI_Buffer_detach");
-    if (!buffer_addr || !size)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Buffer_detach");
-    locus_bsend_drain(); /* detach blocks until the buffered sends are out */
-    *(void **)buffer_addr = locus_mpi.bbuf;
-    *size = (int)locus_mpi.bsize;
-    locus_mpi.bbuf = NULL;
-    locus_mpi.bsize = 0;
-    return MPI_SUCCESS;
+    return detach_int(1, MPI_COMM_NULL, buffer_addr, size, "MPI_Buffer_detach");
+}
+
+LOCUS_PMPI_WEAK(Buffer_detach_c)
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return detach(1, MPI_COMM_NULL, buffer_addr, size, "MPI_Buffer_detach_c");
+}
+
+LOCUS_PMPI_WEAK(Buffer_flush)
+int PMPI_Buffer_flush(void)
+{
+    return flush(1, MPI_COMM_NULL, NULL, "MPI_Buffer_flush");
+}
+
+LOCUS_PMPI_WEAK(Buffer_iflush)
+int PMPI_Buffer_iflush(MPI_Request *request)
+{
+    LOCUS_CHECK_INIT("MPI_Buffer_iflush");
+    if (!request)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_iflush");
+    return flush(1, MPI_COMM_NULL, request, "MPI_Buffer_iflush");
+}
+
+LOCUS_PMPI_WEAK(Comm_attach_buffer)
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+{
+    return attach(0, comm, buffer, size, "MPI_Comm_attach_buffer");
+}
+
+LOCUS_PMPI_WEAK(Comm_attach_buffer_c)
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
+{
+    return attach(0, comm, buffer, size, "MPI_Comm_attach_buffer_c");
+}
+
+LOCUS_PMPI_WEAK(Comm_detach_buffer)
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
+{
+    return detach_int(0, comm, buffer_addr, size, "MPI_Comm_detach_buffer");
+}
+
+LOCUS_PMPI_WEAK(Comm_detach_buffer_c)
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
+{
+    return detach(0, comm, buffer_addr, size, "MPI_Comm_detach_buffer_c");
+}
+
+LOCUS_PMPI_WEAK(Comm_flush_buffer)
+int PMPI_Comm_flush_buffer(MPI_Comm comm)
+{
+    return flush(0, comm, NULL, "MPI_Comm_flush_buffer");
+}
+
+LOCUS_PMPI_WEAK(Comm_iflush_buffer)
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
+{
+    LOCUS_CHECK_INIT("MPI_Comm_iflush_buffer");
+    if (!request)
+        return locus_mpi_err(locus_comm_of(comm), MPI_ERR_ARG, "MPI_Comm_iflush_buffer");
+    return flush(0, comm, request, "MPI_Comm_iflush_buffer");
 }

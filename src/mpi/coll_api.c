@@ -1,131 +1,136 @@
 /*
  * coll_api.c — the MPI collective calls with one root or a reduction:
- * barrier, bcast, reduce, allreduce, reduce_scatter(_block), scan, exscan,
- * blocking and nonblocking. Each checks its arguments and hands the work to
- * the collective layer (src/coll); the blocking and nonblocking forms share
- * one function, the request pointer telling them apart.
+ * barrier, bcast, reduce, allreduce, reduce_scatter(_block), scan, exscan
+ * in their blocking, nonblocking and persistent forms, with int counts
+ * and as `_c` forms (COLL_API in coll_api.h), and MPI_Reduce_local. Each
+ * checks its arguments and hands the work to the collective layer
+ * (src/coll) through one run function per collective.
  */
 #include <limits.h>
 #include <stdlib.h>
 
 #include "coll_api.h"
+#include "intercomm_coll.h"
+#include "p2p_api.h"
 
-int coll_check_part(const void *buf, int count, MPI_Datatype dt)
+int coll_check_part(const void *buf, MPI_Count count, MPI_Datatype dt)
 {
-    int rc = locus_check_count(count);
+    int rc = count < 0 ? MPI_ERR_COUNT : locus_check_dtype(dt);
     if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(dt);
+        rc = locus_check_buf(buf, p2p_count_arg(count), dt);
     if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(buf, count, dt);
+        rc = p2p_check_size(count, dt);
     return rc;
 }
 
-int coll_check_counts(const int *counts, const int *displs, int p, MPI_Datatype dt,
+int coll_check_counts(coll_vec_t counts, coll_vec_t displs, int p, MPI_Datatype dt,
                       const void *buf)
 {
-    if (!counts || !displs)
+    if (!counts.p || !displs.p)
         return MPI_ERR_ARG;
     int rc = locus_check_dtype(dt);
     for (int i = 0; i < p && rc == MPI_SUCCESS; i++)
-        rc = coll_check_part(buf, counts[i], dt);
+        rc = coll_check_part(buf, coll_vec_at(counts, i), dt);
     return rc;
 }
 
-int coll_check_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, MPI_Comm comm)
+int coll_check_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                      int root, const locus_comm_t *comm)
 {
-    int rc = locus_check_count(count);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(dt);
+    int rc = count < 0 ? MPI_ERR_COUNT : locus_check_dtype(dt);
     if (rc == MPI_SUCCESS) {
-        locus_op_t *o = locus_op_get(op);
-        rc = o ? locus_op_check(o, dt) : MPI_ERR_OP;
+        locus_op_t *o = locus_op_of(op);
+        rc = o ? locus_op_check(o, locus_dt_of(dt)) : MPI_ERR_OP;
     }
     int receives = root < 0 || comm->coll.rank == root;
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = locus_check_buf(sbuf, count, dt);
+        rc = coll_check_part(sbuf, count, dt);
     if (rc == MPI_SUCCESS && receives)
-        rc = locus_check_buf(rbuf, count, dt);
+        rc = coll_check_part(rbuf, count, dt);
     /* Sending from the receive buffer is only legal as MPI_IN_PLACE. */
     if (rc == MPI_SUCCESS && count > 0 && sbuf == rbuf && receives)
         rc = MPI_ERR_BUFFER;
     return rc;
 }
 
-size_t *coll_counts_convert(const int *counts, const int *displs, int p, ptrdiff_t **out_displs)
+size_t *coll_counts_convert(coll_vec_t counts, coll_vec_t displs, int p, ptrdiff_t **out_displs)
 {
     size_t *c = malloc((sizeof(size_t) + sizeof(ptrdiff_t)) * (size_t)(p > 0 ? p : 1));
     if (!c)
         return NULL;
     ptrdiff_t *d = (ptrdiff_t *)(c + p);
     for (int i = 0; i < p; i++) {
-        c[i] = (size_t)counts[i];
-        d[i] = displs ? displs[i] : 0;
+        c[i] = (size_t)coll_vec_at(counts, i);
+        d[i] = displs.p ? (ptrdiff_t)coll_vec_at(displs, i) : 0;
     }
     if (out_displs)
         *out_displs = d;
     return c;
 }
 
+int coll_request(locus_comm_t *comm, locus_coll_sched_t *s, coll_how_t how, MPI_Request *req)
+{
+    if (how == COLL_PERSISTENT)
+        return coll_persist_request(comm, s, req);
+    return locus_req_of_sched(comm, s, req);
+}
+
+#define API_END(rc, comm, fn) return (rc) == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn)
+
 /* ---- barrier, bcast ---- */
 
-static int barrier_run(MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int barrier_run(MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_barrier(comm_h, how, req, fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, barrier, &comm->coll);
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
+        COLL_RUN(rc, how, req, comm, barrier, &comm->coll);
+    API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Barrier)
-int PMPI_Barrier(MPI_Comm comm)
-{
-    return barrier_run(comm, NULL, 0, "MPI_Barrier");
-}
+COLL_API(Barrier, Ibarrier, , (MPI_Comm comm), barrier_run(comm, how_, req_, fn_))
 
-LOCUS_PMPI_WEAK(Ibarrier)
-int PMPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
-{
-    return barrier_run(comm, request, 1, "MPI_Ibarrier");
-}
-
-static int bcast_run(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                     MPI_Request *req, int nb, const char *fn)
+static int bcast_run(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm_h,
+                     coll_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_bcast(buf, count, dt, root, comm_h, how, req, fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
         rc = locus_check_root(comm, root);
     if (rc == MPI_SUCCESS)
         rc = coll_check_part(buf, count, dt);
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, bcast, buf, (size_t)count, dt, root, &comm->coll);
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
+        COLL_RUN(rc, how, req, comm, bcast, buf, (size_t)count, locus_dt_of(dt), root,
+                 &comm->coll);
+    API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Bcast)
-int PMPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return bcast_run(buffer, count, datatype, root, comm, NULL, 0, "MPI_Bcast");
-}
-
-LOCUS_PMPI_WEAK(Ibcast)
-int PMPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Request *request)
-{
-    return bcast_run(buffer, count, datatype, root, comm, request, 1, "MPI_Ibcast");
-}
+#define BCAST_API(S, CT)                                                            \
+    COLL_API(Bcast, Ibcast, S,                                                      \
+             (void *buf, CT count, MPI_Datatype dt, int root, MPI_Comm comm),       \
+             bcast_run(buf, count, dt, root, comm, how_, req_, fn_))
+BCAST_API(, int)
+BCAST_API(_c, MPI_Count)
 
 /* ---- reduce, allreduce ---- */
 
 /* root < 0: an allreduce. */
-static int reduce_run(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      int root, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int reduce_run(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                      int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                      const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators (MPI_Allreduce): intercomm_coll.c */
+        return locus_intercomm_allreduce(sbuf, rbuf, count, dt, op, comm_h, how, req, fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int all = root < 0, rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS && !all)
         rc = locus_check_root(comm, root);
@@ -133,14 +138,14 @@ static int reduce_run(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
         rc = coll_check_reduce(sbuf, rbuf, count, dt, op, root, comm);
     if (rc == MPI_SUCCESS && !all && sbuf == MPI_IN_PLACE && comm->coll.rank != root)
         rc = MPI_ERR_BUFFER;
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc == MPI_SUCCESS && !all)
-        COLL_RUN(rc, req, comm, reduce, sbuf, rbuf, (size_t)count, dt, locus_op_get(op), root,
-                 &comm->coll);
+        COLL_RUN(rc, how, req, comm, reduce, sbuf, rbuf, (size_t)count, locus_dt_of(dt),
+                 locus_op_of(op), root, &comm->coll);
     else if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, allreduce, sbuf, rbuf, (size_t)count, dt, locus_op_get(op),
-                 &comm->coll);
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
+        COLL_RUN(rc, how, req, comm, allreduce, sbuf, rbuf, (size_t)count, locus_dt_of(dt),
+                 locus_op_of(op), &comm->coll);
+    API_END(rc, comm, fn);
 }
 
 /* A negative root of MPI_Reduce is MPI_ERR_ROOT, not "every rank". */
@@ -149,151 +154,143 @@ static int reduce_root(int root)
     return root < 0 ? INT_MAX : root;
 }
 
-LOCUS_PMPI_WEAK(Reduce)
-int PMPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm)
-{
-    return reduce_run(sendbuf, recvbuf, count, datatype, op, reduce_root(root), comm, NULL, 0,
-                      "MPI_Reduce");
-}
-
-LOCUS_PMPI_WEAK(Ireduce)
-int PMPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_run(sendbuf, recvbuf, count, datatype, op, reduce_root(root), comm, request,
-                      1, "MPI_Ireduce");
-}
-
-LOCUS_PMPI_WEAK(Allreduce)
-int PMPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm)
-{
-    return reduce_run(sendbuf, recvbuf, count, datatype, op, -1, comm, NULL, 0,
-                      "MPI_Allreduce");
-}
-
-LOCUS_PMPI_WEAK(Iallreduce)
-int PMPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return reduce_run(sendbuf, recvbuf, count, datatype, op, -1, comm, request, 1,
-                      "MPI_Iallreduce");
-}
+#define REDUCE_API(S, CT)                                                           \
+    COLL_API(Reduce, Ireduce, S,                                                    \
+             (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op, int root, \
+              MPI_Comm comm),                                                       \
+             locus_comm_is_inter(comm) /* intercommunicators: intercomm_coll.c */ \
+                 ? locus_intercomm_reduce(sbuf, rbuf, count, dt, op, root, comm, how_, req_, fn_) \
+                 : reduce_run(sbuf, rbuf, count, dt, op, reduce_root(root), comm, how_, req_, fn_)) \
+    COLL_API(Allreduce, Iallreduce, S,                                              \
+             (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,   \
+              MPI_Comm comm),                                                       \
+             reduce_run(sbuf, rbuf, count, dt, op, -1, comm, how_, req_, fn_))
+REDUCE_API(, int)
+REDUCE_API(_c, MPI_Count)
 
 /* ---- reduce_scatter, reduce_scatter_block ---- */
 
-static int redscat_run(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req, int nb,
-                       const char *fn)
+/* rcounts.p NULL: the block form with rcount each. */
+static int redscat_run(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count rcount,
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm_h, coll_how_t how,
+                       MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS && rcounts) {
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_reduce_scatter(sbuf, rbuf, rcounts, rcount, dt, op, comm_h, how,
+                                              req, fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int rc = locus_check_comm(comm), vform = rcounts.p != NULL;
+    if (rc == MPI_SUCCESS && vform) {
         for (int i = 0; rc == MPI_SUCCESS && i < comm->coll.size; i++)
-            rc = locus_check_count(rcounts[i]);
-        rcount = rc == MPI_SUCCESS ? rcounts[comm->coll.rank] : 0;
-    } else if (rc == MPI_SUCCESS && !rcounts && rcount < 0) {
-        rc = MPI_ERR_COUNT;
+            rc = coll_vec_at(rcounts, i) < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
+        rcount = rc == MPI_SUCCESS ? coll_vec_at(rcounts, comm->coll.rank) : 0;
     }
     if (rc == MPI_SUCCESS)
         rc = coll_check_reduce(sbuf, rbuf, rcount, dt, op, -1, comm);
-    COLL_CHECK_REQ(rc, nb, req);
-    if (rc == MPI_SUCCESS && rcounts) {
-        size_t *cnt = coll_counts_convert(rcounts, NULL, comm->coll.size, NULL);
+    COLL_CHECK_REQ(rc, how, req);
+    if (rc == MPI_SUCCESS && vform) {
+        size_t *cnt = coll_counts_convert(rcounts, (coll_vec_t){ 0 }, comm->coll.size, NULL);
         if (!cnt)
             rc = MPI_ERR_NO_MEM;
         else
-            COLL_RUN(rc, req, comm, reduce_scatter, sbuf, rbuf, cnt, dt, locus_op_get(op),
-                     &comm->coll);
+            COLL_RUN(rc, how, req, comm, reduce_scatter, sbuf, rbuf, cnt, locus_dt_of(dt),
+                     locus_op_of(op), &comm->coll);
         free(cnt);
     } else if (rc == MPI_SUCCESS) {
-        COLL_RUN(rc, req, comm, reduce_scatter_block, sbuf, rbuf, (size_t)rcount, dt,
-                 locus_op_get(op), &comm->coll);
+        COLL_RUN(rc, how, req, comm, reduce_scatter_block, sbuf, rbuf, (size_t)rcount,
+                 locus_dt_of(dt), locus_op_of(op), &comm->coll);
     }
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
+    API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Reduce_scatter)
-int PMPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+/* The v form needs its counts (a NULL array is not the block form). */
+static int redscat_v(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Datatype dt,
+                     MPI_Op op, MPI_Comm comm, coll_how_t how, MPI_Request *req, const char *fn)
 {
-    if (!recvcounts)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Reduce_scatter");
-    return redscat_run(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, NULL, 0,
-                       "MPI_Reduce_scatter");
+    if (!rcounts.p) {
+        LOCUS_CHECK_INIT(fn);
+        return locus_mpi_err(locus_comm_of(comm), MPI_ERR_ARG, fn);
+    }
+    return redscat_run(sbuf, rbuf, rcounts, 0, dt, op, comm, how, req, fn);
 }
 
-LOCUS_PMPI_WEAK(Ireduce_scatter)
-int PMPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    if (!recvcounts)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Ireduce_scatter");
-    return redscat_run(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, request, 1,
-                       "MPI_Ireduce_scatter");
-}
-
-LOCUS_PMPI_WEAK(Reduce_scatter_block)
-int PMPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return redscat_run(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, NULL, 0,
-                       "MPI_Reduce_scatter_block");
-}
-
-LOCUS_PMPI_WEAK(Ireduce_scatter_block)
-int PMPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                               MPI_Request *request)
-{
-    return redscat_run(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, request, 1,
-                       "MPI_Ireduce_scatter_block");
-}
+#define REDSCAT_API(S, CT)                                                          \
+    COLL_API(Reduce_scatter, Ireduce_scatter, S,                                    \
+             (const void *sbuf, void *rbuf, const CT rcounts[], MPI_Datatype dt, MPI_Op op, \
+              MPI_Comm comm),                                                       \
+             redscat_v(sbuf, rbuf, COLL_VEC(rcounts), dt, op, comm, how_, req_, fn_)) \
+    COLL_API(Reduce_scatter_block, Ireduce_scatter_block, S,                        \
+             (const void *sbuf, void *rbuf, CT rcount, MPI_Datatype dt, MPI_Op op,  \
+              MPI_Comm comm),                                                       \
+             redscat_run(sbuf, rbuf, (coll_vec_t){ 0 }, rcount, dt, op, comm, how_, req_, fn_))
+REDSCAT_API(, int)
+REDSCAT_API(_c, MPI_Count)
 
 /* ---- scan, exscan ---- */
 
-static int scan_run(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                    int exclusive, MPI_Comm comm, MPI_Request *req, int nb, const char *fn)
+static int scan_run(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                    int exclusive, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                    const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_scan(comm_h, fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
         rc = coll_check_reduce(sbuf, rbuf, count, dt, op, -1, comm);
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc == MPI_SUCCESS && exclusive)
-        COLL_RUN(rc, req, comm, exscan, sbuf, rbuf, (size_t)count, dt, locus_op_get(op),
-                 &comm->coll);
+        COLL_RUN(rc, how, req, comm, exscan, sbuf, rbuf, (size_t)count, locus_dt_of(dt),
+                 locus_op_of(op), &comm->coll);
     else if (rc == MPI_SUCCESS)
-        COLL_RUN(rc, req, comm, scan, sbuf, rbuf, (size_t)count, dt, locus_op_get(op),
-                 &comm->coll);
-    return rc == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn);
+        COLL_RUN(rc, how, req, comm, scan, sbuf, rbuf, (size_t)count, locus_dt_of(dt),
+                 locus_op_of(op), &comm->coll);
+    API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Scan)
-int PMPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm)
+#define SCAN_API(S, CT)                                                             \
+    COLL_API(Scan, Iscan, S,                                                        \
+             (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,   \
+              MPI_Comm comm),                                                       \
+             scan_run(sbuf, rbuf, count, dt, op, 0, comm, how_, req_, fn_))         \
+    COLL_API(Exscan, Iexscan, S,                                                    \
+             (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,   \
+              MPI_Comm comm),                                                       \
+             scan_run(sbuf, rbuf, count, dt, op, 1, comm, how_, req_, fn_))
+SCAN_API(, int)
+SCAN_API(_c, MPI_Count)
+
+/* ---- MPI_Reduce_local ---- */
+
+static int reduce_local(const void *in, void *inout, MPI_Count count, MPI_Datatype dt,
+                        MPI_Op op, const char *fn)
 {
-    return scan_run(sendbuf, recvbuf, count, datatype, op, 0, comm, NULL, 0, "MPI_Scan");
+    LOCUS_CHECK_INIT(fn);
+    int rc = count < 0 ? MPI_ERR_COUNT : locus_check_dtype(dt);
+    locus_op_t *o = rc == MPI_SUCCESS ? locus_op_of(op) : NULL;
+    if (rc == MPI_SUCCESS)
+        rc = o ? locus_op_check(o, locus_dt_of(dt)) : MPI_ERR_OP;
+    if (rc == MPI_SUCCESS)
+        rc = coll_check_part(in, count, dt);
+    if (rc == MPI_SUCCESS)
+        rc = coll_check_part(inout, count, dt);
+    if (rc == MPI_SUCCESS)
+        rc = locus_op_reduce(o, locus_dt_of(dt), (size_t)count, in, inout);
+    API_END(rc, NULL, fn);
 }
 
-LOCUS_PMPI_WEAK(Iscan)
-int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Request *request)
+LOCUS_PMPI_WEAK(Reduce_local)
+int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op)
 {
-    return scan_run(sendbuf, recvbuf, count, datatype, op, 0, comm, request, 1, "MPI_Iscan");
+    return reduce_local(inbuf, inoutbuf, count, datatype, op, "MPI_Reduce_local");
 }
 
-LOCUS_PMPI_WEAK(Exscan)
-int PMPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm)
+LOCUS_PMPI_WEAK(Reduce_local_c)
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Op op)
 {
-    return scan_run(sendbuf, recvbuf, count, datatype, op, 1, comm, NULL, 0, "MPI_Exscan");
-}
-
-LOCUS_PMPI_WEAK(Iexscan)
-int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    return scan_run(sendbuf, recvbuf, count, datatype, op, 1, comm, request, 1, "MPI_Iexscan");
+    return reduce_local(inbuf, inoutbuf, count, datatype, op, "MPI_Reduce_local_c");
 }

@@ -1,22 +1,25 @@
 /*
  * coll_api_gather.c — the MPI collective calls that move blocks: gather(v),
- * scatter(v), allgather(v), alltoall(v,w), blocking and nonblocking. The
- * v forms' int counts and displacements are converted to the collective
- * layer's sizes for the call (the layer keeps nothing of them).
+ * scatter(v), allgather(v), alltoall(v,w), in their blocking, nonblocking
+ * and persistent forms, with int counts and as `_c` forms (COLL_API in
+ * coll_api.h). The v forms' counts and displacements of either width are
+ * converted to the collective layer's sizes for the call (the layer keeps
+ * nothing of them).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll_api.h"
-
-/* Forms of a call: nonblocking, v (per-rank counts). */
-enum { COLL_NB = 1, COLL_V = 2 };
+#include "intercomm_coll.h"
 
 #define API_END(rc, comm, fn) return (rc) == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn)
 
+static const coll_vec_t no_vec = { NULL, 0 };
+
 /* ---- gather, gatherv ---- */
 
-static int gather_check(const void *sbuf, int scount, MPI_Datatype sdt, int root, MPI_Comm comm)
+static int gather_check(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int root,
+                        locus_comm_t *comm)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
@@ -26,22 +29,27 @@ static int gather_check(const void *sbuf, int scount, MPI_Datatype sdt, int root
     return rc;
 }
 
-static int gather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf, int rcount,
-                      const int *rcounts, const int *displs, MPI_Datatype rdt, int root,
-                      MPI_Comm comm, MPI_Request *req, int flags, const char *fn)
+/* rcounts.p NULL: MPI_Gather with rcount from each rank. */
+static int gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                      MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs, MPI_Datatype rdt,
+                      int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                      const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_gather(sbuf, scount, sdt, rbuf, rcount, rcounts, displs, rdt,
+                                      root, comm_h, how, req, fn, vform);
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = gather_check(sbuf, scount, sdt, root, comm);
-    int vform = flags & COLL_V, nb = flags & COLL_NB;
     if (rc == MPI_SUCCESS && comm->coll.rank == root)
         rc = vform ? coll_check_counts(rcounts, displs, comm->coll.size, rdt, rbuf)
                    : coll_check_part(rbuf, rcount, rdt);
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, gather, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
-                 root, &comm->coll);
+        COLL_RUN(rc, how, req, comm, gather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
         API_END(rc, comm, fn);
     }
     ptrdiff_t *d = NULL;
@@ -50,55 +58,39 @@ static int gather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf
     if (comm->coll.rank == root && !c)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, gatherv, sbuf, (size_t)scount, sdt, rbuf, c, d, rdt, root,
-                 &comm->coll);
+        COLL_RUN(rc, how, req, comm, gatherv, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf, c, d,
+                 locus_dt_of(rdt), root, &comm->coll);
     free(c);
     API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Gather)
-int PMPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return gather_run(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype,
-                      root, comm, NULL, 0, "MPI_Gather");
-}
-
-LOCUS_PMPI_WEAK(Igather)
-int PMPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    return gather_run(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype,
-                      root, comm, request, COLL_NB, "MPI_Igather");
-}
-
-LOCUS_PMPI_WEAK(Gatherv)
-int PMPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm)
-{
-    return gather_run(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                      root, comm, NULL, COLL_V, "MPI_Gatherv");
-}
-
-LOCUS_PMPI_WEAK(Igatherv)
-int PMPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Request *request)
-{
-    return gather_run(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                      root, comm, request, COLL_NB | COLL_V, "MPI_Igatherv");
-}
+#define GATHER_API(S, CT, CA, DA)                                                   \
+    COLL_API(Gather, Igather, S,                                                    \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
+              MPI_Datatype rdt, int root, MPI_Comm comm),                           \
+             gather_run(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, root, comm, \
+                        how_, req_, fn_, 0))                                        \
+    COLL_API(Gatherv, Igatherv, S,                                                  \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
+              const DA displs[], MPI_Datatype rdt, int root, MPI_Comm comm),        \
+             gather_run(sbuf, scount, sdt, rbuf, 0, COLL_VEC(rcounts), COLL_VEC(displs), rdt, \
+                        root, comm, how_, req_, fn_, 1))
+GATHER_API(, int, int, int)
+GATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 
 /* ---- scatter, scatterv ---- */
 
-static int scatter_run(const void *sbuf, int scount, const int *scounts, const int *displs,
-                       MPI_Datatype sdt, void *rbuf, int rcount, MPI_Datatype rdt, int root,
-                       MPI_Comm comm, MPI_Request *req, int flags, const char *fn)
+static int scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts, coll_vec_t displs,
+                       MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt,
+                       int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                       const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm), vform = flags & COLL_V, nb = flags & COLL_NB;
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_scatter(sbuf, scount, scounts, displs, sdt, rbuf, rcount, rdt,
+                                       root, comm_h, how, req, fn, vform);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
         rc = locus_check_root(comm, root);
     int me_root = rc == MPI_SUCCESS && comm->coll.rank == root;
@@ -107,12 +99,12 @@ static int scatter_run(const void *sbuf, int scount, const int *scounts, const i
                    : coll_check_part(sbuf, scount, sdt);
     if (rc == MPI_SUCCESS && !(me_root && rbuf == MPI_IN_PLACE))
         rc = rbuf == MPI_IN_PLACE ? MPI_ERR_BUFFER : coll_check_part(rbuf, rcount, rdt);
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, scatter, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
-                 root, &comm->coll);
+        COLL_RUN(rc, how, req, comm, scatter, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
         API_END(rc, comm, fn);
     }
     ptrdiff_t *d = NULL;
@@ -120,66 +112,50 @@ static int scatter_run(const void *sbuf, int scount, const int *scounts, const i
     if (me_root && !c)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, scatterv, sbuf, c, d, sdt, rbuf, (size_t)rcount, rdt, root,
-                 &comm->coll);
+        COLL_RUN(rc, how, req, comm, scatterv, sbuf, c, d, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
     free(c);
     API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Scatter)
-int PMPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return scatter_run(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype,
-                       root, comm, NULL, 0, "MPI_Scatter");
-}
-
-LOCUS_PMPI_WEAK(Iscatter)
-int PMPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    return scatter_run(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, recvtype,
-                       root, comm, request, COLL_NB, "MPI_Iscatter");
-}
-
-LOCUS_PMPI_WEAK(Scatterv)
-int PMPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm)
-{
-    return scatter_run(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                       root, comm, NULL, COLL_V, "MPI_Scatterv");
-}
-
-LOCUS_PMPI_WEAK(Iscatterv)
-int PMPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request)
-{
-    return scatter_run(sendbuf, 0, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
-                       root, comm, request, COLL_NB | COLL_V, "MPI_Iscatterv");
-}
+#define SCATTER_API(S, CT, CA, DA)                                                  \
+    COLL_API(Scatter, Iscatter, S,                                                  \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
+              MPI_Datatype rdt, int root, MPI_Comm comm),                           \
+             scatter_run(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt, root, comm, \
+                         how_, req_, fn_, 0))                                       \
+    COLL_API(Scatterv, Iscatterv, S,                                                \
+             (const void *sbuf, const CA scounts[], const DA displs[], MPI_Datatype sdt, \
+              void *rbuf, CT rcount, MPI_Datatype rdt, int root, MPI_Comm comm),    \
+             scatter_run(sbuf, 0, COLL_VEC(scounts), COLL_VEC(displs), sdt, rbuf, rcount, rdt, \
+                         root, comm, how_, req_, fn_, 1))
+SCATTER_API(, int, int, int)
+SCATTER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 
 /* ---- allgather, allgatherv ---- */
 
-static int allgather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *rbuf,
-                         int rcount, const int *rcounts, const int *displs, MPI_Datatype rdt,
-                         MPI_Comm comm, MPI_Request *req, int flags, const char *fn)
+static int allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                         MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
+                         MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                         const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm), vform = flags & COLL_V, nb = flags & COLL_NB;
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_allgather(sbuf, scount, sdt, rbuf, rcount, rcounts, displs, rdt,
+                                         comm_h, how, req, fn, vform);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
         rc = coll_check_part(sbuf, scount, sdt);
     if (rc == MPI_SUCCESS)
         rc = vform ? coll_check_counts(rcounts, displs, comm->coll.size, rdt, rbuf)
                    : coll_check_part(rbuf, rcount, rdt);
-    COLL_CHECK_REQ(rc, nb, req);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
     if (!vform) {
-        COLL_RUN(rc, req, comm, allgather, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
-                 &comm->coll);
+        COLL_RUN(rc, how, req, comm, allgather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
+                 (size_t)rcount, locus_dt_of(rdt), &comm->coll);
         API_END(rc, comm, fn);
     }
     ptrdiff_t *d;
@@ -187,180 +163,129 @@ static int allgather_run(const void *sbuf, int scount, MPI_Datatype sdt, void *r
     if (!c)
         rc = MPI_ERR_NO_MEM;
     else
-        COLL_RUN(rc, req, comm, allgatherv, sbuf, (size_t)scount, sdt, rbuf, c, d, rdt,
-                 &comm->coll);
+        COLL_RUN(rc, how, req, comm, allgatherv, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf, c,
+                 d, locus_dt_of(rdt), &comm->coll);
     free(c);
     API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Allgather)
-int PMPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return allgather_run(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype,
-                         comm, NULL, 0, "MPI_Allgather");
-}
-
-LOCUS_PMPI_WEAK(Iallgather)
-int PMPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return allgather_run(sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL, NULL, recvtype,
-                         comm, request, COLL_NB, "MPI_Iallgather");
-}
-
-LOCUS_PMPI_WEAK(Allgatherv)
-int PMPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm)
-{
-    return allgather_run(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                         comm, NULL, COLL_V, "MPI_Allgatherv");
-}
-
-LOCUS_PMPI_WEAK(Iallgatherv)
-int PMPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Request *request)
-{
-    return allgather_run(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
-                         comm, request, COLL_NB | COLL_V, "MPI_Iallgatherv");
-}
+#define ALLGATHER_API(S, CT, CA, DA)                                                \
+    COLL_API(Allgather, Iallgather, S,                                              \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
+              MPI_Datatype rdt, MPI_Comm comm),                                     \
+             allgather_run(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, comm, how_, \
+                           req_, fn_, 0))                                           \
+    COLL_API(Allgatherv, Iallgatherv, S,                                            \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
+              const DA displs[], MPI_Datatype rdt, MPI_Comm comm),                  \
+             allgather_run(sbuf, scount, sdt, rbuf, 0, COLL_VEC(rcounts), COLL_VEC(displs), \
+                           rdt, comm, how_, req_, fn_, 1))
+ALLGATHER_API(, int, int, int)
+ALLGATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 
 /* ---- alltoall, alltoallv, alltoallw ---- */
 
-/* Per-peer blocks of the w form: counts, byte displacements, types. */
+/* One side of an all-to-all: buffer, per-peer counts and displacements
+ * (elements, or bytes for the w form), one type or per-peer types. */
 typedef struct {
-    const void *sbuf;          /* the send side's buffer */
-    void *rbuf;                /* the receive side's buffer */
-    const int *counts, *displs;
-    const MPI_Datatype *types;
+    const void *buf;
+    MPI_Count count;              /* alltoall */
+    coll_vec_t counts, displs;    /* alltoallv/w */
+    MPI_Datatype type;            /* alltoall(v) */
+    const MPI_Datatype *types;    /* alltoallw */
 } a2a_side_t;
 
-static int a2a_side_check(const a2a_side_t *s, int p)
+static int a2a_side_check(const a2a_side_t *s, int p, int form)
 {
-    if (!s->counts || !s->displs || !s->types)
+    if (form == 0)
+        return coll_check_part(s->buf, s->count, s->type);
+    if (form == 1)
+        return coll_check_counts(s->counts, s->displs, p, s->type, s->buf);
+    if (!s->counts.p || !s->displs.p || !s->types)
         return MPI_ERR_ARG;
     int rc = MPI_SUCCESS;
     for (int i = 0; i < p && rc == MPI_SUCCESS; i++)
-        rc = coll_check_part(s->sbuf ? s->sbuf : s->rbuf, s->counts[i], s->types[i]);
+        rc = coll_check_part(s->buf, coll_vec_at(s->counts, i), s->types[i]);
     return rc;
 }
 
-static int alltoallw_run(const a2a_side_t *snd, const a2a_side_t *rcv, MPI_Comm comm,
-                         MPI_Request *req, int flags, const char *fn)
+/* form: 0 alltoall, 1 alltoallv, 2 alltoallw. */
+static int alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int form,
+                        MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm), p = rc == MPI_SUCCESS ? comm->coll.size : 0, nb = flags;
-    int in_place = snd->sbuf == MPI_IN_PLACE;
+    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
+        return locus_intercomm_alltoall(snd->buf, snd->count, snd->counts, snd->displs, snd->type,
+                                        snd->types, (void *)rcv->buf, rcv->count, rcv->counts,
+                                        rcv->displs, rcv->type, rcv->types, form, comm_h, how, req,
+                                        fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int rc = locus_check_comm(comm), p = rc == MPI_SUCCESS ? comm->coll.size : 0;
+    int in_place = snd->buf == MPI_IN_PLACE;
     if (rc == MPI_SUCCESS && !in_place)
-        rc = a2a_side_check(snd, p);
+        rc = a2a_side_check(snd, p, form);
     if (rc == MPI_SUCCESS)
-        rc = a2a_side_check(rcv, p);
-    COLL_CHECK_REQ(rc, nb, req);
+        rc = a2a_side_check(rcv, p, form);
+    COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
-    ptrdiff_t *sd, *rd;
-    size_t *sc = coll_counts_convert(in_place ? rcv->counts : snd->counts,
-                                     in_place ? rcv->displs : snd->displs, p, &sd);
-    size_t *rc_ = coll_counts_convert(rcv->counts, rcv->displs, p, &rd);
-    if (!sc || !rc_)
-        rc = MPI_ERR_NO_MEM;
-    else
-        COLL_RUN(rc, req, comm, alltoallw, snd->sbuf, sc, sd,
-                 (locus_dtype_t *const *)(in_place ? rcv->types : snd->types), rcv->rbuf, rc_, rd,
-                 (locus_dtype_t *const *)rcv->types, &comm->coll);
-    free(sc);
-    free(rc_);
-    API_END(rc, comm, fn);
-}
-
-LOCUS_PMPI_WEAK(Alltoallw)
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    a2a_side_t s = { sendbuf, NULL, sendcounts, sdispls, sendtypes };
-    a2a_side_t r = { NULL, recvbuf, recvcounts, rdispls, recvtypes };
-    return alltoallw_run(&s, &r, comm, NULL, 0, "MPI_Alltoallw");
-}
-
-LOCUS_PMPI_WEAK(Ialltoallw)
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request)
-{
-    a2a_side_t s = { sendbuf, NULL, sendcounts, sdispls, sendtypes };
-    a2a_side_t r = { NULL, recvbuf, recvcounts, rdispls, recvtypes };
-    return alltoallw_run(&s, &r, comm, request, COLL_NB, "MPI_Ialltoallw");
-}
-
-static int alltoallv_run(const void *sbuf, int scount, const int *scounts, const int *sdispls,
-                         MPI_Datatype sdt, void *rbuf, int rcount, const int *rcounts,
-                         const int *rdispls, MPI_Datatype rdt, MPI_Comm comm, MPI_Request *req,
-                         int flags, const char *fn)
-{
-    LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm), vform = flags & COLL_V, nb = flags & COLL_NB;
-    int p = rc == MPI_SUCCESS ? comm->coll.size : 0;
-    if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
-        rc = vform ? coll_check_counts(scounts, sdispls, p, sdt, sbuf)
-                   : coll_check_part(sbuf, scount, sdt);
-    if (rc == MPI_SUCCESS)
-        rc = vform ? coll_check_counts(rcounts, rdispls, p, rdt, rbuf)
-                   : coll_check_part(rbuf, rcount, rdt);
-    COLL_CHECK_REQ(rc, nb, req);
-    if (rc != MPI_SUCCESS)
-        API_END(rc, comm, fn);
-    if (!vform) {
-        COLL_RUN(rc, req, comm, alltoall, sbuf, (size_t)scount, sdt, rbuf, (size_t)rcount, rdt,
-                 &comm->coll);
+    if (form == 0) {
+        COLL_RUN(rc, how, req, comm, alltoall, snd->buf, (size_t)snd->count,
+                 locus_dt_of(snd->type), (void *)rcv->buf, (size_t)rcv->count,
+                 locus_dt_of(rcv->type), &comm->coll);
         API_END(rc, comm, fn);
     }
-    ptrdiff_t *sd = NULL, *rd;
-    size_t *sc = sbuf != MPI_IN_PLACE ? coll_counts_convert(scounts, sdispls, p, &sd) : NULL;
-    size_t *rc_ = coll_counts_convert(rcounts, rdispls, p, &rd);
-    if ((sbuf != MPI_IN_PLACE && !sc) || !rc_)
+    /* In place, the send side is described by the receive side's arrays. */
+    const a2a_side_t *sd_side = in_place ? rcv : snd;
+    ptrdiff_t *sd, *rd;
+    size_t *sc = coll_counts_convert(sd_side->counts, sd_side->displs, p, &sd);
+    size_t *rc_ = coll_counts_convert(rcv->counts, rcv->displs, p, &rd);
+    locus_dtype_t **st = form == 2 ? malloc(2 * sizeof *st * (size_t)(p > 0 ? p : 1)) : NULL;
+    if (!sc || !rc_ || (form == 2 && !st)) {
         rc = MPI_ERR_NO_MEM;
-    else
-        COLL_RUN(rc, req, comm, alltoallv, sbuf, sc, sd, sdt, rbuf, rc_, rd, rdt, &comm->coll);
+    } else if (form == 1) {
+        COLL_RUN(rc, how, req, comm, alltoallv, snd->buf, in_place ? NULL : sc,
+                 in_place ? NULL : sd, locus_dt_of(snd->type), (void *)rcv->buf, rc_, rd,
+                 locus_dt_of(rcv->type), &comm->coll);
+    } else {
+        locus_dtype_t **rt = st + p;
+        for (int i = 0; i < p; i++) {
+            st[i] = locus_dt_of(sd_side->types[i]);
+            rt[i] = locus_dt_of(rcv->types[i]);
+        }
+        COLL_RUN(rc, how, req, comm, alltoallw, snd->buf, sc, sd, st, (void *)rcv->buf, rc_, rd,
+                 rt, &comm->coll);
+    }
+    free(st);
     free(sc);
     free(rc_);
     API_END(rc, comm, fn);
 }
 
-LOCUS_PMPI_WEAK(Alltoall)
-int PMPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return alltoallv_run(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-                         NULL, recvtype, comm, NULL, 0, "MPI_Alltoall");
-}
+/* The sides of each form, from the arguments as the standard names them. */
+#define A2A_SIDE(buf, count, type) (&(a2a_side_t){ (buf), (count), no_vec, no_vec, (type), NULL })
+#define A2AV_SIDE(buf, counts, displs, type)                                        \
+    (&(a2a_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), (type), NULL })
+#define A2AW_SIDE(buf, counts, displs, types)                                       \
+    (&(a2a_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), MPI_DATATYPE_NULL, (types) })
 
-LOCUS_PMPI_WEAK(Ialltoall)
-int PMPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    return alltoallv_run(sendbuf, sendcount, NULL, NULL, sendtype, recvbuf, recvcount, NULL,
-                         NULL, recvtype, comm, request, COLL_NB, "MPI_Ialltoall");
-}
-
-LOCUS_PMPI_WEAK(Alltoallv)
-int PMPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return alltoallv_run(sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-                         rdispls, recvtype, comm, NULL, COLL_V, "MPI_Alltoallv");
-}
-
-LOCUS_PMPI_WEAK(Ialltoallv)
-int PMPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                    MPI_Request *request)
-{
-    return alltoallv_run(sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts,
-                         rdispls, recvtype, comm, request, COLL_NB | COLL_V, "MPI_Ialltoallv");
-}
+#define ALLTOALL_API(S, CT, CA, DA)                                                 \
+    COLL_API(Alltoall, Ialltoall, S,                                                \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
+              MPI_Datatype rdt, MPI_Comm comm),                                     \
+             alltoall_run(A2A_SIDE(sbuf, scount, sdt), A2A_SIDE(rbuf, rcount, rdt), 0, comm, \
+                          how_, req_, fn_))                                         \
+    COLL_API(Alltoallv, Ialltoallv, S,                                              \
+             (const void *sbuf, const CA scounts[], const DA sdispls[], MPI_Datatype sdt, \
+              void *rbuf, const CA rcounts[], const DA rdispls[], MPI_Datatype rdt,  \
+              MPI_Comm comm),                                                       \
+             alltoall_run(A2AV_SIDE(sbuf, scounts, sdispls, sdt),                   \
+                          A2AV_SIDE(rbuf, rcounts, rdispls, rdt), 1, comm, how_, req_, fn_)) \
+    COLL_API(Alltoallw, Ialltoallw, S,                                              \
+             (const void *sbuf, const CA scounts[], const DA sdispls[],             \
+              const MPI_Datatype sdts[], void *rbuf, const CA rcounts[], const DA rdispls[], \
+              const MPI_Datatype rdts[], MPI_Comm comm),                            \
+             alltoall_run(A2AW_SIDE(sbuf, scounts, sdispls, sdts),                  \
+                          A2AW_SIDE(rbuf, rcounts, rdispls, rdts), 2, comm, how_, req_, fn_))
+ALLTOALL_API(, int, int, int)
+ALLTOALL_API(_c, MPI_Count, MPI_Count, MPI_Aint)

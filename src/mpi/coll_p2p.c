@@ -67,9 +67,9 @@ static void cp_idle(void)
 
 static int cp_split(locus_coll_comm_t *cc, int color, int key, locus_coll_comm_t **out)
 {
-    MPI_Comm n;
+    locus_comm_t *n = NULL;
     int err = locus_comm_split(comm_of(cc), color < 0 ? MPI_UNDEFINED : color, key, &n);
-    *out = err == MPI_SUCCESS && n != MPI_COMM_NULL ? &n->coll : NULL;
+    *out = err == MPI_SUCCESS && n ? &n->coll : NULL;
     return err;
 }
 

@@ -1,49 +1,69 @@
 /*
  * Communicators: construction (with node-locality tables), lifetime
- * (reference counts), context-id agreement, dup/split/split_type/create/
- * free/compare, names and attributes.
- *
- * Context ids come in pairs (even: point-to-point, odd: collectives) and
- * are never reused within a process: each process keeps the lowest id it
- * may still use, and a new communicator takes the highest such id among
- * the parent's members, which all then move past it. So a message still in
- * flight on a freed communicator can never match a receive on a later one.
- * Disjoint children of one split may share a pair since they never
- * exchange messages.
+ * (reference counts), context-id agreement (comm.h says how ids are
+ * chosen), dup, split and free. Queries are in comm_query.c, the other
+ * constructors in comm_create.c, comm_dup.c, comm_split_type.c,
+ * intercomm.c and topo*.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "attr.h"
+#include "comm.h"
+#include "locus_tunables.h"
+#include "topo.h"
 
-struct locus_comm locus_mpi_comm_world, locus_mpi_comm_self;
+locus_comm_t locus_comm_world, locus_comm_self;
 
-#define CTX_LIMIT 0xfffffff0u
+/* ---- node tables -------------------------------------------------------------- */
+
+/*
+ * The node of world rank w: the boot layer's, or the emulated layout of
+ * LOCUS_MPI_NODES (block:N or cyclic:N), which lets one machine stand in
+ * for several nodes wherever the MPI layer reasons about locality.
+ */
+int locus_world_node(int w)
+{
+    const char *v = locus_tunable_str("LOCUS_MPI_NODES");
+    if (*v) {
+        char mode[8] = "";
+        int n = 0;
+        char tail;
+        if (sscanf(v, "%7[a-z]:%d%c", mode, &n, &tail) != 2 || n < 1 ||
+            (strcmp(mode, "block") && strcmp(mode, "cyclic"))) {
+            fprintf(stderr, "locus: LOCUS_MPI_NODES=%s is not block:N or cyclic:N (N >= 1)\n", v);
+            exit(2);
+        }
+        return mode[0] == 'b' ? w / n : w % n;
+    }
+    int nn = locus_mpi.boot.nnodes > 0 ? locus_mpi.boot.nnodes : 1;
+    int wn = locus_mpi.boot.node_of ? locus_mpi.boot.node_of[w] : 0;
+    return wn < 0 || wn >= nn ? 0 : wn;
+}
 
 /* Node layout of the members, in ranks of the communicator. */
 static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
 {
     int size = cc->size, rank = cc->rank;
-    int nn = locus_mpi.boot.nnodes > 0 ? locus_mpi.boot.nnodes : 1;
-    int *wnode_to_comm = calloc((size_t)nn, sizeof *wnode_to_comm); /* node + 1 */
+    int *wnode = malloc((size_t)size * sizeof *wnode);
     cc->node_of = malloc((size_t)size * sizeof *cc->node_of);
-    cc->leaders = malloc((size_t)(size < nn ? size : nn) * sizeof *cc->leaders);
-    if (!wnode_to_comm || !cc->node_of || !cc->leaders) {
-        free(wnode_to_comm);
+    cc->leaders = malloc((size_t)size * sizeof *cc->leaders);
+    if (!wnode || !cc->node_of || !cc->leaders) {
+        free(wnode);
         return MPI_ERR_NO_MEM;
     }
+    /* Nodes are numbered in the order of their first member (the leader). */
     for (int r = 0; r < size; r++) {
-        int wn = locus_mpi.boot.node_of ? locus_mpi.boot.node_of[world_of[r]] : 0;
-        if (wn < 0 || wn >= nn)
-            wn = 0;
-        if (wnode_to_comm[wn] == 0) {
+        wnode[r] = locus_world_node(world_of[r]);
+        int k = 0;
+        while (k < cc->num_nodes && wnode[cc->leaders[k]] != wnode[r])
+            k++;
+        if (k == cc->num_nodes)
             cc->leaders[cc->num_nodes++] = r;
-            wnode_to_comm[wn] = cc->num_nodes;
-        }
-        cc->node_of[r] = wnode_to_comm[wn] - 1;
+        cc->node_of[r] = k;
     }
-    free(wnode_to_comm);
+    free(wnode);
     cc->node_index = cc->node_of[rank];
     for (int r = 0; r < size; r++)
         cc->local_size += cc->node_of[r] == cc->node_index;
@@ -61,15 +81,28 @@ static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
     return MPI_SUCCESS;
 }
 
-/* Frees what locus_comm_init allocated. */
+/* ---- lifetime --------------------------------------------------------------- */
+
+/* Frees what locus_comm_init and the other constructors allocated. */
 static void comm_teardown(locus_comm_t *c)
 {
+    /* Attributes left on an internal communicator or at MPI_Finalize. */
+    locus_attr_clear(&c->attrs, ATTR_COMM, locus_comm_handle(c));
     locus_coll_comm_release(&c->coll);
+    locus_errh_set(c, &locus_errh_fatal);
     free(c->world_of);
     free(c->coll.node_of);
     free(c->coll.leaders);
     free(c->coll.local_ranks);
     c->world_of = c->coll.node_of = c->coll.leaders = c->coll.local_ranks = NULL;
+    locus_ptopo_free(c->topo);
+    c->topo = NULL;
+    locus_comm_hints_set(c, MPI_INFO_NULL);
+    if (c->local) {
+        c->local->magic = 0;
+        locus_comm_release(c->local);
+        c->local = NULL;
+    }
     c->magic = 0;
 }
 
@@ -86,7 +119,7 @@ int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, ui
     c->coll.yield = locus_mpi.core.yield;
     c->ctx_p2p = ctx;
     c->ctx_coll = ctx + 1;
-    c->errh = MPI_ERRORS_ARE_FATAL;
+    c->errh = &locus_errh_fatal;
     c->world_of = malloc((size_t)size * sizeof *c->world_of);
     int err = c->world_of ? comm_nodes(&c->coll, world_of) : MPI_ERR_NO_MEM;
     if (err != MPI_SUCCESS) {
@@ -111,94 +144,256 @@ void locus_comm_release(locus_comm_t *c)
     /* The struct is kept (its magic cleared) and reused, so a stale handle
      * is caught as MPI_ERR_COMM instead of touching freed memory. The
      * predefined ones are static. */
-    if (!c->predefined) {
-        c->pool_next = locus_mpi.comm_pool;
-        locus_mpi.comm_pool = c;
-    }
+    if (!c->predefined)
+        locus_comm_unalloc(c);
 }
 
-/* Agrees with the members of parent on a new context pair: the highest id
- * any of them may still use. Collective over parent. */
-static int ctx_agree(MPI_Comm parent, uint32_t *ctx)
+void locus_comm_discard(locus_comm_t *c)
 {
-    uint32_t mine = locus_mpi.next_ctx, all = 0;
-    int err = locus_coll_allreduce(&mine, &all, 1, locus_dtype_basic(LOCUS_EL_UINT32),
-                                   locus_op_predefined(LOCUS_OP_MAX), &parent->coll);
-    if (err != MPI_SUCCESS)
-        return err;
-    if (all >= CTX_LIMIT) {
-        snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
-                 "context ids exhausted after %u communicators", all / 2);
-        return MPI_ERR_INTERN;
-    }
-    *ctx = all;
-    locus_mpi.next_ctx = all + 2;
-    return MPI_SUCCESS;
+    c->magic = 0;
+    locus_comm_release(c);
 }
 
-/* A communicator struct from the pool (or new), set up for the members. */
-static int comm_new(int size, int rank, const int *world_of, uint32_t ctx, MPI_Comm parent,
-                    MPI_Comm *out)
+int locus_comm_alloc(locus_comm_t **out)
 {
     locus_comm_t *c = locus_mpi.comm_pool;
     if (c)
         locus_mpi.comm_pool = c->pool_next;
-    else if (!(c = malloc(sizeof *c)))
+    else if (!(c = calloc(1, sizeof *c)))
         return MPI_ERR_NO_MEM;
-    int err = locus_comm_init(c, size, rank, world_of, ctx);
-    if (err) {
-        c->pool_next = locus_mpi.comm_pool;
-        locus_mpi.comm_pool = c;
-        return err;
-    }
-    c->errh = parent->errh;
+    c->magic = 0;
     *out = c;
     return MPI_SUCCESS;
 }
 
-int locus_comm_valid(MPI_Comm comm)
+void locus_comm_unalloc(locus_comm_t *c)
 {
-    return comm && comm->magic == LOCUS_COMM_MAGIC;
+    c->magic = 0;
+    c->pool_next = locus_mpi.comm_pool;
+    locus_mpi.comm_pool = c;
 }
 
-LOCUS_PMPI_WEAK(Comm_rank)
-int PMPI_Comm_rank(MPI_Comm comm, int *rank)
+int locus_comm_setup(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx,
+                     const locus_comm_t *parent)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_rank");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_rank");
-    if (!rank)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_rank");
-    *rank = comm->coll.rank;
+    int err = locus_comm_init(c, size, rank, world_of, ctx);
+    if (err) {
+        locus_comm_unalloc(c);
+        return err;
+    }
+    if (parent)
+        locus_errh_set(c, parent->errh);
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_size)
-int PMPI_Comm_size(MPI_Comm comm, int *size)
+int locus_comm_new(int size, int rank, const int *world_of, uint32_t ctx,
+                   const locus_comm_t *parent, locus_comm_t **out)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_size");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_size");
-    if (!size)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_size");
-    *size = comm->coll.size;
+    locus_comm_t *c;
+    int err = locus_comm_alloc(&c);
+    if (!err)
+        err = locus_comm_setup(c, size, rank, world_of, ctx, parent);
+    *out = err ? NULL : c;
+    return err;
+}
+
+int locus_intercomm_setup(locus_comm_t *c, const int *lworld, int lsize, int lrank,
+                          const int *rworld, int rsize, uint32_t ctx,
+                          const locus_comm_t *parent)
+{
+    locus_comm_t *local;
+    int err = locus_comm_new(lsize, lrank, lworld, ctx + 2, NULL, &local);
+    if (err) {
+        locus_comm_unalloc(c);
+        return err;
+    }
+    /* The remote group is what point-to-point and the collective view
+     * address; my rank is my rank in the local group. Node tables are
+     * the local communicator's business. */
+    memset(c, 0, sizeof *c);
+    c->refs = 1;
+    c->coll.p2p = &locus_coll_p2p;
+    c->coll.size = rsize;
+    c->coll.rank = lrank;
+    c->coll.id = ctx + 1;
+    c->coll.yield = locus_mpi.core.yield;
+    c->coll.node_index = -1;
+    c->ctx_p2p = ctx;
+    c->ctx_coll = ctx + 1;
+    c->errh = &locus_errh_fatal;
+    c->local = local;
+    c->world_of = malloc((size_t)rsize * sizeof *c->world_of);
+    if (!c->world_of) {
+        comm_teardown(c);
+        locus_comm_unalloc(c);
+        return MPI_ERR_NO_MEM;
+    }
+    memcpy(c->world_of, rworld, (size_t)rsize * sizeof *rworld);
+    if (parent)
+        locus_errh_set(c, parent->errh);
+    c->magic = LOCUS_COMM_MAGIC;
     return MPI_SUCCESS;
+}
+
+/* ---- context ids ------------------------------------------------------------ */
+
+int locus_ctx_check(uint32_t first, uint32_t n)
+{
+    if (first < LOCUS_CTX_LIMIT && n <= LOCUS_CTX_LIMIT - first)
+        return MPI_SUCCESS;
+    snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+             "context ids exhausted after %u communicators", first / 2);
+    return MPI_ERR_INTERN;
+}
+
+void locus_ctx_take(uint32_t ctx, uint32_t n)
+{
+    if (locus_mpi.next_ctx < ctx + n)
+        locus_mpi.next_ctx = ctx + n;
+}
+
+int locus_ctx_vote(uint32_t cand, uint32_t n, uint32_t vote[2])
+{
+    int err = locus_ctx_check(cand, n);
+    if (err)
+        return err;
+    /* Every id this process ever used lies below next_ctx. */
+    int fresh = locus_mpi.next_ctx <= cand;
+    if (fresh)
+        locus_ctx_take(cand, n);
+    vote[0] = !fresh;
+    vote[1] = locus_mpi.next_ctx;
+    return MPI_SUCCESS;
+}
+
+int locus_ctx_rounds(int (*round)(void *arg, const uint32_t in[2], uint32_t out[2]), void *arg,
+                     uint32_t n, uint32_t *ctx)
+{
+    uint32_t vote[2] = { 1, locus_mpi.next_ctx }, res[2], cand = 0;
+    for (int r = 0;; r++) {
+        int err = round(arg, vote, res);
+        if (err)
+            return err;
+        if (r > 0 && res[0] == 0) {
+            *ctx = cand;
+            return MPI_SUCCESS;
+        }
+        cand = res[1];
+        if ((err = locus_ctx_vote(cand, n, vote)) != MPI_SUCCESS)
+            return err;
+    }
+}
+
+/* A round over c: the maximum over its members (both groups of an
+ * intercommunicator). */
+static int comm_round(void *arg, const uint32_t in[2], uint32_t out[2])
+{
+    locus_comm_t *c = arg;
+    locus_dtype_t *u32 = locus_dtype_basic(LOCUS_EL_UINT32);
+    locus_op_t *max = locus_op_predefined(LOCUS_OP_MAX);
+    int err = locus_coll_allreduce(in, out, 2, u32, max, &locus_comm_local(c)->coll);
+    if (!err && c->local) {
+        uint32_t remote[2];
+        err = locus_coll_inter_allreduce(out, remote, 2, u32, max, &c->coll, &c->local->coll);
+        for (int i = 0; !err && i < 2; i++)
+            if (remote[i] > out[i])
+                out[i] = remote[i];
+    }
+    return err;
+}
+
+int locus_ctx_agree(locus_comm_t *c, uint32_t n, uint32_t *ctx)
+{
+    return locus_ctx_rounds(comm_round, c, n, ctx);
+}
+
+/* ---- dup ------------------------------------------------------------------------ */
+
+int locus_comm_hints_set(locus_comm_t *c, MPI_Info info)
+{
+    MPI_Info copy = NULL;
+    if (info != MPI_INFO_NULL && info != NULL) {
+        int err = PMPI_Info_dup(info, &copy);
+        if (err)
+            return err;
+    }
+    if (c->hints)
+        PMPI_Info_free(&c->hints);
+    c->hints = copy;
+    return MPI_SUCCESS;
+}
+
+int locus_comm_inherit(locus_comm_t *c, locus_comm_t *n, MPI_Info hints)
+{
+    int err = locus_attr_copy(c->attrs, ATTR_COMM, locus_comm_handle(c), &n->attrs);
+    if (!err && c->topo)
+        err = locus_ptopo_dup(c->topo, &n->topo);
+    if (!err)
+        err = locus_comm_hints_set(n, hints ? hints : c->hints ? c->hints : MPI_INFO_NULL);
+    return err;
+}
+
+/* A communicator of c's groups on the context ids from ctx. */
+static int comm_same_groups(locus_comm_t *c, uint32_t ctx, locus_comm_t **out)
+{
+    locus_comm_t *n;
+    int err = locus_comm_alloc(&n);
+    if (err)
+        return err;
+    if (c->local)
+        err = locus_intercomm_setup(n, c->local->world_of, c->local->coll.size,
+                                    c->local->coll.rank, c->world_of, c->coll.size, ctx, c);
+    else
+        err = locus_comm_setup(n, c->coll.size, c->coll.rank, c->world_of, ctx, c);
+    *out = err ? NULL : n;
+    return err;
+}
+
+int locus_comm_dup(locus_comm_t *c, locus_comm_t **out)
+{
+    uint32_t ctx;
+    locus_comm_t *n = NULL;
+    int err = locus_ctx_agree(c, c->local ? LOCUS_CTX_INTER : LOCUS_CTX_INTRA, &ctx);
+    if (!err)
+        err = comm_same_groups(c, ctx, &n);
+    if (!err && (err = locus_comm_inherit(c, n, NULL)) != MPI_SUCCESS) {
+        locus_comm_discard(n);
+        n = NULL;
+    }
+    *out = n;
+    return err;
+}
+
+int locus_comm_dup_on(locus_comm_t *c, uint32_t ctx, locus_comm_t **out)
+{
+    return comm_same_groups(c, ctx, out);
+}
+
+void locus_comm_set_ctx(locus_comm_t *c, uint32_t ctx)
+{
+    c->ctx_p2p = ctx;
+    c->ctx_coll = c->coll.id = ctx + 1;
+    if (c->local)
+        locus_comm_set_ctx(c->local, ctx + 2);
 }
 
 LOCUS_PMPI_WEAK(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_dup");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_dup");
+    locus_comm_t *c = locus_comm_of(comm), *n = NULL;
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_dup");
     if (!newcomm)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_dup");
-    uint32_t ctx;
-    int err = ctx_agree(comm, &ctx);
-    if (!err)
-        err = comm_new(comm->coll.size, comm->coll.rank, comm->world_of, ctx, comm, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_dup") : MPI_SUCCESS;
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_dup");
+    int err = locus_comm_dup(c, &n);
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Comm_dup");
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
 }
+
+/* ---- split ------------------------------------------------------------------------ */
 
 typedef struct {
     int color, key, rank;
@@ -212,8 +407,10 @@ static int split_cmp(const void *a, const void *b)
     return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-int locus_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+int locus_comm_split(locus_comm_t *comm, int color, int key, locus_comm_t **newcomm)
 {
+    if (comm->local)
+        return locus_intercomm_split(comm, color, key, newcomm);
     int p = comm->coll.size;
     split_ent_t mine = { color, key, comm->coll.rank };
     split_ent_t *all = malloc((size_t)p * sizeof *all);
@@ -224,8 +421,8 @@ int locus_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         err = locus_coll_allgather(&mine, 3, ints, all, 3, ints, &comm->coll);
     uint32_t ctx;
     if (!err)
-        err = ctx_agree(comm, &ctx);
-    *newcomm = MPI_COMM_NULL;
+        err = locus_ctx_agree(comm, LOCUS_CTX_INTRA, &ctx);
+    *newcomm = NULL;
     if (!err && color != MPI_UNDEFINED) {
         int n = 0;
         for (int r = 0; r < p; r++)
@@ -238,7 +435,7 @@ int locus_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
             if (all[i].rank == comm->coll.rank)
                 me = i;
         }
-        err = comm_new(n, me, world, ctx, comm, newcomm);
+        err = locus_comm_new(n, me, world, ctx, comm, newcomm);
     }
     free(all);
     free(world);
@@ -249,173 +446,36 @@ LOCUS_PMPI_WEAK(Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_split");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_split");
+    locus_comm_t *c = locus_comm_of(comm), *n;
+    if (!locus_comm_valid(c))
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_split");
     if (!newcomm || (color < 0 && color != MPI_UNDEFINED))
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split");
-    int err = locus_comm_split(comm, color, key, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_split") : MPI_SUCCESS;
+        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_split");
+    int err = locus_comm_split(c, color, key, &n);
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Comm_split");
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_split_type)
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm *newcomm)
-{
-    (void)info;
-    LOCUS_CHECK_INIT("MPI_Comm_split_type");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_split_type");
-    if (!newcomm || (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED))
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_split_type");
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : comm->coll.node_index;
-    int err = locus_comm_split(comm, color, key, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_split_type") : MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Comm_create)
-int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
-{
-    LOCUS_CHECK_INIT("MPI_Comm_create");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_create");
-    if (!group)
-        return locus_mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
-    if (!newcomm)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_create");
-    /* Every member of the group must belong to comm. */
-    for (int i = 0; i < group->size; i++) {
-        int found = 0;
-        for (int r = 0; r < comm->coll.size && !found; r++)
-            found = comm->world_of[r] == group->world_of[i];
-        if (!found)
-            return locus_mpi_err(comm, MPI_ERR_GROUP, "MPI_Comm_create");
-    }
-    uint32_t ctx;
-    int err = ctx_agree(comm, &ctx);
-    *newcomm = MPI_COMM_NULL;
-    if (!err && group->rank != MPI_UNDEFINED)
-        err = comm_new(group->size, group->rank, group->world_of, ctx, comm, newcomm);
-    return err ? locus_mpi_err(comm, err, "MPI_Comm_create") : MPI_SUCCESS;
-}
+/* ---- free ------------------------------------------------------------------------- */
 
 LOCUS_PMPI_WEAK(Comm_free)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
     LOCUS_CHECK_INIT("MPI_Comm_free");
     if (!comm)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_free");
-    if (!locus_comm_valid(*comm) || (*comm)->predefined)
-        return locus_mpi_err(*comm, MPI_ERR_COMM, "MPI_Comm_free");
-    /* The handle is invalid from now on; operations still pending on the
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_free");
+    locus_comm_t *c = locus_comm_of(*comm);
+    if (!locus_comm_valid(c) || c->predefined)
+        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_free");
+    /* Attributes go first (their delete callbacks see the communicator);
+     * then the handle is invalid, while operations still pending on the
      * communicator hold their own references and finish on it. */
-    (*comm)->magic = 0;
-    locus_comm_release(*comm);
+    int rc = locus_attr_clear(&c->attrs, ATTR_COMM, *comm);
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(c, rc, "MPI_Comm_free");
+    locus_comm_discard(c);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
-}
-
-static int int_cmp(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
-}
-
-int locus_members_compare(int n1, const int *w1, int n2, const int *w2)
-{
-    if (n1 != n2)
-        return MPI_UNEQUAL;
-    if (memcmp(w1, w2, (size_t)n1 * sizeof *w1) == 0)
-        return MPI_IDENT;
-    int *a = malloc((size_t)n1 * 2 * sizeof *a);
-    if (!a)
-        return MPI_UNEQUAL;
-    memcpy(a, w1, (size_t)n1 * sizeof *a);
-    memcpy(a + n1, w2, (size_t)n1 * sizeof *a);
-    qsort(a, (size_t)n1, sizeof *a, int_cmp);
-    qsort(a + n1, (size_t)n1, sizeof *a, int_cmp);
-    int same = memcmp(a, a + n1, (size_t)n1 * sizeof *a) == 0;
-    free(a);
-    return same ? MPI_SIMILAR : MPI_UNEQUAL;
-}
-
-LOCUS_PMPI_WEAK(Comm_compare)
-int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
-{
-    LOCUS_CHECK_INIT("MPI_Comm_compare");
-    if (!locus_comm_valid(comm1) || !locus_comm_valid(comm2))
-        return locus_mpi_err(locus_comm_valid(comm1) ? comm1 : comm2, MPI_ERR_COMM,
-                             "MPI_Comm_compare");
-    if (!result)
-        return locus_mpi_err(comm1, MPI_ERR_ARG, "MPI_Comm_compare");
-    if (comm1 == comm2) {
-        *result = MPI_IDENT;
-        return MPI_SUCCESS;
-    }
-    int r = locus_members_compare(comm1->coll.size, comm1->world_of, comm2->coll.size,
-                                  comm2->world_of);
-    *result = r == MPI_IDENT ? MPI_CONGRUENT : r;
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Comm_set_name)
-int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
-{
-    LOCUS_CHECK_INIT("MPI_Comm_set_name");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_set_name");
-    if (!name)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_set_name");
-    strncpy(comm->name, name, MPI_MAX_OBJECT_NAME - 1);
-    comm->name[MPI_MAX_OBJECT_NAME - 1] = '\0';
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Comm_get_name)
-int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
-{
-    LOCUS_CHECK_INIT("MPI_Comm_get_name");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_get_name");
-    if (!name || !resultlen)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_name");
-    strcpy(name, comm->name);
-    *resultlen = (int)strlen(name);
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Comm_get_attr)
-int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    /* Predefined attributes are returned as pointers to ints that live as
-     * long as the library. */
-    static const int tag_ub = LOCUS_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
-    static const int wtime_global = 0;
-    LOCUS_CHECK_INIT("MPI_Comm_get_attr");
-    if (!locus_comm_valid(comm))
-        return locus_mpi_err(comm, MPI_ERR_COMM, "MPI_Comm_get_attr");
-    if (!attribute_val || !flag)
-        return locus_mpi_err(comm, MPI_ERR_ARG, "MPI_Comm_get_attr");
-    locus_mpi.attr_universe = locus_mpi.boot.universe_size ? locus_mpi.boot.universe_size
-                                                           : locus_mpi.boot.size;
-    locus_mpi.attr_appnum = locus_mpi.boot.appnum;
-    const int *v = NULL;
-    switch (keyval) {
-    case MPI_TAG_UB: v = &tag_ub; break;
-    case MPI_HOST: v = &host; break;
-    case MPI_IO: v = &io; break;
-    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
-    case MPI_UNIVERSE_SIZE: v = &locus_mpi.attr_universe; break;
-    case MPI_APPNUM: v = &locus_mpi.attr_appnum; break;
-    default:
-        return locus_mpi_err(comm, MPI_ERR_KEYVAL, "MPI_Comm_get_attr");
-    }
-    *(const int **)attribute_val = v; /* MPI hands out int*; never written through */
-    *flag = 1;
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Attr_get)
-int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
-{
-    return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "locus_tunables.h"
-#include "mpi_impl.h"
+#include "attr.h"
 
 locus_mpi_state_t locus_mpi;
 
@@ -108,7 +108,7 @@ static void transports_create(void)
 
 /* Releases a predefined communicator at MPI_Finalize, whatever requests
  * the program never completed still name it. */
-static void comm_finalize(MPI_Comm c)
+static void comm_finalize(locus_comm_t *c)
 {
     c->refs = 1;
     locus_comm_release(c);
@@ -159,8 +159,6 @@ static void verbose_report(void)
 LOCUS_PMPI_WEAK(Init_thread)
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-    (void)argc;
-    (void)argv;
     if (locus_mpi.state != 0) {
         fprintf(stderr, "locus: MPI_Init called twice\n");
         return MPI_ERR_OTHER;
@@ -186,16 +184,19 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     /* Context ids 0/1 are WORLD's, 2/3 SELF's; the rest are agreed on. */
     locus_mpi.next_ctx = 4;
     locus_mpi.state = 1;
-    if (locus_comm_init(MPI_COMM_WORLD, b->size, b->rank, all, 0) != MPI_SUCCESS ||
-        locus_comm_init(MPI_COMM_SELF, 1, 0, &b->rank, 2) != MPI_SUCCESS)
+    if (locus_types_init() != MPI_SUCCESS ||
+        locus_comm_init(&locus_comm_world, b->size, b->rank, all, 0) != MPI_SUCCESS ||
+        locus_comm_init(&locus_comm_self, 1, 0, &b->rank, 2) != MPI_SUCCESS)
         init_fail("out of memory");
     free(all);
-    strcpy(MPI_COMM_WORLD->name, "MPI_COMM_WORLD");
-    strcpy(MPI_COMM_SELF->name, "MPI_COMM_SELF");
-    MPI_COMM_WORLD->predefined = 1;
-    MPI_COMM_SELF->predefined = 1;
+    strcpy(locus_comm_world.name, "MPI_COMM_WORLD");
+    strcpy(locus_comm_self.name, "MPI_COMM_SELF");
+    locus_comm_world.predefined = 1;
+    locus_comm_self.predefined = 1;
     locus_mpi.thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
                              : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+    if (locus_info_env_init(argc ? *argc : 0, argv ? *argv : NULL) != MPI_SUCCESS)
+        init_fail("out of memory");
     if (provided)
         *provided = locus_mpi.thread_level;
     return MPI_SUCCESS;
@@ -231,7 +232,7 @@ int PMPI_Query_thread(int *provided)
 {
     LOCUS_CHECK_INIT("MPI_Query_thread");
     if (!provided)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Query_thread");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Query_thread");
     *provided = locus_mpi.thread_level;
     return MPI_SUCCESS;
 }
@@ -241,7 +242,7 @@ int PMPI_Is_thread_main(int *flag)
 {
     LOCUS_CHECK_INIT("MPI_Is_thread_main");
     if (!flag)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Is_thread_main");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main");
     *flag = 1; /* FUNNELED at most: only the main thread calls MPI */
     return MPI_SUCCESS;
 }
@@ -259,6 +260,9 @@ LOCUS_PMPI_WEAK(Finalize)
 int PMPI_Finalize(void)
 {
     LOCUS_CHECK_INIT("MPI_Finalize");
+    /* MPI_COMM_SELF's attributes are deleted first, newest first, so a
+     * program can hang clean-up on them (as MPI-2 promises). */
+    locus_attr_clear(&locus_comm_self.attrs, ATTR_COMM, MPI_COMM_SELF);
     locus_bsend_drain();
     locus_core_t *c = &locus_mpi.core;
     /* Nobody tears down a transport while a peer may still need it, and
@@ -268,7 +272,7 @@ int PMPI_Finalize(void)
      * peer's ring. So the fence keeps progressing. */
     int rc = locus_boot_fence_progress(&locus_mpi.boot, finalize_progress, c);
     if (c->fatal)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Finalize");
+        return locus_mpi_err(NULL, MPI_ERR_OTHER, "MPI_Finalize");
     /* Every rank has completed its receives now. */
     long lost = rc == 0 ? locus_core_settle(c) : 0;
     if (lost > 0) {
@@ -278,11 +282,14 @@ int PMPI_Finalize(void)
     }
     /* The predefined communicators go first: their collective state holds
      * sub-communicators, which return to the pool. */
-    comm_finalize(MPI_COMM_SELF);
-    comm_finalize(MPI_COMM_WORLD);
+    comm_finalize(&locus_comm_self);
+    comm_finalize(&locus_comm_world);
     locus_core_finalize(c);
+    locus_types_finalize();
+    locus_info_env_finalize();
+    locus_file_finalize();
     while (locus_mpi.comm_pool) {
-        MPI_Comm pc = locus_mpi.comm_pool;
+        locus_comm_t *pc = locus_mpi.comm_pool;
         locus_mpi.comm_pool = pc->pool_next;
         free(pc);
     }
@@ -307,7 +314,7 @@ LOCUS_PMPI_WEAK(Get_processor_name)
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
     if (!name || !resultlen)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_processor_name");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name");
     if (!locus_mpi.hostname[0] && gethostname(locus_mpi.hostname, sizeof locus_mpi.hostname))
         strcpy(locus_mpi.hostname, "localhost");
     locus_mpi.hostname[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
@@ -320,7 +327,7 @@ LOCUS_PMPI_WEAK(Get_version)
 int PMPI_Get_version(int *version, int *subversion)
 {
     if (!version || !subversion)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_version");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version");
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -330,7 +337,7 @@ LOCUS_PMPI_WEAK(Get_library_version)
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_library_version");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version");
     snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
              "Locus MPI %s (MPI %d.%d; transports: self%s)", LOCUS_VERSION_STRING,
              MPI_VERSION, MPI_SUBVERSION,
@@ -360,16 +367,3 @@ double PMPI_Wtick(void)
         return 1e-9;
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
-
-/* The predefined datatype objects live in the static datatype library;
- * naming them here makes the linker put them all into liblocusmpi.so,
- * where applications find them through mpi.h's macros. */
-const MPI_Datatype locus_mpi_predefined_types[] = {
-    MPI_BYTE, MPI_PACKED, MPI_CHAR, MPI_SIGNED_CHAR, MPI_UNSIGNED_CHAR, MPI_WCHAR,
-    MPI_SHORT, MPI_UNSIGNED_SHORT, MPI_INT, MPI_UNSIGNED, MPI_LONG, MPI_UNSIGNED_LONG,
-    MPI_LONG_LONG, MPI_UNSIGNED_LONG_LONG, MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE,
-    MPI_INT8_T, MPI_UINT8_T, MPI_INT16_T, MPI_UINT16_T, MPI_INT32_T, MPI_UINT32_T,
-    MPI_INT64_T, MPI_UINT64_T, MPI_C_BOOL, MPI_AINT, MPI_OFFSET, MPI_COUNT,
-    MPI_FLOAT_INT, MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
-    MPI_LONG_DOUBLE_INT,
-};

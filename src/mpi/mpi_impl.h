@@ -1,30 +1,38 @@
 /*
- * mpi_impl.h — inside the MPI API layer: its objects (communicators,
- * groups), its state, and the helpers its files share. Nothing here is
- * visible to applications; below this layer nothing sees MPI handles.
+ * mpi_impl.h — inside the MPI API layer: the objects behind the handles,
+ * how a handle becomes its object, the layer's state and the helpers its
+ * files share. Nothing here is visible to applications; below this layer
+ * nothing sees MPI handles.
  *
- * ---- Conventions for an API file -------------------------------------
+ * ---- Handles ---------------------------------------------------------------
+ * mpi.h is the MPI-5 standard ABI: a handle is a pointer to an incomplete
+ * struct, and a predefined handle is a small integer below 0x1000. Every API
+ * function turns its handles into objects first with the locus_*_of()
+ * converters below (one compare for a predefined handle, a cast for the
+ * others), works on objects, and turns objects back into handles only for
+ * what it returns (locus_*_handle()).
+ *
+ * ---- Conventions for an API file ---------------------------------------------
  *  - Define PMPI_X and make MPI_X its weak alias with LOCUS_PMPI_WEAK(X),
  *    written once at file scope (before or after the definition).
  *  - Inside the library call PMPI_X, never MPI_X (a profiling tool must
- *    see only the user's calls).
- *  - Start with LOCUS_CHECK_INIT(fn) and check arguments with the
- *    locus_check_* helpers below; report every failure through
- *    `return locus_mpi_err(comm, MPI_ERR_xxx, "MPI_Bcast");` which applies
- *    the communicator's error handler (fatal: message + abort; return:
- *    gives back the class).
- *  - Internal helpers return MPI_SUCCESS or an MPI_ERR_* class (the
- *    layers' LOCUS_ERR_* codes have the same values) and never call the
- *    error handler themselves.
+ *    see only the user's calls), or better the internal function.
+ *  - Start with LOCUS_CHECK_INIT(fn), convert handles, check arguments with
+ *    the locus_check_* helpers; report every failure through
+ *    `return locus_mpi_err(c, MPI_ERR_xxx, "MPI_Bcast");` which applies the
+ *    communicator's error handler.
+ *  - Internal helpers return MPI_SUCCESS or an MPI_ERR_* class (the layers'
+ *    LOCUS_ERR_* codes have the same values) and never call the error
+ *    handler themselves.
  *
- * ---- Object lifetimes --------------------------------------------------
+ * ---- Object lifetimes ------------------------------------------------------
  * A communicator is reference counted: the user's handle is one reference,
  * every nonblocking request and schedule on it another, so MPI_Comm_free
  * invalidates the handle at once while pending operations finish on the
  * object. Context ids are never reused within a process: a message still
- * in flight on a freed communicator can never match a later one.
- * Datatypes and operations are reference counted by their layers; pending
- * operations hold references.
+ * in flight on a freed communicator can never match a later one. A
+ * datatype lives as long as its engine type (src/dtype), whose references
+ * pending operations hold; operations likewise (src/op).
  */
 #ifndef LOCUS_MPI_IMPL_H
 #define LOCUS_MPI_IMPL_H
@@ -45,8 +53,26 @@
 
 #define LOCUS_TAG_UB 0x7fffffff
 #define LOCUS_COMM_MAGIC 0x4c434f4du
+#define LOCUS_DT_MAGIC 0x4c445459u
+
+/* A handle value below this is a predefined handle (the ABI's rule). */
+#define LOCUS_PREDEF_LIMIT 0x1000u
+#define LOCUS_IS_PREDEF(h) ((uintptr_t)(h) < LOCUS_PREDEF_LIMIT)
+
+/* ---- error handlers ------------------------------------------------------ */
+typedef struct locus_errh locus_errh_t;
+struct locus_errh {
+    int kind;                    /* ERRH_FATAL, ERRH_ABORT, ERRH_RETURN, ERRH_USER */
+    int refs;                    /* user handlers: the handle + objects using it */
+    void (*comm_fn)(MPI_Comm *, int *, ...);   /* a user's communicator handler */
+    MPI_Errhandler handle;
+};
+enum { ERRH_FATAL = 1, ERRH_ABORT, ERRH_RETURN, ERRH_USER };
+extern locus_errh_t locus_errh_fatal, locus_errh_abort, locus_errh_return;
 
 /* ---- communicators ---------------------------------------------------- */
+typedef struct locus_attr locus_attr_t;   /* cached attributes (attr.h) */
+typedef struct locus_ptopo locus_ptopo_t; /* process topology (topo.h) */
 typedef struct locus_comm locus_comm_t;
 struct locus_comm {
     uint32_t magic;          /* LOCUS_COMM_MAGIC while the user's handle is valid */
@@ -56,39 +82,103 @@ struct locus_comm {
     int *world_of;           /* [size]: comm rank -> MPI_COMM_WORLD rank */
     uint32_t ctx_p2p;        /* context id of user point-to-point traffic */
     uint32_t ctx_coll;       /* context id of collective traffic (ctx_p2p+1) */
-    MPI_Errhandler errh;     /* MPI_ERRORS_ARE_FATAL or MPI_ERRORS_RETURN */
+    locus_errh_t *errh;      /* holds a reference */
     int predefined;          /* WORLD/SELF: never freed by the user */
     char name[MPI_MAX_OBJECT_NAME];
+    locus_attr_t *attrs;     /* cached attributes */
+    /* An intercommunicator has its local group here, as an intracommunicator;
+     * coll.size and world_of are then the REMOTE group's, so point-to-point
+     * addresses remote ranks (intercomm.c). NULL for an intracommunicator. */
+    locus_comm_t *local;
+    locus_ptopo_t *topo;     /* Cartesian/graph topology or NULL (topo.h) */
+    MPI_Info hints;          /* info hints kept by MPI_Comm_set_info (its own copy), NULL: none */
     locus_comm_t *pool_next; /* in the pool of released structs */
 };
+extern locus_comm_t locus_comm_world, locus_comm_self;
 
+typedef struct locus_group locus_group_t;
 struct locus_group {
     int refcount;            /* the predefined empty group ignores it */
     int size;
     int rank;                /* my rank in the group or MPI_UNDEFINED */
     int *world_of;           /* [size] group rank -> world rank */
 };
+extern locus_group_t locus_group_empty;
 
-/* 1 when comm is a valid communicator handle (not NULL, not freed). */
-int locus_comm_valid(MPI_Comm comm);
-/* Adds / drops a reference; the last one releases the communicator. */
-void locus_comm_retain(locus_comm_t *c);
-void locus_comm_release(locus_comm_t *c);
-/* Sets up *c (zeroed here) for the members world_of[size], my rank among
- * them, context pair ctx/ctx+1. */
-int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx);
-/* Collective over parent: the communicator of the members with the same
- * color (MPI_UNDEFINED: none, *out MPI_COMM_NULL), ordered by key then
- * parent rank. Inherits the parent's error handler. */
-int locus_comm_split(MPI_Comm parent, int color, int key, MPI_Comm *out);
-/* MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL of two member lists. */
-int locus_members_compare(int n1, const int *w1, int n2, const int *w2);
+/* ---- datatypes ------------------------------------------------------------- */
+typedef struct locus_mdt locus_mdt_t;
+struct locus_mdt {
+    uint32_t magic;          /* LOCUS_DT_MAGIC while the user's handle is valid */
+    int predefined;
+    locus_dtype_t *dt;       /* the engine's type (its owner is this object) */
+    MPI_Datatype handle;     /* what the user holds */
+    char name[MPI_MAX_OBJECT_NAME];
+    struct locus_type_decl *decl; /* how it was made, for MPI_Type_get_contents (type.h) */
+    locus_attr_t *attrs;     /* cached attributes */
+};
+/* The predefined datatypes, indexed by handle - 0x200 (dt NULL: a handle
+ * this library does not support, e.g. a 16-byte Fortran REAL). */
+extern locus_mdt_t locus_predef_types[256];
 
-/* The point-to-point interface the collective layer runs on. */
-extern const locus_coll_p2p_t locus_coll_p2p;
+/* ---- converters: handle -> object (NULL: null or not a handle) ------------ */
+static inline locus_comm_t *locus_comm_of(MPI_Comm h)
+{
+    if (LOCUS_IS_PREDEF(h))
+        return h == MPI_COMM_WORLD ? &locus_comm_world
+               : h == MPI_COMM_SELF ? &locus_comm_self : NULL;
+    return (locus_comm_t *)h;
+}
+static inline MPI_Comm locus_comm_handle(const locus_comm_t *c)
+{
+    return c == &locus_comm_world ? MPI_COMM_WORLD
+           : c == &locus_comm_self ? MPI_COMM_SELF
+           : c ? (MPI_Comm)c : MPI_COMM_NULL;
+}
+static inline locus_mdt_t *locus_mdt_of(MPI_Datatype h)
+{
+    uintptr_t v = (uintptr_t)h;
+    if (v < LOCUS_PREDEF_LIMIT)
+        return v > 0x200 && v < 0x300 && locus_predef_types[v - 0x200].dt
+                   ? &locus_predef_types[v - 0x200] : NULL;
+    return (locus_mdt_t *)h;
+}
+/* The engine type of a datatype handle (NULL when not a valid handle). */
+static inline locus_dtype_t *locus_dt_of(MPI_Datatype h)
+{
+    locus_mdt_t *m = locus_mdt_of(h);
+    return m && m->magic == LOCUS_DT_MAGIC ? m->dt : NULL;
+}
+/* The handle of an engine type (its owner's). */
+static inline MPI_Datatype locus_dt_handle(const locus_dtype_t *dt)
+{
+    locus_mdt_t *m = locus_dtype_owner(dt);
+    return m ? m->handle : MPI_DATATYPE_NULL;
+}
+static inline locus_group_t *locus_group_of(MPI_Group h)
+{
+    if (LOCUS_IS_PREDEF(h))
+        return h == MPI_GROUP_EMPTY ? &locus_group_empty : NULL;
+    return (locus_group_t *)h;
+}
+static inline MPI_Group locus_group_handle(locus_group_t *g)
+{
+    return g == &locus_group_empty ? MPI_GROUP_EMPTY : g ? (MPI_Group)g : MPI_GROUP_NULL;
+}
+static inline locus_req_t *locus_req_of(MPI_Request h)
+{
+    return LOCUS_IS_PREDEF(h) ? NULL : (locus_req_t *)h;
+}
+static inline MPI_Request locus_req_handle(locus_req_t *r)
+{
+    return r ? (MPI_Request)r : MPI_REQUEST_NULL;
+}
+/* The operation of an MPI_Op handle (NULL: MPI_OP_NULL, freed or bad). */
+locus_op_t *locus_op_of(MPI_Op h);
+/* The error handler of a handle (NULL: MPI_ERRHANDLER_NULL or bad). */
+locus_errh_t *locus_errh_of(MPI_Errhandler h);
 
 /* ---- state ---------------------------------------------------------------- */
-typedef struct locus_bblk locus_bblk_t;
+typedef struct locus_bsend locus_bsend_t;   /* buffered sends (bsend.c) */
 
 typedef struct {
     int state;                      /* 0 before Init, 1 running, 2 after Finalize */
@@ -96,9 +186,7 @@ typedef struct {
     locus_core_t core;
     locus_boot_t boot;
     uint32_t next_ctx;              /* lowest context id this process may still use */
-    char *bbuf;                     /* MPI_Buffer_attach */
-    size_t bsize;
-    locus_bblk_t *bblks;            /* blocks in use, by offset */
+    locus_bsend_t *bsend;           /* attached buffers, made on first use */
     char hostname[MPI_MAX_PROCESSOR_NAME];
     locus_comm_t *comm_pool;        /* released communicator structs */
     int attr_universe, attr_appnum; /* what MPI_Comm_get_attr points to */
@@ -112,14 +200,51 @@ static inline locus_core_t *locus_core(void)
     return &locus_mpi.core;
 }
 
-/* ---- errors ------------------------------------------------------------ */
+/* ---- communicators (comm.c) ------------------------------------------------ */
+/* 1 when c is a valid communicator (its handle not freed). */
+static inline int locus_comm_valid(const locus_comm_t *c)
+{
+    return c && c->magic == LOCUS_COMM_MAGIC;
+}
+/* Adds / drops a reference; the last one releases the communicator. */
+void locus_comm_retain(locus_comm_t *c);
+void locus_comm_release(locus_comm_t *c);
+/* Sets up *c (zeroed here) for the members world_of[size], my rank among
+ * them, context pair ctx/ctx+1. */
+int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx);
+/* Collective over c: a duplicate with its own context and c's attributes
+ * copied (MPI_Comm_dup without the handles). */
+int locus_comm_dup(locus_comm_t *c, locus_comm_t **out);
+/* Collective over parent: the communicator of the members with the same
+ * color (MPI_UNDEFINED: none, *out NULL), ordered by key then parent rank.
+ * Inherits the parent's error handler. */
+int locus_comm_split(locus_comm_t *parent, int color, int key, locus_comm_t **out);
+/* MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL of two member lists. */
+int locus_members_compare(int n1, const int *w1, int n2, const int *w2);
+
+/* The point-to-point interface the collective layer runs on. */
+extern const locus_coll_p2p_t locus_coll_p2p;
+
+/* ---- errors (errh.c) ------------------------------------------------------------ */
 /*
- * Applies comm's error handler to errclass raised in function fn (e.g.
+ * Applies c's error handler to errclass raised in function fn (e.g.
  * "MPI_Bcast") and returns errclass (MPI_ERRORS_RETURN). With
- * MPI_ERRORS_ARE_FATAL it prints one line and aborts the job. An invalid
- * or null comm uses MPI_COMM_WORLD's handler.
+ * MPI_ERRORS_ARE_FATAL it prints one line and aborts the job. A NULL or
+ * invalid c uses MPI_COMM_WORLD's handler.
  */
-int locus_mpi_err(MPI_Comm comm, int errclass, const char *fn);
+int locus_mpi_err(locus_comm_t *c, int errclass, const char *fn);
+
+/* Sets c's error handler (references counted). */
+void locus_errh_set(locus_comm_t *c, locus_errh_t *e);
+/* The largest error code in use (the MPI_LASTUSEDCODE attribute). */
+int locus_err_lastused(void);
+/* Removes what MPI_Add_error_* added (MPI_Remove_error_*): what 0 the
+ * string of a class or code, 1 a code, 2 a class none of whose codes is
+ * left. MPI_SUCCESS, or MPI_ERR_ARG for a predefined or unknown one. */
+int locus_err_remove(int code, int what);
+
+/* Releases the default file error handler (file.c), at MPI_Finalize. */
+void locus_file_finalize(void);
 
 /* 1 between MPI_Init and MPI_Finalize. */
 int locus_mpi_active(void);
@@ -130,25 +255,35 @@ int locus_mpi_active(void);
 void locus_mpi_not_active(const char *fn);
 
 /* Argument checks: MPI_SUCCESS or the MPI_ERR_* class to report. */
-int locus_check_comm(MPI_Comm comm);                  /* MPI_ERR_COMM */
-int locus_check_dtype(MPI_Datatype dt);               /* NULL/uncommitted: MPI_ERR_TYPE */
-int locus_check_count(int count);                     /* < 0: MPI_ERR_COUNT */
+int locus_check_comm(const locus_comm_t *c);         /* MPI_ERR_COMM */
+int locus_check_dtype(MPI_Datatype dt);              /* NULL/uncommitted: MPI_ERR_TYPE */
+int locus_check_count(int count);                    /* < 0: MPI_ERR_COUNT */
 int locus_check_buf(const void *buf, int count, MPI_Datatype dt); /* NULL with data: MPI_ERR_BUFFER */
-int locus_check_root(MPI_Comm comm, int root);        /* MPI_ERR_ROOT */
+int locus_check_root(const locus_comm_t *c, int root); /* MPI_ERR_ROOT */
 /* Checks of the point-to-point arguments, in MPI's usual order. */
 int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
-                    MPI_Comm comm, int is_recv);
+                    const locus_comm_t *c, int is_recv);
 
-/* ---- operations (op.c) ------------------------------------------------------ */
-/* The object of an MPI_Op handle, or NULL when the handle is not valid. */
-locus_op_t *locus_op_get(MPI_Op op);
-
-/* ---- point-to-point and requests (p2p.c, req.c) ------------------------------ */
-
+/* ---- status (p2p.c) ------------------------------------------------------------ */
+/* The five library ints of MPI_Status: bytes received (two halves) and
+ * whether the request was cancelled. */
+static inline void locus_status_set_bytes(MPI_Status *st, size_t n)
+{
+    st->MPI_internal[0] = (int)(uint32_t)n;
+    st->MPI_internal[1] = (int)(uint32_t)((uint64_t)n >> 32);
+}
+static inline size_t locus_status_bytes(const MPI_Status *st)
+{
+    return (size_t)((uint64_t)(uint32_t)st->MPI_internal[1] << 32 |
+                    (uint32_t)st->MPI_internal[0]);
+}
+#define LOCUS_STATUS_CANCELLED(st) ((st)->MPI_internal[2])
 /* Fills status from a completed request (status may be NULL). */
 void locus_status_set(MPI_Status *st, const locus_req_t *r);
 /* An empty status (MPI_REQUEST_NULL / MPI_PROC_NULL); st may be NULL. */
 void locus_status_empty(MPI_Status *st, int source);
+
+/* ---- point-to-point and requests (p2p.c, req.c) ------------------------------ */
 /*
  * Starts a send of count x dt to comm rank dest on context ctx into r (a
  * zeroed request); flags: LOCUS_HDR_SYNC or 0. dest must be a real rank.
@@ -156,6 +291,9 @@ void locus_status_empty(MPI_Status *st, int source);
  */
 int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
                     locus_comm_t *comm, uint32_t ctx, uint32_t flags, locus_req_t *r);
+/* Fills r for a receive without starting it (locus_p2p_irecv does both). */
+void locus_p2p_recv_prep(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
+                         uint32_t ctx, locus_req_t *r);
 /* Starts a receive (src may be MPI_ANY_SOURCE, tag MPI_ANY_TAG). */
 void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
                      locus_comm_t *comm, uint32_t ctx, locus_req_t *r);
@@ -171,12 +309,21 @@ int locus_p2p_finish(locus_req_t *r, MPI_Status *status);
  * state_free(state) runs (may be NULL). The request holds a reference on
  * comm. NULL when out of memory.
  */
-MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *state,
-                              void (*state_free)(void *));
+locus_req_t *locus_req_gen_new(locus_comm_t *comm, int (*poll)(void *state), void *state,
+                               void (*state_free)(void *));
 /* Hands a built nonblocking collective to the user as a request. */
-int locus_req_of_sched(MPI_Comm comm, locus_coll_sched_t *s, MPI_Request *request);
+int locus_req_of_sched(locus_comm_t *comm, locus_coll_sched_t *s, MPI_Request *request);
 
 /* Bsend (bsend.c): waits for buffered sends at finalize. */
 void locus_bsend_drain(void);
+
+/* MPI_INFO_ENV (info.c), made at MPI_Init from the program's arguments. */
+int locus_info_env_init(int argc, char **argv);
+void locus_info_env_finalize(void);
+
+/* Datatypes (type_predef.c): the predefined ones, made at MPI_Init and
+ * released at MPI_Finalize. */
+int locus_types_init(void);
+void locus_types_finalize(void);
 
 #endif

@@ -1,5 +1,8 @@
 /*
- * Point-to-point: sends, receives, probes and counts.
+ * Point-to-point: sends in every mode, receives and probes, blocking and
+ * nonblocking, each with an int count and as its `_c` form (p2p_api.h).
+ * Send-receive is in p2p_sendrecv.c, persistent requests in
+ * p2p_persist.c, statuses and counts in req_status.c.
  *
  * Blocking calls take a request from the core's free list (no allocation:
  * the common MPI_Send of a small contiguous buffer to a node-local peer is
@@ -11,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "p2p_api.h"
 
 void locus_status_set(MPI_Status *st, const locus_req_t *r)
 {
@@ -20,14 +23,14 @@ void locus_status_set(MPI_Status *st, const locus_req_t *r)
     if (r->kind == LOCUS_REQ_RECV) {
         st->MPI_SOURCE = r->st_source;
         st->MPI_TAG = r->st_tag;
-        st->locus_count = (long long)r->st_bytes;
+        locus_status_set_bytes(st, r->st_bytes);
     } else {
         st->MPI_SOURCE = MPI_ANY_SOURCE;
         st->MPI_TAG = MPI_ANY_TAG;
-        st->locus_count = 0;
+        locus_status_set_bytes(st, 0);
     }
     st->MPI_ERROR = r->st_error;
-    st->locus_cancelled = r->st_cancelled;
+    LOCUS_STATUS_CANCELLED(st) = r->st_cancelled;
 }
 
 void locus_status_empty(MPI_Status *st, int source)
@@ -37,8 +40,8 @@ void locus_status_empty(MPI_Status *st, int source)
     st->MPI_SOURCE = source;
     st->MPI_TAG = MPI_ANY_TAG;
     st->MPI_ERROR = MPI_SUCCESS;
-    st->locus_count = 0;
-    st->locus_cancelled = 0;
+    locus_status_set_bytes(st, 0);
+    LOCUS_STATUS_CANCELLED(st) = 0;
 }
 
 int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
@@ -74,10 +77,9 @@ int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, 
     return MPI_SUCCESS;
 }
 
-void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
-                     locus_comm_t *comm, uint32_t ctx, locus_req_t *r)
+void locus_p2p_recv_prep(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
+                         uint32_t ctx, locus_req_t *r)
 {
-    (void)comm;
     r->kind = LOCUS_REQ_RECV;
     r->ctx = ctx;
     r->rank = src == MPI_ANY_SOURCE ? LOCUS_ANY : src;
@@ -92,6 +94,13 @@ void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int ta
         r->ucount = count;
         r->udt = dt;
     }
+}
+
+void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
+                     locus_comm_t *comm, uint32_t ctx, locus_req_t *r)
+{
+    (void)comm;
+    locus_p2p_recv_prep(buf, count, dt, src, tag, ctx, r);
     locus_core_irecv(locus_core(), r);
 }
 
@@ -111,245 +120,229 @@ int locus_p2p_finish(locus_req_t *r, MPI_Status *status)
     return err;
 }
 
-/* A request for a blocking call or a nonblocking one's handle. */
-static locus_req_t *req_new(void)
+/* ---- checks and starts (p2p_api.h) ------------------------------------------ */
+
+int p2p_check_size(MPI_Count count, MPI_Datatype dt)
 {
-    return locus_core_req_get(locus_core());
+    size_t bytes;
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    if (__builtin_mul_overflow((size_t)count, locus_dtype_size(locus_dt_of(dt)), &bytes) ||
+        bytes > PTRDIFF_MAX)
+        return MPI_ERR_COUNT;
+    return MPI_SUCCESS;
+}
+
+int p2p_check(const void *buf, MPI_Count count, MPI_Datatype dt, int peer, int tag,
+              const locus_comm_t *c, int is_recv)
+{
+    int err = locus_check_p2p(buf, p2p_count_arg(count), dt, peer, tag, c, is_recv);
+    if (__builtin_expect(err == MPI_SUCCESS && count > 0, 1))
+        err = p2p_check_size(count, dt);
+    return err;
+}
+
+int p2p_send_start(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
+                   locus_comm_t *comm, int mode, locus_req_t **out)
+{
+    *out = NULL;
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (mode == P2P_BUFFERED)
+        return locus_bsend_start(buf, count, dt, dest, tag, comm);
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    /* Ready mode: the receive is posted already, so a standard send is exact. */
+    int err = locus_p2p_isend(buf, count, dt, dest, tag, comm, comm->ctx_p2p,
+                              mode == P2P_SYNC ? LOCUS_HDR_SYNC : 0, r);
+    if (err != MPI_SUCCESS) {
+        locus_core_req_put(locus_core(), r);
+        return err;
+    }
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+int p2p_recv_start(void *buf, size_t count, locus_dtype_t *dt, int source, int tag,
+                   locus_comm_t *comm, locus_req_t **out)
+{
+    *out = NULL;
+    if (source == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    locus_p2p_irecv(buf, count, dt, source, tag, comm, comm->ctx_p2p, r);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+/* ---- sends --------------------------------------------------------------------- */
+
+static int send_blocking(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                         MPI_Comm comm_h, int mode, const char *fn)
+{
+    if (__builtin_expect(locus_mpi.state != 1, 0))
+        locus_mpi_not_active(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int err = p2p_check(buf, count, dt, dest, tag, comm, 0);
+    if (__builtin_expect(err != MPI_SUCCESS, 0))
+        return locus_mpi_err(comm, err, fn);
+    locus_req_t *r;
+    err = p2p_send_start(buf, (size_t)count, locus_dt_of(dt), dest, tag, comm, mode, &r);
+    if (err == MPI_SUCCESS && r)
+        err = locus_p2p_finish(r, NULL);
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
+}
+
+/* A request for the user that is complete already (MPI_PROC_NULL, a
+ * buffered send); a receive's status names MPI_PROC_NULL. */
+static locus_req_t *req_done_new(int kind)
+{
+    locus_req_t *r = locus_core_req_get(locus_core());
+    if (r) {
+        r->kind = (uint8_t)kind;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->done = 1;
+    }
+    return r;
 }
 
 /* Makes r the user's: it names comm (its error handler) and holds a
  * reference on it until the core recycles it. */
-static void req_own(locus_req_t *r, locus_comm_t *comm)
+static void req_own(locus_req_t *r, locus_comm_t *comm, MPI_Request *request)
 {
     r->comm = comm;
     locus_comm_retain(comm);
+    *request = locus_req_handle(r);
 }
 
-/* ---- blocking sends ---------------------------------------------------- */
-
-static int send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                         MPI_Comm comm, uint32_t flags, const char *fn)
-{
-    if (__builtin_expect(locus_mpi.state != 1, 0))
-        locus_mpi_not_active(fn);
-    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
-    if (__builtin_expect(err != MPI_SUCCESS, 0))
-        return locus_mpi_err(comm, err, fn);
-    if (dest == MPI_PROC_NULL)
-        return MPI_SUCCESS;
-    locus_req_t *r = req_new();
-    if (!r)
-        return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
-    err = locus_p2p_isend(buf, (size_t)count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
-    if (err == MPI_SUCCESS)
-        err = locus_p2p_finish(r, NULL);
-    else
-        locus_core_req_put(locus_core(), r);
-    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Send)
-int PMPI_Send(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    return send_blocking(buf, count, dt, dest, tag, comm, 0, "MPI_Send");
-}
-
-LOCUS_PMPI_WEAK(Ssend)
-int PMPI_Ssend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    return send_blocking(buf, count, dt, dest, tag, comm, LOCUS_HDR_SYNC, "MPI_Ssend");
-}
-
-/* Ready mode: the receive is posted already, so a standard send is exact. */
-LOCUS_PMPI_WEAK(Rsend)
-int PMPI_Rsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
-{
-    return send_blocking(buf, count, dt, dest, tag, comm, 0, "MPI_Rsend");
-}
-
-/* ---- non-blocking sends -------------------------------------------------- */
-
-static int send_nb(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                   MPI_Comm comm, uint32_t flags, MPI_Request *request, const char *fn)
+static int send_nb(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                   MPI_Comm comm_h, int mode, MPI_Request *request, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
-    int err = locus_check_p2p(buf, count, dt, dest, tag, comm, 0);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int err = p2p_check(buf, count, dt, dest, tag, comm, 0);
     if (err == MPI_SUCCESS && !request)
         err = MPI_ERR_ARG;
+    locus_req_t *r = NULL;
+    if (err == MPI_SUCCESS)
+        err = p2p_send_start(buf, (size_t)count, locus_dt_of(dt), dest, tag, comm, mode, &r);
+    if (err == MPI_SUCCESS && !r && !(r = req_done_new(LOCUS_REQ_SEND)))
+        err = MPI_ERR_NO_MEM;
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, fn);
-    locus_req_t *r = req_new();
-    if (!r)
-        return locus_mpi_err(comm, MPI_ERR_NO_MEM, fn);
-    if (dest == MPI_PROC_NULL) {
-        r->kind = LOCUS_REQ_SEND;
-        r->done = 1;
-    } else {
-        err = locus_p2p_isend(buf, (size_t)count, dt, dest, tag, comm, comm->ctx_p2p, flags, r);
-        if (err != MPI_SUCCESS) {
-            locus_core_req_put(locus_core(), r);
-            return locus_mpi_err(comm, err, fn);
-        }
-    }
-    req_own(r, comm);
-    *request = r;
+    req_own(r, comm, request);
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Isend)
-int PMPI_Isend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    return send_nb(buf, count, dt, dest, tag, comm, 0, request, "MPI_Isend");
-}
+/* MPI_<Name> and MPI_<Name>_c (S: the suffix, CT: the count's type), and
+ * likewise the nonblocking MPI_I<name>: one implementation for both. */
+#define SEND_API(Name, S, CT, mode)                                                 \
+    LOCUS_PMPI_WEAK(Name##S)                                                        \
+    int PMPI_##Name##S(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,  \
+                       MPI_Comm comm)                                               \
+    {                                                                               \
+        return send_blocking(buf, count, dt, dest, tag, comm, mode, "MPI_" #Name #S); \
+    }
+#define ISEND_API(Name, S, CT, mode)                                                \
+    LOCUS_PMPI_WEAK(Name##S)                                                        \
+    int PMPI_##Name##S(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,  \
+                       MPI_Comm comm, MPI_Request *request)                         \
+    {                                                                               \
+        return send_nb(buf, count, dt, dest, tag, comm, mode, request, "MPI_" #Name #S); \
+    }
 
-LOCUS_PMPI_WEAK(Issend)
-int PMPI_Issend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    return send_nb(buf, count, dt, dest, tag, comm, LOCUS_HDR_SYNC, request, "MPI_Issend");
-}
-
-LOCUS_PMPI_WEAK(Irsend)
-int PMPI_Irsend(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                MPI_Request *request)
-{
-    return send_nb(buf, count, dt, dest, tag, comm, 0, request, "MPI_Irsend");
-}
+SEND_API(Send, , int, P2P_STANDARD)
+SEND_API(Send, _c, MPI_Count, P2P_STANDARD)
+SEND_API(Ssend, , int, P2P_SYNC)
+SEND_API(Ssend, _c, MPI_Count, P2P_SYNC)
+SEND_API(Rsend, , int, P2P_READY)
+SEND_API(Rsend, _c, MPI_Count, P2P_READY)
+SEND_API(Bsend, , int, P2P_BUFFERED)
+SEND_API(Bsend, _c, MPI_Count, P2P_BUFFERED)
+ISEND_API(Isend, , int, P2P_STANDARD)
+ISEND_API(Isend, _c, MPI_Count, P2P_STANDARD)
+ISEND_API(Issend, , int, P2P_SYNC)
+ISEND_API(Issend, _c, MPI_Count, P2P_SYNC)
+ISEND_API(Irsend, , int, P2P_READY)
+ISEND_API(Irsend, _c, MPI_Count, P2P_READY)
+ISEND_API(Ibsend, , int, P2P_BUFFERED)
+ISEND_API(Ibsend, _c, MPI_Count, P2P_BUFFERED)
 
 /* ---- receives ------------------------------------------------------------ */
 
-LOCUS_PMPI_WEAK(Recv)
-int PMPI_Recv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-              MPI_Status *status)
+static int recv_blocking(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                         MPI_Comm comm_h, MPI_Status *status, const char *fn)
 {
     if (__builtin_expect(locus_mpi.state != 1, 0))
-        locus_mpi_not_active("MPI_Recv");
-    int err = locus_check_p2p(buf, count, dt, source, tag, comm, 1);
+        locus_mpi_not_active(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int err = p2p_check(buf, count, dt, source, tag, comm, 1);
     if (__builtin_expect(err != MPI_SUCCESS, 0))
-        return locus_mpi_err(comm, err, "MPI_Recv");
-    if (source == MPI_PROC_NULL) {
-        locus_status_empty(status, MPI_PROC_NULL);
-        return MPI_SUCCESS;
-    }
-    locus_req_t *r = req_new();
-    if (!r)
-        return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Recv");
-    locus_p2p_irecv(buf, (size_t)count, dt, source, tag, comm, comm->ctx_p2p, r);
-    err = locus_p2p_finish(r, status);
-    return err ? locus_mpi_err(comm, err, "MPI_Recv") : MPI_SUCCESS;
+        return locus_mpi_err(comm, err, fn);
+    locus_req_t *r;
+    err = p2p_recv_start(buf, (size_t)count, locus_dt_of(dt), source, tag, comm, &r);
+    if (err == MPI_SUCCESS && r)
+        err = locus_p2p_finish(r, status);
+    else if (err == MPI_SUCCESS)
+        p2p_status_null(status);
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Irecv)
-int PMPI_Irecv(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-               MPI_Request *request)
+static int recv_nb(void *buf, MPI_Count count, MPI_Datatype dt, int source, int tag,
+                   MPI_Comm comm_h, MPI_Request *request, const char *fn)
 {
-    LOCUS_CHECK_INIT("MPI_Irecv");
-    int err = locus_check_p2p(buf, count, dt, source, tag, comm, 1);
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int err = p2p_check(buf, count, dt, source, tag, comm, 1);
     if (err == MPI_SUCCESS && !request)
         err = MPI_ERR_ARG;
+    locus_req_t *r = NULL;
+    if (err == MPI_SUCCESS)
+        err = p2p_recv_start(buf, (size_t)count, locus_dt_of(dt), source, tag, comm, &r);
+    if (err == MPI_SUCCESS && !r && !(r = req_done_new(LOCUS_REQ_RECV)))
+        err = MPI_ERR_NO_MEM;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(comm, err, "MPI_Irecv");
-    locus_req_t *r = req_new();
-    if (!r)
-        return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Irecv");
-    if (source == MPI_PROC_NULL) {
-        r->kind = LOCUS_REQ_RECV;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->done = 1;
-    } else {
-        locus_p2p_irecv(buf, (size_t)count, dt, source, tag, comm, comm->ctx_p2p, r);
-    }
-    req_own(r, comm);
-    *request = r;
+        return locus_mpi_err(comm, err, fn);
+    req_own(r, comm, request);
     return MPI_SUCCESS;
 }
 
-/* The exchange of MPI_Sendrecv with arguments checked and counts of any
- * size (MPI_Sendrecv_replace sends more than INT_MAX bytes through it). */
-static int sendrecv(const void *sbuf, size_t scount, locus_dtype_t *sdt, int dest, int stag,
-                    void *rbuf, size_t rcount, locus_dtype_t *rdt, int source, int rtag,
-                    locus_comm_t *comm, MPI_Status *status)
-{
-    locus_req_t *rr = NULL, *sr = NULL;
-    if (source != MPI_PROC_NULL) {
-        if (!(rr = req_new()))
-            return MPI_ERR_NO_MEM;
-        locus_p2p_irecv(rbuf, rcount, rdt, source, rtag, comm, comm->ctx_p2p, rr);
-    } else {
-        locus_status_empty(status, MPI_PROC_NULL);
+#define RECV_API(S, CT)                                                             \
+    LOCUS_PMPI_WEAK(Recv##S)                                                        \
+    int PMPI_Recv##S(void *buf, CT count, MPI_Datatype dt, int source, int tag,     \
+                     MPI_Comm comm, MPI_Status *status)                             \
+    {                                                                               \
+        return recv_blocking(buf, count, dt, source, tag, comm, status, "MPI_Recv" #S); \
+    }                                                                               \
+    LOCUS_PMPI_WEAK(Irecv##S)                                                       \
+    int PMPI_Irecv##S(void *buf, CT count, MPI_Datatype dt, int source, int tag,    \
+                      MPI_Comm comm, MPI_Request *request)                          \
+    {                                                                               \
+        return recv_nb(buf, count, dt, source, tag, comm, request, "MPI_Irecv" #S); \
     }
-    int serr = MPI_SUCCESS, err = MPI_SUCCESS;
-    if (dest != MPI_PROC_NULL) {
-        serr = (sr = req_new()) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-        if (serr == MPI_SUCCESS)
-            serr = locus_p2p_isend(sbuf, scount, sdt, dest, stag, comm, comm->ctx_p2p, 0, sr);
-        if (serr == MPI_SUCCESS)
-            serr = locus_p2p_finish(sr, NULL);
-        else if (sr)
-            locus_core_req_put(locus_core(), sr);
-    }
-    if (rr) {
-        if (serr != MPI_SUCCESS && !rr->done)
-            locus_core_cancel(locus_core(), rr);
-        err = locus_p2p_finish(rr, status);
-    }
-    return serr != MPI_SUCCESS ? serr : err;
-}
 
-LOCUS_PMPI_WEAK(Sendrecv)
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    LOCUS_CHECK_INIT("MPI_Sendrecv");
-    int err = locus_check_p2p(sendbuf, sendcount, sendtype, dest, sendtag, comm, 0);
-    if (err == MPI_SUCCESS)
-        err = locus_check_p2p(recvbuf, recvcount, recvtype, source, recvtag, comm, 1);
-    if (err == MPI_SUCCESS)
-        err = sendrecv(sendbuf, (size_t)sendcount, sendtype, dest, sendtag, recvbuf,
-                       (size_t)recvcount, recvtype, source, recvtag, comm, status);
-    return err ? locus_mpi_err(comm, err, "MPI_Sendrecv") : MPI_SUCCESS;
-}
+RECV_API(, int)
+RECV_API(_c, MPI_Count)
 
-LOCUS_PMPI_WEAK(Sendrecv_replace)
-int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
-                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
-{
-    LOCUS_CHECK_INIT("MPI_Sendrecv_replace");
-    int err = locus_check_p2p(buf, count, dt, dest, sendtag, comm, 0);
-    if (err == MPI_SUCCESS)
-        err = locus_check_p2p(buf, count, dt, source, recvtag, comm, 1);
-    if (err != MPI_SUCCESS)
-        return locus_mpi_err(comm, err, "MPI_Sendrecv_replace");
-    /* Pack the outgoing data first: the receive overwrites buf. */
-    size_t len = (size_t)count * locus_dtype_size(dt);
-    void *copy = len ? malloc(len) : NULL;
-    if (len && !copy)
-        return locus_mpi_err(comm, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace");
-    if (len)
-        locus_dtype_pack(buf, (size_t)count, dt, 0, copy, len);
-    err = sendrecv(copy, len, locus_dtype_basic(LOCUS_EL_BYTE), dest, sendtag, buf,
-                   (size_t)count, dt, source, recvtag, comm, status);
-    free(copy);
-    return err ? locus_mpi_err(comm, err, "MPI_Sendrecv_replace") : MPI_SUCCESS;
-}
+/* ---- probes ----------------------------------------------------------- */
 
-/* ---- probes and counts --------------------------------------------------- */
-
-static int probe_check(int source, int tag, MPI_Comm comm)
+static int probe_check(int source, int tag, locus_comm_t *comm)
 {
     if (!locus_comm_valid(comm))
         return MPI_ERR_COMM;
     if (tag < 0 && tag != MPI_ANY_TAG)
         return MPI_ERR_TAG;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE && (source < 0 || source >= comm->coll.size))
+    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE &&
+        (source < 0 || source >= comm->coll.size))
         return MPI_ERR_RANK;
     return MPI_SUCCESS;
 }
 
-static int probe_once(int source, int tag, MPI_Comm comm, MPI_Status *status)
+static int probe_once(int source, int tag, locus_comm_t *comm, MPI_Status *status)
 {
     int src, t;
     size_t bytes;
@@ -361,16 +354,17 @@ static int probe_once(int source, int tag, MPI_Comm comm, MPI_Status *status)
         status->MPI_SOURCE = src;
         status->MPI_TAG = t;
         status->MPI_ERROR = MPI_SUCCESS;
-        status->locus_count = (long long)bytes;
-        status->locus_cancelled = 0;
+        locus_status_set_bytes(status, bytes);
+        LOCUS_STATUS_CANCELLED(status) = 0;
     }
     return 1;
 }
 
 LOCUS_PMPI_WEAK(Iprobe)
-int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Iprobe");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = probe_check(source, tag, comm);
     if (err == MPI_SUCCESS && !flag)
         err = MPI_ERR_ARG;
@@ -391,9 +385,10 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *statu
 }
 
 LOCUS_PMPI_WEAK(Probe)
-int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Probe(int source, int tag, MPI_Comm comm_h, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Probe");
+    locus_comm_t *comm = locus_comm_of(comm_h);
     int err = probe_check(source, tag, comm);
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Probe");
@@ -412,32 +407,15 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Get_count)
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype dt, int *count)
-{
-    if (!status || !count)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_count");
-    if (locus_check_dtype(dt) != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count");
-    size_t sz = locus_dtype_size(dt);
-    long long bytes = status->locus_count;
-    if (sz == 0)
-        *count = bytes == 0 ? 0 : MPI_UNDEFINED;
-    else if (bytes % (long long)sz != 0 || bytes / (long long)sz > 0x7fffffff)
-        *count = MPI_UNDEFINED;
-    else
-        *count = (int)(bytes / (long long)sz);
-    return MPI_SUCCESS;
-}
+/* ---- profiling control ------------------------------------------------------ */
 
-LOCUS_PMPI_WEAK(Get_elements)
-int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype dt, int *count)
+/* Locus has no profiling levels of its own: a tool that interposes
+ * MPI_Pcontrol sees the call; the library accepts any level (MPI allows a
+ * no-op). */
+LOCUS_PMPI_WEAK(Pcontrol)
+int PMPI_Pcontrol(const int level, ...)
 {
-    if (!status || !count)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Get_elements");
-    if (locus_check_dtype(dt) != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_elements");
-    long n = locus_dtype_count_elements(dt, (size_t)status->locus_count);
-    *count = (n < 0 || n > 0x7fffffff) ? MPI_UNDEFINED : (int)n;
+    (void)level;
+    LOCUS_CHECK_INIT("MPI_Pcontrol");
     return MPI_SUCCESS;
 }

@@ -1,38 +1,78 @@
-/* Completion: MPI_Wait*, MPI_Test*, MPI_Request_free, MPI_Cancel. */
+/*
+ * Completion: MPI_Wait*, MPI_Test*, MPI_Start(all), MPI_Request_free and
+ * MPI_Cancel over any mix of requests: plain core requests (sends,
+ * receives, nonblocking collectives) and the kinds of req_kind.h
+ * (persistent, partitioned, generalized, MPI_Isendrecv). The MPI-4.1
+ * MPI_Request_get_status family is in req_status.c on the same helpers.
+ */
 #include <stdlib.h>
 
-#include "mpi_impl.h"
+#include "req_impl.h"
 
-static int req_valid(MPI_Request r)
+int req_valid(const locus_req_t *r)
 {
-    return r->kind >= LOCUS_REQ_SEND && r->kind <= LOCUS_REQ_GEN && !r->freed;
+    return r && r->kind >= LOCUS_REQ_SEND && r->kind <= LOCUS_REQ_GEN && !r->freed;
 }
 
-/* The communicator whose error handler applies: the request's own (alive
- * while the request holds its reference, even if the user freed it). */
-static MPI_Comm req_comm(MPI_Request r)
+locus_comm_t *req_comm(const locus_req_t *r)
 {
-    return r->comm ? (MPI_Comm)r->comm : MPI_COMM_WORLD;
+    return r->comm ? r->comm : &locus_comm_world;
 }
 
-/* Takes a completed request: status, error, recycling. */
-static int req_finish(MPI_Request *req, MPI_Status *st)
+int req_active(const locus_req_t *r)
 {
-    MPI_Request r = *req;
-    locus_status_set(st, r);
-    int err = r->st_error;
-    locus_core_req_put(locus_core(), r);
-    *req = MPI_REQUEST_NULL;
+    const locus_xreq_t *x = locus_xreq_of(r);
+    return !x || x->active;
+}
+
+int req_done(locus_req_t *r)
+{
+    locus_xreq_t *x = locus_xreq_of(r);
+    if (!x)
+        return r->done;
+    return !x->active || x->ops->test(x);
+}
+
+int req_peek(locus_req_t *r, MPI_Status *st)
+{
+    locus_xreq_t *x = locus_xreq_of(r);
+    if (!x) {
+        locus_status_set(st, r);
+        return r->st_error;
+    }
+    if (!x->active) {
+        locus_status_empty(st, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
+    }
+    MPI_Status tmp;
+    if (!st)
+        st = &tmp;
+    locus_status_empty(st, MPI_ANY_SOURCE);
+    int err = x->ops->status(x, st);
+    st->MPI_ERROR = err;
     return err;
 }
 
-static void status_empty(MPI_Status *st)
+int req_report(MPI_Request *h, MPI_Status *st)
 {
-    locus_status_empty(st, MPI_ANY_SOURCE);
+    locus_req_t *r = locus_req_of(*h);
+    locus_xreq_t *x = locus_xreq_of(r);
+    int err = req_peek(r, st);
+    if (!x) {
+        locus_core_req_put(locus_core(), r);
+        *h = MPI_REQUEST_NULL;
+    } else if (x->ops->persistent) {
+        x->active = 0;
+    } else {
+        int rerr = x->ops->release(x);
+        *h = MPI_REQUEST_NULL;
+        if (err == MPI_SUCCESS)
+            err = rerr;
+    }
+    return err;
 }
 
-/* One progress round; -1 when a transport failed. Idles when nothing moved. */
-static int progress_round(void)
+int req_progress_round(void)
 {
     locus_core_t *c = locus_core();
     int n = locus_core_progress(c);
@@ -43,36 +83,59 @@ static int progress_round(void)
     return n < 0 ? -1 : 0;
 }
 
-/* Checks an array of request handles: MPI_SUCCESS or MPI_ERR_REQUEST/ARG. */
-static int check_array(int count, MPI_Request reqs[])
+int req_check_array(int count, const MPI_Request reqs[])
 {
     if (count < 0)
         return MPI_ERR_COUNT;
     if (count > 0 && !reqs)
         return MPI_ERR_ARG;
     for (int i = 0; i < count; i++)
-        if (reqs[i] != MPI_REQUEST_NULL && !req_valid(reqs[i]))
+        if (reqs[i] != MPI_REQUEST_NULL && !req_valid(locus_req_of(reqs[i])))
             return MPI_ERR_REQUEST;
     return MPI_SUCCESS;
 }
+
+locus_comm_t *req_array_comm(int count, const MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++)
+        if (reqs[i] != MPI_REQUEST_NULL)
+            return req_comm(locus_req_of(reqs[i]));
+    return &locus_comm_world;
+}
+
+int req_find_done(int count, const MPI_Request reqs[])
+{
+    int any = 0;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL || !req_active(locus_req_of(reqs[i])))
+            continue;
+        any = 1;
+        if (req_done(locus_req_of(reqs[i])))
+            return i;
+    }
+    return any ? -1 : -2;
+}
+
+/* ---- single requests ------------------------------------------------------- */
 
 LOCUS_PMPI_WEAK(Wait)
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Wait");
     if (!request)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Wait");
-    MPI_Request r = *request;
-    if (r == MPI_REQUEST_NULL) {
-        status_empty(status);
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Wait");
+    locus_req_t *r = locus_req_of(*request);
+    if (!r) {
+        locus_status_empty(status, MPI_ANY_SOURCE);
         return MPI_SUCCESS;
     }
     if (!req_valid(r))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Wait");
-    MPI_Comm comm = req_comm(r);
-    if (!r->done && locus_core_wait(locus_core(), r) != 0)
-        return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Wait");
-    int err = req_finish(request, status);
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Wait");
+    locus_comm_t *comm = req_comm(r);
+    while (!req_done(r))
+        if (req_progress_round() != 0)
+            return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Wait");
+    int err = req_report(request, status);
     return err ? locus_mpi_err(comm, err, "MPI_Wait") : MPI_SUCCESS;
 }
 
@@ -81,181 +144,153 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Test");
     if (!request || !flag)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test");
-    MPI_Request r = *request;
-    if (r == MPI_REQUEST_NULL) {
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test");
+    locus_req_t *r = locus_req_of(*request);
+    if (!r) {
         *flag = 1;
-        status_empty(status);
+        locus_status_empty(status, MPI_ANY_SOURCE);
         return MPI_SUCCESS;
     }
     if (!req_valid(r))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Test");
-    MPI_Comm comm = req_comm(r);
-    if (!r->done && locus_core_progress(locus_core()) < 0)
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Test");
+    locus_comm_t *comm = req_comm(r);
+    if (!req_done(r) && locus_core_progress(locus_core()) < 0)
         return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Test");
-    *flag = r->done;
-    if (!r->done)
+    *flag = req_done(r);
+    if (!*flag)
         return MPI_SUCCESS;
-    int err = req_finish(request, status);
+    int err = req_report(request, status);
     return err ? locus_mpi_err(comm, err, "MPI_Test") : MPI_SUCCESS;
 }
 
-/* Completes every done request of the array into statuses; returns the
- * number still active. *err_any set when one completed with an error. */
-static int sweep_all(int count, MPI_Request reqs[], MPI_Status st[], int *err_any)
+/* ---- arrays ------------------------------------------------------------------ */
+
+/* Reports every request of the array (all complete or inactive); null
+ * handles get empty statuses. 1 when one of them failed. */
+static int report_all(int count, MPI_Request reqs[], MPI_Status st[])
 {
-    int active = 0;
+    int err_any = 0;
     for (int i = 0; i < count; i++) {
+        MPI_Status *s = st ? &st[i] : NULL;
         if (reqs[i] == MPI_REQUEST_NULL)
-            continue;
-        if (!reqs[i]->done) {
-            active++;
-            continue;
-        }
-        if (req_finish(&reqs[i], st ? &st[i] : NULL) != MPI_SUCCESS)
-            *err_any = 1;
+            locus_status_empty(s, MPI_ANY_SOURCE);
+        else if (req_report(&reqs[i], s) != MPI_SUCCESS)
+            err_any = 1;
     }
-    return active;
+    return err_any;
 }
 
 LOCUS_PMPI_WEAK(Waitall)
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
     LOCUS_CHECK_INIT("MPI_Waitall");
-    int err = check_array(count, reqs);
+    int err = req_check_array(count, reqs);
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitall");
-    MPI_Comm comm = MPI_COMM_WORLD;
-    for (int i = 0; i < count; i++) {
-        if (reqs[i] != MPI_REQUEST_NULL) {
-            comm = req_comm(reqs[i]);
-            break;
-        }
-    }
-    /* Statuses of null handles are empty; the others are set on completion. */
-    for (int i = 0; i < count; i++)
-        if (reqs[i] == MPI_REQUEST_NULL)
-            status_empty(statuses ? &statuses[i] : NULL);
-    int err_any = 0;
-    while (sweep_all(count, reqs, statuses, &err_any) > 0)
-        if (progress_round() != 0)
+        return locus_mpi_err(NULL, err, "MPI_Waitall");
+    locus_comm_t *comm = req_array_comm(count, reqs);
+    /* A request once done stays done: resume the scan where it stopped. */
+    for (int i = 0; i < count;) {
+        if (reqs[i] == MPI_REQUEST_NULL || req_done(locus_req_of(reqs[i])))
+            i++;
+        else if (req_progress_round() != 0)
             return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Waitall");
-    return err_any ? locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitall") : MPI_SUCCESS;
+    }
+    if (report_all(count, reqs, statuses))
+        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitall");
+    return MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Testall)
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
     LOCUS_CHECK_INIT("MPI_Testall");
-    int err = check_array(count, reqs);
+    int err = req_check_array(count, reqs);
     if (err == MPI_SUCCESS && !flag)
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testall");
+        return locus_mpi_err(NULL, err, "MPI_Testall");
+    locus_comm_t *comm = req_array_comm(count, reqs);
     if (locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testall");
-    /* All or nothing: complete none unless every one is done. */
-    MPI_Comm comm = MPI_COMM_WORLD;
+        return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Testall");
+    /* All or nothing: report none unless every one is done. */
     for (int i = 0; i < count; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL)
-            continue;
-        comm = req_comm(reqs[i]);
-        if (!reqs[i]->done) {
+        if (reqs[i] != MPI_REQUEST_NULL && !req_done(locus_req_of(reqs[i]))) {
             *flag = 0;
             return MPI_SUCCESS;
         }
     }
     *flag = 1;
-    int err_any = 0;
-    for (int i = 0; i < count; i++)
-        if (reqs[i] == MPI_REQUEST_NULL)
-            status_empty(statuses ? &statuses[i] : NULL);
-    sweep_all(count, reqs, statuses, &err_any);
-    return err_any ? locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Testall") : MPI_SUCCESS;
+    if (report_all(count, reqs, statuses))
+        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Testall");
+    return MPI_SUCCESS;
 }
 
-/* The first done request's index, -1 when none is, -2 when all are null. */
-static int find_done(int count, MPI_Request reqs[])
+/* The end of Waitany/Testany once i is known (-2: no active request). */
+static int any_report(MPI_Request reqs[], int i, int *index, MPI_Status *status,
+                      const char *fn)
 {
-    int any = 0;
-    for (int i = 0; i < count; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL)
-            continue;
-        any = 1;
-        if (reqs[i]->done)
-            return i;
+    if (i == -2) {
+        *index = MPI_UNDEFINED;
+        locus_status_empty(status, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
     }
-    return any ? -1 : -2;
+    locus_comm_t *comm = req_comm(locus_req_of(reqs[i]));
+    *index = i;
+    int err = req_report(&reqs[i], status);
+    return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Waitany)
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Waitany");
-    int err = check_array(count, reqs);
+    int err = req_check_array(count, reqs);
     if (err == MPI_SUCCESS && !index)
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitany");
+        return locus_mpi_err(NULL, err, "MPI_Waitany");
     int i;
-    while ((i = find_done(count, reqs)) == -1)
-        if (progress_round() != 0)
-            return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Waitany");
-    if (i == -2) {
-        *index = MPI_UNDEFINED;
-        status_empty(status);
-        return MPI_SUCCESS;
-    }
-    MPI_Comm comm = req_comm(reqs[i]);
-    *index = i;
-    err = req_finish(&reqs[i], status);
-    return err ? locus_mpi_err(comm, err, "MPI_Waitany") : MPI_SUCCESS;
+    while ((i = req_find_done(count, reqs)) == -1)
+        if (req_progress_round() != 0)
+            return locus_mpi_err(req_array_comm(count, reqs), MPI_ERR_OTHER, "MPI_Waitany");
+    return any_report(reqs, i, index, status, "MPI_Waitany");
 }
 
 LOCUS_PMPI_WEAK(Testany)
 int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Testany");
-    int err = check_array(count, reqs);
+    int err = req_check_array(count, reqs);
     if (err == MPI_SUCCESS && (!index || !flag))
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testany");
+        return locus_mpi_err(NULL, err, "MPI_Testany");
     if (locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testany");
-    int i = find_done(count, reqs);
-    if (i == -2) {
-        *flag = 1;
-        *index = MPI_UNDEFINED;
-        status_empty(status);
-        return MPI_SUCCESS;
-    }
+        return locus_mpi_err(req_array_comm(count, reqs), MPI_ERR_OTHER, "MPI_Testany");
+    int i = req_find_done(count, reqs);
+    *flag = i != -1;
     if (i == -1) {
-        *flag = 0;
         *index = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    MPI_Comm comm = req_comm(reqs[i]);
-    *flag = 1;
-    *index = i;
-    err = req_finish(&reqs[i], status);
-    return err ? locus_mpi_err(comm, err, "MPI_Testany") : MPI_SUCCESS;
+    return any_report(reqs, i, index, status, "MPI_Testany");
 }
 
-/* Completes all done requests into indices/statuses. */
-static int some_collect(int count, MPI_Request reqs[], int *outcount, int indices[],
-                        MPI_Status statuses[], MPI_Comm *comm)
+/* Reports every done active request into indices/statuses; *outcount is
+ * MPI_UNDEFINED when none is active. 1 when one of them failed. */
+static int some_report(int count, MPI_Request reqs[], int *outcount, int indices[],
+                       MPI_Status statuses[], locus_comm_t **comm)
 {
     int n = 0, err_any = 0, any = 0;
     for (int i = 0; i < count; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL)
+        if (reqs[i] == MPI_REQUEST_NULL || !req_active(locus_req_of(reqs[i])))
             continue;
         any = 1;
-        if (!reqs[i]->done)
+        if (!req_done(locus_req_of(reqs[i])))
             continue;
-        *comm = req_comm(reqs[i]);
+        *comm = req_comm(locus_req_of(reqs[i]));
         indices[n] = i;
-        if (req_finish(&reqs[i], statuses ? &statuses[n] : NULL) != MPI_SUCCESS)
+        if (req_report(&reqs[i], statuses ? &statuses[n] : NULL) != MPI_SUCCESS)
             err_any = 1;
         n++;
     }
@@ -263,50 +298,115 @@ static int some_collect(int count, MPI_Request reqs[], int *outcount, int indice
     return err_any;
 }
 
+static int some_run(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                    MPI_Status statuses[], int wait, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int err = req_check_array(incount, reqs);
+    if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
+        err = MPI_ERR_ARG;
+    if (err != MPI_SUCCESS)
+        return locus_mpi_err(NULL, err, fn);
+    locus_comm_t *comm = req_array_comm(incount, reqs);
+    if (wait) {
+        while (req_find_done(incount, reqs) == -1)
+            if (req_progress_round() != 0)
+                return locus_mpi_err(comm, MPI_ERR_OTHER, fn);
+    } else if (locus_core_progress(locus_core()) < 0) {
+        return locus_mpi_err(comm, MPI_ERR_OTHER, fn);
+    }
+    if (some_report(incount, reqs, outcount, indices, statuses, &comm))
+        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, fn);
+    return MPI_SUCCESS;
+}
+
 LOCUS_PMPI_WEAK(Waitsome)
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
-    LOCUS_CHECK_INIT("MPI_Waitsome");
-    int err = check_array(incount, reqs);
-    if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
-        err = MPI_ERR_ARG;
-    if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Waitsome");
-    while (find_done(incount, reqs) == -1)
-        if (progress_round() != 0)
-            return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Waitsome");
-    MPI_Comm comm = MPI_COMM_WORLD;
-    if (some_collect(incount, reqs, outcount, indices, statuses, &comm))
-        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Waitsome");
-    return MPI_SUCCESS;
+    return some_run(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
 }
 
 LOCUS_PMPI_WEAK(Testsome)
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
-    LOCUS_CHECK_INIT("MPI_Testsome");
-    int err = check_array(incount, reqs);
-    if (err == MPI_SUCCESS && (!outcount || (incount > 0 && !indices)))
-        err = MPI_ERR_ARG;
-    if (err != MPI_SUCCESS)
-        return locus_mpi_err(MPI_COMM_WORLD, err, "MPI_Testsome");
-    if (locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_OTHER, "MPI_Testsome");
-    MPI_Comm comm = MPI_COMM_WORLD;
-    if (some_collect(incount, reqs, outcount, indices, statuses, &comm))
-        return locus_mpi_err(comm, MPI_ERR_IN_STATUS, "MPI_Testsome");
+    return some_run(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
+}
+
+/* ---- persistent requests: start ------------------------------------------ */
+
+/* Starts one request: MPI_ERR_REQUEST unless it is an inactive persistent
+ * one. */
+static int start_one(MPI_Request h)
+{
+    locus_req_t *r = locus_req_of(h);
+    if (!req_valid(r))
+        return MPI_ERR_REQUEST;
+    locus_xreq_t *x = locus_xreq_of(r);
+    if (!x || !x->ops->persistent || x->active)
+        return MPI_ERR_REQUEST;
+    int err = x->ops->start(x);
+    if (err == MPI_SUCCESS)
+        x->active = 1;
+    return err;
+}
+
+LOCUS_PMPI_WEAK(Start)
+int PMPI_Start(MPI_Request *request)
+{
+    LOCUS_CHECK_INIT("MPI_Start");
+    if (!request)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Start");
+    int err = start_one(*request);
+    if (err == MPI_ERR_REQUEST || err == MPI_SUCCESS)
+        return err ? locus_mpi_err(NULL, err, "MPI_Start") : MPI_SUCCESS;
+    return locus_mpi_err(req_comm(locus_req_of(*request)), err, "MPI_Start");
+}
+
+LOCUS_PMPI_WEAK(Startall)
+int PMPI_Startall(int count, MPI_Request reqs[])
+{
+    LOCUS_CHECK_INIT("MPI_Startall");
+    if (count < 0)
+        return locus_mpi_err(NULL, MPI_ERR_COUNT, "MPI_Startall");
+    if (count > 0 && !reqs)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Startall");
+    /* Every handle is checked before any operation starts. */
+    for (int i = 0; i < count; i++) {
+        locus_req_t *r = locus_req_of(reqs[i]);
+        locus_xreq_t *x = req_valid(r) ? locus_xreq_of(r) : NULL;
+        if (!x || !x->ops->persistent || x->active)
+            return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Startall");
+    }
+    for (int i = 0; i < count; i++) {
+        int err = start_one(reqs[i]);
+        if (err != MPI_SUCCESS)
+            return locus_mpi_err(req_comm(locus_req_of(reqs[i])), err, "MPI_Startall");
+    }
     return MPI_SUCCESS;
 }
+
+/* ---- free, cancel -------------------------------------------------------------- */
 
 LOCUS_PMPI_WEAK(Request_free)
 int PMPI_Request_free(MPI_Request *request)
 {
     LOCUS_CHECK_INIT("MPI_Request_free");
-    if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free");
-    MPI_Request r = *request;
+    locus_req_t *r = request ? locus_req_of(*request) : NULL;
+    if (!req_valid(r))
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_free");
+    locus_xreq_t *x = locus_xreq_of(r);
+    if (x) {
+        locus_comm_t *comm = req_comm(r);
+        locus_comm_retain(comm); /* for the error report: release may drop r's */
+        int err = x->ops->release(x);
+        if (err == MPI_SUCCESS)
+            *request = MPI_REQUEST_NULL;
+        err = err ? locus_mpi_err(comm, err, "MPI_Request_free") : MPI_SUCCESS;
+        locus_comm_release(comm);
+        return err;
+    }
     if (r->done)
         locus_core_req_put(locus_core(), r);
     else
@@ -319,61 +419,17 @@ LOCUS_PMPI_WEAK(Cancel)
 int PMPI_Cancel(MPI_Request *request)
 {
     LOCUS_CHECK_INIT("MPI_Cancel");
-    if (!request || *request == MPI_REQUEST_NULL || !req_valid(*request))
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel");
+    locus_req_t *r = request ? locus_req_of(*request) : NULL;
+    if (!req_valid(r))
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Cancel");
+    locus_xreq_t *x = locus_xreq_of(r);
+    if (x) {
+        int err = x->active ? x->ops->cancel(x) : MPI_SUCCESS;
+        return err ? locus_mpi_err(req_comm(r), err, "MPI_Cancel") : MPI_SUCCESS;
+    }
     /* Only unmatched receives can be cancelled; a send completes normally
      * and MPI_Test_cancelled then reports false (allowed by the standard). */
-    if ((*request)->kind == LOCUS_REQ_RECV)
-        locus_core_cancel(locus_core(), *request);
+    if (r->kind == LOCUS_REQ_RECV)
+        locus_core_cancel(locus_core(), r);
     return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Test_cancelled)
-int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
-{
-    if (!status || !flag)
-        return locus_mpi_err(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled");
-    *flag = status->locus_cancelled;
-    return MPI_SUCCESS;
-}
-
-/* ---- mpi_impl.h helpers ------------------------------------------------- */
-
-MPI_Request locus_req_gen_new(MPI_Comm comm, int (*poll)(void *state), void *state,
-                              void (*state_free)(void *))
-{
-    locus_req_t *r = locus_core_req_get(locus_core());
-    if (!r)
-        return MPI_REQUEST_NULL;
-    r->kind = LOCUS_REQ_GEN;
-    r->comm = comm;
-    locus_comm_retain(comm);
-    r->poll = poll;
-    r->state = state;
-    r->state_free = state_free;
-    locus_core_gen_add(locus_core(), r);
-    return r;
-}
-
-/* A nonblocking collective's schedule as a generalized request's state. */
-static int sched_poll(void *state)
-{
-    int err;
-    if (!locus_coll_sched_poll(state, &err))
-        return 0;
-    return err == MPI_SUCCESS ? 1 : -err;
-}
-
-static void sched_free(void *state)
-{
-    locus_coll_sched_free(state);
-}
-
-int locus_req_of_sched(MPI_Comm comm, locus_coll_sched_t *s, MPI_Request *request)
-{
-    *request = locus_req_gen_new(comm, sched_poll, s, sched_free);
-    if (*request != MPI_REQUEST_NULL)
-        return MPI_SUCCESS;
-    locus_coll_sched_free(s);
-    return MPI_ERR_NO_MEM;
 }

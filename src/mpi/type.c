@@ -1,190 +1,223 @@
 /*
- * type.c — the MPI datatype calls: thin wrappers that check arguments and
- * hand the layout work to the datatype engine (src/dtype).
+ * type.c — datatype objects: made around an engine type with the record
+ * of their constructor's arguments (type.h), committed, freed,
+ * duplicated (attributes copied), and cloned for MPI_Type_get_contents.
  */
-#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "mpi_impl.h"
+#include "type.h"
 
-/* Errors of calls that have no communicator go to MPI_COMM_WORLD's handler. */
-#define TYPE_ERR(cls, fn) locus_mpi_err(MPI_COMM_NULL, (cls), (fn))
+/* ---- recorded constructor arguments ---- */
 
-static ptrdiff_t type_extent(MPI_Datatype dt)
+void type_args_init(type_args_t *a, int combiner, int large)
 {
-    ptrdiff_t lb, ext;
-    locus_dtype_extent(dt, &lb, &ext);
-    return ext;
+    *a = (type_args_t){.combiner = combiner, .large = large};
 }
 
-static int type_result(int rc, const char *fn)
+void type_args_put(type_args_t *a, int cat, MPI_Count v)
 {
-    if (rc == LOCUS_DTYPE_OK)
-        return MPI_SUCCESS;
-    return TYPE_ERR(rc == LOCUS_DTYPE_ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG, fn);
-}
-
-LOCUS_PMPI_WEAK(Type_contiguous)
-int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_contiguous";
-    LOCUS_CHECK_INIT(fn);
-    if (count < 0)
-        return TYPE_ERR(MPI_ERR_COUNT, fn);
-    if (!oldtype)
-        return TYPE_ERR(MPI_ERR_TYPE, fn);
-    if (!newtype)
-        return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_result(locus_dtype_contiguous(count, oldtype, newtype), fn);
-}
-
-LOCUS_PMPI_WEAK(Type_vector)
-int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                     MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_vector";
-    LOCUS_CHECK_INIT(fn);
-    if (count < 0 || blocklength < 0)
-        return TYPE_ERR(MPI_ERR_COUNT, fn);
-    if (!oldtype)
-        return TYPE_ERR(MPI_ERR_TYPE, fn);
-    if (!newtype)
-        return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_result(locus_dtype_hvector(count, blocklength,
-                                           (ptrdiff_t)stride * type_extent(oldtype),
-                                           oldtype, newtype), fn);
-}
-
-LOCUS_PMPI_WEAK(Type_create_hvector)
-int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride,
-                             MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_create_hvector";
-    LOCUS_CHECK_INIT(fn);
-    if (count < 0 || blocklength < 0)
-        return TYPE_ERR(MPI_ERR_COUNT, fn);
-    if (!oldtype)
-        return TYPE_ERR(MPI_ERR_TYPE, fn);
-    if (!newtype)
-        return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_result(locus_dtype_hvector(count, blocklength, stride, oldtype, newtype), fn);
-}
-
-/* Indexed flavours: displacements in elements (scale = extent) or bytes. */
-static int type_indexed(int count, const int *bls, int bl, const int *idispls,
-                        const MPI_Aint *adispls, MPI_Datatype oldtype, MPI_Datatype *newtype,
-                        const char *fn)
-{
-    if (count < 0 || (bls == NULL && bl < 0))
-        return TYPE_ERR(MPI_ERR_COUNT, fn);
-    if (!oldtype)
-        return TYPE_ERR(MPI_ERR_TYPE, fn);
-    if (!newtype || (count > 0 && ((!bls && bl < 0) || (!idispls && !adispls))))
-        return TYPE_ERR(MPI_ERR_ARG, fn);
-    int *b = malloc(sizeof(int) * (size_t)(count + 1));
-    ptrdiff_t *d = malloc(sizeof(ptrdiff_t) * (size_t)(count + 1));
-    if (!b || !d) {
-        free(b);
-        free(d);
-        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
-    }
-    MPI_Aint ext = type_extent(oldtype);
-    for (int i = 0; i < count; i++) {
-        b[i] = bls ? bls[i] : bl;
-        d[i] = idispls ? (ptrdiff_t)idispls[i] * ext : adispls[i];
-        if (b[i] < 0) {
-            free(b);
-            free(d);
-            return TYPE_ERR(MPI_ERR_COUNT, fn);
+    if (a->oom)
+        return;
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 8;
+        unsigned char *c = realloc(a->cat, cap);
+        MPI_Count *vv = c ? realloc(a->val, cap * sizeof *vv) : NULL;
+        if (c)
+            a->cat = c;
+        if (!c || !vv) {
+            a->oom = 1;
+            return;
         }
+        a->val = vv;
+        a->cap = cap;
     }
-    int rc = locus_dtype_hindexed(count, b, d, oldtype, newtype);
-    free(b);
-    free(d);
-    return type_result(rc, fn);
+    a->cat[a->n] = (unsigned char)cat;
+    a->val[a->n++] = v;
 }
 
-LOCUS_PMPI_WEAK(Type_indexed)
-int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
-                      const int array_of_displacements[], MPI_Datatype oldtype,
-                      MPI_Datatype *newtype)
+void type_args_free(type_args_t *a)
 {
-    LOCUS_CHECK_INIT("MPI_Type_indexed");
-    if (count > 0 && !array_of_blocklengths)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_indexed");
-    return type_indexed(count, array_of_blocklengths, 0, array_of_displacements, NULL, oldtype,
-                        newtype, "MPI_Type_indexed");
+    free(a->cat);
+    free(a->val);
+    a->cat = NULL;
+    a->val = NULL;
 }
 
-LOCUS_PMPI_WEAK(Type_create_hindexed)
-int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
+/* Where a recorded value goes: 0 ints, 1 addresses, 2 large counts. */
+static int args_slot(const type_args_t *a, int cat)
 {
-    LOCUS_CHECK_INIT("MPI_Type_create_hindexed");
-    if (count > 0 && !array_of_blocklengths)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_create_hindexed");
-    return type_indexed(count, array_of_blocklengths, 0, NULL, array_of_displacements, oldtype,
-                        newtype, "MPI_Type_create_hindexed");
+    if (cat == TA_INT)
+        return 0;
+    if (cat == TA_AINT)
+        return 1;
+    if (a->large)
+        return 2;
+    return cat == TA_COUNT ? 0 : 1;
 }
 
-LOCUS_PMPI_WEAK(Type_create_indexed_block)
-int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
+static void decl_free(locus_type_decl_t *d)
 {
-    LOCUS_CHECK_INIT("MPI_Type_create_indexed_block");
-    return type_indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype, newtype,
-                        "MPI_Type_create_indexed_block");
-}
-
-LOCUS_PMPI_WEAK(Type_create_struct)
-int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                            const MPI_Aint array_of_displacements[],
-                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_create_struct";
-    LOCUS_CHECK_INIT(fn);
-    if (count < 0)
-        return TYPE_ERR(MPI_ERR_COUNT, fn);
-    if (!newtype || (count > 0 && (!array_of_blocklengths || !array_of_displacements ||
-                                   !array_of_types)))
-        return TYPE_ERR(MPI_ERR_ARG, fn);
-    ptrdiff_t *d = malloc(sizeof(ptrdiff_t) * (size_t)(count + 1));
     if (!d)
-        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
-    for (int i = 0; i < count; i++) {
-        d[i] = array_of_displacements[i];
-        if (array_of_blocklengths[i] < 0 || !array_of_types[i]) {
-            free(d);
-            return TYPE_ERR(array_of_types[i] ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn);
-        }
-    }
-    int rc = locus_dtype_struct(count, array_of_blocklengths, d,
-                                (locus_dtype_t *const *)array_of_types, newtype);
+        return;
+    for (MPI_Count i = 0; i < d->nd; i++)
+        if (d->types[i] && !d->types[i]->predefined)
+            locus_dtype_release(d->types[i]->dt);
     free(d);
-    return type_result(rc, fn);
 }
 
-LOCUS_PMPI_WEAK(Type_create_resized)
-int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                             MPI_Datatype *newtype)
+/* One allocation holding the record and its four arrays. */
+static locus_type_decl_t *decl_alloc(int combiner, size_t ni, size_t na, size_t nc, size_t nd)
 {
-    static const char fn[] = "MPI_Type_create_resized";
-    LOCUS_CHECK_INIT(fn);
-    if (!oldtype)
-        return TYPE_ERR(MPI_ERR_TYPE, fn);
-    if (!newtype)
-        return TYPE_ERR(MPI_ERR_ARG, fn);
-    return type_result(locus_dtype_resized(oldtype, lb, extent, newtype), fn);
+    size_t sz = sizeof(locus_type_decl_t) + na * sizeof(MPI_Aint) + nc * sizeof(MPI_Count) +
+                nd * sizeof(locus_mdt_t *) + ni * sizeof(int);
+    locus_type_decl_t *d = calloc(1, sz);
+    if (!d)
+        return NULL;
+    d->combiner = combiner;
+    d->ni = (MPI_Count)ni;
+    d->na = (MPI_Count)na;
+    d->nc = (MPI_Count)nc;
+    d->nd = (MPI_Count)nd;
+    char *p = (char *)(d + 1);
+    d->aints = (MPI_Aint *)p;
+    p += na * sizeof(MPI_Aint);
+    d->counts = (MPI_Count *)p;
+    p += nc * sizeof(MPI_Count);
+    d->types = (locus_mdt_t **)p;
+    p += nd * sizeof(locus_mdt_t *);
+    d->ints = (int *)p;
+    return d;
+}
+
+/* Components are referenced (derived ones through their engine type). */
+static void decl_set_types(locus_type_decl_t *d, size_t nd, locus_mdt_t *const *types)
+{
+    for (size_t i = 0; i < nd; i++) {
+        d->types[i] = types[i];
+        if (!types[i]->predefined)
+            locus_dtype_retain(types[i]->dt);
+    }
+}
+
+locus_type_decl_t *type_decl_new(int combiner, size_t ni, size_t nd, locus_mdt_t *const *types)
+{
+    locus_type_decl_t *d = decl_alloc(combiner, ni, 0, 0, nd);
+    if (d)
+        decl_set_types(d, nd, types);
+    return d;
+}
+
+static locus_type_decl_t *decl_of_args(const type_args_t *a, size_t nd,
+                                       locus_mdt_t *const *types)
+{
+    size_t n[3] = {0, 0, 0};
+    for (size_t i = 0; i < a->n; i++)
+        n[args_slot(a, a->cat[i])]++;
+    locus_type_decl_t *d = decl_alloc(a->combiner, n[0], n[1], n[2], nd);
+    if (!d)
+        return NULL;
+    size_t k[3] = {0, 0, 0};
+    for (size_t i = 0; i < a->n; i++) {
+        int s = args_slot(a, a->cat[i]);
+        if (s == 0)
+            d->ints[k[0]++] = (int)a->val[i];
+        else if (s == 1)
+            d->aints[k[1]++] = (MPI_Aint)a->val[i];
+        else
+            d->counts[k[2]++] = a->val[i];
+    }
+    decl_set_types(d, nd, types);
+    return d;
+}
+
+static locus_type_decl_t *decl_copy(const locus_type_decl_t *s)
+{
+    locus_type_decl_t *d = decl_alloc(s->combiner, (size_t)s->ni, (size_t)s->na, (size_t)s->nc,
+                                      (size_t)s->nd);
+    if (!d)
+        return NULL;
+    memcpy(d->ints, s->ints, (size_t)s->ni * sizeof(int));
+    memcpy(d->aints, s->aints, (size_t)s->na * sizeof(MPI_Aint));
+    memcpy(d->counts, s->counts, (size_t)s->nc * sizeof(MPI_Count));
+    decl_set_types(d, (size_t)s->nd, s->types);
+    return d;
+}
+
+/* ---- datatype objects ---- */
+
+/* The engine type went: its MPI object goes with it. */
+static void mdt_gone(void *owner)
+{
+    locus_mdt_t *m = owner;
+    decl_free(m->decl);
+    free(m);
+}
+
+locus_mdt_t *type_obj(MPI_Datatype h)
+{
+    locus_mdt_t *m = locus_mdt_of(h);
+    return m && m->magic == LOCUS_DT_MAGIC ? m : NULL;
+}
+
+/* A new object around engine type dt with record d (both consumed). */
+static locus_mdt_t *obj_new(locus_dtype_t *dt, locus_type_decl_t *d)
+{
+    locus_mdt_t *m = d ? calloc(1, sizeof *m) : NULL;
+    if (!m) {
+        decl_free(d);
+        locus_dtype_release(dt);
+        return NULL;
+    }
+    m->magic = LOCUS_DT_MAGIC;
+    m->dt = dt;
+    m->decl = d;
+    m->handle = (MPI_Datatype)m;
+    locus_dtype_set_owner(dt, m, mdt_gone);
+    return m;
+}
+
+int type_make(int rc, locus_dtype_t *dt, type_args_t *args, size_t nd,
+              locus_mdt_t *const *types, MPI_Datatype *out, const char *fn)
+{
+    if (rc == LOCUS_DTYPE_OK && args->oom) {
+        locus_dtype_release(dt);
+        rc = LOCUS_DTYPE_ENOMEM;
+    }
+    if (rc != LOCUS_DTYPE_OK) {
+        type_args_free(args);
+        return TYPE_ERR(rc == LOCUS_DTYPE_ENOMEM ? MPI_ERR_NO_MEM : MPI_ERR_ARG, fn);
+    }
+    locus_mdt_t *m = obj_new(dt, decl_of_args(args, nd, types));
+    type_args_free(args);
+    if (!m)
+        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
+    *out = m->handle;
+    return MPI_SUCCESS;
+}
+
+MPI_Datatype type_contents_handle(locus_mdt_t *m)
+{
+    if (m->predefined)
+        return m->handle;
+    locus_dtype_t *dt;
+    if (locus_dtype_dup(m->dt, &dt) != LOCUS_DTYPE_OK)
+        return MPI_DATATYPE_NULL;
+    locus_mdt_t *c = obj_new(dt, decl_copy(m->decl));
+    if (!c)
+        return MPI_DATATYPE_NULL;
+    memcpy(c->name, m->name, sizeof c->name);
+    return c->handle;
 }
 
 LOCUS_PMPI_WEAK(Type_commit)
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
     LOCUS_CHECK_INIT("MPI_Type_commit");
-    if (!datatype || !*datatype)
+    locus_mdt_t *m = datatype ? type_obj(*datatype) : NULL;
+    if (!m)
         return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_commit");
-    locus_dtype_commit(*datatype);
+    locus_dtype_commit(m->dt);
     return MPI_SUCCESS;
 }
 
@@ -192,125 +225,46 @@ LOCUS_PMPI_WEAK(Type_free)
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
     LOCUS_CHECK_INIT("MPI_Type_free");
-    if (!datatype || !*datatype || locus_dtype_is_basic(*datatype))
+    locus_mdt_t *m = datatype ? type_obj(*datatype) : NULL;
+    /* Predefined types (the f90 and value-index ones included) stay. */
+    if (!m || m->predefined)
         return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_free");
-    /* Operations still using the type hold their own reference (pending
-     * receives, nonblocking collectives); it is freed after the last. */
-    locus_dtype_release(*datatype);
+    int rc = locus_attr_clear(&m->attrs, ATTR_TYPE, m->handle);
+    /* Operations still using the type hold their own references (pending
+     * receives, nonblocking collectives); the object goes after the last. */
+    m->magic = 0;
     *datatype = MPI_DATATYPE_NULL;
-    return MPI_SUCCESS;
+    locus_dtype_release(m->dt);
+    return rc ? TYPE_ERR(rc, "MPI_Type_free") : MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Type_size)
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
+LOCUS_PMPI_WEAK(Type_dup)
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    LOCUS_CHECK_INIT("MPI_Type_size");
-    if (!datatype)
-        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_size");
-    if (!size)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_size");
-    size_t s = locus_dtype_size(datatype);
-    *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Type_get_extent)
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    LOCUS_CHECK_INIT("MPI_Type_get_extent");
-    if (!datatype)
-        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_extent");
-    if (!lb || !extent)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_extent");
-    ptrdiff_t l, e;
-    locus_dtype_extent(datatype, &l, &e);
-    *lb = l;
-    *extent = e;
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Type_get_true_extent)
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
-{
-    LOCUS_CHECK_INIT("MPI_Type_get_true_extent");
-    if (!datatype)
-        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_true_extent");
-    if (!true_lb || !true_extent)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_true_extent");
-    ptrdiff_t l, e;
-    locus_dtype_true_extent(datatype, &l, &e);
-    *true_lb = l;
-    *true_extent = e;
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Pack)
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
-{
-    static const char fn[] = "MPI_Pack";
+    static const char fn[] = "MPI_Type_dup";
     LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_count(incount);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS && (!position || *position < 0 || outsize < 0 ||
-                              (outsize > 0 && !outbuf)))
-        rc = MPI_ERR_ARG;
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(inbuf, incount, datatype);
+    locus_mdt_t *old = type_obj(oldtype);
+    if (!old)
+        return TYPE_ERR(MPI_ERR_TYPE, fn);
+    if (!newtype)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    locus_dtype_t *nt = NULL;
+    type_args_t a;
+    type_args_init(&a, MPI_COMBINER_DUP, 0);
+    MPI_Datatype h;
+    int rc = locus_dtype_dup(old->dt, &nt);
+    rc = type_make(rc, nt, &a, 1, &old, &h, fn);
     if (rc != MPI_SUCCESS)
-        return locus_mpi_err(comm, rc, fn);
-    size_t need = (size_t)incount * locus_dtype_size(datatype);
-    if ((size_t)*position + need > (size_t)outsize)
-        return locus_mpi_err(comm, MPI_ERR_TRUNCATE, fn);
-    *position += (int)locus_dtype_pack(inbuf, (size_t)incount, datatype, 0,
-                                       (char *)outbuf + *position, need);
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Unpack)
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
-{
-    static const char fn[] = "MPI_Unpack";
-    LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_count(outcount);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS && (!position || *position < 0 || insize < 0 ||
-                              (insize > 0 && !inbuf)))
-        rc = MPI_ERR_ARG;
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(outbuf, outcount, datatype);
-    if (rc != MPI_SUCCESS)
-        return locus_mpi_err(comm, rc, fn);
-    size_t need = (size_t)outcount * locus_dtype_size(datatype);
-    if ((size_t)*position + need > (size_t)insize)
-        return locus_mpi_err(comm, MPI_ERR_TRUNCATE, fn);
-    *position += (int)locus_dtype_unpack(outbuf, (size_t)outcount, datatype, 0,
-                                         (const char *)inbuf + *position, need);
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    static const char fn[] = "MPI_Pack_size";
-    LOCUS_CHECK_INIT(fn);
-    int rc = locus_check_comm(comm);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_count(incount);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS && !size)
-        rc = MPI_ERR_ARG;
-    if (rc != MPI_SUCCESS)
-        return locus_mpi_err(comm, rc, fn);
-    size_t s = (size_t)incount * locus_dtype_size(datatype);
-    *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
+        return rc;
+    /* The attributes come along, through their copy callbacks. */
+    locus_mdt_t *m = type_obj(h);
+    rc = locus_attr_copy(old->attrs, ATTR_TYPE, old->handle, &m->attrs);
+    if (rc != MPI_SUCCESS) {
+        locus_attr_clear(&m->attrs, ATTR_TYPE, h);
+        m->magic = 0;
+        locus_dtype_release(m->dt);
+        return TYPE_ERR(rc, fn);
+    }
+    *newtype = h;
     return MPI_SUCCESS;
 }

@@ -26,22 +26,27 @@ enum {
 
 /*
  * 1 when the predefined `op` may be applied to `el` under the MPI rules:
- * MAX/MIN on integers (MPI_CHAR included, as MPICH allows) and floating
- * point; SUM/PROD on the same; LAND/LOR/LXOR on integers and C bool;
- * BAND/BOR/BXOR on integers and bytes; MINLOC/MAXLOC on the pair types;
- * REPLACE and NO_OP (one-sided only) on every kind. MPI_AINT, MPI_OFFSET
- * and MPI_COUNT count as integers except for the logical ops. 0 otherwise,
- * including for LOCUS_EL_MIXED and for ids that are not predefined ops.
+ * MAX/MIN on integers (C and Fortran; MPI_CHAR included, as MPICH allows)
+ * and floating point; SUM/PROD on the same and complex; LAND/LOR/LXOR on
+ * integers and logicals (C bool, Fortran LOGICAL); BAND/BOR/BXOR on
+ * integers and bytes; MINLOC/MAXLOC on the value-index pair kinds
+ * (predefined and run-time ones); REPLACE and NO_OP (one-sided only) on
+ * every kind. MPI_AINT, MPI_OFFSET and MPI_COUNT count as integers except
+ * for the logical ops. Kinds whose C type this build lacks (_Float16,
+ * _Float128, __int128: see locus_dtype.h) allow REPLACE and NO_OP only.
+ * 0 otherwise, including for LOCUS_EL_MIXED and for ids that are not
+ * predefined ops.
  */
 int locus_op_valid(int op, locus_elem_t el);
 
 /*
  * inout[i] = in[i] op inout[i] for i < count elements of kind el, both
  * arrays laid out as C arrays of the kind. Integer SUM/PROD wrap around
- * (two's complement) instead of overflowing. MINLOC/MAXLOC keep the lower
- * index on ties. Only data bytes are written: never the padding of a pair
- * (so a buffer may end where the last element's data ends). Returns 0, or
- * -1 (nothing touched) when locus_op_valid() says no.
+ * (two's complement) instead of overflowing; logical results are 0 or 1
+ * (Fortran's .TRUE. is 1, any non-zero input is true). MINLOC/MAXLOC keep
+ * the lower index on ties. Only data bytes are written: never the padding
+ * of a pair (so a buffer may end where the last element's data ends).
+ * Returns 0, or -1 (nothing touched) when locus_op_valid() says no.
  */
 int locus_op_apply(int op, locus_elem_t el, const void *in, void *inout, size_t count);
 

@@ -1,33 +1,82 @@
 /*
  * op_kernels.c — the predefined reduction loops, generated per (op, kind) by
- * X-macros so every pair MPI allows has one tight, vectorisable loop.
+ * X-macros so every pair MPI allows has one tight, vectorisable loop. The
+ * value-index pairs (MINLOC/MAXLOC) are in op_pairs.c.
  */
+#include <complex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
-#include <wchar.h>
 
-#include "locus_op.h"
+#include "op_impl.h"
 
-/* Integer kinds and their C types. */
+/* Integer kinds: kind, C type, the unsigned type wrapping arithmetic is
+ * done in (signed overflow is undefined in C, unsigned is not). */
+#ifdef LOCUS_HAVE_INT128
+#define INT128_KIND(X) X(LOCUS_EL_INT128, __int128, unsigned __int128)
+#else
+#define INT128_KIND(X)
+#endif
 #define INT_KINDS(X)                                                           \
-    X(LOCUS_EL_CHAR, char) X(LOCUS_EL_SCHAR, signed char)                      \
-    X(LOCUS_EL_UCHAR, unsigned char) X(LOCUS_EL_SHORT, short)                  \
-    X(LOCUS_EL_USHORT, unsigned short) X(LOCUS_EL_INT, int)                    \
-    X(LOCUS_EL_UINT, unsigned) X(LOCUS_EL_LONG, long)                          \
-    X(LOCUS_EL_ULONG, unsigned long) X(LOCUS_EL_LLONG, long long)              \
-    X(LOCUS_EL_ULLONG, unsigned long long) X(LOCUS_EL_INT8, int8_t)            \
-    X(LOCUS_EL_UINT8, uint8_t) X(LOCUS_EL_INT16, int16_t)                      \
-    X(LOCUS_EL_UINT16, uint16_t) X(LOCUS_EL_INT32, int32_t)                    \
-    X(LOCUS_EL_UINT32, uint32_t) X(LOCUS_EL_INT64, int64_t)                    \
-    X(LOCUS_EL_UINT64, uint64_t)
+    X(LOCUS_EL_CHAR, char, unsigned long long)                                 \
+    X(LOCUS_EL_SCHAR, signed char, unsigned long long)                         \
+    X(LOCUS_EL_UCHAR, unsigned char, unsigned long long)                       \
+    X(LOCUS_EL_SHORT, short, unsigned long long)                               \
+    X(LOCUS_EL_USHORT, unsigned short, unsigned long long)                     \
+    X(LOCUS_EL_INT, int, unsigned long long)                                   \
+    X(LOCUS_EL_UINT, unsigned, unsigned long long)                             \
+    X(LOCUS_EL_LONG, long, unsigned long long)                                 \
+    X(LOCUS_EL_ULONG, unsigned long, unsigned long long)                       \
+    X(LOCUS_EL_LLONG, long long, unsigned long long)                           \
+    X(LOCUS_EL_ULLONG, unsigned long long, unsigned long long)                 \
+    X(LOCUS_EL_INT8, int8_t, unsigned long long)                               \
+    X(LOCUS_EL_UINT8, uint8_t, unsigned long long)                             \
+    X(LOCUS_EL_INT16, int16_t, unsigned long long)                             \
+    X(LOCUS_EL_UINT16, uint16_t, unsigned long long)                           \
+    X(LOCUS_EL_INT32, int32_t, unsigned long long)                             \
+    X(LOCUS_EL_UINT32, uint32_t, unsigned long long)                           \
+    X(LOCUS_EL_INT64, int64_t, unsigned long long)                             \
+    X(LOCUS_EL_UINT64, uint64_t, unsigned long long)                           \
+    INT128_KIND(X)
 /* MPI's "multi-language" integer types. */
 #define ML_KINDS(X)                                                            \
-    X(LOCUS_EL_AINT, intptr_t) X(LOCUS_EL_OFFSET, long long)                   \
-    X(LOCUS_EL_COUNT, long long)
+    X(LOCUS_EL_AINT, intptr_t, unsigned long long)                             \
+    X(LOCUS_EL_OFFSET, long long, unsigned long long)                          \
+    X(LOCUS_EL_COUNT, long long, unsigned long long)
+
+#ifdef LOCUS_HAVE_FLOAT16
+#define F16_KIND(X) X(LOCUS_EL_FLOAT16, _Float16, _Float16)
+#define C16_KIND(X) X(LOCUS_EL_CFLOAT16, _Complex _Float16, _Complex _Float16)
+#else
+#define F16_KIND(X)
+#define C16_KIND(X)
+#endif
+#ifdef LOCUS_HAVE_FLOAT128
+#define F128_KIND(X) X(LOCUS_EL_FLOAT128, _Float128, _Float128)
+#define C128_KIND(X) X(LOCUS_EL_CFLOAT128, _Complex _Float128, _Complex _Float128)
+#else
+#define F128_KIND(X)
+#define C128_KIND(X)
+#endif
 #define FLOAT_KINDS(X)                                                         \
-    X(LOCUS_EL_FLOAT, float) X(LOCUS_EL_DOUBLE, double)                        \
-    X(LOCUS_EL_LDOUBLE, long double)
+    X(LOCUS_EL_FLOAT, float, float) X(LOCUS_EL_DOUBLE, double, double)         \
+    X(LOCUS_EL_LDOUBLE, long double, long double) F16_KIND(X) F128_KIND(X)
+#define COMPLEX_KINDS(X)                                                       \
+    X(LOCUS_EL_CFLOAT, float complex, float complex)                           \
+    X(LOCUS_EL_CDOUBLE, double complex, double complex)                        \
+    X(LOCUS_EL_CLDOUBLE, long double complex, long double complex)             \
+    C16_KIND(X) C128_KIND(X)
+/* C bool and Fortran LOGICAL: true is any non-zero value, results are 1
+ * (gfortran's .TRUE.). */
+#ifdef LOCUS_HAVE_INT128
+#define L16_KIND(X) X(LOCUS_EL_FLOGICAL16, __int128, __int128)
+#else
+#define L16_KIND(X)
+#endif
+#define LOGICAL_KINDS(X)                                                       \
+    X(LOCUS_EL_BOOL, bool, bool) X(LOCUS_EL_FLOGICAL1, int8_t, int8_t)         \
+    X(LOCUS_EL_FLOGICAL2, int16_t, int16_t) X(LOCUS_EL_FLOGICAL4, int32_t, int32_t) \
+    X(LOCUS_EL_FLOGICAL8, int64_t, int64_t) L16_KIND(X)
 
 /* One loop: inout[i] = in[i] OP inout[i], with x = in[i], y = inout[i]. */
 #define LOOP(T, EXPR)                                                          \
@@ -40,114 +89,34 @@
         }                                                                      \
     } while (0)
 
-/* Wrapping arithmetic: signed overflow is undefined in C, unsigned is not. */
-#define WSUM(x, y) ((unsigned long long)(x) + (unsigned long long)(y))
-#define WPROD(x, y) ((unsigned long long)(x) * (unsigned long long)(y))
-
 #define CASE_LOOP(kind, T, EXPR) case kind: LOOP(T, EXPR); return 0;
 
-#define C_MAX(kind, T) CASE_LOOP(kind, T, x > y ? x : y)
-#define C_MIN(kind, T) CASE_LOOP(kind, T, x < y ? x : y)
-#define C_ISUM(kind, T) CASE_LOOP(kind, T, WSUM(x, y))
-#define C_IPROD(kind, T) CASE_LOOP(kind, T, WPROD(x, y))
-#define C_FSUM(kind, T) CASE_LOOP(kind, T, x + y)
-#define C_FPROD(kind, T) CASE_LOOP(kind, T, x * y)
-#define C_LAND(kind, T) CASE_LOOP(kind, T, (x && y))
-#define C_LOR(kind, T) CASE_LOOP(kind, T, (x || y))
-#define C_LXOR(kind, T) CASE_LOOP(kind, T, (!x != !y))
-#define C_BAND(kind, T) CASE_LOOP(kind, T, x & y)
-#define C_BOR(kind, T) CASE_LOOP(kind, T, x | y)
-#define C_BXOR(kind, T) CASE_LOOP(kind, T, x ^ y)
+#define C_MAX(kind, T, W) CASE_LOOP(kind, T, x > y ? x : y)
+#define C_MIN(kind, T, W) CASE_LOOP(kind, T, x < y ? x : y)
+#define C_SUM(kind, T, W) CASE_LOOP(kind, T, (W)x + (W)y)
+#define C_PROD(kind, T, W) CASE_LOOP(kind, T, (W)x * (W)y)
+#define C_LAND(kind, T, W) CASE_LOOP(kind, T, (x && y))
+#define C_LOR(kind, T, W) CASE_LOOP(kind, T, (x || y))
+#define C_LXOR(kind, T, W) CASE_LOOP(kind, T, (!x != !y))
+#define C_BAND(kind, T, W) CASE_LOOP(kind, T, x & y)
+#define C_BOR(kind, T, W) CASE_LOOP(kind, T, x | y)
+#define C_BXOR(kind, T, W) CASE_LOOP(kind, T, x ^ y)
 
-static int op_max(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { INT_KINDS(C_MAX) ML_KINDS(C_MAX) FLOAT_KINDS(C_MAX) default: return -1; }
-}
-
-static int op_min(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { INT_KINDS(C_MIN) ML_KINDS(C_MIN) FLOAT_KINDS(C_MIN) default: return -1; }
-}
-
-static int op_sum(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { INT_KINDS(C_ISUM) ML_KINDS(C_ISUM) FLOAT_KINDS(C_FSUM) default: return -1; }
-}
-
-static int op_prod(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { INT_KINDS(C_IPROD) ML_KINDS(C_IPROD) FLOAT_KINDS(C_FPROD) default: return -1; }
-}
-
-#define LOGIC_FN(name, C)                                                      \
+#define OP_FN(name, KINDS_OF)                                                  \
     static int op_##name(locus_elem_t el, const void *in, void *inout, size_t count) \
     {                                                                          \
-        switch (el) { INT_KINDS(C) C(LOCUS_EL_BOOL, bool) default: return -1; } \
+        switch ((int)el) { KINDS_OF default: return -1; }                      \
     }
-LOGIC_FN(land, C_LAND)
-LOGIC_FN(lor, C_LOR)
-LOGIC_FN(lxor, C_LXOR)
-
-#define BIT_FN(name, C)                                                        \
-    static int op_##name(locus_elem_t el, const void *in, void *inout, size_t count) \
-    {                                                                          \
-        switch (el) {                                                          \
-            INT_KINDS(C) ML_KINDS(C) C(LOCUS_EL_BYTE, unsigned char)           \
-            default: return -1;                                                \
-        }                                                                      \
-    }
-BIT_FN(band, C_BAND)
-BIT_FN(bor, C_BOR)
-BIT_FN(bxor, C_BXOR)
-
-/* MINLOC/MAXLOC over C structs {T v; int i;}; ties keep the lower index. */
-#define LOC_LOOP(T, CMP)                                                       \
-    do {                                                                       \
-        struct pair_ { T v; int i; };                                          \
-        const struct pair_ *a_ = in;                                           \
-        struct pair_ *b_ = inout;                                              \
-        for (size_t i_ = 0; i_ < count; i_++) {                                \
-            if (a_[i_].v CMP b_[i_].v) {                                       \
-                b_[i_].v = a_[i_].v; /* fields, not the struct: its padding */ \
-                b_[i_].i = a_[i_].i; /* may lie past the caller's buffer */    \
-            } else if (a_[i_].v == b_[i_].v && a_[i_].i < b_[i_].i) {          \
-                b_[i_].i = a_[i_].i;                                           \
-            }                                                                  \
-        }                                                                      \
-    } while (0)
-#define PAIR_KINDS(X, CMP)                                                     \
-    case LOCUS_EL_FLOAT_INT: X(float, CMP); return 0;                          \
-    case LOCUS_EL_DOUBLE_INT: X(double, CMP); return 0;                        \
-    case LOCUS_EL_LONG_INT: X(long, CMP); return 0;                            \
-    case LOCUS_EL_2INT: X(int, CMP); return 0;                                 \
-    case LOCUS_EL_SHORT_INT: X(short, CMP); return 0;                          \
-    case LOCUS_EL_LDOUBLE_INT: X(long double, CMP); return 0;
-
-#define REPL_LOOP(T, CMP)                                                      \
-    do {                                                                       \
-        struct pair_ { T v; int i; };                                          \
-        const struct pair_ *a_ = in;                                           \
-        struct pair_ *b_ = inout;                                              \
-        for (size_t i_ = 0; i_ < count; i_++) {                                \
-            b_[i_].v = a_[i_].v;                                               \
-            b_[i_].i = a_[i_].i;                                               \
-        }                                                                      \
-    } while (0)
-
-static int op_replace_pairs(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { PAIR_KINDS(REPL_LOOP, =) default: return -1; }
-}
-
-static int op_minloc(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { PAIR_KINDS(LOC_LOOP, <) default: return -1; }
-}
-
-static int op_maxloc(locus_elem_t el, const void *in, void *inout, size_t count)
-{
-    switch (el) { PAIR_KINDS(LOC_LOOP, >) default: return -1; }
-}
+OP_FN(max, INT_KINDS(C_MAX) ML_KINDS(C_MAX) FLOAT_KINDS(C_MAX))
+OP_FN(min, INT_KINDS(C_MIN) ML_KINDS(C_MIN) FLOAT_KINDS(C_MIN))
+OP_FN(sum, INT_KINDS(C_SUM) ML_KINDS(C_SUM) FLOAT_KINDS(C_SUM) COMPLEX_KINDS(C_SUM))
+OP_FN(prod, INT_KINDS(C_PROD) ML_KINDS(C_PROD) FLOAT_KINDS(C_PROD) COMPLEX_KINDS(C_PROD))
+OP_FN(land, INT_KINDS(C_LAND) LOGICAL_KINDS(C_LAND))
+OP_FN(lor, INT_KINDS(C_LOR) LOGICAL_KINDS(C_LOR))
+OP_FN(lxor, INT_KINDS(C_LXOR) LOGICAL_KINDS(C_LXOR))
+OP_FN(band, INT_KINDS(C_BAND) ML_KINDS(C_BAND) C_BAND(LOCUS_EL_BYTE, unsigned char, int))
+OP_FN(bor, INT_KINDS(C_BOR) ML_KINDS(C_BOR) C_BOR(LOCUS_EL_BYTE, unsigned char, int))
+OP_FN(bxor, INT_KINDS(C_BXOR) ML_KINDS(C_BXOR) C_BXOR(LOCUS_EL_BYTE, unsigned char, int))
 
 typedef int (*op_fn_t)(locus_elem_t, const void *, void *, size_t);
 
@@ -164,45 +133,61 @@ static op_fn_t op_table(int op)
     case LOCUS_OP_BOR: return op_bor;
     case LOCUS_OP_LXOR: return op_lxor;
     case LOCUS_OP_BXOR: return op_bxor;
-    case LOCUS_OP_MINLOC: return op_minloc;
-    case LOCUS_OP_MAXLOC: return op_maxloc;
     default: return NULL;
     }
 }
 
-static int kind_is_int(locus_elem_t el)
+/* ---- ordered comparison of two values of a kind (for the pairs) ---- */
+
+#define C_CMP(kind, T, W)                                                      \
+    case kind: {                                                               \
+        T x, y;                                                                \
+        memcpy(&x, a, sizeof x);                                               \
+        memcpy(&y, b, sizeof y);                                               \
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;                        \
+    }
+
+int locus_op_kind_cmp(locus_elem_t el, const void *a, const void *b)
 {
-    return (el >= LOCUS_EL_CHAR && el <= LOCUS_EL_UINT64 && el != LOCUS_EL_WCHAR);
+    switch ((int)el) {
+        INT_KINDS(C_CMP) ML_KINDS(C_CMP) FLOAT_KINDS(C_CMP)
+    default: return 2;
+    }
 }
 
-static int kind_is_ml(locus_elem_t el)
+/* 1 when the kernels of this build have arithmetic for el. */
+int locus_op_kind_arith(locus_elem_t el)
 {
-    return el == LOCUS_EL_AINT || el == LOCUS_EL_OFFSET || el == LOCUS_EL_COUNT;
-}
-
-static int kind_is_float(locus_elem_t el)
-{
-    return el == LOCUS_EL_FLOAT || el == LOCUS_EL_DOUBLE || el == LOCUS_EL_LDOUBLE;
-}
-
-static int kind_is_pair(locus_elem_t el)
-{
-    return el >= LOCUS_EL_FLOAT_INT && el <= LOCUS_EL_LDOUBLE_INT;
+    switch ((int)el) {
+#ifndef LOCUS_HAVE_INT128
+    case LOCUS_EL_INT128: case LOCUS_EL_FLOGICAL16: return 0;
+#endif
+#ifndef LOCUS_HAVE_FLOAT16
+    case LOCUS_EL_FLOAT16: case LOCUS_EL_CFLOAT16: return 0;
+#endif
+#ifndef LOCUS_HAVE_FLOAT128
+    case LOCUS_EL_FLOAT128: case LOCUS_EL_CFLOAT128: return 0;
+#endif
+    default: return locus_dtype_basic(el) != NULL;
+    }
 }
 
 int locus_op_valid(int op, locus_elem_t el)
 {
-    if ((int)el < 0 || el >= LOCUS_EL_NKINDS)
-        return 0;
+    if (!locus_op_kind_arith(el))
+        return op == LOCUS_OP_REPLACE || op == LOCUS_OP_NO_OP ? locus_dtype_basic(el) != NULL : 0;
+    int integer = locus_elem_is_integer(el), ml = locus_elem_is_ml(el);
     switch (op) {
-    case LOCUS_OP_MAX: case LOCUS_OP_MIN: case LOCUS_OP_SUM: case LOCUS_OP_PROD:
-        return kind_is_int(el) || kind_is_ml(el) || kind_is_float(el);
+    case LOCUS_OP_MAX: case LOCUS_OP_MIN:
+        return integer || ml || locus_elem_is_float(el);
+    case LOCUS_OP_SUM: case LOCUS_OP_PROD:
+        return integer || ml || locus_elem_is_float(el) || locus_elem_is_complex(el);
     case LOCUS_OP_LAND: case LOCUS_OP_LOR: case LOCUS_OP_LXOR:
-        return kind_is_int(el) || el == LOCUS_EL_BOOL;
+        return integer || locus_elem_is_logical(el);
     case LOCUS_OP_BAND: case LOCUS_OP_BOR: case LOCUS_OP_BXOR:
-        return kind_is_int(el) || kind_is_ml(el) || el == LOCUS_EL_BYTE;
+        return integer || ml || el == LOCUS_EL_BYTE;
     case LOCUS_OP_MINLOC: case LOCUS_OP_MAXLOC:
-        return kind_is_pair(el);
+        return locus_op_pair_valid(el);
     case LOCUS_OP_REPLACE: case LOCUS_OP_NO_OP:
         return 1;
     default:
@@ -216,12 +201,13 @@ int locus_op_apply(int op, locus_elem_t el, const void *in, void *inout, size_t 
         return -1;
     if (op == LOCUS_OP_NO_OP || count == 0)
         return 0;
-    if (op == LOCUS_OP_REPLACE && !kind_is_pair(el)) {
+    if (locus_elem_is_pair(el) && (op == LOCUS_OP_REPLACE || op == LOCUS_OP_MINLOC ||
+                                   op == LOCUS_OP_MAXLOC))
+        return locus_op_pairs(op, el, in, inout, count);
+    if (op == LOCUS_OP_REPLACE) {
         memcpy(inout, in, count * locus_elem_extent(el));
         return 0;
     }
-    if (op == LOCUS_OP_REPLACE)
-        return op_replace_pairs(el, in, inout, count);
     return op_table(op)(el, in, inout, count);
 }
 

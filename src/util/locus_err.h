@@ -1,7 +1,8 @@
 /*
  * locus_err.h — the error codes every layer returns. Their values are the
- * MPI error classes (the MPI layer checks that at compile time), so a code
- * travels up from the core or the collectives to the user unchanged.
+ * MPI error classes of the MPI-5 ABI (the MPI layer checks that at compile
+ * time), so a code travels up from the core or the collectives to the user
+ * unchanged.
  */
 #ifndef LOCUS_ERR_H
 #define LOCUS_ERR_H
@@ -14,13 +15,15 @@ enum {
     LOCUS_ERR_TAG = 4,
     LOCUS_ERR_COMM = 5,
     LOCUS_ERR_RANK = 6,
-    LOCUS_ERR_ROOT = 7,
-    LOCUS_ERR_OP = 9,
-    LOCUS_ERR_ARG = 12,
-    LOCUS_ERR_TRUNCATE = 14,
-    LOCUS_ERR_OTHER = 15,
-    LOCUS_ERR_INTERN = 16,
-    LOCUS_ERR_NO_MEM = 21
+    LOCUS_ERR_REQUEST = 7,
+    LOCUS_ERR_ROOT = 8,
+    LOCUS_ERR_GROUP = 9,
+    LOCUS_ERR_OP = 10,
+    LOCUS_ERR_ARG = 13,
+    LOCUS_ERR_TRUNCATE = 15,
+    LOCUS_ERR_OTHER = 16,
+    LOCUS_ERR_INTERN = 17,
+    LOCUS_ERR_NO_MEM = 39
 };
 
 #endif

@@ -13,6 +13,8 @@ static const locus_tunable_t table[] = {
 #include "tunables_shm.def"
 #include "tunables_tcp.def"
 #include "tunables_coll.def"
+#include "tunables_mpi.def"
+#include "tunables_rma.def"
 #include "tunables_bench.def"
 };
 #undef LOCUS_TUNABLE

@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     EXPECT(MPI_Allreduce(&d, &d2, 1, MPI_DOUBLE, MPI_LAND, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT(MPI_Allreduce(&d, &d2, 1, MPI_DOUBLE, MPI_BXOR, dup), MPI_ERR_OP);
     EXPECT(MPI_Reduce(a, b, 1, MPI_INT, MPI_REPLACE, 0, MPI_COMM_WORLD), MPI_ERR_OP);
-    EXPECT(MPI_Scan(a, b, 1, MPI_INT, 77, MPI_COMM_WORLD), MPI_ERR_OP);
+    EXPECT(MPI_Scan(a, b, 1, MPI_INT, (MPI_Op)(uintptr_t)0x7e, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT(MPI_Iallreduce(a, b, 1, MPI_FLOAT, MPI_BOR, MPI_COMM_WORLD, &rq), MPI_ERR_OP);
     MPI_Op uop, sum = MPI_SUM;
     MPI_Op_create(noop_fn, 1, &uop);

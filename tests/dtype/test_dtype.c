@@ -54,7 +54,7 @@ static rtype_t r_basic(size_t size)
 }
 
 /* Textbook general constructor: blocks of copies of old at byte displs. */
-static rtype_t r_general(int count, const int *bl, const ptrdiff_t *d, const rtype_t *const *olds,
+static rtype_t r_general(int count, const size_t *bl, const ptrdiff_t *d, const rtype_t *const *olds,
                          int is_struct)
 {
     rtype_t t = {0};
@@ -63,7 +63,7 @@ static rtype_t r_general(int count, const int *bl, const ptrdiff_t *d, const rty
     t.align = 1;
     for (int i = 0; i < count; i++) {
         const rtype_t *o = olds[i];
-        for (int j = 0; j < bl[i]; j++) {
+        for (size_t j = 0; j < bl[i]; j++) {
             ptrdiff_t base = d[i] + (ptrdiff_t)j * o->extent;
             for (size_t k = 0; k < o->n; k++)
                 r_push(&t, base + o->e[k].disp, o->e[k].len);
@@ -87,9 +87,9 @@ static rtype_t r_general(int count, const int *bl, const ptrdiff_t *d, const rty
     return t;
 }
 
-static rtype_t r_hvector(int count, int bl, ptrdiff_t stride, const rtype_t *o)
+static rtype_t r_hvector(int count, size_t bl, ptrdiff_t stride, const rtype_t *o)
 {
-    int *bls = malloc(sizeof(int) * (count + 1));
+    size_t *bls = malloc(sizeof(size_t) * (count + 1));
     ptrdiff_t *ds = malloc(sizeof(ptrdiff_t) * (count + 1));
     const rtype_t **os = malloc(sizeof(void *) * (count + 1));
     for (int i = 0; i < count; i++) {
@@ -319,7 +319,9 @@ static void test_contiguous(void)
     CHECK(ext == 0);
     CHECK(locus_dtype_count_elements(t0, 0) == 0);
     locus_dtype_t *bad = NULL;
-    CHECK(locus_dtype_contiguous(-1, locus_dtype_basic(LOCUS_EL_INT), &bad) == LOCUS_DTYPE_EARG);
+    /* A count whose extent overflows. */
+    CHECK(locus_dtype_contiguous((size_t)1 << 62, locus_dtype_basic(LOCUS_EL_INT), &bad) ==
+          LOCUS_DTYPE_ERANGE && bad == NULL);
     CHECK(locus_dtype_contiguous(1, NULL, &bad) == LOCUS_DTYPE_EARG && bad == NULL);
     /* retain/release: two references, freed after the second release (ASan
      * reports a leak or double free otherwise). */
@@ -365,7 +367,7 @@ static void test_indexed(void)
 {
     rtype_t rd = r_basic(8);
     locus_dtype_t *dt = locus_dtype_basic(LOCUS_EL_DOUBLE);
-    int bl[] = {2, 0, 1, 3, 1};
+    size_t bl[] = {2, 0, 1, 3, 1};
     ptrdiff_t d[] = {64, 0, -16, 16, 40};   /* bytes; out of order, overlapping none */
     locus_dtype_t *t;
     CHECK(locus_dtype_hindexed(5, bl, d, dt, &t) == 0);
@@ -376,7 +378,7 @@ static void test_indexed(void)
     r_free(&r);
     /* Indexed block (MPI_Type_create_indexed_block): equal block lengths,
      * displacements in elements; adjacent blocks merge. */
-    int bl2[] = {2, 2, 2};
+    size_t bl2[] = {2, 2, 2};
     ptrdiff_t d2[] = {0, 16, 48};
     CHECK(locus_dtype_hindexed(3, bl2, d2, dt, &t) == 0);
     r = r_general(3, bl2, d2, os, 0);
@@ -384,14 +386,14 @@ static void test_indexed(void)
     locus_dtype_release(t);
     r_free(&r);
     r_free(&rd);
-    CHECK(locus_dtype_hindexed(1, (int[]){-1}, d, dt, &t) == LOCUS_DTYPE_EARG);
+    CHECK(locus_dtype_hindexed(1, NULL, d, dt, &t) == LOCUS_DTYPE_EARG);
 }
 
 static void test_struct(void)
 {
     /* struct { char c; double d; int i; } as a user would describe it. */
     struct s1 { char c; double d; int i; };
-    int bl[] = {1, 1, 1};
+    size_t bl[] = {1, 1, 1};
     ptrdiff_t d[] = {offsetof(struct s1, c), offsetof(struct s1, d), offsetof(struct s1, i)};
     locus_dtype_t *ts[] = {locus_dtype_basic(LOCUS_EL_CHAR), locus_dtype_basic(LOCUS_EL_DOUBLE),
                            locus_dtype_basic(LOCUS_EL_INT)};
@@ -420,7 +422,7 @@ static void test_struct(void)
 
     /* Same-kind struct keeps the kind. */
     locus_dtype_t *t2, *ts2[] = {ts[2], ts[2]};
-    CHECK(locus_dtype_struct(2, (int[]){1, 2}, (ptrdiff_t[]){0, 8}, ts2, &t2) == 0);
+    CHECK(locus_dtype_struct(2, (size_t[]){1, 2}, (ptrdiff_t[]){0, 8}, ts2, &t2) == 0);
     CHECK(locus_dtype_elem(t2) == LOCUS_EL_INT);
     locus_dtype_release(t2);
 
@@ -443,7 +445,7 @@ static void test_struct(void)
     rtype_t rcc = r_hvector(3, 1, 40, &rr);
     compare("contiguous(resized)", c, &rcc);
     locus_dtype_t *ts3[] = {v, ts[0], rz};
-    int bl3[] = {1, 3, 2};
+    size_t bl3[] = {1, 3, 2};
     ptrdiff_t d3[] = {8, 0, 400};
     CHECK(locus_dtype_struct(3, bl3, d3, ts3, &sv) == 0);
     const rtype_t *os3[] = {&rv, &rc, &rr};
@@ -465,14 +467,14 @@ static void test_struct(void)
     r_free(&rc); r_free(&rd); r_free(&ri);
 
     /* struct {double; char}: extent padded from 9 to 16. */
-    CHECK(locus_dtype_struct(2, (int[]){1, 1}, (ptrdiff_t[]){0, 8},
+    CHECK(locus_dtype_struct(2, (size_t[]){1, 1}, (ptrdiff_t[]){0, 8},
                              (locus_dtype_t *[]){ts[1], ts[0]}, &t) == 0);
     locus_dtype_extent(t, &lb, &ext);
     ptrdiff_t tlb, text;
     locus_dtype_true_extent(t, &tlb, &text);
     CHECK(ext == 16 && text == 9 && tlb == 0);
     locus_dtype_release(t);
-    CHECK(locus_dtype_struct(1, (int[]){1}, (ptrdiff_t[]){0}, (locus_dtype_t *[]){NULL}, &t) ==
+    CHECK(locus_dtype_struct(1, (size_t[]){1}, (ptrdiff_t[]){0}, (locus_dtype_t *[]){NULL}, &t) ==
           LOCUS_DTYPE_EARG);
     /* An empty component adds nothing to the bounds; a resized empty one does. */
     locus_dtype_t *empty, *rempty, *ts4[2];
@@ -480,12 +482,12 @@ static void test_struct(void)
     CHECK(locus_dtype_resized(empty, -8, 24, &rempty) == 0);
     ts4[0] = empty;
     ts4[1] = ts[2];
-    CHECK(locus_dtype_struct(2, (int[]){1, 1}, (ptrdiff_t[]){100, 4}, ts4, &t) == 0);
+    CHECK(locus_dtype_struct(2, (size_t[]){1, 1}, (ptrdiff_t[]){100, 4}, ts4, &t) == 0);
     locus_dtype_extent(t, &lb, &ext);
     CHECK(lb == 4 && ext == 4);
     locus_dtype_release(t);
     ts4[0] = rempty;
-    CHECK(locus_dtype_struct(2, (int[]){1, 1}, (ptrdiff_t[]){100, 4}, ts4, &t) == 0);
+    CHECK(locus_dtype_struct(2, (size_t[]){1, 1}, (ptrdiff_t[]){100, 4}, ts4, &t) == 0);
     locus_dtype_extent(t, &lb, &ext);
     CHECK(lb == 4 && ext == 116 - 4);
     locus_dtype_release(t);

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     int ver, sub, len;
     char s[MPI_MAX_LIBRARY_VERSION_STRING];
     MPI_Get_version(&ver, &sub);
-    CHECK(ver == 3 && sub == 1, "version %d.%d", ver, sub);
+    CHECK(ver == MPI_VERSION && sub == MPI_SUBVERSION, "version %d.%d", ver, sub);
     MPI_Get_library_version(s, &len);
     CHECK(len > 0 && strstr(s, "Locus"), "library version '%s'", s);
     char host[MPI_MAX_PROCESSOR_NAME];

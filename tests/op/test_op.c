@@ -1,8 +1,11 @@
 /*
  * test_op.c — every predefined op on every element kind against a serial
- * computation done in a wide type, and every (op, kind) pair MPI forbids
- * rejected without touching the output.
+ * computation done in a wide type (complex numbers in long double
+ * complex), every (op, kind) pair MPI forbids rejected without touching
+ * the output, logical results of Fortran LOGICAL being 1, and MINLOC/MAXLOC
+ * on every predefined pair and on pairs made at run time.
  */
+#include <complex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
@@ -22,7 +25,31 @@ static int failures;
         }                                                                      \
     } while (0)
 
-enum { CL_INT, CL_UINT, CL_FLOAT, CL_BOOL, CL_BYTE, CL_ML, CL_PAIR, CL_TEXT };
+enum { CL_INT, CL_UINT, CL_FLOAT, CL_BOOL, CL_BYTE, CL_ML, CL_PAIR, CL_TEXT, CL_COMPLEX };
+
+/* The kinds whose C types are compiler extensions are tested where the
+ * build has them; elsewhere they must allow no arithmetic (CL_TEXT). */
+#ifdef LOCUS_HAVE_INT128
+#define T_INT128(X) X(LOCUS_EL_INT128, __int128, CL_INT)
+#define T_LOGICAL16(X) X(LOCUS_EL_FLOGICAL16, __int128, CL_BOOL)
+#else
+#define T_INT128(X)
+#define T_LOGICAL16(X)
+#endif
+#ifdef LOCUS_HAVE_FLOAT16
+#define T_FLOAT16(X) X(LOCUS_EL_FLOAT16, _Float16, CL_FLOAT)
+#define T_C16(X) X(LOCUS_EL_CFLOAT16, _Complex _Float16)
+#else
+#define T_FLOAT16(X)
+#define T_C16(X)
+#endif
+#ifdef LOCUS_HAVE_FLOAT128
+#define T_FLOAT128(X) X(LOCUS_EL_FLOAT128, _Float128, CL_FLOAT)
+#define T_C128(X) X(LOCUS_EL_CFLOAT128, _Complex _Float128)
+#else
+#define T_FLOAT128(X)
+#define T_C128(X)
+#endif
 
 #define KINDS(X)                                                               \
     X(LOCUS_EL_BYTE, unsigned char, CL_BYTE)                                   \
@@ -46,20 +73,35 @@ enum { CL_INT, CL_UINT, CL_FLOAT, CL_BOOL, CL_BYTE, CL_ML, CL_PAIR, CL_TEXT };
     X(LOCUS_EL_UINT32, uint32_t, CL_UINT)                                      \
     X(LOCUS_EL_INT64, int64_t, CL_INT)                                         \
     X(LOCUS_EL_UINT64, uint64_t, CL_UINT)                                      \
+    T_INT128(X)                                                                \
     X(LOCUS_EL_FLOAT, float, CL_FLOAT)                                         \
     X(LOCUS_EL_DOUBLE, double, CL_FLOAT)                                       \
     X(LOCUS_EL_LDOUBLE, long double, CL_FLOAT)                                 \
+    T_FLOAT16(X) T_FLOAT128(X)                                                 \
     X(LOCUS_EL_BOOL, bool, CL_BOOL)                                            \
+    X(LOCUS_EL_FLOGICAL1, int8_t, CL_BOOL)                                     \
+    X(LOCUS_EL_FLOGICAL2, int16_t, CL_BOOL)                                    \
+    X(LOCUS_EL_FLOGICAL4, int32_t, CL_BOOL)                                    \
+    X(LOCUS_EL_FLOGICAL8, int64_t, CL_BOOL)                                    \
+    T_LOGICAL16(X)                                                             \
     X(LOCUS_EL_AINT, intptr_t, CL_ML)                                          \
     X(LOCUS_EL_OFFSET, long long, CL_ML)                                       \
     X(LOCUS_EL_COUNT, long long, CL_ML)
+
+/* Complex kinds, reduced in long double complex here. */
+#define CKINDS(X)                                                              \
+    X(LOCUS_EL_CFLOAT, float complex) X(LOCUS_EL_CDOUBLE, double complex)      \
+    X(LOCUS_EL_CLDOUBLE, long double complex) T_C16(X) T_C128(X)
 
 static int kind_class(locus_elem_t el)
 {
 #define X(k, T, c) if (el == k) return c;
     KINDS(X)
 #undef X
-    return CL_PAIR;
+#define X(k, T) if (el == k) return CL_COMPLEX;
+    CKINDS(X)
+#undef X
+    return locus_elem_is_pair(el) ? CL_PAIR : CL_TEXT;
 }
 
 /* Element i of an array of kind el, as a wide value; and the reverse. */
@@ -79,19 +121,23 @@ static void set(locus_elem_t el, void *p, size_t i, long double v)
     abort();
 }
 
-/* Pair access: value and index of element i. */
+/* Pair access: value and index of element i. The last two are pairs
+ * made at run time (MPI_Type_get_value_index), registered in main(). */
+static int k_du, k_sc;   /* {double, uint64_t}, {short, signed char} */
 #define PAIRS(X)                                                               \
-    X(LOCUS_EL_FLOAT_INT, float) X(LOCUS_EL_DOUBLE_INT, double)                \
-    X(LOCUS_EL_LONG_INT, long) X(LOCUS_EL_2INT, int)                           \
-    X(LOCUS_EL_SHORT_INT, short) X(LOCUS_EL_LDOUBLE_INT, long double)
+    X(LOCUS_EL_FLOAT_INT, float, int) X(LOCUS_EL_DOUBLE_INT, double, int)      \
+    X(LOCUS_EL_LONG_INT, long, int) X(LOCUS_EL_2INT, int, int)                 \
+    X(LOCUS_EL_SHORT_INT, short, int) X(LOCUS_EL_LDOUBLE_INT, long double, int) \
+    X(LOCUS_EL_2FLOAT, float, float) X(LOCUS_EL_2DOUBLE, double, double)       \
+    X(k_du, double, uint64_t) X(k_sc, short, signed char)
 
 static void pget(locus_elem_t el, const void *p, size_t i, long double *v, int *idx)
 {
-#define X(k, T)                                                                \
-    if (el == k) {                                                             \
-        const struct { T v; int i; } *a = p;                                   \
+#define X(k, T, IT)                                                            \
+    if ((int)el == (int)k) {                                                   \
+        const struct { T v; IT i; } *a = p;                                    \
         *v = a[i].v;                                                           \
-        *idx = a[i].i;                                                         \
+        *idx = (int)a[i].i;                                                    \
         return;                                                                \
     }
     PAIRS(X)
@@ -101,11 +147,11 @@ static void pget(locus_elem_t el, const void *p, size_t i, long double *v, int *
 
 static void pset(locus_elem_t el, void *p, size_t i, long double v, int idx)
 {
-#define X(k, T)                                                                \
-    if (el == k) {                                                             \
-        struct { T v; int i; } *a = p;                                         \
+#define X(k, T, IT)                                                            \
+    if ((int)el == (int)k) {                                                   \
+        struct { T v; IT i; } *a = p;                                          \
         a[i].v = (T)v;                                                         \
-        a[i].i = idx;                                                          \
+        a[i].i = (IT)idx;                                                      \
         return;                                                                \
     }
     PAIRS(X)
@@ -119,8 +165,10 @@ static int expect_valid(int op, locus_elem_t el)
     int c = kind_class(el);
     int integer = c == CL_INT || c == CL_UINT;
     switch (op) {
-    case LOCUS_OP_MAX: case LOCUS_OP_MIN: case LOCUS_OP_SUM: case LOCUS_OP_PROD:
+    case LOCUS_OP_MAX: case LOCUS_OP_MIN:
         return integer || c == CL_FLOAT || c == CL_ML;
+    case LOCUS_OP_SUM: case LOCUS_OP_PROD:
+        return integer || c == CL_FLOAT || c == CL_ML || c == CL_COMPLEX;
     case LOCUS_OP_LAND: case LOCUS_OP_LOR: case LOCUS_OP_LXOR:
         return integer || c == CL_BOOL;
     case LOCUS_OP_BAND: case LOCUS_OP_BOR: case LOCUS_OP_BXOR:
@@ -137,7 +185,7 @@ static long double rand_val(int c)
     switch (c) {
     case CL_INT: case CL_ML: return rand() % 11 - 5;
     case CL_UINT: return rand() % 11;
-    case CL_BOOL: return rand() % 2;
+    case CL_BOOL: return rand() % 3 == 0 ? 0 : rand() % 4 - 1;   /* any non-zero is true */
     case CL_BYTE: return rand() % 256;
     case CL_FLOAT: return (rand() % 2001 - 1000) / 8.0L;
     case CL_PAIR: return rand() % 3 - 1;   /* ties on purpose */
@@ -200,6 +248,49 @@ static void test_pair(int op, locus_elem_t el)
     free(want);
 }
 
+/* Complex element i of kind el, as a long double complex; and back. */
+static long double complex cget(locus_elem_t el, const void *p, size_t i)
+{
+#define X(k, T) if (el == k) return (long double complex)((const T *)p)[i];
+    CKINDS(X)
+#undef X
+    abort();
+}
+
+static void cset(locus_elem_t el, void *p, size_t i, long double complex v)
+{
+#define X(k, T) if (el == k) { ((T *)p)[i] = (T)v; return; }
+    CKINDS(X)
+#undef X
+    abort();
+}
+
+static void test_complex(int op, locus_elem_t el)
+{
+    size_t ext = locus_elem_extent(el);
+    char *in = calloc(N, ext), *io = calloc(N, ext), *want = calloc(N, ext);
+    for (size_t i = 0; i < N; i++) {
+        /* Small parts: exact in every complex kind, products included. */
+        long double complex x = (rand() % 9 - 4) + (rand() % 9 - 4) * I;
+        long double complex y = (rand() % 9 - 4) + (rand() % 9 - 4) * I;
+        cset(el, in, i, x);
+        cset(el, io, i, y);
+        cset(el, want, i, op == LOCUS_OP_SUM ? x + y : x * y);
+    }
+    CHECK(locus_op_apply(op, el, in, io, N) == 0);
+    for (size_t i = 0; i < N; i++)
+        if (cget(el, io, i) != cget(el, want, i)) {
+            fprintf(stderr, "%s on complex kind %d element %zu: got %Lg%+Lgi want %Lg%+Lgi\n",
+                    locus_op_name(op), el, i, creall(cget(el, io, i)), cimagl(cget(el, io, i)),
+                    creall(cget(el, want, i)), cimagl(cget(el, want, i)));
+            failures++;
+            break;
+        }
+    free(in);
+    free(io);
+    free(want);
+}
+
 static void test_one(int op, locus_elem_t el)
 {
     int c = kind_class(el);
@@ -221,6 +312,10 @@ static void test_one(int op, locus_elem_t el)
     }
     if (c == CL_PAIR) {
         test_pair(op, el);
+        return;
+    }
+    if (c == CL_COMPLEX) {
+        test_complex(op, el);
         return;
     }
     char *in = calloc(N, ext), *io = calloc(N, ext);
@@ -250,13 +345,38 @@ static void test_one(int op, locus_elem_t el)
 int main(void)
 {
     srand(4242);
+    k_du = locus_elem_value_index(LOCUS_EL_DOUBLE, LOCUS_EL_UINT64);
+    k_sc = locus_elem_value_index(LOCUS_EL_SHORT, LOCUS_EL_SCHAR);
+    CHECK(k_du >= LOCUS_EL_NKINDS && k_sc >= LOCUS_EL_NKINDS && k_du != k_sc);
     int tested = 0;
     for (int op = LOCUS_OP_MAX; op <= LOCUS_OP_MAXLOC; op++)
-        for (int el = 0; el < LOCUS_EL_NKINDS; el++) {
-            test_one(op, (locus_elem_t)el);
+        for (int el = 0; el < LOCUS_EL_NKINDS + 2; el++) {
+            test_one(op, el < LOCUS_EL_NKINDS ? (locus_elem_t)el
+                         : (locus_elem_t)(el == LOCUS_EL_NKINDS ? k_du : k_sc));
             tested++;
         }
-    CHECK(tested == 12 * LOCUS_EL_NKINDS);
+    CHECK(tested == 12 * (LOCUS_EL_NKINDS + 2));
+    /* Fortran LOGICAL: any non-zero value is true, results are .TRUE. = 1. */
+    {
+        int32_t a4[4] = {2, 0, -1, 7}, b4[4] = {-3, 5, 0, 1};
+        CHECK(locus_op_apply(LOCUS_OP_LAND, LOCUS_EL_FLOGICAL4, a4, b4, 4) == 0);
+        CHECK(b4[0] == 1 && b4[1] == 0 && b4[2] == 0 && b4[3] == 1);
+        int64_t a8[2] = {0, 4}, b8[2] = {0, 0};
+        CHECK(locus_op_apply(LOCUS_OP_LOR, LOCUS_EL_FLOGICAL8, a8, b8, 2) == 0);
+        CHECK(b8[0] == 0 && b8[1] == 1);
+        CHECK(!locus_op_valid(LOCUS_OP_SUM, LOCUS_EL_FLOGICAL4));
+        CHECK(!locus_op_valid(LOCUS_OP_BAND, LOCUS_EL_FLOGICAL4));
+    }
+    /* Complex: no ordering, no logic. */
+    CHECK(!locus_op_valid(LOCUS_OP_MAX, LOCUS_EL_CDOUBLE));
+    CHECK(!locus_op_valid(LOCUS_OP_LAND, LOCUS_EL_CFLOAT));
+    /* A run-time pair: MINLOC ties keep the lower index, written without
+     * touching the padding. */
+    {
+        struct du { double v; uint64_t i; } x[2] = {{1.0, 9}, {2.0, 3}}, y[2] = {{1.0, 4}, {2.0, 8}};
+        CHECK(locus_op_apply(LOCUS_OP_MINLOC, (locus_elem_t)k_du, x, y, 2) == 0);
+        CHECK(y[0].i == 4 && y[1].i == 3);
+    }
     /* Ops that are not predefined and kinds that are not kinds. */
     int a = 1, b = 2;
     CHECK(!locus_op_valid(LOCUS_OP_NULL, LOCUS_EL_INT));

@@ -17,7 +17,8 @@ typedef struct {
     uint64_t pipe_recv;      /* large messages received through pool chunks */
     uint64_t chunks_sent;
     uint64_t cma_fallbacks;  /* CMA failed at run time; pipelined instead */
-    uint64_t again;          /* sends answered LOCUS_TP_AGAIN */
+    uint64_t again;          /* sends answered LOCUS_TP_AGAIN (a ring was full) */
+    uint64_t pool_full;      /* pipelined sends found no free chunk in my pool */
     int cma_enabled;         /* single copy in use now (for at least one peer) */
     int oversubscribed;      /* the core's answer (locus_tp_init_t): CMA for every
                               * large message under LOCUS_SINGLE_COPY=auto */

@@ -268,8 +268,10 @@ static int pump(shm_tp_t *tp)
         for (shm_sreq_t **pp = &tp->active; *pp;) {
             shm_sreq_t *s = *pp;
             int rc = pump_chunk(tp, s);
-            if (rc == 0)
+            if (rc == 0) {
+                tp->stats.pool_full++;
                 return n; /* pool exhausted: wait for the receivers */
+            }
             if (rc > 0) {
                 moved = 1;
                 n++;

@@ -1,0 +1,371 @@
+/*
+ * info.c — MPI_Info objects (ordered key/value lists), MPI_INFO_ENV and the
+ * ABI's MPI_Abi_get_info. Like MPI-4 says, the MPI_Info calls work at any
+ * time, before MPI_Init and after MPI_Finalize too (sessions and MPI_T
+ * take info objects); an error outside them is fatal (the initial
+ * error handler).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mpi_impl.h"
+
+#define INFO_MAGIC 0x4c494e46u
+
+typedef struct {
+    uint32_t magic;
+    int n, cap;
+    char **keys, **vals;
+    int predefined;
+} info_t;
+
+static info_t info_env;
+
+static info_t *info_of(MPI_Info h)
+{
+    if (LOCUS_IS_PREDEF(h))
+        return h == MPI_INFO_ENV ? &info_env : NULL;
+    info_t *i = (info_t *)h;
+    return i->magic == INFO_MAGIC ? i : NULL;
+}
+
+static int info_find(const info_t *in, const char *key)
+{
+    for (int i = 0; i < in->n; i++)
+        if (strcmp(in->keys[i], key) == 0)
+            return i;
+    return -1;
+}
+
+static int info_put(info_t *in, const char *key, const char *val)
+{
+    int i = info_find(in, key);
+    char *v = strdup(val);
+    if (!v)
+        return MPI_ERR_NO_MEM;
+    if (i >= 0) {
+        free(in->vals[i]);
+        in->vals[i] = v;
+        return MPI_SUCCESS;
+    }
+    if (in->n == in->cap) {
+        int cap = in->cap ? 2 * in->cap : 8;
+        char **k = realloc(in->keys, (size_t)cap * sizeof *k);
+        if (k)
+            in->keys = k;
+        char **vv = realloc(in->vals, (size_t)cap * sizeof *vv);
+        if (vv)
+            in->vals = vv;
+        if (!k || !vv) {
+            free(v);
+            return MPI_ERR_NO_MEM;
+        }
+        in->cap = cap;
+    }
+    if (!(in->keys[in->n] = strdup(key))) {
+        free(v);
+        return MPI_ERR_NO_MEM;
+    }
+    in->vals[in->n++] = v;
+    return MPI_SUCCESS;
+}
+
+static info_t *info_new(void)
+{
+    info_t *in = calloc(1, sizeof *in);
+    if (in)
+        in->magic = INFO_MAGIC;
+    return in;
+}
+
+static void info_clear(info_t *in)
+{
+    for (int i = 0; i < in->n; i++) {
+        free(in->keys[i]);
+        free(in->vals[i]);
+    }
+    free(in->keys);
+    free(in->vals);
+    in->keys = in->vals = NULL;
+    in->n = in->cap = 0;
+}
+
+/* Checks of a key: MPI_ERR_INFO_KEY when empty or too long. */
+static int key_check(const char *key)
+{
+    size_t n = key ? strlen(key) : 0;
+    return n == 0 || n >= MPI_MAX_INFO_KEY ? MPI_ERR_INFO_KEY : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_create)
+int PMPI_Info_create(MPI_Info *info)
+{
+    if (!info)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create");
+    info_t *in = info_new();
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_create");
+    *info = (MPI_Info)in;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_set)
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
+{
+    info_t *in = info_of(info);
+    if (!in || in->predefined)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_set");
+    int rc = key_check(key);
+    if (rc == MPI_SUCCESS && (!value || strlen(value) >= MPI_MAX_INFO_VAL))
+        rc = MPI_ERR_INFO_VALUE;
+    if (rc == MPI_SUCCESS)
+        rc = info_put(in, key, value);
+    return rc ? locus_mpi_err(NULL, rc, "MPI_Info_set") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_delete)
+int PMPI_Info_delete(MPI_Info info, const char *key)
+{
+    info_t *in = info_of(info);
+    if (!in || in->predefined)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_delete");
+    int rc = key_check(key);
+    if (rc)
+        return locus_mpi_err(NULL, rc, "MPI_Info_delete");
+    int i = info_find(in, key);
+    if (i < 0)
+        return locus_mpi_err(NULL, MPI_ERR_INFO_NOKEY, "MPI_Info_delete");
+    free(in->keys[i]);
+    free(in->vals[i]);
+    memmove(in->keys + i, in->keys + i + 1, (size_t)(in->n - i - 1) * sizeof *in->keys);
+    memmove(in->vals + i, in->vals + i + 1, (size_t)(in->n - i - 1) * sizeof *in->vals);
+    in->n--;
+    return MPI_SUCCESS;
+}
+
+/* Copies val into value[buflen] (truncated), MPI_Info_get_string style. */
+static void copy_out(const char *val, char *value, int buflen)
+{
+    if (buflen <= 0)
+        return;
+    snprintf(value, (size_t)buflen, "%s", val);
+}
+
+LOCUS_PMPI_WEAK(Info_get_string)
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    info_t *in = info_of(info);
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_string");
+    int rc = key_check(key);
+    if (rc == MPI_SUCCESS && (!buflen || !flag || *buflen < 0 || (*buflen > 0 && !value)))
+        rc = MPI_ERR_ARG;
+    if (rc)
+        return locus_mpi_err(NULL, rc, "MPI_Info_get_string");
+    int i = info_find(in, key);
+    *flag = i >= 0;
+    if (i < 0)
+        return MPI_SUCCESS;
+    copy_out(in->vals[i], value, *buflen);
+    *buflen = (int)strlen(in->vals[i]) + 1;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_get)
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+{
+    info_t *in = info_of(info);
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get");
+    int rc = key_check(key);
+    if (rc == MPI_SUCCESS && (!flag || valuelen < 0 || !value))
+        rc = MPI_ERR_ARG;
+    if (rc)
+        return locus_mpi_err(NULL, rc, "MPI_Info_get");
+    int i = info_find(in, key);
+    *flag = i >= 0;
+    if (i >= 0)
+        copy_out(in->vals[i], value, valuelen + 1);  /* valuelen excludes the NUL */
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_get_valuelen)
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+{
+    info_t *in = info_of(info);
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_valuelen");
+    int rc = key_check(key);
+    if (rc == MPI_SUCCESS && (!valuelen || !flag))
+        rc = MPI_ERR_ARG;
+    if (rc)
+        return locus_mpi_err(NULL, rc, "MPI_Info_get_valuelen");
+    int i = info_find(in, key);
+    *flag = i >= 0;
+    if (i >= 0)
+        *valuelen = (int)strlen(in->vals[i]);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_get_nkeys)
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+{
+    info_t *in = info_of(info);
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_nkeys");
+    if (!nkeys)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys");
+    *nkeys = in->n;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_get_nthkey)
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+    info_t *in = info_of(info);
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_get_nthkey");
+    if (!key || n < 0 || n >= in->n)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey");
+    snprintf(key, MPI_MAX_INFO_KEY, "%s", in->keys[n]);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_dup)
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+{
+    info_t *in = info_of(info), *d;
+    if (!in)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_dup");
+    if (!newinfo)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_dup");
+    if (!(d = info_new()))
+        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_dup");
+    for (int i = 0; i < in->n; i++)
+        if (info_put(d, in->keys[i], in->vals[i]) != MPI_SUCCESS) {
+            info_clear(d);
+            free(d);
+            return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_dup");
+        }
+    *newinfo = (MPI_Info)d;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Info_free)
+int PMPI_Info_free(MPI_Info *info)
+{
+    info_t *in = info ? info_of(*info) : NULL;
+    /* MPI_INFO_ENV is predefined: it cannot be freed. */
+    if (!in || in->predefined)
+        return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_free");
+    info_clear(in);
+    in->magic = 0;
+    free(in);
+    *info = MPI_INFO_NULL;
+    return MPI_SUCCESS;
+}
+
+/* The environment's info (MPI_INFO_ENV, MPI_Info_create_env): how the
+ * program was started, as far as this process knows. */
+static int env_fill(info_t *in, int argc, char **argv)
+{
+    char buf[64];
+    int rc = MPI_SUCCESS;
+    if (argc > 0 && argv && argv[0])
+        rc = info_put(in, "command", argv[0]);
+    if (rc == MPI_SUCCESS && argc > 1 && argv) {
+        size_t len = 0;
+        for (int i = 1; i < argc; i++)
+            len += strlen(argv[i]) + 1;
+        char *all = calloc(1, len + 1);
+        if (!all)
+            return MPI_ERR_NO_MEM;
+        for (int i = 1; i < argc; i++) {
+            strcat(all, argv[i]);
+            if (i + 1 < argc)
+                strcat(all, " ");
+        }
+        rc = strlen(all) < MPI_MAX_INFO_VAL ? info_put(in, "argv", all) : MPI_SUCCESS;
+        free(all);
+    }
+    snprintf(buf, sizeof buf, "%d", locus_mpi.boot.size);
+    if (rc == MPI_SUCCESS)
+        rc = info_put(in, "maxprocs", buf);
+    if (rc == MPI_SUCCESS)
+        rc = info_put(in, "soft", buf);
+    if (rc == MPI_SUCCESS && locus_mpi.hostname[0])
+        rc = info_put(in, "host", locus_mpi.hostname);
+    if (rc == MPI_SUCCESS)
+        rc = info_put(in, "arch", "x86_64");
+    char cwd[1024];
+    if (rc == MPI_SUCCESS && getcwd(cwd, sizeof cwd))
+        rc = info_put(in, "wdir", cwd);
+    if (rc == MPI_SUCCESS)
+        rc = info_put(in, "thread_level", locus_mpi.thread_level == MPI_THREAD_MULTIPLE
+                                              ? "MPI_THREAD_MULTIPLE"
+                                          : locus_mpi.thread_level == MPI_THREAD_SERIALIZED
+                                              ? "MPI_THREAD_SERIALIZED"
+                                          : locus_mpi.thread_level == MPI_THREAD_FUNNELED
+                                              ? "MPI_THREAD_FUNNELED"
+                                              : "MPI_THREAD_SINGLE");
+    return rc;
+}
+
+int locus_info_env_init(int argc, char **argv)
+{
+    info_clear(&info_env);
+    info_env.magic = INFO_MAGIC;
+    info_env.predefined = 1;
+    return env_fill(&info_env, argc, argv);
+}
+
+void locus_info_env_finalize(void)
+{
+    info_clear(&info_env);
+}
+
+LOCUS_PMPI_WEAK(Info_create_env)
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    if (!info)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create_env");
+    info_t *in = info_new();
+    if (!in || env_fill(in, argc, argv) != MPI_SUCCESS) {
+        if (in) {
+            info_clear(in);
+            free(in);
+        }
+        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_create_env");
+    }
+    *info = (MPI_Info)in;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Abi_get_info)
+int PMPI_Abi_get_info(MPI_Info *info)
+{
+    if (!info)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Abi_get_info");
+    info_t *in = info_new();
+    char buf[32];
+    int rc = in ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    const struct { const char *key; size_t size; } sizes[] = {
+        {"mpi_aint_size", sizeof(MPI_Aint)}, {"mpi_count_size", sizeof(MPI_Count)},
+        {"mpi_offset_size", sizeof(MPI_Offset)},
+    };
+    for (size_t i = 0; rc == MPI_SUCCESS && i < sizeof sizes / sizeof sizes[0]; i++) {
+        snprintf(buf, sizeof buf, "%zu", sizes[i].size);
+        rc = info_put(in, sizes[i].key, buf);
+    }
+    if (rc != MPI_SUCCESS) {
+        if (in) {
+            info_clear(in);
+            free(in);
+        }
+        return locus_mpi_err(NULL, rc, "MPI_Abi_get_info");
+    }
+    *info = (MPI_Info)in;
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,139 @@
+/*
+ * Persistent point-to-point requests: MPI_Send_init, MPI_Bsend_init,
+ * MPI_Ssend_init, MPI_Rsend_init, MPI_Recv_init and their `_c` forms. The
+ * arguments are bound once; every MPI_Start runs the operation as a fresh
+ * core request (a send in its mode, a receive), which the next start or
+ * the free gives back. A request of req_kind.h.
+ */
+#include <stdlib.h>
+
+#include "p2p_api.h"
+#include "req_kind.h"
+
+enum { P2P_RECV = -1 };   /* with the send modes of p2p_api.h */
+
+typedef struct {
+    locus_xreq_t x;
+    int mode;                 /* P2P_* send mode or P2P_RECV */
+    void *buf;
+    size_t count;
+    locus_dtype_t *dt;        /* a reference held */
+    int peer, tag;
+    locus_comm_t *comm;       /* alive: the handle's core request holds it */
+    locus_req_t *op;          /* the last start's operation, NULL when none
+                                 runs (MPI_PROC_NULL, buffered) */
+} persist_t;
+
+static int persist_start(locus_xreq_t *x)
+{
+    persist_t *p = (persist_t *)x;
+    if (p->op) {
+        locus_core_req_put(locus_core(), p->op); /* reported complete before */
+        p->op = NULL;
+    }
+    if (p->mode == P2P_RECV)
+        return p2p_recv_start(p->buf, p->count, p->dt, p->peer, p->tag, p->comm, &p->op);
+    return p2p_send_start(p->buf, p->count, p->dt, p->peer, p->tag, p->comm, p->mode, &p->op);
+}
+
+static int persist_test(locus_xreq_t *x)
+{
+    const persist_t *p = (const persist_t *)x;
+    return !p->op || p->op->done;
+}
+
+static int persist_status(locus_xreq_t *x, MPI_Status *st)
+{
+    const persist_t *p = (const persist_t *)x;
+    if (p->op) {
+        locus_status_set(st, p->op);
+        return p->op->st_error;
+    }
+    if (p->mode == P2P_RECV)
+        p2p_status_null(st);
+    return MPI_SUCCESS;
+}
+
+static int persist_cancel(locus_xreq_t *x)
+{
+    persist_t *p = (persist_t *)x;
+    /* A send is never cancelled (it completes; MPI_Test_cancelled says so). */
+    if (p->op && p->mode == P2P_RECV && !p->op->done)
+        locus_core_cancel(locus_core(), p->op);
+    return MPI_SUCCESS;
+}
+
+static int persist_release(locus_xreq_t *x)
+{
+    persist_t *p = (persist_t *)x;
+    locus_req_drop(p->op); /* an active one finishes on its own */
+    locus_dtype_release(p->dt);
+    locus_xreq_unbind(x);
+    free(p);
+    return MPI_SUCCESS;
+}
+
+static const locus_xreq_ops_t persist_ops = {
+    .persistent = 1,
+    .start = persist_start,
+    .test = persist_test,
+    .status = persist_status,
+    .cancel = persist_cancel,
+    .release = persist_release,
+};
+
+static int persist_init(const void *buf, MPI_Count count, MPI_Datatype dt, int peer, int tag,
+                        MPI_Comm comm_h, int mode, MPI_Request *request, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *comm = locus_comm_of(comm_h);
+    int err = p2p_check(buf, count, dt, peer, tag, comm, mode == P2P_RECV);
+    if (err == MPI_SUCCESS && !request)
+        err = MPI_ERR_ARG;
+    persist_t *p = err == MPI_SUCCESS ? calloc(1, sizeof *p) : NULL;
+    if (err == MPI_SUCCESS && !p)
+        err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS) {
+        *p = (persist_t){ .x = { .ops = &persist_ops }, .mode = mode, .buf = (void *)buf,
+                          .count = (size_t)count, .dt = locus_dt_of(dt), .peer = peer,
+                          .tag = tag, .comm = comm };
+        err = locus_xreq_bind(&p->x, comm, request);
+    }
+    if (err != MPI_SUCCESS) {
+        free(p);
+        return locus_mpi_err(comm, err, fn);
+    }
+    /* The user may free the datatype while the request lives. */
+    locus_dtype_retain(p->dt);
+    return MPI_SUCCESS;
+}
+
+#define SEND_INIT_API(Name, S, CT, mode)                                            \
+    LOCUS_PMPI_WEAK(Name##S)                                                        \
+    int PMPI_##Name##S(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,  \
+                       MPI_Comm comm, MPI_Request *request)                         \
+    {                                                                               \
+        return persist_init(buf, count, dt, dest, tag, comm, mode, request,         \
+                            "MPI_" #Name #S);                                       \
+    }
+
+SEND_INIT_API(Send_init, , int, P2P_STANDARD)
+SEND_INIT_API(Send_init, _c, MPI_Count, P2P_STANDARD)
+SEND_INIT_API(Ssend_init, , int, P2P_SYNC)
+SEND_INIT_API(Ssend_init, _c, MPI_Count, P2P_SYNC)
+SEND_INIT_API(Rsend_init, , int, P2P_READY)
+SEND_INIT_API(Rsend_init, _c, MPI_Count, P2P_READY)
+SEND_INIT_API(Bsend_init, , int, P2P_BUFFERED)
+SEND_INIT_API(Bsend_init, _c, MPI_Count, P2P_BUFFERED)
+
+#define RECV_INIT_API(S, CT)                                                        \
+    LOCUS_PMPI_WEAK(Recv_init##S)                                                   \
+    int PMPI_Recv_init##S(void *buf, CT count, MPI_Datatype dt, int source, int tag, \
+                          MPI_Comm comm, MPI_Request *request)                      \
+    {                                                                               \
+        return persist_init(buf, count, dt, source, tag, comm, P2P_RECV, request,   \
+                            "MPI_Recv_init" #S);                                    \
+    }
+
+RECV_INIT_API(, int)
+RECV_INIT_API(_c, MPI_Count)

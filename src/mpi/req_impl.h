@@ -1,0 +1,40 @@
+/*
+ * req_impl.h — the helpers the completion calls (req.c, req_status.c)
+ * share: what a handle's request is (valid, active, done) and how a
+ * complete one is reported, whatever its kind (req_kind.h).
+ */
+#ifndef LOCUS_REQ_IMPL_H
+#define LOCUS_REQ_IMPL_H
+
+#include "req_kind.h"
+
+/* 1 when r is a request the user may still name (not freed). */
+int req_valid(const locus_req_t *r);
+/* The communicator whose error handler applies: the request's own (alive
+ * while the request holds its reference, even if the user freed it). */
+locus_comm_t *req_comm(const locus_req_t *r);
+/* 0 for an inactive persistent request: the any/some calls treat it like
+ * a null handle, the all calls give it an empty status. */
+int req_active(const locus_req_t *r);
+/* 1 when r's operation is complete, or r is inactive. Makes no progress. */
+int req_done(locus_req_t *r);
+/* The status (st may be NULL) and error code of a done request, which
+ * stays as it is (MPI_Request_get_status). */
+int req_peek(locus_req_t *r, MPI_Status *st);
+/* Reports a done request: its status and error code; a non-persistent one
+ * is freed (*h becomes MPI_REQUEST_NULL), a persistent one inactive. */
+int req_report(MPI_Request *h, MPI_Status *st);
+
+/* One progress round, idling when nothing moved; -1 once the job can no
+ * longer communicate. */
+int req_progress_round(void);
+/* MPI_SUCCESS, or MPI_ERR_COUNT / MPI_ERR_ARG / MPI_ERR_REQUEST for an
+ * array of handles (null handles allowed). */
+int req_check_array(int count, const MPI_Request reqs[]);
+/* The communicator of the first non-null handle (MPI_COMM_WORLD if none). */
+locus_comm_t *req_array_comm(int count, const MPI_Request reqs[]);
+/* The index of the first done active request, -1 when none is done, -2
+ * when none is active. */
+int req_find_done(int count, const MPI_Request reqs[]);
+
+#endif

@@ -1,0 +1,238 @@
+/*
+ * session.c — MPI-4 sessions: MPI_Session_init/finalize, the process sets
+ * ("mpi://WORLD" and "mpi://SELF"), their info, groups from them, and the
+ * session's info.
+ *
+ * The runtime under a session is the library's one runtime. A process
+ * that called MPI_Init already has it; otherwise the first session starts
+ * it (as MPI_Init would, in this process and collectively over the job's
+ * start-up) and the last session's finalize stops it (as MPI_Finalize).
+ * Limitations that follow (docs/mpit.md): MPI_Initialized reports true
+ * while a session keeps the runtime up, MPI_Init cannot follow
+ * MPI_Session_init, and nothing can be started again once it stopped.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "session.h"
+
+/* The live sessions of this process, and whether they started the
+ * runtime (the program did not call MPI_Init). */
+static struct {
+    locus_session_t *live;
+    int started_runtime;
+} sessions;
+
+static const char *const psets[] = {"mpi://WORLD", "mpi://SELF"};
+#define NPSETS 2
+
+locus_session_t *locus_session_of(MPI_Session h)
+{
+    if (LOCUS_IS_PREDEF(h))
+        return NULL;
+    for (locus_session_t *s = sessions.live; s; s = s->next)
+        if (s == (locus_session_t *)h)
+            return s->magic == LOCUS_SESSION_MAGIC ? s : NULL;
+    return NULL;
+}
+
+static const char *thread_level_name(int level)
+{
+    return level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE";
+}
+
+/* The level asked for in info's "thread_level" (MPI-4 11.3.1), capped at
+ * what the library provides. */
+static int thread_level_wanted(MPI_Info info)
+{
+    char v[64];
+    int len = sizeof v, flag = 0;
+    if (info == MPI_INFO_NULL || PMPI_Info_get_string(info, "thread_level", &len, v, &flag) ||
+        !flag)
+        return MPI_THREAD_FUNNELED;
+    return strcasecmp(v, "MPI_THREAD_SINGLE") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED;
+}
+
+LOCUS_PMPI_WEAK(Session_init)
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+    static const char fn[] = "MPI_Session_init";
+    locus_errh_t *e = errhandler == MPI_ERRHANDLER_NULL ? &locus_errh_fatal
+                                                         : locus_errh_of(errhandler);
+    if (!session || !e)
+        return locus_session_err(NULL, MPI_ERR_ARG, fn);
+    if (locus_mpi.state == 2) {
+        snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+                 "the library cannot start again after MPI_Finalize");
+        return locus_errh_raise(e, ERRH_ON_SESSION, NULL, MPI_ERR_OTHER, fn);
+    }
+    if (locus_mpi.state == 0) {
+        int provided;
+        /* Starts the runtime (a failure ends the process, as MPI_Init's does). */
+        int rc = PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        if (rc != MPI_SUCCESS)
+            return locus_errh_raise(e, ERRH_ON_SESSION, NULL, rc, fn);
+        sessions.started_runtime = 1;
+    }
+    locus_session_t *s = calloc(1, sizeof *s);
+    int rc = s ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
+        rc = PMPI_Info_dup(info, &s->info);
+    if (rc != MPI_SUCCESS) {
+        free(s);
+        return locus_errh_raise(e, ERRH_ON_SESSION, NULL, rc, fn);
+    }
+    if (info == MPI_INFO_NULL)
+        s->info = MPI_INFO_NULL;
+    s->magic = LOCUS_SESSION_MAGIC;
+    s->thread_level = thread_level_wanted(info);
+    s->errh = e;
+    locus_session_errh_hold(e);
+    s->next = sessions.live;
+    sessions.live = s;
+    *session = (MPI_Session)s;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Session_finalize)
+int PMPI_Session_finalize(MPI_Session *session)
+{
+    static const char fn[] = "MPI_Session_finalize";
+    locus_session_t *s = session ? locus_session_of(*session) : NULL;
+    if (!s)
+        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    for (locus_session_t **pp = &sessions.live; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    /* After an (erroneous) MPI_Finalize the info calls are gone with the
+     * runtime: the copy is left, as MPI_Finalize leaves the user's. */
+    if (s->info != MPI_INFO_NULL && locus_mpi.state == 1)
+        PMPI_Info_free(&s->info);
+    locus_session_errh_drop(s->errh);
+    s->magic = 0;
+    free(s);
+    *session = MPI_SESSION_NULL;
+    int rc = MPI_SUCCESS;
+    if (!sessions.live && sessions.started_runtime && locus_mpi.state == 1) {
+        sessions.started_runtime = 0;
+        rc = PMPI_Finalize();
+    }
+    return rc;
+}
+
+LOCUS_PMPI_WEAK(Session_get_num_psets)
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+{
+    (void)info; /* the process sets do not depend on it */
+    locus_session_t *s = locus_session_of(session);
+    if (!s)
+        return locus_session_err(NULL, MPI_ERR_SESSION, "MPI_Session_get_num_psets");
+    if (!npset_names)
+        return locus_session_err(s, MPI_ERR_ARG, "MPI_Session_get_num_psets");
+    *npset_names = NPSETS;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Session_get_nth_pset)
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                              char *pset_name)
+{
+    (void)info;
+    static const char fn[] = "MPI_Session_get_nth_pset";
+    locus_session_t *s = locus_session_of(session);
+    if (!s)
+        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    if (n < 0 || n >= NPSETS || !pset_len || *pset_len < 0 || (*pset_len > 0 && !pset_name))
+        return locus_session_err(s, MPI_ERR_ARG, fn);
+    /* pset_len 0 asks for the length needed (terminator included). */
+    if (*pset_len == 0)
+        *pset_len = (int)strlen(psets[n]) + 1;
+    else
+        snprintf(pset_name, (size_t)*pset_len, "%s", psets[n]);
+    return MPI_SUCCESS;
+}
+
+/* The members of a process set as world ranks (*n of them), or -1. */
+static int pset_members(const char *name, int *n, int *first)
+{
+    if (!name)
+        return -1;
+    if (strcasecmp(name, psets[0]) == 0) {
+        *n = locus_mpi.boot.size;
+        *first = 0;
+        return 0;
+    }
+    if (strcasecmp(name, psets[1]) == 0) {
+        *n = 1;
+        *first = locus_mpi.boot.rank;
+        return 0;
+    }
+    return -1;
+}
+
+LOCUS_PMPI_WEAK(Session_get_pset_info)
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+{
+    static const char fn[] = "MPI_Session_get_pset_info";
+    locus_session_t *s = locus_session_of(session);
+    if (!s)
+        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    int n, first;
+    if (!info || pset_members(pset_name, &n, &first) != 0)
+        return locus_session_err(s, MPI_ERR_ARG, fn);
+    char size[24];
+    snprintf(size, sizeof size, "%d", n);
+    int rc = PMPI_Info_create(info);
+    if (rc == MPI_SUCCESS && (rc = PMPI_Info_set(*info, "mpi_size", size)) != MPI_SUCCESS)
+        PMPI_Info_free(info);
+    return rc ? locus_session_err(s, rc, fn) : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Session_get_info)
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+{
+    static const char fn[] = "MPI_Session_get_info";
+    locus_session_t *s = locus_session_of(session);
+    if (!s)
+        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    if (!info_used)
+        return locus_session_err(s, MPI_ERR_ARG, fn);
+    int rc = s->info != MPI_INFO_NULL ? PMPI_Info_dup(s->info, info_used)
+                                      : PMPI_Info_create(info_used);
+    if (rc == MPI_SUCCESS &&
+        (rc = PMPI_Info_set(*info_used, "thread_level", thread_level_name(s->thread_level))))
+        PMPI_Info_free(info_used);
+    return rc ? locus_session_err(s, rc, fn) : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Group_from_session_pset)
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+                                 MPI_Group *newgroup)
+{
+    static const char fn[] = "MPI_Group_from_session_pset";
+    locus_session_t *s = locus_session_of(session);
+    if (!s)
+        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    int n, first;
+    if (!newgroup || pset_members(pset_name, &n, &first) != 0)
+        return locus_session_err(s, MPI_ERR_ARG, fn);
+    locus_group_t *g = malloc(sizeof *g);
+    int *w = malloc((size_t)n * sizeof *w);
+    if (!g || !w) {
+        free(g);
+        free(w);
+        return locus_session_err(s, MPI_ERR_NO_MEM, fn);
+    }
+    for (int i = 0; i < n; i++)
+        w[i] = first + i;
+    g->refcount = 1;
+    g->size = n;
+    g->world_of = w;
+    g->rank = n == 1 ? 0 : locus_mpi.boot.rank;
+    *newgroup = locus_group_handle(g);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,402 @@
+/*
+ * Cartesian topologies: MPI_Dims_create, MPI_Cart_create (reorder maps
+ * grid neighbours onto the same node / NUMA node: topo_map.c), the
+ * queries, MPI_Cart_shift, MPI_Cart_sub and MPI_Cart_map.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "topo.h"
+
+/* ---- MPI_Dims_create ------------------------------------------------------------- */
+
+/* Best split of n into k factors, each <= cap, non-increasing, found by
+ * exhaustive search over divisors: the smallest spread (largest minus
+ * smallest), then the smallest sum of squares. best[] holds the answer;
+ * cur[] is the partial one. */
+typedef struct {
+    int k;
+    int *cur, *best;
+    long best_spread, best_sq;
+} dims_search_t;
+
+static void dims_try(dims_search_t *s, int i, int n, int cap)
+{
+    if (i == s->k - 1) {
+        if (n > cap)
+            return;
+        s->cur[i] = n;
+        long spread = s->cur[0] - n, sq = 0;
+        for (int j = 0; j < s->k; j++)
+            sq += (long)s->cur[j] * s->cur[j];
+        if (spread < s->best_spread || (spread == s->best_spread && sq < s->best_sq)) {
+            s->best_spread = spread;
+            s->best_sq = sq;
+            memcpy(s->best, s->cur, sizeof *s->cur * (size_t)s->k);
+        }
+        return;
+    }
+    /* The largest remaining factor is at least the (k-i)-th root of n. */
+    for (int f = n < cap ? n : cap; f >= 1; f--) {
+        long p = 1;
+        for (int j = i; j < s->k && p < n; j++)
+            p *= f;
+        if (p < n)
+            break;
+        if (n % f == 0) {
+            s->cur[i] = f;
+            dims_try(s, i + 1, n / f, f);
+        }
+    }
+}
+
+LOCUS_PMPI_WEAK(Dims_create)
+int PMPI_Dims_create(int nnodes, int ndims, int dims[])
+{
+    const char *fn = "MPI_Dims_create";
+    LOCUS_CHECK_INIT(fn);
+    if (ndims < 0)
+        return locus_mpi_err(NULL, MPI_ERR_DIMS, fn);
+    if (nnodes < 1 || (ndims > 0 && !dims))
+        return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
+    int fixed = 1, free_dims = 0;
+    for (int i = 0; i < ndims; i++) {
+        if (dims[i] < 0)
+            return locus_mpi_err(NULL, MPI_ERR_DIMS, fn);
+        if (dims[i] == 0)
+            free_dims++;
+        else
+            fixed *= dims[i];
+    }
+    if (nnodes % fixed != 0 || (free_dims == 0 && fixed != nnodes))
+        return locus_mpi_err(NULL, MPI_ERR_DIMS, fn);
+    if (free_dims == 0)
+        return MPI_SUCCESS;
+    int *mem = malloc(sizeof *mem * 2 * (size_t)free_dims);
+    if (!mem)
+        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, fn);
+    dims_search_t s = { free_dims, mem, mem + free_dims, -1, 0 };
+    s.best_spread = (long)nnodes + 1;
+    dims_try(&s, 0, nnodes / fixed, nnodes / fixed);
+    for (int i = 0, k = 0; i < ndims; i++)
+        if (dims[i] == 0)
+            dims[i] = s.best[k++];
+    free(mem);
+    return MPI_SUCCESS;
+}
+
+/* ---- MPI_Cart_create, MPI_Cart_map --------------------------------------------------- */
+
+/* Checks ndims/dims/periods against a communicator of `size` ranks; the
+ * grid's size goes to *n. */
+static int cart_check(int size, int ndims, const int *dims, const int *periods, int *n)
+{
+    if (ndims < 0)
+        return MPI_ERR_DIMS;
+    if (ndims > 0 && (!dims || !periods))
+        return MPI_ERR_ARG;
+    long prod = 1;
+    for (int d = 0; d < ndims; d++) {
+        if (dims[d] <= 0)
+            return MPI_ERR_DIMS;
+        prod *= dims[d];
+        if (prod > size)
+            return MPI_ERR_ARG;   /* the grid needs more processes (MPICH: "**cartdim") */
+    }
+    *n = (int)prod;
+    return MPI_SUCCESS;
+}
+
+static locus_ptopo_t *cart_new(int ndims, const int *dims, const int *periods)
+{
+    locus_ptopo_t *t = locus_ptopo_new(MPI_CART);
+    if (!t)
+        return NULL;
+    t->ndims = ndims;
+    t->dims = malloc(sizeof *t->dims * ((size_t)ndims + 1));
+    t->periods = malloc(sizeof *t->periods * ((size_t)ndims + 1));
+    if (!t->dims || !t->periods) {
+        locus_ptopo_free(t);
+        return NULL;
+    }
+    for (int d = 0; d < ndims; d++) {
+        t->dims[d] = dims[d];
+        t->periods[d] = periods[d] != 0;
+    }
+    return t;
+}
+
+/* The grid as a graph: every vertex with its neighbours at -1 and +1 in
+ * each dimension (off-edge ones left out, repeats kept). */
+static int cart_graph(const locus_ptopo_t *t, int n, int **xadj, int **adj)
+{
+    *xadj = malloc(sizeof **xadj * ((size_t)n + 1));
+    *adj = malloc(sizeof **adj * ((size_t)n * 2 * (size_t)t->ndims + 1));
+    int *c = malloc(sizeof *c * ((size_t)t->ndims + 1));
+    if (!*xadj || !*adj || !c) {
+        free(c);
+        return MPI_ERR_NO_MEM;
+    }
+    int k = 0;
+    for (int v = 0; v < n; v++) {
+        (*xadj)[v] = k;
+        for (int d = 0; d < t->ndims; d++) {
+            for (int side = -1; side <= 1; side += 2) {
+                locus_cart_coords(t, v, c);
+                c[d] += side;
+                int u = locus_cart_rank(t, c);
+                if (u >= 0 && u != v)
+                    (*adj)[k++] = u;
+            }
+        }
+    }
+    (*xadj)[n] = k;
+    free(c);
+    return MPI_SUCCESS;
+}
+
+/* The member of comm of `size` ranks that plays each grid position:
+ * locus_topo_reorder (collective) or, for MPI_Cart_map (local), the node
+ * layout alone. */
+static int cart_place(locus_comm_t *comm, const locus_ptopo_t *t, int n, int collective,
+                      int *proc_of)
+{
+    int *xadj = NULL, *adj = NULL;
+    int err = cart_graph(t, n, &xadj, &adj);
+    if (!err) {
+        locus_topo_graph_t g = { n, xadj, adj, NULL };
+        err = collective ? locus_topo_reorder(comm, &g, proc_of)
+                         : locus_topo_map(&g, comm->coll.size, comm->coll.node_of, NULL,
+                                          proc_of);
+    }
+    free(xadj);
+    free(adj);
+    return err;
+}
+
+LOCUS_PMPI_WEAK(Cart_create)
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                     int reorder, MPI_Comm *comm_cart)
+{
+    const char *fn = "MPI_Cart_create";
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *old = locus_comm_of(comm_old), *n = NULL;
+    if (!locus_comm_valid(old) || old->local)
+        return locus_mpi_err(old, MPI_ERR_COMM, fn);
+    int size = 0, err = cart_check(old->coll.size, ndims, dims, periods, &size);
+    if (!err && !comm_cart)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(old, err, fn);
+    locus_ptopo_t *t = cart_new(ndims, dims, periods);
+    int *proc_of = malloc(sizeof *proc_of * (size_t)size);
+    err = t && proc_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (!err && reorder)
+        err = cart_place(old, t, size, 1, proc_of);
+    if (!err)
+        err = locus_topo_comm(old, size, reorder ? proc_of : NULL, t, &n);
+    else
+        locus_ptopo_free(t);
+    free(proc_of);
+    if (err)
+        return locus_mpi_err(old, err, fn);
+    *comm_cart = locus_comm_handle(n);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Cart_map)
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+{
+    const char *fn = "MPI_Cart_map";
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c) || c->local)
+        return locus_mpi_err(c, MPI_ERR_COMM, fn);
+    int size = 0, err = cart_check(c->coll.size, ndims, dims, periods, &size);
+    if (!err && !newrank)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, fn);
+    locus_ptopo_t *t = cart_new(ndims, dims, periods);
+    int *proc_of = malloc(sizeof *proc_of * ((size_t)size + 1));
+    err = t && proc_of ? cart_place(c, t, size, 0, proc_of) : MPI_ERR_NO_MEM;
+    *newrank = MPI_UNDEFINED;
+    for (int v = 0; !err && v < size; v++)
+        if (proc_of[v] == c->coll.rank)
+            *newrank = v;
+    locus_ptopo_free(t);
+    free(proc_of);
+    return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+/* c's Cartesian topology, or an error class for fn to report. */
+static int cart_of(locus_comm_t *c, locus_ptopo_t **t)
+{
+    if (!locus_comm_valid(c))
+        return MPI_ERR_COMM;
+    *t = locus_ptopo_of(c, MPI_CART);
+    return *t ? MPI_SUCCESS : MPI_ERR_TOPOLOGY;
+}
+
+LOCUS_PMPI_WEAK(Cartdim_get)
+int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
+{
+    LOCUS_CHECK_INIT("MPI_Cartdim_get");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = cart_of(c, &t);
+    if (!err && !ndims)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Cartdim_get");
+    *ndims = t->ndims;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Cart_get)
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
+{
+    LOCUS_CHECK_INIT("MPI_Cart_get");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = cart_of(c, &t);
+    if (!err && (maxdims < t->ndims || (t->ndims > 0 && (!dims || !periods || !coords))))
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Cart_get");
+    if (t->ndims > 0) {
+        memcpy(dims, t->dims, sizeof *dims * (size_t)t->ndims);
+        memcpy(periods, t->periods, sizeof *periods * (size_t)t->ndims);
+        locus_cart_coords(t, c->coll.rank, coords);
+    }
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Cart_coords)
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
+{
+    LOCUS_CHECK_INIT("MPI_Cart_coords");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = cart_of(c, &t);
+    if (!err && (rank < 0 || rank >= c->coll.size))
+        err = MPI_ERR_RANK;
+    if (!err && (maxdims < t->ndims || (t->ndims > 0 && !coords)))
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Cart_coords");
+    locus_cart_coords(t, rank, coords);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Cart_rank)
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
+{
+    LOCUS_CHECK_INIT("MPI_Cart_rank");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = cart_of(c, &t);
+    if (!err && (!rank || (t->ndims > 0 && !coords)))
+        err = MPI_ERR_ARG;
+    /* Off a non-periodic edge is an error, not MPI_PROC_NULL. */
+    int r = err ? -1 : locus_cart_rank(t, coords);
+    if (!err && r < 0)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Cart_rank");
+    *rank = r;
+    return MPI_SUCCESS;
+}
+
+/* The rank at position pos of dimension dir, x holding the other
+ * coordinates: large displacements wrap as often as they need on a
+ * periodic dimension; off a non-periodic edge there is no neighbour. */
+static int cart_shifted(const locus_ptopo_t *t, int *x, int dir, long pos)
+{
+    long n = t->dims[dir];
+    if (t->periods[dir]) {
+        pos %= n;
+        if (pos < 0)
+            pos += n;
+    } else if (pos < 0 || pos >= n) {
+        return MPI_PROC_NULL;
+    }
+    x[dir] = (int)pos;
+    return locus_cart_rank(t, x);
+}
+
+LOCUS_PMPI_WEAK(Cart_shift)
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
+{
+    LOCUS_CHECK_INIT("MPI_Cart_shift");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = cart_of(c, &t);
+    if (!err && (direction < 0 || direction >= t->ndims))
+        err = MPI_ERR_DIMS;
+    if (!err && (!rank_source || !rank_dest))
+        err = MPI_ERR_ARG;
+    int *x = err ? NULL : malloc(sizeof *x * (size_t)t->ndims);
+    if (!err && !x)
+        err = MPI_ERR_NO_MEM;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Cart_shift");
+    locus_cart_coords(t, c->coll.rank, x);
+    long at = x[direction];
+    *rank_dest = cart_shifted(t, x, direction, at + disp);
+    *rank_source = cart_shifted(t, x, direction, at - disp);
+    free(x);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Cart_sub)
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Cart_sub";
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *c = locus_comm_of(comm), *n = NULL;
+    locus_ptopo_t *t = NULL;
+    int err = cart_of(c, &t);
+    if (!err && (!newcomm || (t->ndims > 0 && !remain_dims)))
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, fn);
+    /* Color: my position in the dropped dimensions; key: in the kept ones
+     * (so the new ranks run row-major over the kept dimensions). */
+    int *x = malloc(sizeof *x * ((size_t)t->ndims + 1));
+    int *dims = malloc(sizeof *dims * ((size_t)t->ndims + 1));
+    int *periods = malloc(sizeof *periods * ((size_t)t->ndims + 1));
+    err = x && dims && periods ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    int color = 0, key = 0, kept = 0;
+    if (!err) {
+        locus_cart_coords(t, c->coll.rank, x);
+        for (int d = 0; d < t->ndims; d++) {
+            if (remain_dims[d]) {
+                key = key * t->dims[d] + x[d];
+                dims[kept] = t->dims[d];
+                periods[kept++] = t->periods[d];
+            } else {
+                color = color * t->dims[d] + x[d];
+            }
+        }
+        err = locus_comm_split(c, color, key, &n);
+    }
+    if (!err) {
+        n->topo = cart_new(kept, dims, periods);
+        err = n->topo ? locus_ptopo_nbrs_build(n->topo, n->coll.rank) : MPI_ERR_NO_MEM;
+        if (err) {
+            locus_comm_discard(n);
+            n = NULL;
+        }
+    }
+    free(x);
+    free(dims);
+    free(periods);
+    if (err)
+        return locus_mpi_err(c, err, fn);
+    *newcomm = locus_comm_handle(n);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,213 @@
+/*
+ * Graph topologies (MPI_Graph_create and its queries, MPI_Graph_map). The
+ * whole graph is known to every member; reorder = true maps neighbouring
+ * vertices onto the same node / NUMA node (topo_map.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm.h"
+#include "topo.h"
+
+static void ints_copy(int *dst, const int *src, int n)
+{
+    if (n > 0)
+        memcpy(dst, src, sizeof *dst * (size_t)n);
+}
+
+/* Checks a graph of nnodes vertices for a communicator of `size` ranks. */
+static int graph_check(int size, int nnodes, const int *index, const int *edges)
+{
+    if (nnodes < 0 || nnodes > size)
+        return MPI_ERR_ARG;
+    if (nnodes > 0 && !index)
+        return MPI_ERR_ARG;
+    for (int v = 0; v < nnodes; v++)
+        if (index[v] < (v ? index[v - 1] : 0))
+            return MPI_ERR_ARG;
+    int nedges = nnodes > 0 ? index[nnodes - 1] : 0;
+    if (nedges > 0 && !edges)
+        return MPI_ERR_ARG;
+    for (int k = 0; k < nedges; k++)
+        if (edges[k] < 0 || edges[k] >= nnodes)
+            return MPI_ERR_ARG;
+    return MPI_SUCCESS;
+}
+
+/* The graph in CSR form (xadj from MPI's cumulative index). */
+static int *graph_xadj(int nnodes, const int *index)
+{
+    int *xadj = malloc(sizeof *xadj * ((size_t)nnodes + 1));
+    if (xadj) {
+        xadj[0] = 0;
+        for (int v = 0; v < nnodes; v++)
+            xadj[v + 1] = index[v];
+    }
+    return xadj;
+}
+
+static int graph_place(locus_comm_t *c, int nnodes, const int *index, const int *edges,
+                       int collective, int *proc_of)
+{
+    int *xadj = graph_xadj(nnodes, index);
+    if (!xadj)
+        return MPI_ERR_NO_MEM;
+    locus_topo_graph_t g = { nnodes, xadj, edges, NULL };
+    int err = collective ? locus_topo_reorder(c, &g, proc_of)
+                         : locus_topo_map(&g, c->coll.size, c->coll.node_of, NULL, proc_of);
+    free(xadj);
+    return err;
+}
+
+LOCUS_PMPI_WEAK(Graph_create)
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[],
+                      int reorder, MPI_Comm *comm_graph)
+{
+    const char *fn = "MPI_Graph_create";
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *old = locus_comm_of(comm_old), *n = NULL;
+    if (!locus_comm_valid(old) || old->local)
+        return locus_mpi_err(old, MPI_ERR_COMM, fn);
+    int err = graph_check(old->coll.size, nnodes, indx, edges);
+    if (!err && !comm_graph)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(old, err, fn);
+    int nedges = nnodes > 0 ? indx[nnodes - 1] : 0;
+    locus_ptopo_t *t = locus_ptopo_new(MPI_GRAPH);
+    int *proc_of = malloc(sizeof *proc_of * ((size_t)nnodes + 1));
+    if (t) {
+        t->nnodes = nnodes;
+        t->index = malloc(sizeof *t->index * ((size_t)nnodes + 1));
+        t->edges = malloc(sizeof *t->edges * ((size_t)nedges + 1));
+    }
+    err = t && t->index && t->edges && proc_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (!err) {
+        ints_copy(t->index, indx, nnodes);
+        ints_copy(t->edges, edges, nedges);
+        if (reorder)
+            err = graph_place(old, nnodes, indx, edges, 1, proc_of);
+    }
+    if (!err)
+        err = locus_topo_comm(old, nnodes, reorder ? proc_of : NULL, t, &n);
+    else
+        locus_ptopo_free(t);
+    free(proc_of);
+    if (err)
+        return locus_mpi_err(old, err, fn);
+    *comm_graph = locus_comm_handle(n);
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Graph_map)
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[],
+                   int *newrank)
+{
+    const char *fn = "MPI_Graph_map";
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *c = locus_comm_of(comm);
+    if (!locus_comm_valid(c) || c->local)
+        return locus_mpi_err(c, MPI_ERR_COMM, fn);
+    int err = graph_check(c->coll.size, nnodes, indx, edges);
+    if (!err && !newrank)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, fn);
+    int *proc_of = malloc(sizeof *proc_of * ((size_t)nnodes + 1));
+    err = proc_of ? graph_place(c, nnodes, indx, edges, 0, proc_of) : MPI_ERR_NO_MEM;
+    *newrank = MPI_UNDEFINED;
+    for (int v = 0; !err && v < nnodes; v++)
+        if (proc_of[v] == c->coll.rank)
+            *newrank = v;
+    free(proc_of);
+    return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
+}
+
+/* ---- queries ---------------------------------------------------------------------- */
+
+static int graph_of(locus_comm_t *c, locus_ptopo_t **t)
+{
+    if (!locus_comm_valid(c))
+        return MPI_ERR_COMM;
+    *t = locus_ptopo_of(c, MPI_GRAPH);
+    return *t ? MPI_SUCCESS : MPI_ERR_TOPOLOGY;
+}
+
+LOCUS_PMPI_WEAK(Graphdims_get)
+int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+{
+    LOCUS_CHECK_INIT("MPI_Graphdims_get");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = graph_of(c, &t);
+    if (!err && (!nnodes || !nedges))
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Graphdims_get");
+    *nnodes = t->nnodes;
+    *nedges = t->nnodes > 0 ? t->index[t->nnodes - 1] : 0;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Graph_get)
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
+{
+    LOCUS_CHECK_INIT("MPI_Graph_get");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int err = graph_of(c, &t);
+    if (!err && (maxindex < 0 || maxedges < 0 || (maxindex > 0 && !indx) ||
+                 (maxedges > 0 && !edges)))
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Graph_get");
+    int nedges = t->nnodes > 0 ? t->index[t->nnodes - 1] : 0;
+    int ni = maxindex < t->nnodes ? maxindex : t->nnodes, ne = maxedges < nedges ? maxedges : nedges;
+    ints_copy(indx, t->index, ni);
+    ints_copy(edges, t->edges, ne);
+    return MPI_SUCCESS;
+}
+
+/* Vertex rank's neighbours: edges[*lo .. *hi). */
+static int graph_nbrs(locus_comm_t *c, int rank, locus_ptopo_t **t, int *lo, int *hi)
+{
+    int err = graph_of(c, t);
+    if (!err && (rank < 0 || rank >= (*t)->nnodes))
+        err = MPI_ERR_RANK;
+    if (!err) {
+        *lo = rank > 0 ? (*t)->index[rank - 1] : 0;
+        *hi = (*t)->index[rank];
+    }
+    return err;
+}
+
+LOCUS_PMPI_WEAK(Graph_neighbors_count)
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+{
+    LOCUS_CHECK_INIT("MPI_Graph_neighbors_count");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int lo = 0, hi = 0, err = graph_nbrs(c, rank, &t, &lo, &hi);
+    if (!err && !nneighbors)
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Graph_neighbors_count");
+    *nneighbors = hi - lo;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Graph_neighbors)
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+{
+    LOCUS_CHECK_INIT("MPI_Graph_neighbors");
+    locus_comm_t *c = locus_comm_of(comm);
+    locus_ptopo_t *t = NULL;
+    int lo = 0, hi = 0, err = graph_nbrs(c, rank, &t, &lo, &hi);
+    if (!err && (maxneighbors < 0 || (maxneighbors > 0 && !neighbors)))
+        err = MPI_ERR_ARG;
+    if (err)
+        return locus_mpi_err(c, err, "MPI_Graph_neighbors");
+    int n = hi - lo < maxneighbors ? hi - lo : maxneighbors;
+    ints_copy(neighbors, t->edges + lo, n);
+    return MPI_SUCCESS;
+}

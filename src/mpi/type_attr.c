@@ -1,0 +1,99 @@
+/*
+ * type_attr.c — what a user attaches to a datatype: its name
+ * (MPI_Type_set_name/get_name; the predefined ones start with their MPI
+ * names) and cached attributes (keyvals of kind ATTR_TYPE, attr.h;
+ * copied by MPI_Type_dup, deleted by MPI_Type_free).
+ */
+#include <string.h>
+
+#include "type.h"
+
+LOCUS_PMPI_WEAK(Type_set_name)
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    LOCUS_CHECK_INIT("MPI_Type_set_name");
+    locus_mdt_t *m = type_obj(datatype);
+    if (!m)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_set_name");
+    if (!type_name)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_set_name");
+    /* Longer names are cut to MPI_MAX_OBJECT_NAME - 1 characters. */
+    size_t n = strnlen(type_name, MPI_MAX_OBJECT_NAME - 1);
+    memcpy(m->name, type_name, n);
+    m->name[n] = '\0';
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_get_name)
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    LOCUS_CHECK_INIT("MPI_Type_get_name");
+    locus_mdt_t *m = type_obj(datatype);
+    if (!m)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_name");
+    if (!type_name || !resultlen)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_name");
+    size_t n = strlen(m->name);
+    memcpy(type_name, m->name, n + 1);
+    *resultlen = (int)n;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_create_keyval)
+int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
+                            MPI_Type_delete_attr_function *type_delete_attr_fn,
+                            int *type_keyval, void *extra_state)
+{
+    LOCUS_CHECK_INIT("MPI_Type_create_keyval");
+    int rc = locus_keyval_create(ATTR_TYPE, (attr_copy_fn)type_copy_attr_fn,
+                                 (attr_delete_fn)type_delete_attr_fn, extra_state, type_keyval);
+    return rc ? TYPE_ERR(rc, "MPI_Type_create_keyval") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_free_keyval)
+int PMPI_Type_free_keyval(int *type_keyval)
+{
+    LOCUS_CHECK_INIT("MPI_Type_free_keyval");
+    int rc = locus_keyval_free(ATTR_TYPE, type_keyval);
+    return rc ? TYPE_ERR(rc, "MPI_Type_free_keyval") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_set_attr)
+int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
+{
+    LOCUS_CHECK_INIT("MPI_Type_set_attr");
+    locus_mdt_t *m = type_obj(datatype);
+    if (!m)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_set_attr");
+    int rc = locus_attr_set(&m->attrs, ATTR_TYPE, m->handle, type_keyval, attribute_val);
+    return rc ? TYPE_ERR(rc, "MPI_Type_set_attr") : MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_get_attr)
+int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
+{
+    LOCUS_CHECK_INIT("MPI_Type_get_attr");
+    locus_mdt_t *m = type_obj(datatype);
+    if (!m)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_attr");
+    if (!attribute_val || !flag)
+        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_attr");
+    void *v = NULL;
+    int rc = locus_attr_get(m->attrs, ATTR_TYPE, type_keyval, &v, flag);
+    if (rc)
+        return TYPE_ERR(rc, "MPI_Type_get_attr");
+    if (*flag)
+        *(void **)attribute_val = v;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Type_delete_attr)
+int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
+{
+    LOCUS_CHECK_INIT("MPI_Type_delete_attr");
+    locus_mdt_t *m = type_obj(datatype);
+    if (!m)
+        return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_delete_attr");
+    int rc = locus_attr_delete(&m->attrs, ATTR_TYPE, m->handle, type_keyval);
+    return rc ? TYPE_ERR(rc, "MPI_Type_delete_attr") : MPI_SUCCESS;
+}

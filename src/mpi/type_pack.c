@@ -1,0 +1,256 @@
+/*
+ * type_pack.c — MPI_Pack/MPI_Unpack/MPI_Pack_size (the native packed
+ * form) and MPI_Pack_external/MPI_Unpack_external/MPI_Pack_external_size
+ * (the portable "external32" form), each int form a thin wrapper of its
+ * large-count form.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "type.h"
+
+/* count * per, or -1 when it overflows an MPI_Count. */
+static MPI_Count count_bytes(MPI_Count count, size_t per)
+{
+    MPI_Count r;
+    if (per > (size_t)INT64_MAX || __builtin_mul_overflow(count, (MPI_Count)per, &r))
+        return -1;
+    return r;
+}
+
+/* Checks shared by the pack calls: count, type (committed), the packed
+ * buffer and position, the user's buffer. */
+static int pack_check(MPI_Count count, MPI_Datatype datatype, const void *user_buf,
+                      const void *packed, MPI_Count packed_size, const MPI_Count *position)
+{
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    int rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && (!position || *position < 0 || packed_size < 0 ||
+                              (packed_size > 0 && !packed)))
+        rc = MPI_ERR_ARG;
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_buf(user_buf, count > 0, datatype);
+    return rc;
+}
+
+/* ---- native ---- */
+
+static int pack(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm, int unpack,
+                const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *c = locus_comm_of(comm);
+    int rc = locus_check_comm(c);
+    if (rc == MPI_SUCCESS)
+        rc = unpack ? pack_check(incount, datatype, outbuf, inbuf, outsize, position)
+                    : pack_check(incount, datatype, inbuf, outbuf, outsize, position);
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(c, rc, fn);
+    locus_dtype_t *dt = locus_dt_of(datatype);
+    MPI_Count need = count_bytes(incount, locus_dtype_size(dt));
+    if (need < 0 || *position > outsize || need > outsize - *position)
+        return locus_mpi_err(c, MPI_ERR_TRUNCATE, fn);
+    size_t n = unpack ? locus_dtype_unpack(outbuf, (size_t)incount, dt, 0,
+                                           (const char *)inbuf + *position, (size_t)need)
+                      : locus_dtype_pack(inbuf, (size_t)incount, dt, 0,
+                                         (char *)outbuf + *position, (size_t)need);
+    *position += (MPI_Count)n;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Pack_c)
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    return pack(inbuf, incount, datatype, outbuf, outsize, position, comm, 0, "MPI_Pack_c");
+}
+
+LOCUS_PMPI_WEAK(Pack)
+int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
+              int *position, MPI_Comm comm)
+{
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack(inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL, comm, 0,
+                  "MPI_Pack");
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;   /* <= outsize */
+    return rc;
+}
+
+/* MPI_Unpack's arguments come in another order: packed buffer first. */
+LOCUS_PMPI_WEAK(Unpack_c)
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    return pack(inbuf, outcount, datatype, outbuf, insize, position, comm, 1, "MPI_Unpack_c");
+}
+
+LOCUS_PMPI_WEAK(Unpack)
+int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm)
+{
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack(inbuf, outcount, datatype, outbuf, insize, position ? &pos : NULL, comm, 1,
+                  "MPI_Unpack");
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+
+static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size,
+                     const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    locus_comm_t *c = locus_comm_of(comm);
+    int rc = locus_check_comm(c);
+    if (rc == MPI_SUCCESS && incount < 0)
+        rc = MPI_ERR_COUNT;
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && !size)
+        rc = MPI_ERR_ARG;
+    MPI_Count s = rc ? 0 : count_bytes(incount, locus_dtype_size(locus_dt_of(datatype)));
+    if (rc == MPI_SUCCESS && s < 0)
+        rc = MPI_ERR_COUNT;
+    if (rc != MPI_SUCCESS)
+        return locus_mpi_err(c, rc, fn);
+    *size = s;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Pack_size_c)
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    return pack_size(incount, datatype, comm, size, "MPI_Pack_size_c");
+}
+
+LOCUS_PMPI_WEAK(Pack_size)
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    MPI_Count s = 0;
+    int rc = pack_size(incount, datatype, comm, size ? &s : NULL, "MPI_Pack_size");
+    if (rc == MPI_SUCCESS)
+        *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
+    return rc;
+}
+
+/* ---- external32 ---- */
+
+/* Only "external32" is defined for the canonical pack calls; any other
+ * name is MPI_ERR_UNSUPPORTED_DATAREP (the class MPI gives an unknown
+ * data representation). */
+static int datarep_check(const char *datarep)
+{
+    if (!datarep)
+        return MPI_ERR_ARG;
+    return strcmp(datarep, "external32") == 0 ? MPI_SUCCESS : MPI_ERR_UNSUPPORTED_DATAREP;
+}
+
+static int pack_external(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position, int unpack, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int rc = datarep_check(datarep);
+    if (rc == MPI_SUCCESS)
+        rc = unpack ? pack_check(incount, datatype, outbuf, inbuf, outsize, position)
+                    : pack_check(incount, datatype, inbuf, outbuf, outsize, position);
+    if (rc != MPI_SUCCESS)
+        return TYPE_ERR(rc, fn);
+    locus_dtype_t *dt = locus_dt_of(datatype);
+    MPI_Count need = count_bytes(incount, locus_dtype_external_size(dt));
+    if (need < 0 || *position > outsize || need > outsize - *position)
+        return TYPE_ERR(MPI_ERR_TRUNCATE, fn);
+    rc = unpack ? locus_dtype_unpack_external((const char *)inbuf + *position, outbuf,
+                                              (size_t)incount, dt)
+                : locus_dtype_pack_external(inbuf, (size_t)incount, dt,
+                                            (char *)outbuf + *position);
+    if (rc != LOCUS_DTYPE_OK)
+        return TYPE_ERR(rc == LOCUS_DTYPE_ECONV ? MPI_ERR_CONVERSION : MPI_ERR_NO_MEM, fn);
+    *position += need;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Pack_external_c)
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                         MPI_Count *position)
+{
+    return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, 0,
+                         "MPI_Pack_external_c");
+}
+
+LOCUS_PMPI_WEAK(Pack_external)
+int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount,
+                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
+                       MPI_Aint *position)
+{
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
+                           position ? &pos : NULL, 0, "MPI_Pack_external");
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Aint)pos;
+    return rc;
+}
+
+LOCUS_PMPI_WEAK(Unpack_external_c)
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                           MPI_Count *position, void *outbuf, MPI_Count outcount,
+                           MPI_Datatype datatype)
+{
+    return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize, position, 1,
+                         "MPI_Unpack_external_c");
+}
+
+LOCUS_PMPI_WEAK(Unpack_external)
+int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
+                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
+{
+    MPI_Count pos = position ? *position : 0;
+    int rc = pack_external(datarep, inbuf, outcount, datatype, outbuf, insize,
+                           position ? &pos : NULL, 1, "MPI_Unpack_external");
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Aint)pos;
+    return rc;
+}
+
+static int pack_external_size(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int rc = datarep_check(datarep);
+    if (rc == MPI_SUCCESS && incount < 0)
+        rc = MPI_ERR_COUNT;
+    if (rc == MPI_SUCCESS)
+        rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && !size)
+        rc = MPI_ERR_ARG;
+    MPI_Count s = rc ? 0 : count_bytes(incount, locus_dtype_external_size(locus_dt_of(datatype)));
+    if (rc == MPI_SUCCESS && s < 0)
+        rc = MPI_ERR_COUNT;
+    if (rc != MPI_SUCCESS)
+        return TYPE_ERR(rc, fn);
+    *size = s;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(Pack_external_size_c)
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+                              MPI_Count *size)
+{
+    return pack_external_size(datarep, incount, datatype, size, "MPI_Pack_external_size_c");
+}
+
+LOCUS_PMPI_WEAK(Pack_external_size)
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
+                            MPI_Aint *size)
+{
+    MPI_Count s = 0;
+    int rc = pack_external_size(datarep, incount, datatype, size ? &s : NULL,
+                                "MPI_Pack_external_size");
+    if (rc == MPI_SUCCESS)
+        *size = (MPI_Aint)s;
+    return rc;
+}

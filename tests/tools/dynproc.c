@@ -1,0 +1,90 @@
+/*
+ * Dynamic processes are refused cleanly: under MPI_ERRORS_RETURN every
+ * call returns MPI_ERR_UNSUPPORTED_OPERATION and leaves no communicator
+ * (spawn fills its error codes at the root); MPI_Comm_get_parent says
+ * there is no parent; MPI_Comm_disconnect frees an ordinary communicator
+ * collectively and refuses MPI_COMM_WORLD. With argument "fatal" the
+ * first spawn uses the default handler: the job must end with one line
+ * naming the call (the test expects that failure).
+ */
+#include <string.h>
+
+#include "tcheck.h"
+
+#define UNSUPPORTED(call, what)                                                 \
+    do {                                                                        \
+        int rc_ = (call), cls_ = -1;                                            \
+        MPI_Error_class(rc_, &cls_);                                            \
+        CHECK(cls_ == MPI_ERR_UNSUPPORTED_OPERATION, "%s returned %d", what, rc_); \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    int rank;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &tc_rank);
+    rank = tc_rank;
+    MPI_Comm inter = MPI_COMM_WORLD;
+    int codes[3] = {0, 0, 0};
+    if (argc > 1 && strcmp(argv[1], "fatal") == 0) {
+        MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                       MPI_ERRCODES_IGNORE);
+        printf("still running after a fatal error\n");
+        MPI_Finalize();
+        return 0;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+
+    MPI_Comm parent = MPI_COMM_WORLD;
+    CHECK(MPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent == MPI_COMM_NULL,
+          "a Locus process has no parent");
+
+    UNSUPPORTED(MPI_Comm_spawn("true", MPI_ARGV_NULL, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                               &inter, codes), "MPI_Comm_spawn");
+    CHECK(inter == MPI_COMM_NULL, "spawn left an intercommunicator");
+    for (int i = 0; i < 3; i++)
+        CHECK(rank != 0 || codes[i] == MPI_ERR_UNSUPPORTED_OPERATION, "errcode %d: %d", i,
+              codes[i]);
+    char *cmds[2] = {"true", "true"};
+    int maxprocs[2] = {1, 1};
+    MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
+    inter = MPI_COMM_WORLD;
+    UNSUPPORTED(MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0,
+                                        MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
+                "MPI_Comm_spawn_multiple");
+    CHECK(inter == MPI_COMM_NULL, "spawn_multiple left an intercommunicator");
+
+    char port[MPI_MAX_PORT_NAME] = "";
+    UNSUPPORTED(MPI_Open_port(MPI_INFO_NULL, port), "MPI_Open_port");
+    UNSUPPORTED(MPI_Close_port("tag#0$description#x"), "MPI_Close_port");
+    inter = MPI_COMM_WORLD;
+    UNSUPPORTED(MPI_Comm_connect("port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter),
+                "MPI_Comm_connect");
+    CHECK(inter == MPI_COMM_NULL, "connect left a communicator");
+    inter = MPI_COMM_WORLD;
+    UNSUPPORTED(MPI_Comm_accept("port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter),
+                "MPI_Comm_accept");
+    CHECK(inter == MPI_COMM_NULL, "accept left a communicator");
+    UNSUPPORTED(MPI_Publish_name("svc", MPI_INFO_NULL, "port"), "MPI_Publish_name");
+    UNSUPPORTED(MPI_Lookup_name("svc", MPI_INFO_NULL, port), "MPI_Lookup_name");
+    UNSUPPORTED(MPI_Unpublish_name("svc", MPI_INFO_NULL, "port"), "MPI_Unpublish_name");
+    inter = MPI_COMM_WORLD;
+    UNSUPPORTED(MPI_Comm_join(0, &inter), "MPI_Comm_join");
+    CHECK(inter == MPI_COMM_NULL, "join left a communicator");
+
+    /* Disconnect: a collective free of an ordinary communicator. */
+    MPI_Comm dup, world = MPI_COMM_WORLD;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    int x = rank, sum = 0, size;
+    MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, dup);
+    CHECK(MPI_Comm_disconnect(&dup) == MPI_SUCCESS && dup == MPI_COMM_NULL, "disconnect");
+    int cls = -1;
+    MPI_Error_class(MPI_Comm_disconnect(&world), &cls);
+    CHECK(cls == MPI_ERR_COMM && world == MPI_COMM_WORLD, "disconnect WORLD: %d", cls);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    CHECK(sum == size * (size - 1) / 2, "allreduce before disconnect");
+
+    int rc = tc_report(MPI_COMM_WORLD);
+    MPI_Finalize();
+    return rc;
+}
