@@ -188,8 +188,10 @@ static int sendrecv_nb(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int
         if (err != MPI_SUCCESS)
             free(a.copy);
     }
-    if (err == MPI_SUCCESS && (err = halves_start(&a, comm, &s->h)) != MPI_SUCCESS)
+    if (err == MPI_SUCCESS && (err = halves_start(&a, comm, &s->h)) != MPI_SUCCESS) {
         locus_xreq_unbind(&s->x);
+        *request = MPI_REQUEST_NULL;
+    }
     if (err != MPI_SUCCESS) {
         free(s);
         return locus_mpi_err(comm, err, fn);

@@ -9,11 +9,12 @@
  * only the total must agree (a longer send is MPI_ERR_TRUNCATE).
  *
  * Partitioned operations match only each other: their messages travel on
- * the communicator's collective context with tags the collectives never
- * use (theirs are 1..2^30): user tag t becomes -3 - t, clear of the
- * wildcards (-1 in the core, MPI_ANY_TAG -2), and the two largest tags
- * (up to MPI_TAG_UB, INT_MAX) stay themselves. Collectives post no
- * wildcard receives, so nothing else can take them.
+ * the communicator's collective context with tags nobody else uses there
+ * (the collectives draw 1..2^30, the layer's own exchanges 2^30+1 ..
+ * INT_MAX-1, comm.h): user tag t becomes -3 - t, clear of the wildcards
+ * (-1 in the core, MPI_ANY_TAG -2); the two largest tags, which do not fit
+ * there, become 0 and INT_MAX. Nothing posts wildcard receives on that
+ * context, so nothing else can take them.
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -36,10 +37,15 @@ typedef struct {
     locus_req_t *op;          /* the activation's message, NULL before it goes */
 } part_t;
 
-/* A user tag on the wire and back (the map is its own inverse). */
+/* A user tag on the wire, and back. */
 static int part_tag(int tag)
 {
-    return tag >= INT_MAX - 1 ? tag : -3 - tag;
+    return tag == INT_MAX ? INT_MAX : tag == INT_MAX - 1 ? 0 : -3 - tag;
+}
+
+static int part_user_tag(int wire)
+{
+    return wire == INT_MAX ? INT_MAX : wire == 0 ? INT_MAX - 1 : -3 - wire;
 }
 
 /* The whole buffer as one message, to or from peer. */
@@ -96,7 +102,7 @@ static int part_status(locus_xreq_t *x, MPI_Status *st)
     }
     locus_status_set(st, p->op);
     if (!p->send)
-        st->MPI_TAG = part_tag(st->MPI_TAG);
+        st->MPI_TAG = part_user_tag(st->MPI_TAG);
     return p->op->st_error;
 }
 

@@ -185,7 +185,7 @@ int PMPI_Grequest_complete(MPI_Request request)
     LOCUS_CHECK_INIT("MPI_Grequest_complete");
     locus_req_t *r = locus_req_of(request);
     /* A freed generalized request still takes its completion. */
-    locus_xreq_t *x = r && r->kind == LOCUS_REQ_GEN ? locus_xreq_of(r) : NULL;
+    locus_xreq_t *x = r ? locus_xreq_of(r) : NULL;
     if (!x || x->ops != &greq_ops || ((greq_t *)x)->complete)
         return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete");
     greq_t *g = (greq_t *)x;

@@ -203,7 +203,8 @@ int main(int argc, char **argv)
     int *ub, flag;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
     run(rank, size, 3, ITERS);
-    run(rank, size, *ub, 3); /* the largest tag */
+    run(rank, size, *ub, 3); /* the largest tags */
+    run(rank, size, *ub - 1, 3);
     run(rank, size, 0, 3);
     misuse(rank);
     return mtest_finish();
