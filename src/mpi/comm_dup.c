@@ -4,11 +4,11 @@
  *
  * MPI_Comm_idup agrees on context ids without blocking: the rounds of
  * comm.h (locus_ctx_rounds) as nonblocking allreduces polled by the
- * request. The rounds run on private views of the parent whose tags were drawn when
- * MPI_Comm_idup was called, every round on the same ones: later collectives
- * on the parent, started while the rounds go on, never meet their
- * messages (a pair's messages of one tag arrive in order, and every member
- * finishes a round before it starts the next).
+ * request. The rounds run on private views of the parent whose tags were
+ * drawn when MPI_Comm_idup was called, every round on the same ones: later
+ * collectives on the parent, started while the rounds go on, never meet
+ * their messages (a pair's messages of one tag arrive in order, and every
+ * member finishes a round before it starts the next).
  */
 #include <stdlib.h>
 #include <string.h>

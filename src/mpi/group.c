@@ -110,7 +110,8 @@ int PMPI_Group_excl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newg
     int *w = NULL;
     char *drop = NULL;
     if (!err && group->size > 0 &&
-        (!(w = malloc((size_t)group->size * sizeof *w)) || !(drop = calloc((size_t)group->size, 1))))
+        (!(w = malloc((size_t)group->size * sizeof *w)) ||
+         !(drop = calloc((size_t)group->size, 1))))
         err = MPI_ERR_NO_MEM;
     if (!err) {
         for (int i = 0; i < n; i++)

@@ -111,17 +111,19 @@ static void flatten(MPI_Datatype h, MPI_Count count, int64_t off, runs_t *r, int
 static void subarray(const int *iv, const MPI_Count *cv, int large, MPI_Datatype old,
                      int64_t off, runs_t *r, int depth)
 {
-    int nd = large ? (int)cv[0] : iv[0];
-    MPI_Count v[3][32];
-    int order = large ? (int)cv[1 + 3 * nd] : iv[1 + 3 * nd];
+    /* ints: ndims, sizes, subsizes, starts, order; the large-count form
+     * keeps ndims and order in ints and the three arrays in counts */
+    int nd = iv[0];
     if (nd < 1 || nd > 32) {
         r->err = MPI_ERR_TYPE;
         return;
     }
+    int order = large ? iv[1] : iv[1 + 3 * nd];
+    MPI_Count v[3][32];
     for (int k = 0; k < 3; k++)
         for (int d = 0; d < nd; d++) {
             int src = order == MPI_ORDER_FORTRAN ? nd - 1 - d : d;
-            v[k][d] = large ? cv[1 + k * nd + src] : iv[1 + k * nd + src];
+            v[k][d] = large ? cv[k * nd + src] : iv[1 + k * nd + src];
         }
     MPI_Aint lb, ext;
     PMPI_Type_get_extent(old, &lb, &ext);
@@ -219,9 +221,15 @@ static void flatten(MPI_Datatype h, MPI_Count count, int64_t off, runs_t *r, int
     if (depth < RMA_DEPTH)
         PMPI_Type_get_envelope_c(h, &ni, &na, &nc, &nd, &comb);
     if (comb == MPI_COMBINER_NAMED || comb == MPI_COMBINER_DARRAY || depth >= RMA_DEPTH) {
-        /* padded pairs, darray, very deep nesting */
+        /* padded pairs, darray, very deep nesting: one element scanned,
+         * the others are the same runs one extent further each */
+        runs_t one = { 0 };
+        scan_one(dt, 0, &one);
+        r->err = r->err ? r->err : one.err;
         for (MPI_Count e = 0; e < count && !r->err; e++)
-            scan_one(dt, off + e * ext, r);
+            for (size_t k = 0; k < one.n; k++)
+                runs_add(r, off + e * ext + one.v[k].off, one.v[k].len);
+        free(one.v);
         return;
     }
     int *iv = malloc((size_t)(ni + 1) * sizeof *iv);

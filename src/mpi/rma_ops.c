@@ -82,9 +82,11 @@ static int check_types(const rma_args_t *a, rma_op_t *o, int uses_origin)
  * send does), which must fit the receiving side. */
 static int check_lengths(const rma_args_t *a, rma_op_t *o)
 {
-    size_t osz = o->odt ? o->ocount * locus_dtype_size(o->odt) : 0;
-    size_t tsz = o->tcount * locus_dtype_size(o->tdt);
-    size_t rsz = o->rdt ? o->rcount * locus_dtype_size(o->rdt) : 0;
+    size_t osz = 0, tsz = 0, rsz = 0;
+    if ((o->odt && __builtin_mul_overflow(o->ocount, locus_dtype_size(o->odt), &osz)) ||
+        __builtin_mul_overflow(o->tcount, locus_dtype_size(o->tdt), &tsz) ||
+        (o->rdt && __builtin_mul_overflow(o->rcount, locus_dtype_size(o->rdt), &rsz)))
+        return MPI_ERR_COUNT;   /* more bytes than memory has */
     switch (a->kind) {
     case RMA_PUT:
     case RMA_ACC:
@@ -153,11 +155,13 @@ static int rma_prepare(locus_win_t *w, const rma_args_t *a, rma_op_t *o, int req
     if ((uses_origin && a->ocount < 0) || a->tcount < 0 ||
         (a->kind != RMA_PUT && a->kind != RMA_ACC && a->rcount < 0))
         return MPI_ERR_COUNT;
+    /* Nothing happens for MPI_PROC_NULL, whatever the buffers say (mpi4py
+     * passes no target datatype then). */
+    if (a->target == MPI_PROC_NULL)
+        return RMA_NOTHING;
     int err = check_types(a, o, uses_origin);
     if (err != MPI_SUCCESS)
         return err;
-    if (a->target == MPI_PROC_NULL)
-        return RMA_NOTHING;
     if (a->target < 0 || a->target >= w->nranks)
         return MPI_ERR_RANK;
     if (a->disp < 0 && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
@@ -176,21 +180,25 @@ static int rma_prepare(locus_win_t *w, const rma_args_t *a, rma_op_t *o, int req
     return check_range(w, o, a->disp, use_msg);
 }
 
-/* The packed bytes of count x dt: the memory itself when contiguous, else
- * a packed copy in *tmp (to free). NULL when out of memory. */
-static const char *stream_of(const void *buf, size_t count, locus_dtype_t *dt, size_t len,
-                             char **tmp)
+/* The packed bytes of count x dt in *out: the memory itself when
+ * contiguous (NULL may be fine: no data, or MPI_BOTTOM), else a packed copy
+ * in *tmp (to free). MPI_ERR_NO_MEM. */
+static int stream_of(const void *buf, size_t count, locus_dtype_t *dt, size_t len,
+                     const char **out, char **tmp)
 {
     *tmp = NULL;
-    if (locus_dtype_is_contig(dt)) {
-        ptrdiff_t lb, ext;
-        locus_dtype_true_extent(dt, &lb, &ext);
-        return (const char *)buf + lb;
+    if (len == 0 || locus_dtype_is_contig(dt)) {
+        ptrdiff_t lb = 0, ext;
+        if (len)
+            locus_dtype_true_extent(dt, &lb, &ext);
+        *out = (const char *)((uintptr_t)buf + (uintptr_t)lb);
+        return MPI_SUCCESS;
     }
-    if (!(*tmp = malloc(len + 1)))
-        return NULL;
+    if (!(*tmp = malloc(len)))
+        return MPI_ERR_NO_MEM;
     locus_dtype_pack(buf, count, dt, 0, *tmp, len);
-    return *tmp;
+    *out = *tmp;
+    return MPI_SUCCESS;
 }
 
 /* A CMA errno as an MPI error class (RMA_USE_MSG: try messages). */
@@ -210,12 +218,15 @@ static int cma_err(int rc, int target)
 /* Read-modify-write under the target's accumulate mutex. */
 static int near_atomic(rma_peer_t *p, const rma_op_t *o, const rma_target_t *t)
 {
-    char *otmp = NULL, *ctmp = NULL;
-    const char *in = o->odt ? stream_of(o->obuf, o->ocount, o->odt, o->len, &otmp) : NULL;
-    const char *cmp = o->kind == RMA_CAS ? stream_of(o->cbuf, 1, o->odt, o->len, &ctmp) : NULL;
-    char *old = malloc(o->len + 1);
-    int err = (o->odt && !in) || (o->kind == RMA_CAS && !cmp) || !old ? MPI_ERR_NO_MEM
-                                                                      : rma_acc_take(p->slot);
+    char *otmp = NULL, *ctmp = NULL, *old = NULL, *cur = NULL;
+    const char *in = NULL, *cmp = NULL;
+    int err = o->odt ? stream_of(o->obuf, o->ocount, o->odt, o->len, &in, &otmp) : MPI_SUCCESS;
+    if (err == MPI_SUCCESS && o->kind == RMA_CAS)
+        err = stream_of(o->cbuf, 1, o->odt, o->len, &cmp, &ctmp);
+    if (err == MPI_SUCCESS && (!(old = malloc(o->len + 1)) || !(cur = malloc(o->len + 1))))
+        err = MPI_ERR_NO_MEM;
+    if (err == MPI_SUCCESS)
+        err = rma_acc_take(p->slot);
     if (err == MPI_SUCCESS) {
         int rc = rma_target_read(t, old);
         if (rc == 0 && o->kind == RMA_CAS) {
@@ -224,16 +235,10 @@ static int near_atomic(rma_peer_t *p, const rma_op_t *o, const rma_target_t *t)
         } else if (rc == 0 && o->op == LOCUS_OP_REPLACE) {
             rc = rma_target_write(t, in);
         } else if (rc == 0 && o->op != LOCUS_OP_NO_OP) {
-            char *cur = malloc(o->len + 1);
-            if (!cur) {
-                err = MPI_ERR_NO_MEM;
-            } else {
-                memcpy(cur, old, o->len);
-                err = rma_apply(o->op, o->el, in, cur, o->len);
-                if (err == MPI_SUCCESS)
-                    rc = rma_target_write(t, cur);
-                free(cur);
-            }
+            memcpy(cur, old, o->len);
+            err = rma_apply(o->op, o->el, in, cur, o->len);
+            if (err == MPI_SUCCESS)
+                rc = rma_target_write(t, cur);
         }
         rma_acc_release(p->slot);
         if (err == MPI_SUCCESS)
@@ -242,6 +247,7 @@ static int near_atomic(rma_peer_t *p, const rma_op_t *o, const rma_target_t *t)
             locus_dtype_unpack(o->rbuf, o->rcount, o->rdt, 0, old, o->len);
     }
     free(old);
+    free(cur);
     free(otmp);
     free(ctmp);
     return err;
@@ -272,14 +278,20 @@ static int near_exec(rma_peer_t *p, const rma_op_t *o)
     }
     int err = MPI_SUCCESS;
     char *tmp = NULL;
-    if (o->kind == RMA_PUT) {
-        const char *s = stream_of(o->obuf, o->ocount, o->odt, o->len, &tmp);
-        err = s ? cma_err(rma_target_write(&t, s), o->target) : MPI_ERR_NO_MEM;
+    const char *s = NULL;
+    if (o->len == 0) {
+        err = MPI_SUCCESS;   /* nothing moves */
+    } else if (o->kind == RMA_PUT) {
+        err = stream_of(o->obuf, o->ocount, o->odt, o->len, &s, &tmp);
+        if (err == MPI_SUCCESS)
+            err = cma_err(rma_target_write(&t, s), o->target);
     } else if (o->kind == RMA_GET) {
+        /* straight into a contiguous destination, else through a copy */
         int contig = locus_dtype_is_contig(o->rdt);
-        char *s = contig ? (char *)stream_of(o->rbuf, o->rcount, o->rdt, o->len, &tmp)
-                         : (tmp = malloc(o->len + 1));
-        err = s ? cma_err(rma_target_read(&t, s), o->target) : MPI_ERR_NO_MEM;
+        err = contig ? stream_of(o->rbuf, o->rcount, o->rdt, o->len, &s, &tmp)
+              : (tmp = malloc(o->len)) ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+        if (err == MPI_SUCCESS)
+            err = cma_err(rma_target_read(&t, contig ? (char *)s : tmp), o->target);
         if (err == MPI_SUCCESS && !contig)
             locus_dtype_unpack(o->rbuf, o->rcount, o->rdt, 0, tmp, o->len);
     } else {

@@ -2,7 +2,7 @@
  * rma_region.c — moving bytes between a packed stream and target memory:
  * a datatype layout in this process, runs in this process, or runs in a
  * node peer through Cross Memory Attach (process_vm_readv/writev); the
- * runs of a target datatype; accumulate arithmetic on packed streams.
+ * CMA probe; accumulate arithmetic on packed streams.
  */
 #include <errno.h>
 #include <limits.h>
@@ -16,98 +16,6 @@
 #define CMA_IOV 1024
 /* The kernel moves at most this much per call (MAX_RW_COUNT). */
 #define CMA_MAX_CALL 0x7ffff000ul
-
-void rma_span_of(size_t count, locus_dtype_t *dt, int64_t *lo, int64_t *hi)
-{
-    *lo = *hi = 0;
-    if (count == 0 || locus_dtype_size(dt) == 0)
-        return;
-    ptrdiff_t lb, ext, tlb, text;
-    locus_dtype_extent(dt, &lb, &ext);
-    locus_dtype_true_extent(dt, &tlb, &text);
-    int64_t last = (int64_t)(count - 1) * (int64_t)ext;
-    *lo = (int64_t)tlb + (last < 0 ? last : 0);
-    *hi = (int64_t)tlb + (int64_t)text + (last > 0 ? last : 0);
-}
-
-/* Appends a run, merging it with the last one when adjacent. */
-static int runs_add(rma_run_t **runs, size_t *n, size_t *cap, int64_t off, uint64_t len)
-{
-    if (*n > 0 && (*runs)[*n - 1].off + (int64_t)(*runs)[*n - 1].len == off) {
-        (*runs)[*n - 1].len += len;
-        return 0;
-    }
-    if (*n == *cap) {
-        size_t c = *cap ? 2 * *cap : 16;
-        rma_run_t *r = realloc(*runs, c * sizeof *r);
-        if (!r)
-            return -1;
-        *runs = r;
-        *cap = c;
-    }
-    (*runs)[(*n)++] = (rma_run_t){ off, len };
-    return 0;
-}
-
-/*
- * The layout is read through the engine's public pack: memory whose every
- * byte holds one byte of its own position is packed, once per position
- * byte, so the k-th pass tells the k-th byte of where each packed byte came
- * from. The stream goes in pieces so only the position copies of the span
- * (not one word per packed byte) are held.
- */
-int rma_runs_of(size_t count, locus_dtype_t *dt, rma_run_t **runs, size_t *nruns)
-{
-    *runs = NULL;
-    *nruns = 0;
-    size_t total = count * locus_dtype_size(dt);
-    if (total == 0)
-        return MPI_SUCCESS;
-    int64_t lo, hi;
-    rma_span_of(count, dt, &lo, &hi);
-    size_t cap = 0;
-    if (locus_dtype_is_contig(dt))
-        return runs_add(runs, nruns, &cap, lo, total) ? MPI_ERR_NO_MEM : MPI_SUCCESS;
-    size_t span = (size_t)(hi - lo);
-    int npass = 1;
-    while (npass < 8 && (span - 1) >> (8 * npass))
-        npass++;
-    enum { PIECE = 16384 };
-    unsigned char *mem = malloc(span * (size_t)npass);
-    unsigned char *piece = malloc((size_t)PIECE * (size_t)npass);
-    if (!mem || !piece) {
-        free(mem);
-        free(piece);
-        return MPI_ERR_NO_MEM;
-    }
-    for (int k = 0; k < npass; k++)
-        for (size_t p = 0; p < span; p++)
-            mem[(size_t)k * span + p] = (unsigned char)(p >> (8 * k));
-    int err = MPI_SUCCESS;
-    for (size_t at = 0; at < total && err == MPI_SUCCESS; at += PIECE) {
-        size_t n = total - at < PIECE ? total - at : PIECE;
-        for (int k = 0; k < npass; k++)
-            locus_dtype_pack(mem + (size_t)k * span - lo, count, dt, at, piece + (size_t)k * PIECE,
-                             n);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t pos = 0;
-            for (int k = 0; k < npass; k++)
-                pos |= (uint64_t)piece[(size_t)k * PIECE + i] << (8 * k);
-            if (runs_add(runs, nruns, &cap, lo + (int64_t)pos, 1) != 0) {
-                err = MPI_ERR_NO_MEM;
-                break;
-            }
-        }
-    }
-    free(mem);
-    free(piece);
-    if (err != MPI_SUCCESS) {
-        free(*runs);
-        *runs = NULL;
-        *nruns = 0;
-    }
-    return err;
-}
 
 /* Moves t's runs (up to t->len bytes) with process_vm_readv/writev. */
 static int cma_move(const rma_target_t *t, char *stream, int write)

@@ -162,7 +162,8 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int ed
     if (err)
         return locus_mpi_err(c, err, "MPI_Graph_get");
     int nedges = t->nnodes > 0 ? t->index[t->nnodes - 1] : 0;
-    int ni = maxindex < t->nnodes ? maxindex : t->nnodes, ne = maxedges < nedges ? maxedges : nedges;
+    int ni = maxindex < t->nnodes ? maxindex : t->nnodes;
+    int ne = maxedges < nedges ? maxedges : nedges;
     ints_copy(indx, t->index, ni);
     ints_copy(edges, t->edges, ne);
     return MPI_SUCCESS;

@@ -239,9 +239,9 @@ int locus_topo_map(const locus_topo_graph_t *g, int nprocs, const int *node_of,
     if (n > nprocs)
         return MPI_ERR_INTERN;
     ugraph_t u = { 0, NULL, NULL, NULL };
-    int *node_id = malloc(sizeof *node_id * (size_t)n), *numa_key = malloc(sizeof *numa_key * (size_t)n);
-    int *numa_id = malloc(sizeof *numa_id * (size_t)n), *ident = malloc(sizeof *ident * (size_t)n);
-    int *mapped = malloc(sizeof *mapped * (size_t)n);
+    size_t bytes = sizeof(int) * (size_t)n;
+    int *node_id = malloc(bytes), *numa_key = malloc(bytes), *numa_id = malloc(bytes);
+    int *ident = malloc(bytes), *mapped = malloc(bytes);
     int err = node_id && numa_key && numa_id && ident && mapped && !ugraph_make(g, &u)
                   ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (!err) {
@@ -249,7 +249,8 @@ int locus_topo_map(const locus_topo_graph_t *g, int nprocs, const int *node_of,
         /* A NUMA domain is a (node, NUMA node) pair; unknown NUMA nodes
          * count as one domain per node. */
         for (int p = 0; p < n; p++)
-            numa_key[p] = node_id[p] * 1024 + ((numa_of && numa_of[p] >= 0) ? numa_of[p] % 1023 + 1 : 0);
+            numa_key[p] = node_id[p] * 1024 +
+                          (numa_of && numa_of[p] >= 0 ? numa_of[p] % 1023 + 1 : 0);
         domains(numa_key, n, numa_id);
         for (int v = 0; v < n; v++)
             ident[v] = v;

@@ -73,6 +73,8 @@ typedef struct {
     int64_t disp_unit;
     rma_slot_t *slot;         /* its slot when mapped here (node peer, not
                                  LOCUS_RMA_PATH=msg); NULL: locks by message */
+    int mapped;               /* its window memory is mapped here at base
+                                 (itself; a node peer's Locus memory) */
     int lock;                 /* 0 or the MPI_LOCK_* type held */
     int lock_nocheck;         /* locked with MPI_MODE_NOCHECK: nothing taken */
     int in_start;             /* in the current MPI_Win_start group */
@@ -197,7 +199,7 @@ void rma_regions_publish(locus_win_t *w);
 int rma_regions_cover(const rma_region_t *r, int n, uint64_t addr, uint64_t len);
 int rma_slot_covers(rma_slot_t *s, uint64_t addr, uint64_t len, int *overflow);
 
-/* ---- data movement (rma_region.c) --------------------------------------- */
+/* ---- data movement (rma_region.c, rma_layout.c) --------------------------- */
 /* A contiguous piece of target memory, `off` bytes from displacement 0. */
 typedef struct {
     int64_t off;
@@ -218,9 +220,9 @@ typedef struct {
 } rma_target_t;
 
 /*
- * The runs of count x dt in packed order (adjacent ones merged), found
- * through the datatype engine's public pack: *runs is malloc'ed (NULL when
- * there is no data). MPI_ERR_NO_MEM.
+ * The runs of count x dt in packed order (adjacent ones merged), offsets
+ * from displacement 0 (rma_layout.c): *runs is malloc'ed (NULL when there
+ * is no data). MPI_ERR_NO_MEM.
  */
 int rma_runs_of(size_t count, locus_dtype_t *dt, rma_run_t **runs, size_t *nruns);
 /* The byte range [*lo, *hi) that count x dt touches around displacement 0

@@ -129,6 +129,7 @@ static void paths_choose(locus_win_t *w, const win_card_t *cards, char **data_of
          * MPI_Win_shared_query hands out these addresses. */
         if (local && direct)
             p->base = data_of[li];
+        p->mapped = r == w->rank || (local && direct);
         if (r == w->rank || (local && !msg && direct)) {
             p->path = RMA_PATH_DIRECT;
         } else if (local && !msg && !nocma && ns && k->userns == ns &&
@@ -317,7 +318,11 @@ int PMPI_Win_free(MPI_Win *win)
         return locus_win_err(NULL, MPI_ERR_WIN, "MPI_Win_free");
     if (w->nlocked || w->lock_all || w->in_start || w->in_post)
         return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_free");
-    int err = rma_msg_wait_replies(w, -1);
+    /* Operations an erroneous program left unsynchronized still land. */
+    int err = MPI_SUCCESS;
+    for (int t = 0; t < w->nranks && err == MPI_SUCCESS; t++)
+        if (w->peers[t].msg_ops || w->peers[t].npend)
+            err = rma_msg_flush(w, t);
     /* Nobody frees memory another rank may still be accessing. */
     if (err == MPI_SUCCESS)
         err = locus_coll_barrier(&w->comm->coll);
@@ -333,6 +338,12 @@ int PMPI_Win_free(MPI_Win *win)
     return e;
 }
 
+/*
+ * MPI-4.1: any window but a dynamic one may be queried. A rank whose
+ * memory this process can load and store (a node peer of a window Locus
+ * allocated, or itself) gives its address here; another gives size 0 and
+ * NULL.
+ */
 LOCUS_PMPI_WEAK(Win_shared_query_c)
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                             void *baseptr)
@@ -341,14 +352,14 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
     locus_win_t *w = locus_win_of(win);
     if (!w)
         return locus_win_err(NULL, MPI_ERR_WIN, "MPI_Win_shared_query");
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
+    if (w->flavor == MPI_WIN_FLAVOR_DYNAMIC)
         return locus_win_err(w, MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query");
     if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->nranks))
         return locus_win_err(w, MPI_ERR_RANK, "MPI_Win_shared_query");
     if (!size || !disp_unit || !baseptr)
         return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_shared_query");
     if (rank == MPI_PROC_NULL) {
-        /* The lowest rank with memory (rank 0's place when none has). */
+        /* The lowest rank with memory (rank 0 when none has). */
         rank = 0;
         for (int r = 0; r < w->nranks; r++) {
             if (w->peers[r].size > 0) {
@@ -357,9 +368,10 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
             }
         }
     }
-    *size = (MPI_Aint)w->peers[rank].size;
-    *disp_unit = (MPI_Aint)w->peers[rank].disp_unit;
-    *(void **)baseptr = w->peers[rank].base;
+    rma_peer_t *p = &w->peers[rank];
+    *size = p->mapped ? (MPI_Aint)p->size : 0;
+    *disp_unit = (MPI_Aint)p->disp_unit;
+    *(void **)baseptr = p->mapped ? p->base : NULL;
     return MPI_SUCCESS;
 }
 

@@ -80,12 +80,25 @@ static void misuse(void)
     EXPECT(MPI_Win_lock(MPI_LOCK_SHARED, right, MPI_MODE_NOSTORE, win), MPI_ERR_ASSERT);
     EXPECT(MPI_Win_fence(MPI_MODE_NOCHECK, win), MPI_ERR_ASSERT);
     EXPECT(MPI_Win_fence(0x1, win), MPI_ERR_ASSERT);
-    /* flavor */
+    /* flavor: MPI-4.1 lets any window but a dynamic one be queried; user
+     * memory of another process is not load/store accessible (size 0) */
     MPI_Aint sz;
     int du;
     void *p;
-    EXPECT(MPI_Win_shared_query(win, 0, &sz, &du, &p), MPI_ERR_RMA_FLAVOR);
+    CHECK(MPI_Win_shared_query(win, rank, &sz, &du, &p) == MPI_SUCCESS && p == buf &&
+              sz == sizeof buf && du == sizeof(int), "shared_query of my own create memory");
+    if (size > 1)
+        CHECK(MPI_Win_shared_query(win, right, &sz, &du, &p) == MPI_SUCCESS && p == NULL &&
+                  sz == 0, "shared_query of a peer's create memory: %p %ld", p, (long)sz);
     EXPECT(MPI_Win_attach(win, buf, sizeof buf), MPI_ERR_RMA_FLAVOR);
+    EXPECT(MPI_Win_detach(win, buf), MPI_ERR_RMA_FLAVOR);
+    {
+        MPI_Win dyn;
+        MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &dyn);
+        MPI_Win_set_errhandler(dyn, MPI_ERRORS_RETURN);
+        EXPECT(MPI_Win_shared_query(dyn, 0, &sz, &du, &p), MPI_ERR_RMA_FLAVOR);
+        MPI_Win_free(&dyn);
+    }
     /* a PSCW epoch: start twice, fence inside */
     MPI_Group g;
     MPI_Win_get_group(win, &g);
@@ -113,6 +126,20 @@ static void misuse(void)
     EXPECT(MPI_Win_fence(0, MPI_WIN_NULL), MPI_ERR_WIN);
     EXPECT(MPI_Put(&v, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL), MPI_ERR_WIN);
     EXPECT(MPI_Win_free(&win), MPI_ERR_WIN);
+    {
+        char nm[MPI_MAX_OBJECT_NAME];
+        int len;
+        CHECK(MPI_Win_get_name(MPI_WIN_NULL, nm, &len) == MPI_SUCCESS &&
+                  strcmp(nm, "MPI_WIN_NULL") == 0, "MPI_WIN_NULL's name");
+    }
+    /* MPI_PROC_NULL does nothing, whatever the datatypes */
+    MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Win_fence(0, win);
+    CHECK(MPI_Get_accumulate(&v, 0, MPI_INT, &v, 0, MPI_INT, MPI_PROC_NULL, 0, 0,
+                             MPI_DATATYPE_NULL, MPI_SUM, win) == MPI_SUCCESS,
+          "get_accumulate to MPI_PROC_NULL");
+    MPI_Win_fence(0, win);
+    MPI_Win_free(&win);
     EXPECT(MPI_Win_create(buf, sizeof buf, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_ERR_DISP);
     EXPECT(MPI_Win_create(buf, -1, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win), MPI_ERR_SIZE);
     EXPECT(MPI_Win_create(buf, sizeof buf, 1, MPI_INFO_NULL, MPI_COMM_NULL, &win), MPI_ERR_COMM);

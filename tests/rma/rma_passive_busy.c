@@ -2,8 +2,9 @@
  * Passive target progress without the target: rank 0 computes and makes no
  * MPI call at all while every other rank locks its window (exclusive and
  * shared), accumulates, fetches and reads it. Rank 0 watches its own
- * memory (plain loads) until all the increments have landed, bounded at
- * 60 s, and only then calls MPI again. Meant to run with more ranks than
+ * memory (plain loads) until all the increments have landed (and for at
+ * least 2 s), bounded at 60 s, and only then calls MPI again; the origins
+ * check they were done before it came back. Meant to run with more ranks than
  * cores. Argument: "create" (user memory: CMA) or "allocate" (Locus
  * memory: shared). With "create" the test is skipped (77) when the kernel
  * does not allow CMA between the ranks (ptrace restrictions).
@@ -68,15 +69,19 @@ int main(int argc, char **argv)
         memset(mem, 0, (4 + size) * sizeof(long));
     }
     long expect = 2L * K * (size - 1);
+    double t_mark = 0;   /* rank 0: when it came back to MPI; others: when done */
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        /* No MPI call in here: only computation and loads of my memory. */
+        /* No MPI call in here: only computation and loads of my memory,
+         * for at least 2 s and until everything landed (at most 60 s). */
         double t0 = now(), x = 1.0;
         long seen = 0;
-        while ((seen = __atomic_load_n(&mem[0], __ATOMIC_ACQUIRE)) < expect && now() - t0 < 60)
+        while (((seen = __atomic_load_n(&mem[0], __ATOMIC_ACQUIRE)) < expect || now() - t0 < 2) &&
+               now() - t0 < 60)
             for (int i = 0; i < 100000; i++)
                 x = x * 1.0000001 + 1e-9;
         double busy = now() - t0;
+        t_mark = now();
         CHECK(seen == expect, "origins completed %ld of %ld increments in %.1f s without "
               "the target's help", seen, expect, busy);
         if (x < 0)
@@ -97,7 +102,15 @@ int main(int argc, char **argv)
             MPI_Win_unlock(0, win);
             CHECK(got >= 0 && got < expect, "fetched %ld", got);
         }
+        t_mark = now();
     }
+    /* one node, one monotonic clock: the origins finished while rank 0 was
+     * still away from MPI */
+    double back = t_mark;
+    MPI_Bcast(&back, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank != 0)
+        CHECK(t_mark < back, "origin finished %.3f s after the target called MPI again",
+              t_mark - back);
     MPI_Win_free(&win);
     free(own);
     return mtest_finish();

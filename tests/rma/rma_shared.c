@@ -5,7 +5,8 @@
  * inside a lock_all epoch (the usual MPI-3 shared-memory idiom); the
  * default layout is contiguous across ranks, alloc_shared_noncontig is
  * honoured, MPI_PROC_NULL queries the first non-empty segment, ranks with
- * size 0 take part; one-sided puts into the same memory are seen by loads.
+ * size 0 take part; one-sided puts into the same memory are seen by loads;
+ * MPI_Win_allocate memory can be queried as well (MPI-4.1).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -118,6 +119,31 @@ static void split_type(void)
     MPI_Comm_free(&node);
 }
 
+/* MPI-4.1: a window from MPI_Win_allocate can be queried too; Locus puts
+ * its memory in shared memory, so node peers get real addresses. */
+static void allocate_query(void)
+{
+    long *mine;
+    MPI_Win win;
+    MPI_Win_allocate(4 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win);
+    MPI_Win_lock_all(0, win);
+    mine[0] = 1000 + rank;
+    MPI_Win_sync(win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_sync(win);
+    int right = (rank + 1) % size, du;
+    MPI_Aint sz;
+    long *theirs;
+    MPI_Win_shared_query(win, right, &sz, &du, &theirs);
+    CHECK(sz == 4 * sizeof(long) && du == sizeof(long) && theirs, "allocate query: %ld %d %p",
+          (long)sz, du, (void *)theirs);
+    if (theirs)
+        CHECK(theirs[0] == 1000 + right, "allocate query: loaded %ld want %d", theirs[0],
+              1000 + right);
+    MPI_Win_unlock_all(win);
+    MPI_Win_free(&win);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -126,5 +152,6 @@ int main(int argc, char **argv)
     idiom(0);
     idiom(1);
     split_type();
+    allocate_query();
     return mtest_finish();
 }
