@@ -15,6 +15,9 @@ _Static_assert(SAME(BUFFER) && SAME(COUNT) && SAME(TYPE) && SAME(TAG) && SAME(CO
 #undef SAME
 
 #define ERR_PREDEF_LAST MPI_ERR_ABI
+/* Added classes and codes come after MPI_ERR_LASTCODE, as programs
+ * (mpi4py) expect of them. */
+#define ERR_ADDED_FIRST (MPI_ERR_LASTCODE + 1)
 
 static const char *const err_text[ERR_PREDEF_LAST + 1] = {
     [MPI_SUCCESS] = "MPI_SUCCESS: no error",
@@ -83,9 +86,9 @@ static const char *const err_text[ERR_PREDEF_LAST + 1] = {
 };
 
 /* Classes and codes the program added (MPI_Add_error_class/code): codes
- * from ERR_PREDEF_LAST + 1 on; each knows its class and string. */
+ * from ERR_ADDED_FIRST on; each knows its class and string. */
 static struct {
-    int *class_of;           /* [n]: class of code ERR_PREDEF_LAST + 1 + i */
+    int *class_of;           /* [n]: class of code ERR_ADDED_FIRST + i */
     char **text;             /* [n], or NULL entries */
     int n, cap;
 } added;
@@ -95,7 +98,7 @@ static int code_class(int code)
 {
     if (code >= 0 && code <= ERR_PREDEF_LAST)
         return code;
-    int i = code - ERR_PREDEF_LAST - 1;
+    int i = code - ERR_ADDED_FIRST;
     return i >= 0 && i < added.n ? added.class_of[i] : -1;
 }
 
@@ -113,7 +116,7 @@ static int code_add(int cls, int *out)
             return MPI_ERR_NO_MEM;
         added.cap = cap;
     }
-    int code = ERR_PREDEF_LAST + 1 + added.n;
+    int code = ERR_ADDED_FIRST + added.n;
     if (code > MPI_ERR_LASTCODE)
         return MPI_ERR_OTHER;
     added.class_of[added.n] = cls < 0 ? code : cls;   /* a new class is its own class */
@@ -125,14 +128,14 @@ static int code_add(int cls, int *out)
 /* The largest code in use (the MPI_LASTUSEDCODE attribute). */
 int locus_err_lastused(void)
 {
-    return ERR_PREDEF_LAST + added.n;
+    return added.n ? ERR_ADDED_FIRST + added.n - 1 : MPI_ERR_LASTCODE;
 }
 
 static const char *code_text(int code)
 {
     if (code >= 0 && code <= ERR_PREDEF_LAST)
         return err_text[code];
-    int i = code - ERR_PREDEF_LAST - 1;
+    int i = code - ERR_ADDED_FIRST;
     if (i >= 0 && i < added.n && added.class_of[i] >= 0)
         return added.text[i] ? added.text[i] : "";
     return NULL;
@@ -144,7 +147,7 @@ static const char *code_text(int code)
  * last ones are handed out again. MPI_SUCCESS or MPI_ERR_ARG. */
 int locus_err_remove(int code, int what)
 {
-    int i = code - ERR_PREDEF_LAST - 1;
+    int i = code - ERR_ADDED_FIRST;
     if (i < 0 || i >= added.n || added.class_of[i] < 0)
         return MPI_ERR_ARG;
     int is_class = added.class_of[i] == code;
@@ -208,7 +211,7 @@ LOCUS_PMPI_WEAK(Add_error_string)
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
     LOCUS_CHECK_INIT("MPI_Add_error_string");
-    int i = errorcode - ERR_PREDEF_LAST - 1;
+    int i = errorcode - ERR_ADDED_FIRST;
     /* The predefined strings cannot be changed. */
     if (!string || i < 0 || i >= added.n || added.class_of[i] < 0 ||
         strlen(string) >= MPI_MAX_ERROR_STRING)
@@ -396,16 +399,21 @@ int locus_check_count(int count)
     return count < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
-/* A NULL buffer is MPI_BOTTOM: valid with a derived type of absolute
- * addresses, never with a predefined type that has data. */
-static int bad_null_buf(const void *buf, int count, MPI_Datatype dt, locus_dtype_t *d)
+/* A NULL buffer is MPI_BOTTOM: valid with a type of absolute addresses
+ * (its data starts past address 0), not with one whose data starts at
+ * the buffer (true lower bound 0: every predefined type), as in MPICH. */
+static int bad_null_buf(const void *buf, int count, locus_dtype_t *d)
 {
-    return !buf && count > 0 && LOCUS_IS_PREDEF(dt) && locus_dtype_size(d) > 0;
+    if (buf || count <= 0 || !d || locus_dtype_size(d) == 0)
+        return 0;
+    ptrdiff_t lb, ext;
+    locus_dtype_true_extent(d, &lb, &ext);
+    return lb == 0;
 }
 
 int locus_check_buf(const void *buf, int count, MPI_Datatype dt)
 {
-    return bad_null_buf(buf, count, dt, locus_dt_of(dt)) ? MPI_ERR_BUFFER : MPI_SUCCESS;
+    return bad_null_buf(buf, count, locus_dt_of(dt)) ? MPI_ERR_BUFFER : MPI_SUCCESS;
 }
 
 int locus_check_root(const locus_comm_t *c, int root)
@@ -428,7 +436,7 @@ int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int t
     if (peer != MPI_PROC_NULL && (peer < 0 || peer >= c->coll.size) &&
         !(is_recv && peer == MPI_ANY_SOURCE))
         return MPI_ERR_RANK;
-    if (bad_null_buf(buf, count, dt, d))
+    if (bad_null_buf(buf, count, d))
         return MPI_ERR_BUFFER;
     return MPI_SUCCESS;
 }

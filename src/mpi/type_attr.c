@@ -29,12 +29,14 @@ int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
     LOCUS_CHECK_INIT("MPI_Type_get_name");
     locus_mdt_t *m = type_obj(datatype);
-    if (!m)
+    /* The null handle has a name too (MPICH and Open MPI answer it). */
+    if (!m && datatype != MPI_DATATYPE_NULL)
         return TYPE_ERR(MPI_ERR_TYPE, "MPI_Type_get_name");
     if (!type_name || !resultlen)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_get_name");
-    size_t n = strlen(m->name);
-    memcpy(type_name, m->name, n + 1);
+    const char *name = m ? m->name : "MPI_DATATYPE_NULL";
+    size_t n = strlen(name);
+    memcpy(type_name, name, n + 1);
     *resultlen = (int)n;
     return MPI_SUCCESS;
 }
