@@ -18,52 +18,67 @@ locus_comm_t locus_comm_world, locus_comm_self;
 
 /* ---- node tables -------------------------------------------------------------- */
 
-/*
- * The node of world rank w: the boot layer's, or the emulated layout of
- * LOCUS_MPI_NODES (block:N or cyclic:N), which lets one machine stand in
- * for several nodes wherever the MPI layer reasons about locality.
- */
-int locus_world_node(int w)
+/* The emulated layout of LOCUS_MPI_NODES: 'b' (block:N), 'c' (cyclic:N) or
+ * 0 (the real nodes); a bad value stops the process with one line. */
+static char node_layout(int *n)
 {
     const char *v = locus_tunable_str("LOCUS_MPI_NODES");
-    if (*v) {
-        char mode[8] = "";
-        int n = 0;
-        char tail;
-        if (sscanf(v, "%7[a-z]:%d%c", mode, &n, &tail) != 2 || n < 1 ||
-            (strcmp(mode, "block") && strcmp(mode, "cyclic"))) {
-            fprintf(stderr, "locus: LOCUS_MPI_NODES=%s is not block:N or cyclic:N (N >= 1)\n", v);
-            exit(2);
-        }
-        return mode[0] == 'b' ? w / n : w % n;
+    if (!*v)
+        return 0;
+    char mode[8] = "", tail;
+    if (sscanf(v, "%7[a-z]:%d%c", mode, n, &tail) != 2 || *n < 1 ||
+        (strcmp(mode, "block") && strcmp(mode, "cyclic"))) {
+        fprintf(stderr, "locus: LOCUS_MPI_NODES=%s is not block:N or cyclic:N (N >= 1)\n", v);
+        exit(2);
     }
+    return mode[0];
+}
+
+static int node_of_world(char layout, int n, int w)
+{
+    if (layout)
+        return layout == 'b' ? w / n : w % n;
     int nn = locus_mpi.boot.nnodes > 0 ? locus_mpi.boot.nnodes : 1;
     int wn = locus_mpi.boot.node_of ? locus_mpi.boot.node_of[w] : 0;
     return wn < 0 || wn >= nn ? 0 : wn;
 }
 
+int locus_world_node(int w)
+{
+    int n = 1;
+    char layout = node_layout(&n);
+    return node_of_world(layout, n, w);
+}
+
 /* Node layout of the members, in ranks of the communicator. */
 static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
 {
-    int size = cc->size, rank = cc->rank;
-    int *wnode = malloc((size_t)size * sizeof *wnode);
+    int size = cc->size, rank = cc->rank, n = 1;
+    char layout = node_layout(&n);
+    /* Node numbers (real or emulated) stay below the world's size. */
+    int bound = locus_mpi.boot.size > locus_mpi.boot.nnodes ? locus_mpi.boot.size
+                                                            : locus_mpi.boot.nnodes;
+    if (bound < 1)
+        bound = 1;
+    int *wnode_to_comm = calloc((size_t)bound, sizeof *wnode_to_comm); /* node + 1 */
     cc->node_of = malloc((size_t)size * sizeof *cc->node_of);
     cc->leaders = malloc((size_t)size * sizeof *cc->leaders);
-    if (!wnode || !cc->node_of || !cc->leaders) {
-        free(wnode);
+    if (!wnode_to_comm || !cc->node_of || !cc->leaders) {
+        free(wnode_to_comm);
         return MPI_ERR_NO_MEM;
     }
     /* Nodes are numbered in the order of their first member (the leader). */
     for (int r = 0; r < size; r++) {
-        wnode[r] = locus_world_node(world_of[r]);
-        int k = 0;
-        while (k < cc->num_nodes && wnode[cc->leaders[k]] != wnode[r])
-            k++;
-        if (k == cc->num_nodes)
+        int wn = node_of_world(layout, n, world_of[r]);
+        if (wn < 0 || wn >= bound)
+            wn = 0;
+        if (wnode_to_comm[wn] == 0) {
             cc->leaders[cc->num_nodes++] = r;
-        cc->node_of[r] = k;
+            wnode_to_comm[wn] = cc->num_nodes;
+        }
+        cc->node_of[r] = wnode_to_comm[wn] - 1;
     }
-    free(wnode);
+    free(wnode_to_comm);
     cc->node_index = cc->node_of[rank];
     for (int r = 0; r < size; r++)
         cc->local_size += cc->node_of[r] == cc->node_index;

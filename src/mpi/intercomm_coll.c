@@ -10,6 +10,10 @@
 #include "comm.h"
 #include "intercomm_coll.h"
 
+/* Roots pass to the collective layer as they are. */
+_Static_assert(MPI_ROOT == LOCUS_COLL_ROOT && MPI_PROC_NULL == LOCUS_COLL_NO_ROOT,
+               "the collective layer's root markers are MPI's");
+
 /* Runs inter_<name>(args..., views) to completion or as a request. */
 #define INTER_RUN(rc, how, c, req, name, ...)                                       \
     do {                                                                            \

@@ -60,8 +60,9 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Group world;
     MPI_Comm_group(MPI_COMM_WORLD, &world);
-    int n = size, *a = malloc(sizeof(int) * (size_t)(2 * n + 4)), *b = malloc(sizeof(int) * (size_t)(2 * n + 4));
-    int *ref = malloc(sizeof(int) * (size_t)(2 * n + 4));
+    int n = size;
+    size_t cap = sizeof(int) * (size_t)(2 * n + 4);
+    int *a = calloc(1, cap), *b = calloc(1, cap), *ref = calloc(1, cap);
 
     /* A: the even ranks descending; B: ranks 1.. ascending (overlapping). */
     int na = 0, nb = 0;

@@ -106,11 +106,19 @@ int main(int argc, char **argv)
     MPI_Request rq[4];
     int sum = -1, one = 1, tok = rank, got = -1;
     MPI_Comm_idup(work, &d1, &rq[0]);
+    /* The handle may be given an error handler before completion (mpi4py
+     * does exactly this). */
+    CHECK(MPI_Comm_set_errhandler(d1, MPI_ERRORS_RETURN) == MPI_SUCCESS,
+          "set_errhandler on a pending idup");
     MPI_Iallreduce(&one, &sum, 1, MPI_INT, MPI_SUM, work, &rq[1]);
     MPI_Irecv(&got, 1, MPI_INT, (rank + size - 1) % size, 9, work, &rq[2]);
     MPI_Isend(&tok, 1, MPI_INT, (rank + 1) % size, 9, work, &rq[3]);
     MPI_Waitall(4, rq, MPI_STATUSES_IGNORE);
     CHECK(sum == size, "iallreduce beside idup: %d", sum);
+    MPI_Errhandler eh;
+    MPI_Comm_get_errhandler(d1, &eh);
+    CHECK(eh == MPI_ERRORS_RETURN, "error handler set before completion kept");
+    MPI_Errhandler_free(&eh);
     CHECK(got == (rank + size - 1) % size, "traffic beside idup: %d", got);
     int res;
     MPI_Comm_compare(work, d1, &res);

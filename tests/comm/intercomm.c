@@ -39,7 +39,8 @@ static void cross_traffic(MPI_Comm ic, const char *what)
     MPI_Waitall(2 * rsize, reqs, st);
     for (int i = 0; i < rsize; i++) {
         CHECK(in[i] == i, "%s: from remote %d got %d", what, i, in[i]);
-        CHECK(st[i].MPI_SOURCE == i, "%s: status source %d, expected %d", what, st[i].MPI_SOURCE, i);
+        CHECK(st[i].MPI_SOURCE == i, "%s: status source %d, expected %d", what,
+              st[i].MPI_SOURCE, i);
     }
     /* A wildcard receive names the remote rank too. */
     if (lrank == 0) {
@@ -209,8 +210,22 @@ int main(int argc, char **argv)
     CHECK(err_class(rc) == MPI_ERR_COMM, "intercomm_create from an intercommunicator");
     rc = MPI_Cart_create(ic, 0, NULL, NULL, 0, &icc);
     CHECK(err_class(rc) == MPI_ERR_COMM, "cart_create on an intercommunicator: %d", err_class(rc));
+    /* split_type on an intercommunicator: the processes of both groups on
+     * my node (here: everyone), or none. */
     rc = MPI_Comm_split_type(ic, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &icc);
-    CHECK(err_class(rc) == MPI_ERR_COMM, "split_type on an intercommunicator: %d", err_class(rc));
+    CHECK(rc == MPI_SUCCESS && icc != MPI_COMM_NULL, "split_type shared on an intercommunicator");
+    if (icc != MPI_COMM_NULL) {
+        int sn, srn;
+        MPI_Comm_test_inter(icc, &flag);
+        MPI_Comm_size(icc, &sn);
+        MPI_Comm_remote_size(icc, &srn);
+        CHECK(flag && sn == n && srn == (even ? nodd : neven), "split_type shared: %d/%d", sn,
+              srn);
+        cross_traffic(icc, "split_type shared");
+        MPI_Comm_free(&icc);
+    }
+    MPI_Comm_split_type(ic, MPI_UNDEFINED, 0, MPI_INFO_NULL, &icc);
+    CHECK(icc == MPI_COMM_NULL, "split_type undefined on an intercommunicator");
     rc = MPI_Comm_create_group(ic, wg, 0, &icc);
     CHECK(err_class(rc) == MPI_ERR_COMM, "create_group on an intercommunicator");
     rc = MPI_Intercomm_create(half, n, MPI_COMM_WORLD, 0, 1, &icc);

@@ -72,7 +72,8 @@ static void test_rooted(int nb, const char *mode)
 
     /* gather(v) at A's member 0 from every B member: [world, 10*world] /
      * (i + 1) copies of world at displacement reversed. */
-    int *g = malloc(sizeof *g * 64), *cnt = malloc(sizeof *cnt * 32), *dsp = malloc(sizeof *dsp * 32);
+    int *g = malloc(sizeof *g * 64), *cnt = malloc(sizeof *cnt * 32);
+    int *dsp = malloc(sizeof *dsp * 32);
     int mine[2] = { wrank, 10 * wrank };
     root = inA ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
     for (int i = 0; i < 64; i++)
@@ -150,7 +151,8 @@ static void test_all(int nb, const char *mode)
           out[1], sum);
 
     /* allgather(v): every remote member's world rank (i + 1 times). */
-    int *r = malloc(sizeof *r * 256), *cnt = malloc(sizeof *cnt * 32), *dsp = malloc(sizeof *dsp * 32);
+    int *r = malloc(sizeof *r * 256), *cnt = malloc(sizeof *cnt * 32);
+    int *dsp = malloc(sizeof *dsp * 32);
     int mine[16];
     for (int i = 0; i < 16; i++)
         mine[i] = wrank;

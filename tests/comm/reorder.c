@@ -119,7 +119,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&c1);
 
     /* A ring graph. */
-    int *index = malloc(sizeof *index * (size_t)size), *edges = malloc(sizeof *edges * (size_t)(2 * size));
+    int *index = malloc(sizeof *index * (size_t)size);
+    int *edges = malloc(sizeof *edges * (size_t)(2 * size));
     for (int v = 0; v < size; v++) {
         edges[2 * v] = (v + 1) % size;
         edges[2 * v + 1] = (v + size - 1) % size;

@@ -103,7 +103,8 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int *rows = malloc(sizeof *rows * (size_t)size * (NL + 1)), *key = malloc(sizeof *key * (size_t)size);
+    int *rows = malloc(sizeof *rows * (size_t)size * (NL + 1));
+    int *key = malloc(sizeof *key * (size_t)size);
 
     /* SHARED: my node is the lowest world rank sharing it. */
     MPI_Comm node;
@@ -203,7 +204,12 @@ int main(int argc, char **argv)
     }
     for (int q = 0; q < size; q++) {
         const int *rq = rows + q * (NL + 1);
-        key[q] = level == -2 ? -1 : level < 0 ? rq[0] : rq[1 + level] < 0 ? -1 : rq[0] * 100000 + rq[1 + level];
+        if (level == -2)
+            key[q] = -1;
+        else if (level < 0)
+            key[q] = rq[0];
+        else
+            key[q] = rq[1 + level] < 0 ? -1 : rq[0] * 100000 + rq[1 + level];
     }
     MPI_Info ui;
     MPI_Info_create(&ui);

@@ -52,7 +52,8 @@ int main(int argc, char **argv)
     /* Graph over nv = size - 1 vertices (at least 1): vertex v links to
      * v + 1 and v - 1 (mod nv), and vertex 0 also to every even vertex. */
     int nv = size > 1 ? size - 1 : 1;
-    int *index = malloc(sizeof *index * (size_t)nv), *edges = malloc(sizeof *edges * (size_t)(4 * nv + 4));
+    int *index = malloc(sizeof *index * (size_t)nv);
+    int *edges = malloc(sizeof *edges * (size_t)(4 * nv + 4));
     int ne = 0;
     for (int v = 0; v < nv; v++) {
         if (nv > 1) {
@@ -116,7 +117,8 @@ int main(int argc, char **argv)
      * (mod size), weights as given, order as given. */
     int src[2] = { (rank + size - 1) % size, (rank + 2) % size };
     int dst[2] = { (rank + 1) % size, (rank + size - 2) % size };
-    int sw[2] = { 10 * src[0] + rank, 10 * src[1] + rank }, dw[2] = { 10 * rank + dst[0], 10 * rank + dst[1] };
+    int sw[2] = { 10 * src[0] + rank, 10 * src[1] + rank };
+    int dw[2] = { 10 * rank + dst[0], 10 * rank + dst[1] };
     MPI_Comm dg;
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, sw, 2, dst, dw, MPI_INFO_NULL, 0, &dg);
     int st, in, out, wt;
