@@ -116,9 +116,9 @@ static int code_add(int cls, int *out)
             return MPI_ERR_NO_MEM;
         added.cap = cap;
     }
-    int code = ERR_ADDED_FIRST + added.n;
-    if (code > MPI_ERR_LASTCODE)
+    if (added.n >= (1 << 24)) /* far past any real program's need */
         return MPI_ERR_OTHER;
+    int code = ERR_ADDED_FIRST + added.n;
     added.class_of[added.n] = cls < 0 ? code : cls;   /* a new class is its own class */
     added.text[added.n++] = NULL;
     *out = code;
