@@ -330,7 +330,18 @@ RECV_API(_c, MPI_Count)
 
 /* ---- probes ----------------------------------------------------------- */
 
-static int probe_check(int source, int tag, locus_comm_t *comm)
+void p2p_status_probed(MPI_Status *status, int src, int tag, size_t bytes)
+{
+    if (status) {
+        status->MPI_SOURCE = src;
+        status->MPI_TAG = tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+        locus_status_set_bytes(status, bytes);
+        LOCUS_STATUS_CANCELLED(status) = 0;
+    }
+}
+
+int p2p_probe_check(int source, int tag, const locus_comm_t *comm)
 {
     if (!locus_comm_valid(comm))
         return MPI_ERR_COMM;
@@ -350,13 +361,7 @@ static int probe_once(int source, int tag, locus_comm_t *comm, MPI_Status *statu
                            source == MPI_ANY_SOURCE ? LOCUS_ANY : source,
                            tag == MPI_ANY_TAG ? LOCUS_ANY : tag, &src, &t, &bytes))
         return 0;
-    if (status) {
-        status->MPI_SOURCE = src;
-        status->MPI_TAG = t;
-        status->MPI_ERROR = MPI_SUCCESS;
-        locus_status_set_bytes(status, bytes);
-        LOCUS_STATUS_CANCELLED(status) = 0;
-    }
+    p2p_status_probed(status, src, t, bytes);
     return 1;
 }
 
@@ -365,7 +370,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Status *sta
 {
     LOCUS_CHECK_INIT("MPI_Iprobe");
     locus_comm_t *comm = locus_comm_of(comm_h);
-    int err = probe_check(source, tag, comm);
+    int err = p2p_probe_check(source, tag, comm);
     if (err == MPI_SUCCESS && !flag)
         err = MPI_ERR_ARG;
     if (err != MPI_SUCCESS)
@@ -389,7 +394,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm_h, MPI_Status *status)
 {
     LOCUS_CHECK_INIT("MPI_Probe");
     locus_comm_t *comm = locus_comm_of(comm_h);
-    int err = probe_check(source, tag, comm);
+    int err = p2p_probe_check(source, tag, comm);
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Probe");
     if (source == MPI_PROC_NULL) {

@@ -44,6 +44,11 @@ int p2p_send_start(const void *buf, size_t count, locus_dtype_t *dt, int dest, i
 int p2p_recv_start(void *buf, size_t count, locus_dtype_t *dt, int source, int tag,
                    locus_comm_t *comm, locus_req_t **out);
 
+/* The arguments of a probe: MPI_SUCCESS or MPI_ERR_COMM/TAG/RANK. */
+int p2p_probe_check(int source, int tag, const locus_comm_t *comm);
+/* The status of a probed message (st may be NULL). */
+void p2p_status_probed(MPI_Status *st, int src, int tag, size_t bytes);
+
 /* The status of a receive from MPI_PROC_NULL (st may be NULL). */
 static inline void p2p_status_null(MPI_Status *st)
 {

@@ -29,14 +29,8 @@ static locus_msg_t *msg_of(MPI_Message h)
 
 static int mprobe_check(int source, int tag, locus_comm_t *comm, MPI_Message *message)
 {
-    if (!locus_comm_valid(comm))
-        return MPI_ERR_COMM;
-    if (tag < 0 && tag != MPI_ANY_TAG)
-        return MPI_ERR_TAG;
-    if (source != MPI_PROC_NULL && source != MPI_ANY_SOURCE &&
-        (source < 0 || source >= comm->coll.size))
-        return MPI_ERR_RANK;
-    return message ? MPI_SUCCESS : MPI_ERR_ARG;
+    int err = p2p_probe_check(source, tag, comm);
+    return err == MPI_SUCCESS && !message ? MPI_ERR_ARG : err;
 }
 
 /* One look: 1 and *message (and status) when a message matched. */
@@ -60,13 +54,7 @@ static int mprobe_once(int source, int tag, locus_comm_t *comm, MPI_Message *mes
     m->comm = comm;
     locus_comm_retain(comm);
     *message = (MPI_Message)m;
-    if (status) {
-        status->MPI_SOURCE = src;
-        status->MPI_TAG = t;
-        status->MPI_ERROR = MPI_SUCCESS;
-        locus_status_set_bytes(status, bytes);
-        LOCUS_STATUS_CANCELLED(status) = 0;
-    }
+    p2p_status_probed(status, src, t, bytes);
     return 1;
 }
 
