@@ -130,7 +130,8 @@ static int bad_config_rank(harness_t *h, int rank, void *arg)
     char err[256] = "";
     int rc = create(h, rank, &c, err, sizeof err);
     if (rank == 1) {
-        CHECK(rc != 0 && strstr(err, env[2]), "%s=%s: create gave %d '%s'", env[0], env[1], rc, err);
+        CHECK(rc != 0 && strstr(err, env[2]), "%s=%s: create gave %d '%s'", env[0], env[1], rc,
+              err);
         return failures != 0;
     }
     CHECK(rc == 0, "create: %s", err);
@@ -317,8 +318,9 @@ static int race_rank(harness_t *h, int rank, void *arg)
                     CHECK(send_retry(&c, p, &i, 4, big, i == 3 ? sizeof big : i) >= 0, "send");
         int want = 5 * (h->nprocs - 1);
         pump_until(&c, &c.ndeliver, want, 30);
-        CHECK(c.ndeliver == want && !c.order_errors, "round %d: %d delivered of %d, %d out of order",
-              round, c.ndeliver, want, c.order_errors);
+        CHECK(c.ndeliver == want && !c.order_errors,
+              "round %d: %d delivered of %d, %d out of order", round, c.ndeliver, want,
+              c.order_errors);
         for (int k = 0; k < c.nrv; k++)
             c.tp->ops->rndv_recv(c.tp, c.rv[k], rbuf[k], sizeof rbuf[k], NULL);
         pump_until(&c, &c.ndone, h->nprocs - 1, 30);
@@ -355,7 +357,8 @@ static int bye_rank(harness_t *h, int rank, void *arg)
     CHECK(c.tp->ops->progress(c.tp) >= 0, "a goodbye is not a failure");
     int rc = c.tp->ops->send(c.tp, 1, &w, 4, NULL, 0, NULL);
     const char *why = c.tp->ops->last_error(c.tp);
-    CHECK(rc < 0 && why && strstr(why, "finalized"), "send after goodbye: %d %s", rc, why ? why : "");
+    CHECK(rc < 0 && why && strstr(why, "finalized"), "send after goodbye: %d %s", rc,
+          why ? why : "");
     c.tp->ops->finalize(c.tp);
     return failures != 0;
 }
@@ -392,7 +395,8 @@ static int wait_rank(harness_t *h, int rank, void *arg)
             c.tp->ops->progress(c.tp);
         }
         double woke = tt_now() - t0;
-        CHECK(c.ndeliver == 2 && woke < 2.0, "woken after %.3f s with %d messages", woke, c.ndeliver);
+        CHECK(c.ndeliver == 2 && woke < 2.0, "woken after %.3f s with %d messages", woke,
+              c.ndeliver);
         tcp_stats_t st;
         tcp_tp_stats(c.tp, &st);
         CHECK(st.waits >= 2, "%llu waits counted", (unsigned long long)st.waits);

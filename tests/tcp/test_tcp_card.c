@@ -25,7 +25,8 @@ static void roundtrip(int nrails)
     char buf[400], err[200];
     CHECK(tcp_card_format(&c, buf, sizeof buf) == 0, "format %d rails", nrails);
     CHECK(tcp_card_parse(buf, &d, err, sizeof err) == 0, "parse '%s': %s", buf, err);
-    CHECK(d.nonce == c.nonce && d.eager_max == c.eager_max && d.nrails == nrails, "fields of '%s'", buf);
+    CHECK(d.nonce == c.nonce && d.eager_max == c.eager_max && d.nrails == nrails,
+          "fields of '%s'", buf);
     for (int i = 0; i < nrails; i++)
         CHECK(d.addr[i].sin_port == c.addr[i].sin_port &&
               d.addr[i].sin_addr.s_addr == c.addr[i].sin_addr.s_addr, "rail %d of '%s'", i, buf);

@@ -133,7 +133,8 @@ int main(int argc, char **argv)
     harness_t h;
     H = &h;
     setenv("LOCUS_NET_IFACES", "lo", 0);
-    if (n < 3 || n > GO - 1 || harness_open(&h, n) != 0 || (strcmp(mode, "kill") && strcmp(mode, "exit"))) {
+    if (n < 3 || n > GO - 1 || (strcmp(mode, "kill") && strcmp(mode, "exit")) ||
+        harness_open(&h, n) != 0) {
         fprintf(stderr, "usage: test_tcp_kill NPROCS(3..%d) kill|exit\n", GO - 1);
         return 2;
     }

@@ -197,6 +197,7 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     tp->rank = in->rank;
     tp->size = in->size;
     tp->ep = -1;
+    tp->pump_head = -1;
     for (int i = 0; i < TCP_MAX_RAILS; i++)
         tp->rails[i].fd = -1;
 

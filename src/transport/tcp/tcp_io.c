@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -100,12 +101,29 @@ static size_t iov_fill(const tcp_conn_t *c, struct iovec *iov)
     return n;
 }
 
+/* Interest in writability only while the socket is full: once it drains,
+ * epoll says so (no sendmsg retried in vain on every progress call). */
+static void want_out(tcp_tp_t *tp, tcp_conn_t *c, int on)
+{
+    if (c->want_out != on && tcp_conn_watch(tp, c, EPOLL_CTL_MOD, EPOLLIN | (on ? EPOLLOUT : 0)) == 0)
+        c->want_out = on;
+}
+
+void tcp_conn_writable_again(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    c->blocked = 0;
+    if (c->q.head)
+        tcp_conn_dirty(tp, c);
+    else
+        want_out(tp, c, 0);
+}
+
 /* Writes what the socket takes. Returns 1 if bytes moved, else 0. Entries
  * written are accounted only after the queue is consistent again, since
  * their completion upcalls may queue more. */
 int tcp_conn_flush(tcp_tp_t *tp, tcp_conn_t *c)
 {
-    if (c->flushing || c->fd < 0 || c->state == TCP_C_CONNECTING)
+    if (c->flushing || c->blocked || c->fd < 0 || c->state == TCP_C_CONNECTING)
         return 0;
     c->flushing = 1;
     int moved = 0;
@@ -121,6 +139,8 @@ int tcp_conn_flush(tcp_tp_t *tp, tcp_conn_t *c)
                 tcp_conn_lost(tp, c, errno);
                 return moved;
             }
+            c->blocked = 1;
+            want_out(tp, c, 1);
             break;
         }
         moved = 1;
@@ -147,8 +167,11 @@ int tcp_conn_flush(tcp_tp_t *tp, tcp_conn_t *c)
         }
     }
     c->flushing = 0;
-    if (!c->q.head && c->state == TCP_C_REJECTING)
-        tcp_conn_close(tp, c);
+    if (!c->q.head) {
+        want_out(tp, c, 0);
+        if (c->state == TCP_C_REJECTING)
+            tcp_conn_close(tp, c);
+    }
     return moved;
 }
 
@@ -164,7 +187,7 @@ int tcp_flush_dirty(tcp_tp_t *tp)
         if (c->in_grave)
             continue;
         n += tcp_conn_flush(tp, c);
-        if (c->q.head && !c->in_grave)
+        if (c->q.head && !c->in_grave && !c->blocked)
             tcp_conn_dirty(tp, c);
     }
     return n;

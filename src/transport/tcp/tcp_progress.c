@@ -50,8 +50,8 @@ static int events_handle(tcp_tp_t *tp, int timeout_ms)
         }
         if (ev[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP))
             n += tcp_conn_read(tp, c);
-        if ((ev[i].events & EPOLLOUT) && !c->in_grave && c->q.head)
-            tcp_conn_dirty(tp, c);
+        if ((ev[i].events & (EPOLLOUT | EPOLLERR)) && !c->in_grave && c->blocked)
+            tcp_conn_writable_again(tp, c);
     }
     return n;
 }
@@ -64,29 +64,16 @@ int tcp_tp_progress(locus_tp_t *t)
     int n = events_handle(tp, 0);
     if (tp->handshaking)
         tcp_deadlines(tp);
-    if (tp->active)
+    if (tp->pump_head >= 0)
         n += tcp_pump(tp);
     if (tp->dirty) {
         n += tcp_flush_dirty(tp);
-        if (tp->active) /* written chunks opened the window again */
+        if (tp->pump_head >= 0) /* written chunks opened the window again */
             n += tcp_pump(tp);
     }
     if (tp->grave)
         grave_empty(tp);
     return tp->failed ? tp->failed : n;
-}
-
-/* Registers (or drops) interest in writability of the connections with
- * frames waiting, so a sleep ends when the peer drains its socket. */
-static void dirty_watch(tcp_tp_t *tp, int on)
-{
-    for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty) {
-        if (c->in_grave || c->fd < 0 || c->state == TCP_C_CONNECTING || c->want_out == on)
-            continue;
-        struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c };
-        if (epoll_ctl(tp->ep, EPOLL_CTL_MOD, c->fd, &ev) == 0)
-            c->want_out = on;
-    }
 }
 
 int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
@@ -96,11 +83,13 @@ int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
         return tp->failed;
     if (tp->handshaking && timeout_ms > 100)
         timeout_ms = 100; /* deadlines are checked by progress */
-    dirty_watch(tp, 1);
-    /* Level-triggered: the events stay pending for progress() to handle. */
+    for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty)
+        if (!c->blocked && !c->in_grave)
+            return 1; /* frames to write now: nothing to wait for */
+    /* Level-triggered: the events stay pending for progress() to handle;
+     * connections with a full socket are registered for writability. */
     struct epoll_event ev;
     int k = epoll_wait(tp->ep, &ev, 1, timeout_ms);
-    dirty_watch(tp, 0);
     tp->stats.waits++;
     if (k < 0 && errno != EINTR) {
         tcp_fail(tp, -errno, "epoll_wait: %s", strerror(errno));
@@ -160,9 +149,7 @@ void tcp_shutdown(tcp_tp_t *tp)
         /* After a failure the job is going down: no waiting on anyone. */
         if (bye_pending(tp) == 0 || tcp_now_ns() >= deadline || tp->failed)
             break;
-        dirty_watch(tp, 1);
         events_handle(tp, 20);
-        dirty_watch(tp, 0);
         if (tp->handshaking)
             tcp_deadlines(tp);
         grave_empty(tp);

@@ -201,48 +201,69 @@ void tcp_qent_written(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e)
     free(e);
 }
 
-/* Queues DATA chunks of the active sends, each on the open rail with the
- * least queued, while that rail has less than two chunks waiting: the
- * kernel stays fed, frames behind stay close, faster rails take more. */
+/* The open rail of pe with the least queued, if it has room for a chunk. */
+static tcp_conn_t *rail_pick(tcp_peer_t *pe, uint64_t window)
+{
+    tcp_conn_t *best = NULL;
+    for (int i = 0; i < pe->nconn; i++) {
+        tcp_conn_t *c = pe->conn[i];
+        if (c && c->state == TCP_C_OPEN && c->chunk_queued < window &&
+            (!best || c->chunk_queued < best->chunk_queued))
+            best = c;
+    }
+    return best;
+}
+
+/* Queues DATA chunks of one peer's sends, oldest first, each on the open
+ * rail with the least queued while that rail has less than two chunks
+ * waiting: the kernel stays fed, frames behind stay close, and a faster
+ * rail takes more. Returns the chunks queued, -1 when out of memory. */
+static int pump_peer(tcp_tp_t *tp, tcp_peer_t *pe)
+{
+    uint64_t chunk = (uint64_t)tp->cfg.chunk_size;
+    int n = 0;
+    tcp_conn_t *c;
+    while (pe->act_head && (c = rail_pick(pe, 2 * chunk))) {
+        tcp_sreq_t *s = pe->act_head;
+        tcp_qent_t *e = tcp_qent_new(0);
+        if (!e) {
+            tcp_fail(tp, -ENOMEM, "out of memory for a data chunk");
+            return -1;
+        }
+        uint64_t m = s->want - s->queued < chunk ? s->want - s->queued : chunk;
+        e->head_len = (uint32_t)head_make(e->head, TCP_F_DATA, 0, NULL, s->rid, s->queued, m);
+        e->data = s->buf + s->queued;
+        e->data_len = m;
+        e->is_data = 1;
+        e->sreq = s;
+        tcp_queue_push(&c->q, e);
+        tcp_conn_dirty(tp, c);
+        c->chunk_queued += m;
+        s->queued += m;
+        tp->stats.chunks_sent++;
+        n++;
+        if (s->queued == s->want && !(pe->act_head = s->next))
+            pe->act_tail = NULL;
+    }
+    return n;
+}
+
+/* Pumps every peer with sends left; a peer leaves the list when it has none. */
 int tcp_pump(tcp_tp_t *tp)
 {
     int n = 0;
-    uint64_t chunk = (uint64_t)tp->cfg.chunk_size, window = 2 * chunk;
-    for (tcp_sreq_t **pp = &tp->active; *pp;) {
-        tcp_sreq_t *s = *pp;
-        tcp_peer_t *pe = &tp->peers[s->peer];
-        while (s->queued < s->want) {
-            tcp_conn_t *best = NULL;
-            for (int i = 0; i < pe->nconn; i++) {
-                tcp_conn_t *c = pe->conn[i];
-                if (c && c->state == TCP_C_OPEN && c->chunk_queued < window &&
-                    (!best || c->chunk_queued < best->chunk_queued))
-                    best = c;
-            }
-            if (!best)
-                break;
-            tcp_qent_t *e = tcp_qent_new(0);
-            if (!e) {
-                tcp_fail(tp, -ENOMEM, "out of memory for a data chunk");
-                return n;
-            }
-            uint64_t m = s->want - s->queued < chunk ? s->want - s->queued : chunk;
-            e->head_len = (uint32_t)head_make(e->head, TCP_F_DATA, 0, NULL, s->rid, s->queued, m);
-            e->data = s->buf + s->queued;
-            e->data_len = m;
-            e->is_data = 1;
-            e->sreq = s;
-            tcp_queue_push(&best->q, e);
-            tcp_conn_dirty(tp, best);
-            best->chunk_queued += m;
-            s->queued += m;
-            tp->stats.chunks_sent++;
-            n++;
+    for (int *pp = &tp->pump_head; *pp >= 0;) {
+        tcp_peer_t *pe = &tp->peers[*pp];
+        int k = pump_peer(tp, pe);
+        if (k < 0)
+            return n;
+        n += k;
+        if (pe->act_head) {
+            pp = &pe->next_pump;
+        } else {
+            pe->on_pump = 0;
+            *pp = pe->next_pump;
         }
-        if (s->queued == s->want)
-            *pp = s->next;
-        else
-            pp = &s->next;
     }
     return n;
 }
@@ -319,9 +340,19 @@ static int cts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
     s->want = f->b < s->len ? f->b : s->len;
     if (s->want == 0) {
         send_complete(tp, s);
-    } else {
-        s->next = tp->active;
-        tp->active = s;
+        return (int)sizeof *f;
+    }
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    s->next = NULL;
+    if (pe->act_tail)
+        pe->act_tail->next = s;
+    else
+        pe->act_head = s;
+    pe->act_tail = s;
+    if (!pe->on_pump) {
+        pe->on_pump = 1;
+        pe->next_pump = tp->pump_head;
+        tp->pump_head = c->peer;
     }
     return (int)sizeof *f;
 }

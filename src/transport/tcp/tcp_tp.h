@@ -89,9 +89,10 @@ struct tcp_conn {
     int bye_rcvd;                    /* peer said goodbye on it */
     int bye_sent;
     int on_dirty;
+    int blocked;                     /* socket full: wait for EPOLLOUT before writing */
     int flushing;                    /* inside tcp_conn_flush (no nesting) */
     int in_grave;
-    int want_out;                    /* registered for EPOLLOUT */
+    int want_out;                    /* registered for EPOLLOUT (while blocked) */
     uint64_t deadline_ns;            /* handshake deadline */
     tcp_conn_t *next;                /* tp->conns */
     tcp_conn_t *next_dirty;          /* tp->dirty */
@@ -127,6 +128,9 @@ typedef struct {
     tcp_card_t *card;                /* fetched when we dial */
     uint32_t outstanding;            /* large messages in flight with it, either way */
     int bye;                         /* it said goodbye */
+    struct tcp_sreq *act_head, *act_tail; /* its sends with chunks left to queue, FIFO */
+    int next_pump;                   /* next peer with such sends (-1: last) */
+    int on_pump;
 } tcp_peer_t;
 
 /* Sender side of one large message. */
@@ -137,7 +141,7 @@ typedef struct tcp_sreq {
     const unsigned char *buf;
     uint64_t len, want, queued, written;
     void *ctx;
-    struct tcp_sreq *next;           /* active list (chunks left to queue) */
+    struct tcp_sreq *next;           /* the peer's FIFO of sends with chunks left */
 } tcp_sreq_t;
 
 /* Receiver side of one large message. */
@@ -171,7 +175,7 @@ typedef struct {
     tcp_conn_t *dirty;               /* connections with frames to write */
     int handshaking;                 /* connections with a deadline */
     tp_ids_t sids, rids;
-    tcp_sreq_t *active;
+    int pump_head;                   /* first peer with sends to pump, -1: none */
     int draining;                    /* finalize: read and drop, no upcalls */
     int failed;                      /* negative once a fatal error happened */
     char errmsg[256];
@@ -213,6 +217,7 @@ void tcp_queue_splice(tcp_queue_t *dst, tcp_queue_t *src);
 void tcp_queue_free(tcp_queue_t *q);
 void tcp_conn_dirty(tcp_tp_t *tp, tcp_conn_t *c);
 int tcp_conn_flush(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_conn_writable_again(tcp_tp_t *tp, tcp_conn_t *c); /* EPOLLOUT after a full socket */
 int tcp_flush_dirty(tcp_tp_t *tp);
 int tcp_conn_read(tcp_tp_t *tp, tcp_conn_t *c);
 void tcp_lane_push(tcp_tp_t *tp, int peer, tcp_qent_t *e);
