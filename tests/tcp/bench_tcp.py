@@ -143,17 +143,32 @@ class Runner:
         return res
 
 
-def medians(runs, key):
+def per_size(runs, key, pick):
     by = {}
     for r in runs:
         for row in r.get("result", {}).get("rows", []):
             by.setdefault(row["bytes"], []).append(row[key])
-    return {b: statistics.median(v) for b, v in sorted(by.items())}
+    return {b: pick(v) for b, v in sorted(by.items())}
+
+
+def ratio_summary(vals, mpis, better):
+    """Median over sizes of the per-size ratio Locus vs each peer."""
+    out = {}
+    for p in mpis:
+        if p == "locus":
+            continue
+        xs = [(vals[p][s] / vals["locus"][s] if better == "low" else vals["locus"][s] / vals[p][s])
+              for s in vals.get("locus", {}) if s in vals[p] and vals["locus"][s] and vals[p][s]]
+        if xs:
+            out[p] = statistics.median(xs)
+    return out
 
 
 def table(scen, bench, key, better, allruns, mpis):
     runs = [r for r in allruns if r["scenario"] == scen and r.get("bench") == bench]
-    med = {m: medians([r for r in runs if r["mpi"] == m], key) for m in mpis}
+    med = {m: per_size([r for r in runs if r["mpi"] == m], key, statistics.median) for m in mpis}
+    best = {m: per_size([r for r in runs if r["mpi"] == m], key, min if better == "low" else max)
+            for m in mpis}
     sizes = sorted(set().union(*[set(v) for v in med.values()]))
     peers = [m for m in mpis if m != "locus"]
     unit = "us, lower is better" if better == "low" else "MB/s, higher is better"
@@ -174,7 +189,7 @@ def table(scen, bench, key, better, allruns, mpis):
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
     summary = {p: statistics.median(v) for p, v in ratios.items() if v}
-    return lines, med, summary
+    return lines, med, summary, ratio_summary(best, mpis, better)
 
 
 def main():
@@ -188,7 +203,19 @@ def main():
     ap.add_argument("--timeout", type=int, default=150, help="seconds per run")
     ap.add_argument("--quick", action="store_true", help="few sizes and iterations (a smoke run)")
     ap.add_argument("--note", default="")
+    ap.add_argument("--report", metavar="RESULTS_JSON",
+                    help="only rewrite README.md in --out from an earlier results.json")
     a = ap.parse_args()
+    if a.report:
+        with open(a.report) as f:
+            d = json.load(f)
+        a.rate, a.opts, a.repeats = d["rate"], d["opts"], d["repeats"]
+        a.iface, a.note = d["iface"], d["note"]
+        sys.argv = d["argv"]
+        runs = d["runs"]
+        scens = [s for s in ("loopback", "veth1", "veth2") if any(r["scenario"] == s for r in runs)]
+        write(a, d["mpis"], scens, runs, d["started"], d["load"][0], d["load"][1])
+        return 0
     mpis = a.mpis.split(",")
     scens = a.scenarios.split(",")
     for s in scens:
@@ -266,9 +293,10 @@ def write(a, mpis, scens, allruns, started, load0, load1):
     for scen in scens:
         for bench, key, better in (("osu_latency", "latency_us", "low"),
                                    ("osu_bw", "bandwidth_mb_s", "high")):
-            lines, med, ratio = table(scen, bench, key, better, allruns, mpis)
+            lines, med, ratio, best = table(scen, bench, key, better, allruns, mpis)
             md += lines
-            summary["%s/%s" % (scen, bench)] = {"medians": med, "median_ratio": ratio}
+            summary["%s/%s" % (scen, bench)] = {"medians": med, "median_ratio": ratio,
+                                                 "best_of_ratio": best}
         if scen.startswith("veth"):
             md += ["Bytes sent per interface (both namespaces, one osu_bw run each):", ""]
             for r in allruns:
@@ -280,19 +308,25 @@ def write(a, mpis, scens, allruns, started, load0, load1):
     failed = [r for r in allruns if "error" in r]
     if failed:
         md += ["Failed runs: %d (see results.json)" % len(failed), ""]
-    md += ["## Summary (median over sizes of the per-size ratio)", "",
-           "| scenario/benchmark | " +
-           " | ".join("Locus x%s" % m for m in mpis if m != "locus") + " |",
-           "|---" * len(mpis) + "|"]
+    peers = [m for m in mpis if m != "locus"]
+    md += ["## Summary", "",
+           "Median over message sizes of the per-size ratio, from the medians of the "
+           "repeats and from the best of the repeats (the best run is the least "
+           "disturbed by the machine's other load).", "",
+           "| scenario/benchmark | " + " | ".join("Locus x%s (medians)" % m for m in peers) +
+           " | " + " | ".join("Locus x%s (best of %d)" % (m, a.repeats) for m in peers) + " |",
+           "|---" * (1 + 2 * len(peers)) + "|"]
     for k, v in summary.items():
-        md.append("| %s | %s |" % (k, " | ".join(
-            "%.2f" % v["median_ratio"][m] if m in v["median_ratio"] else "-"
-            for m in mpis if m != "locus")))
+        cells = ["%.2f" % v[w][m] if m in v[w] else "-"
+                 for w in ("median_ratio", "best_of_ratio") for m in peers]
+        md.append("| %s | %s |" % (k, " | ".join(cells)))
     with open(os.path.join(a.out, "README.md"), "w") as f:
         f.write("\n".join(md) + "\n")
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump({"started": started, "load": [load0, load1], "rate": a.rate, "mpis": mpis,
-                   "summary": summary, "runs": allruns}, f, indent=1, default=str)
+                   "opts": a.opts, "repeats": a.repeats, "iface": a.iface, "note": a.note,
+                   "argv": sys.argv, "summary": summary, "runs": allruns}, f, indent=1,
+                  default=str)
     print("wrote %s/README.md and results.json" % a.out)
 
 
