@@ -331,7 +331,8 @@ int locus_coll_local_copy(const void *src, size_t scount, locus_dtype_t *sdt, vo
 {
     size_t sbytes = scount * locus_dtype_size(sdt), rbytes = rcount * locus_dtype_size(rdt);
     size_t n = sbytes < rbytes ? sbytes : rbytes;
-    if (n == 0 || src == dst)
+    /* Same base, different types: MPI_BOTTOM with absolute addresses. */
+    if (n == 0 || (src == dst && sdt == rdt))
         return sbytes > rbytes ? LOCUS_ERR_TRUNCATE : LOCUS_SUCCESS;
     if (locus_dtype_is_contig(sdt) && locus_dtype_is_contig(rdt)) {
         ptrdiff_t slb, rlb, e;

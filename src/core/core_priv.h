@@ -273,10 +273,15 @@ void locus_core_pend_unlink(locus_core_t *c, locus_req_t *r);
 void locus_core_send_ack(locus_core_t *c, int world, uint64_t sreq);
 /* An acknowledgement arrived from world rank `world`. */
 void locus_core_ack_arrived(locus_core_t *c, int world, uint64_t sreq);
+/* Sends a control message (an ack, a cancel or its answer) to `world`. */
+void locus_core_send_control(locus_core_t *c, int world, const locus_hdr_t *h);
+/* Cancels a send (locus_core_cancel); the answer from the receiver. */
+int locus_core_cancel_send(locus_core_t *c, locus_req_t *r);
+void locus_core_cancel_answered(locus_core_t *c, int world, const locus_hdr_t *h);
 
 static inline void locus_core_send_check(locus_core_t *c, locus_req_t *r)
 {
-    if (!r->tp_busy && !r->ack_wait && !r->queued)
+    if (!r->tp_busy && !r->ack_wait && !r->queued && !r->cancel_wait)
         locus_core_complete(c, r);
 }
 

@@ -13,7 +13,8 @@
  * by context and source (core_priv.h): its cost does not grow with what
  * waits on other communicators or from other sources.
  *
- * Single-threaded: all calls come from one thread (MPI_THREAD_FUNNELED).
+ * Not thread-safe: one thread at a time calls in (MPI_THREAD_SERIALIZED);
+ * no state is per thread.
  */
 #ifndef LOCUS_CORE_H
 #define LOCUS_CORE_H
@@ -30,7 +31,11 @@
 /* Header flags. */
 enum {
     LOCUS_HDR_SYNC = 1,         /* synchronous send: ack sreq when matched */
-    LOCUS_HDR_ACK = 2           /* the ack itself (no payload, no matching) */
+    LOCUS_HDR_ACK = 2,          /* the ack itself (no payload, no matching) */
+    LOCUS_HDR_CANCEL = 4,       /* withdraw synchronous send sreq (ctx, src: its
+                                   header's) if it is still unmatched */
+    LOCUS_HDR_CANCEL_REPLY = 8, /* the answer: tag 1 withdrawn, 0 matched */
+    LOCUS_HDR_CONTROL = LOCUS_HDR_ACK | LOCUS_HDR_CANCEL | LOCUS_HDR_CANCEL_REPLY
 };
 
 /* Wire header. Plain messages send only the first LOCUS_HDR_SHORT bytes. */
@@ -57,7 +62,9 @@ struct locus_req {
     uint8_t ack_wait;           /* ssend: waiting for the receiver's ack */
     uint8_t queued;             /* send: in a peer's pending queue */
     uint8_t sending;            /* send: started, not complete (in nsend) */
-    uint8_t posted;             /* recv: in the posted queue */
+    uint8_t posted : 1;         /* recv: in the posted queue */
+    uint8_t cancel_wait : 1;    /* ssend: waiting for the answer to a cancel
+                                   (bits: the request stays 3 cache lines) */
     /* send */
     int world;                  /* destination world rank */
     uint32_t id;                /* the core's: place in the pool (names the
@@ -226,7 +233,12 @@ locus_umsg_t *locus_core_improbe(locus_core_t *c, uint32_t ctx, int rank, int ta
  * locus_core_irecv (its ctx, rank and tag are not used). */
 void locus_core_imrecv(locus_core_t *c, locus_req_t *r, locus_umsg_t *u);
 
-/* Cancels a posted receive not yet matched: 1 if cancelled, 0 if too late. */
+/* MPI_Cancel. A receive is cancelled while it is not matched; a send while
+ * it waits in this rank's queue, or, a synchronous one, while the receiver
+ * has not matched it (the receiver is asked; the request completes when
+ * it answers, cancelled or not). Sends that have left otherwise complete
+ * normally (the standard allows it). Returns 1 if cancelled now, 0 if too
+ * late or the answer is pending. */
 int locus_core_cancel(locus_core_t *c, locus_req_t *r);
 
 /* Registers a generalized request (r->poll set); see mpi_impl.h. */

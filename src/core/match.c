@@ -124,7 +124,7 @@ static inline int hdr_read(locus_core_t *c, locus_hdr_t *h, int src, const void 
     if (__builtin_expect(hdrlen >= LOCUS_HDR_SHORT, 1)) {
         memcpy(h, hdr, LOCUS_HDR_SHORT);
         h->sreq = 0;
-        if (__builtin_expect(!(h->flags & (LOCUS_HDR_SYNC | LOCUS_HDR_ACK)), 1))
+        if (__builtin_expect(!(h->flags & (LOCUS_HDR_SYNC | LOCUS_HDR_CONTROL)), 1))
             return 0;
     }
     locus_core_fatal(c, "rank %d sent a malformed message header (%zu bytes)", src, hdrlen);
@@ -151,6 +151,40 @@ static locus_umsg_t *unexp_keep(locus_core_t *c, locus_bin_t *b, const locus_hdr
     return NULL;
 }
 
+/* A cancel of synchronous send h->sreq from `world`: withdrawn when it
+ * still waits here unmatched with its payload (a large one's data is
+ * still at the sender: it is left to be received), and answered. */
+static void cancel_arrived(locus_core_t *c, int world, const locus_hdr_t *h)
+{
+    locus_bin_t *b = locus_bin_find(c, h->ctx);
+    locus_srcq_t *s = b ? locus_srcq_find(b, h->src) : NULL;
+    locus_umsg_t *u = s ? s->uhead : NULL;
+    while (u && !(u->world == world && (u->hdr.flags & LOCUS_HDR_SYNC) && u->hdr.sreq == h->sreq))
+        u = u->snext;
+    int withdrawn = u && !u->rndv;
+    if (withdrawn) {
+        locus_unexp_unlink(c, b, u);
+        umsg_free(c, u);
+    }
+    locus_hdr_t a = *h;
+    a.flags = LOCUS_HDR_CANCEL_REPLY;
+    a.tag = withdrawn;
+    locus_core_send_control(c, world, &a);
+}
+
+static void control_arrived(locus_core_t *c, int world, const locus_hdr_t *h)
+{
+    if (h->flags == LOCUS_HDR_ACK)
+        locus_core_ack_arrived(c, world, h->sreq);
+    else if (h->flags == LOCUS_HDR_CANCEL)
+        cancel_arrived(c, world, h);
+    else if (h->flags == LOCUS_HDR_CANCEL_REPLY && (h->tag == 0 || h->tag == 1))
+        locus_core_cancel_answered(c, world, h);
+    else
+        locus_core_fatal(c, "rank %d sent a malformed control message (flags %#x)", world,
+                         (unsigned)h->flags);
+}
+
 static void up_deliver(void *core, int src, const void *hdr, size_t hdrlen,
                        const void *data, size_t len)
 {
@@ -158,8 +192,8 @@ static void up_deliver(void *core, int src, const void *hdr, size_t hdrlen,
     locus_hdr_t h;
     if (__builtin_expect(hdr_read(c, &h, src, hdr, hdrlen), 0))
         return;
-    if (__builtin_expect(h.flags & LOCUS_HDR_ACK, 0)) {
-        locus_core_ack_arrived(c, src, h.sreq);
+    if (__builtin_expect(h.flags & LOCUS_HDR_CONTROL, 0)) {
+        control_arrived(c, src, &h);
         return;
     }
     locus_bin_t *b = locus_bin_find(c, h.ctx);
@@ -180,8 +214,8 @@ static void up_rndv_arrived(void *core, int src, const void *hdr, size_t hdrlen,
     locus_hdr_t h;
     if (hdr_read(c, &h, src, hdr, hdrlen))
         return;
-    if (h.flags & LOCUS_HDR_ACK) {
-        locus_core_fatal(c, "rank %d sent an acknowledgement as a large message", src);
+    if (h.flags & LOCUS_HDR_CONTROL) {
+        locus_core_fatal(c, "rank %d sent a control message as a large message", src);
         return;
     }
     locus_bin_t *b = locus_bin_find(c, h.ctx);
@@ -286,6 +320,8 @@ void locus_core_imrecv(locus_core_t *c, locus_req_t *r, locus_umsg_t *u)
 
 int locus_core_cancel(locus_core_t *c, locus_req_t *r)
 {
+    if (r->kind == LOCUS_REQ_SEND)
+        return locus_core_cancel_send(c, r);
     if (!r->posted)
         return 0;
     locus_posted_unlink(c, r);
@@ -315,7 +351,7 @@ void locus_core_abandon(locus_core_t *c, locus_req_t *r)
     /* A transport still holding the buffer calls send_done()/rndv_done()
      * later; an acknowledgement still names the request: both find it
      * then (and recycle it, freed). */
-    if (r->tp_busy || r->ack_wait)
+    if (r->tp_busy || r->ack_wait || r->cancel_wait)
         return;
     if (!r->st_error)
         r->st_error = LOCUS_ERR_OTHER;

@@ -1,7 +1,8 @@
 /*
  * send.c — sends: the fast path straight into the transport, the per-peer
  * queues of sends the transport had no room for, synchronous-send
- * acknowledgements, and what MPI_Finalize does with sends still in flight.
+ * acknowledgements and cancellation, and what MPI_Finalize does with sends
+ * still in flight.
  */
 #include "core_priv.h"
 
@@ -154,33 +155,83 @@ void locus_core_pend_unlink(locus_core_t *c, locus_req_t *r)
     /* An empty queue stays in c->pend until the next flush drops it. */
 }
 
-void locus_core_send_ack(locus_core_t *c, int world, uint64_t sreq)
+void locus_core_send_control(locus_core_t *c, int world, const locus_hdr_t *h)
 {
     locus_req_t *a = locus_core_req_get(c);
     if (!a) {
-        locus_core_fatal(c, "out of memory for a synchronous-send acknowledgement");
+        locus_core_fatal(c, "out of memory for a control message to rank %d", world);
         return;
     }
     a->kind = LOCUS_REQ_CTRL;
     a->freed = 1;
     a->world = world;
-    a->hdr.flags = LOCUS_HDR_ACK;
-    a->hdr.sreq = sreq;
+    a->hdr = *h;
     a->hdrlen = sizeof a->hdr;
     locus_core_isend(c, a);
 }
 
+void locus_core_send_ack(locus_core_t *c, int world, uint64_t sreq)
+{
+    locus_core_send_control(c, world, &(locus_hdr_t){.flags = LOCUS_HDR_ACK, .sreq = sreq});
+}
+
+/* The synchronous send to `world` that wire value sreq names, if it waits
+ * for what `what` says (ack_wait or cancel_wait); else the core fails. */
+static locus_req_t *sync_send_named(locus_core_t *c, int world, uint64_t sreq, int cancel)
+{
+    locus_req_t *r = locus_core_req_by_id(c, (uint32_t)sreq - 1);
+    if (!r || r->kind != LOCUS_REQ_SEND || !(cancel ? r->cancel_wait : r->ack_wait) ||
+        r->hdr.sreq != sreq || r->world != world) {
+        locus_core_fatal(c, "rank %d %s a synchronous send this rank is not waiting for (%#llx)",
+                         world, cancel ? "answered a cancel of" : "acknowledged",
+                         (unsigned long long)sreq);
+        return NULL;
+    }
+    return r;
+}
+
 void locus_core_ack_arrived(locus_core_t *c, int world, uint64_t sreq)
 {
-    /* A wire value: it must name a synchronous send to that rank that is
-     * waiting for exactly this acknowledgement. */
-    locus_req_t *r = locus_core_req_by_id(c, (uint32_t)sreq - 1);
-    if (!r || r->kind != LOCUS_REQ_SEND || !r->ack_wait || r->hdr.sreq != sreq ||
-        r->world != world) {
-        locus_core_fatal(c, "rank %d acknowledged a synchronous send this rank is not waiting "
-                         "for (%#llx)", world, (unsigned long long)sreq);
-        return;
+    locus_req_t *r = sync_send_named(c, world, sreq, 0);
+    if (r) {
+        r->ack_wait = 0;
+        locus_core_send_check(c, r);
     }
-    r->ack_wait = 0;
+}
+
+int locus_core_cancel_send(locus_core_t *c, locus_req_t *r)
+{
+    if (r->done || r->cancel_wait)
+        return 0;
+    if (r->queued) {
+        /* Nothing has left: withdrawn here. */
+        locus_core_pend_unlink(c, r);
+        r->ack_wait = 0;
+        r->st_cancelled = 1;
+        locus_core_complete(c, r);
+        return 1;
+    }
+    if (!r->ack_wait)
+        return 0;   /* not synchronous, or matched already */
+    /* The receiver decides: the cancel follows the message on the same
+     * ordered channel, so the message is there (matched or not) when the
+     * cancel arrives, and an ack sent before it arrives before the answer. */
+    r->cancel_wait = 1;
+    locus_hdr_t h = r->hdr;
+    h.flags = LOCUS_HDR_CANCEL;
+    locus_core_send_control(c, r->world, &h);
+    return 0;
+}
+
+void locus_core_cancel_answered(locus_core_t *c, int world, const locus_hdr_t *h)
+{
+    locus_req_t *r = sync_send_named(c, world, h->sreq, 1);
+    if (!r)
+        return;
+    r->cancel_wait = 0;
+    if (h->tag == 1) {
+        r->ack_wait = 0;    /* withdrawn: no ack will come */
+        r->st_cancelled = 1;
+    }
     locus_core_send_check(c, r);
 }

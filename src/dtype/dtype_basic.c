@@ -1,14 +1,11 @@
 /*
  * dtype_basic.c — the basic types, one per element kind, statically
- * initialised (never freed), the kind classes, and the value-index pair
- * kinds made at run time (MPI_Type_get_value_index).
+ * initialised (never freed), and the kind classes.
  */
 #include <complex.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <wchar.h>
 
 #include "dtype_impl.h"
@@ -127,41 +124,9 @@ static locus_dtype_t *const basic_table[LOCUS_EL_NKINDS] = {
     [LOCUS_EL_2FLOAT] = &dt_2float, [LOCUS_EL_2DOUBLE] = &dt_2double,
 };
 
-/* ---- pair kinds made at run time ---- */
-
-/* One pair kind: its basic type and the storage that type points into. */
-typedef struct {
-    locus_elem_t value, index;
-    size_t ioff;
-    locus_dblock_t blk[2];
-    size_t pre[3];
-    locus_dsig_t sig[2];
-    struct locus_dtype dt;
-} dpair_t;
-
-/* The registry: entries are only ever appended, published with a release
- * store of n, so lookups need no lock. Process lifetime (like the static
- * kinds). */
-static struct {
-    pthread_mutex_t lock;
-    int n;
-    dpair_t *p[LOCUS_EL_MAX_PAIRS];
-} pairs = {PTHREAD_MUTEX_INITIALIZER, 0, {0}};
-
-static dpair_t *pair_at(locus_elem_t el)
-{
-    int i = (int)el - LOCUS_EL_NKINDS;
-    if (i < 0 || i >= __atomic_load_n(&pairs.n, __ATOMIC_ACQUIRE))
-        return NULL;
-    return pairs.p[i];
-}
-
 locus_dtype_t *locus_dtype_basic(locus_elem_t el)
 {
-    if ((int)el >= 0 && el < LOCUS_EL_NKINDS)
-        return basic_table[el];
-    dpair_t *p = pair_at(el);
-    return p ? &p->dt : NULL;
+    return (int)el >= 0 && el < LOCUS_EL_NKINDS ? basic_table[el] : NULL;
 }
 
 size_t locus_elem_size(locus_elem_t el)
@@ -203,7 +168,7 @@ int locus_elem_is_logical(locus_elem_t el)
 
 int locus_elem_is_pair(locus_elem_t el)
 {
-    return (el >= LOCUS_EL_FLOAT_INT && el < LOCUS_EL_NKINDS) || pair_at(el) != NULL;
+    return el >= LOCUS_EL_FLOAT_INT && el < LOCUS_EL_NKINDS;
 }
 
 int locus_elem_pair(locus_elem_t el, locus_elem_t *value, locus_elem_t *index, size_t *ioff)
@@ -215,66 +180,4 @@ int locus_elem_pair(locus_elem_t el, locus_elem_t *value, locus_elem_t *index, s
     *index = t->sig[1].kind;
     *ioff = t->nblocks == 2 ? (size_t)t->blocks[1].off : locus_elem_size(*value);
     return 1;
-}
-
-static size_t round_up(size_t v, size_t a)
-{
-    return (v + a - 1) / a * a;
-}
-
-/* Fills a new pair entry with the layout of the C struct {value; index;}. */
-static void pair_layout(dpair_t *p, locus_elem_t value, locus_elem_t index, locus_elem_t kind)
-{
-    const locus_dtype_t *v = locus_dtype_basic(value), *x = locus_dtype_basic(index);
-    size_t align = v->align > x->align ? v->align : x->align;
-    p->value = value;
-    p->index = index;
-    p->ioff = round_up(v->size, x->align);
-    int merged = p->ioff == v->size;
-    p->blk[0] = (locus_dblock_t){0, merged ? v->size + x->size : v->size};
-    p->blk[1] = (locus_dblock_t){(ptrdiff_t)p->ioff, x->size};
-    p->pre[0] = 0;
-    p->pre[1] = p->blk[0].len;
-    p->pre[2] = v->size + x->size;
-    p->sig[0] = (locus_dsig_t){value, 1};
-    p->sig[1] = (locus_dsig_t){index, 1};
-    p->dt = (struct locus_dtype){
-        .refs = 1, .basic = 1, .committed = 1, .elem = kind,
-        .size = v->size + x->size, .align = align,
-        .lb = 0, .extent = (ptrdiff_t)round_up(p->ioff + x->size, align),
-        .true_lb = 0, .true_extent = (ptrdiff_t)(p->ioff + x->size),
-        .nrep = 1, .rstride = 0, .nblocks = merged ? 1 : 2, .blocks = p->blk,
-        .prefix = p->pre, .unit_size = v->size + x->size,
-        .nsig = 2, .sig = p->sig, .unit_nbasic = 2};
-}
-
-int locus_elem_value_index(locus_elem_t value, locus_elem_t index)
-{
-    if (!(locus_elem_is_integer(value) || locus_elem_is_ml(value) || locus_elem_is_float(value)) ||
-        !(locus_elem_is_integer(index) || locus_elem_is_ml(index)))
-        return LOCUS_DTYPE_EARG;
-    /* The predefined ones first (their kernels are the fast ones). */
-    for (int k = LOCUS_EL_FLOAT_INT; k < LOCUS_EL_NKINDS; k++)
-        if (basic_table[k]->sig[0].kind == value && basic_table[k]->sig[1].kind == index)
-            return k;
-    int n = __atomic_load_n(&pairs.n, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (pairs.p[i]->value == value && pairs.p[i]->index == index)
-            return LOCUS_EL_NKINDS + i;
-    pthread_mutex_lock(&pairs.lock);
-    int rc = LOCUS_DTYPE_ENOMEM;
-    for (int i = n; i < pairs.n; i++)   /* made by another thread meanwhile */
-        if (pairs.p[i]->value == value && pairs.p[i]->index == index)
-            rc = LOCUS_EL_NKINDS + i;
-    if (rc < 0 && pairs.n < LOCUS_EL_MAX_PAIRS) {
-        dpair_t *p = calloc(1, sizeof *p);
-        if (p) {
-            rc = LOCUS_EL_NKINDS + pairs.n;
-            pair_layout(p, value, index, (locus_elem_t)rc);
-            pairs.p[pairs.n] = p;
-            __atomic_store_n(&pairs.n, pairs.n + 1, __ATOMIC_RELEASE);
-        }
-    }
-    pthread_mutex_unlock(&pairs.lock);
-    return rc;
 }

@@ -84,11 +84,8 @@ typedef enum {
     LOCUS_EL_2INT, LOCUS_EL_SHORT_INT, LOCUS_EL_LDOUBLE_INT,
     LOCUS_EL_2FLOAT, LOCUS_EL_2DOUBLE,      /* MPI_2REAL, MPI_2DOUBLE_PRECISION */
     LOCUS_EL_NKINDS,
-    /* Kinds from here on are value-index pairs made at run time by
-     * locus_elem_value_index(); at most LOCUS_EL_MAX_PAIRS of them. */
     LOCUS_EL_MIXED = -1      /* a derived type mixing kinds */
 } locus_elem_t;
-#define LOCUS_EL_MAX_PAIRS 512
 
 /* Element kind classes (what reductions and encodings care about). */
 int locus_elem_is_integer(locus_elem_t el);  /* C/Fortran integers, CHAR included */
@@ -96,7 +93,7 @@ int locus_elem_is_ml(locus_elem_t el);       /* MPI_AINT, MPI_OFFSET, MPI_COUNT 
 int locus_elem_is_float(locus_elem_t el);
 int locus_elem_is_complex(locus_elem_t el);
 int locus_elem_is_logical(locus_elem_t el);  /* C bool and Fortran LOGICAL */
-int locus_elem_is_pair(locus_elem_t el);     /* predefined and run-time pairs */
+int locus_elem_is_pair(locus_elem_t el);     /* the value-index pair kinds */
 
 typedef struct locus_dtype locus_dtype_t;
 
@@ -110,16 +107,6 @@ size_t locus_elem_extent(locus_elem_t el);
 /* The value and index kinds of a pair kind and the byte offset of the
  * index in the pair; 0 when el is not a pair. */
 int locus_elem_pair(locus_elem_t el, locus_elem_t *value, locus_elem_t *index, size_t *ioff);
-/*
- * The pair kind {value; index;} laid out as the C struct (MPI-4.1's
- * MPI_Type_get_value_index): the predefined one when it exists (e.g.
- * FLOAT+INT is LOCUS_EL_FLOAT_INT), else one made on first use and kept.
- * value: an integer (ML included) or floating kind; index: an integer
- * kind. Returns the kind, or LOCUS_DTYPE_EARG (not such kinds) /
- * LOCUS_DTYPE_ENOMEM (LOCUS_EL_MAX_PAIRS reached). Thread-safe.
- */
-int locus_elem_value_index(locus_elem_t value, locus_elem_t index);
-
 int locus_dtype_contiguous(size_t count, locus_dtype_t *old, locus_dtype_t **out);
 /* stride in bytes (MPI_Type_create_hvector); MPI_Type_vector passes stride*extent. */
 int locus_dtype_hvector(size_t count, size_t blocklen, ptrdiff_t stride, locus_dtype_t *old,

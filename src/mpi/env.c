@@ -1,7 +1,9 @@
 /* Environment: MPI_Init/Finalize, Abort, versions, clocks, progress. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -197,8 +199,8 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     strcpy(locus_comm_self.name, "MPI_COMM_SELF");
     locus_comm_world.predefined = 1;
     locus_comm_self.predefined = 1;
-    locus_mpi.thread_level = required > MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
-                             : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+    locus_mpi.thread_level = locus_thread_level_cap(required);
+    locus_mpi.main_thread = (unsigned long)pthread_self();
     if (locus_info_env_init(argc ? *argc : 0, argv ? *argv : NULL) != MPI_SUCCESS)
         init_fail("out of memory");
     if (provided)
@@ -247,8 +249,35 @@ int PMPI_Is_thread_main(int *flag)
     LOCUS_CHECK_INIT("MPI_Is_thread_main");
     if (!flag)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main");
-    *flag = 1; /* FUNNELED at most: only the main thread calls MPI */
+    *flag = pthread_equal((pthread_t)locus_mpi.main_thread, pthread_self()) != 0;
     return MPI_SUCCESS;
+}
+
+static const char *const thread_names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                           "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+static const int thread_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
+                                    MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
+
+int locus_thread_level_cap(int required)
+{
+    return required > LOCUS_THREAD_MAX ? LOCUS_THREAD_MAX
+           : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
+}
+
+const char *locus_thread_level_name(int level)
+{
+    for (int i = 0; i < 4; i++)
+        if (thread_levels[i] == level)
+            return thread_names[i];
+    return "MPI_THREAD_SINGLE";
+}
+
+int locus_thread_level_parse(const char *name)
+{
+    for (int i = 0; i < 4; i++)
+        if (strcasecmp(name, thread_names[i]) == 0)
+            return thread_levels[i];
+    return -1;
 }
 
 /* One progress round for the fence of MPI_Finalize. */

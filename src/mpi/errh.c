@@ -143,7 +143,8 @@ static const char *code_text(int code)
 
 /* MPI_Remove_error_* (session_errh.c): what 0 removes the string of an
  * added class or code, 1 an added code, 2 an added class none of whose
- * codes is left. A removed code is no code any more (class_of -1); the
+ * codes is left; a code or class is removed only once its string is
+ * (MPI-4.1, as MPICH does). A removed code is no code any more (class_of -1); the
  * last ones are handed out again. MPI_SUCCESS or MPI_ERR_ARG. */
 int locus_err_remove(int code, int what)
 {
@@ -151,7 +152,7 @@ int locus_err_remove(int code, int what)
     if (i < 0 || i >= added.n || added.class_of[i] < 0)
         return MPI_ERR_ARG;
     int is_class = added.class_of[i] == code;
-    if (what != 0 && (what == 2) != is_class)
+    if (what != 0 && ((what == 2) != is_class || added.text[i]))
         return MPI_ERR_ARG;
     for (int k = 0; what == 2 && k < added.n; k++)
         if (k != i && added.class_of[k] == code)

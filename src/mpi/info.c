@@ -303,13 +303,7 @@ static int env_fill(info_t *in, int argc, char **argv)
     if (rc == MPI_SUCCESS && getcwd(cwd, sizeof cwd))
         rc = info_put(in, "wdir", cwd);
     if (rc == MPI_SUCCESS)
-        rc = info_put(in, "thread_level", locus_mpi.thread_level == MPI_THREAD_MULTIPLE
-                                              ? "MPI_THREAD_MULTIPLE"
-                                          : locus_mpi.thread_level == MPI_THREAD_SERIALIZED
-                                              ? "MPI_THREAD_SERIALIZED"
-                                          : locus_mpi.thread_level == MPI_THREAD_FUNNELED
-                                              ? "MPI_THREAD_FUNNELED"
-                                              : "MPI_THREAD_SINGLE");
+        rc = info_put(in, "thread_level", locus_thread_level_name(locus_mpi.thread_level));
     return rc;
 }
 

@@ -183,6 +183,7 @@ typedef struct locus_bsend locus_bsend_t;   /* buffered sends (bsend.c) */
 typedef struct {
     int state;                      /* 0 before Init, 1 running, 2 after Finalize */
     int thread_level;
+    unsigned long main_thread;      /* pthread_self() of MPI_Init's caller */
     locus_core_t core;
     locus_boot_t boot;
     uint32_t next_ctx;              /* lowest context id this process may still use */
@@ -194,6 +195,16 @@ typedef struct {
 } locus_mpi_state_t;
 
 extern locus_mpi_state_t locus_mpi;
+
+/* Threads: any thread may call MPI, one at a time (the core and the
+ * transports keep no per-thread state and take no locks); the highest
+ * level MPI_Init_thread, sessions and MPI_T_init_thread provide. */
+#define LOCUS_THREAD_MAX MPI_THREAD_SERIALIZED
+/* A level asked for, capped at LOCUS_THREAD_MAX; its MPI_THREAD_* name and
+ * back (-1: not a level's name). */
+int locus_thread_level_cap(int required);
+const char *locus_thread_level_name(int level);
+int locus_thread_level_parse(const char *name);
 
 static inline locus_core_t *locus_core(void)
 {

@@ -69,7 +69,7 @@ int PMPI_T_init_thread(int required, int *provided)
     if (!provided)
         return MPI_T_ERR_INVALID;
     /* Like the MPI library itself: one thread calls it at a time. */
-    *provided = required >= MPI_THREAD_FUNNELED ? MPI_THREAD_FUNNELED : MPI_THREAD_SINGLE;
+    *provided = locus_thread_level_cap(required);
     locus_mpit.refs++;
     return MPI_SUCCESS;
 }

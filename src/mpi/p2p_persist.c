@@ -57,8 +57,7 @@ static int persist_status(locus_xreq_t *x, MPI_Status *st)
 static int persist_cancel(locus_xreq_t *x)
 {
     persist_t *p = (persist_t *)x;
-    /* A send is never cancelled (it completes; MPI_Test_cancelled says so). */
-    if (p->op && p->mode == P2P_RECV && !p->op->done)
+    if (p->op && !p->op->done)
         locus_core_cancel(locus_core(), p->op);
     return MPI_SUCCESS;
 }

@@ -427,9 +427,9 @@ int PMPI_Cancel(MPI_Request *request)
         int err = x->active ? x->ops->cancel(x) : MPI_SUCCESS;
         return err ? locus_mpi_err(req_comm(r), err, "MPI_Cancel") : MPI_SUCCESS;
     }
-    /* Only unmatched receives can be cancelled; a send completes normally
-     * and MPI_Test_cancelled then reports false (allowed by the standard). */
-    if (r->kind == LOCUS_REQ_RECV)
+    /* What the core can still withdraw (locus_core_cancel); the rest
+     * completes normally and MPI_Test_cancelled says false. */
+    if (r->kind == LOCUS_REQ_RECV || r->kind == LOCUS_REQ_SEND)
         locus_core_cancel(locus_core(), r);
     return MPI_SUCCESS;
 }

@@ -38,11 +38,6 @@ locus_session_t *locus_session_of(MPI_Session h)
     return NULL;
 }
 
-static const char *thread_level_name(int level)
-{
-    return level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE";
-}
-
 /* The level asked for in info's "thread_level" (MPI-4 11.3.1), capped at
  * what the library provides. */
 static int thread_level_wanted(MPI_Info info)
@@ -51,8 +46,9 @@ static int thread_level_wanted(MPI_Info info)
     int len = sizeof v, flag = 0;
     if (info == MPI_INFO_NULL || PMPI_Info_get_string(info, "thread_level", &len, v, &flag) ||
         !flag)
-        return MPI_THREAD_FUNNELED;
-    return strcasecmp(v, "MPI_THREAD_SINGLE") == 0 ? MPI_THREAD_SINGLE : MPI_THREAD_FUNNELED;
+        return LOCUS_THREAD_MAX;
+    int level = locus_thread_level_parse(v);
+    return locus_thread_level_cap(level < 0 ? LOCUS_THREAD_MAX : level);
 }
 
 LOCUS_PMPI_WEAK(Session_init)
@@ -71,7 +67,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     if (locus_mpi.state == 0) {
         int provided;
         /* Starts the runtime (a failure ends the process, as MPI_Init's does). */
-        int rc = PMPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+        int rc = PMPI_Init_thread(NULL, NULL, LOCUS_THREAD_MAX, &provided);
         if (rc != MPI_SUCCESS)
             return locus_errh_raise(e, ERRH_ON_SESSION, NULL, rc, fn);
         sessions.started_runtime = 1;
@@ -204,7 +200,7 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
     int rc = s->info != MPI_INFO_NULL ? PMPI_Info_dup(s->info, info_used)
                                       : PMPI_Info_create(info_used);
     if (rc == MPI_SUCCESS &&
-        (rc = PMPI_Info_set(*info_used, "thread_level", thread_level_name(s->thread_level))))
+        (rc = PMPI_Info_set(*info_used, "thread_level", locus_thread_level_name(s->thread_level))))
         PMPI_Info_free(info_used);
     return rc ? locus_session_err(s, rc, fn) : MPI_SUCCESS;
 }

@@ -77,12 +77,9 @@ static inline const locus_type_decl_t *type_decl(const locus_mdt_t *m)
 }
 
 /* The cached "predefined" types made on demand (type_predef.c): the
- * MPI_Type_create_f90_* types per (combiner, p, r) and the value-index
- * types per (value, index). *out gets the existing or a new one; MPI
- * error class. */
+ * MPI_Type_create_f90_* types per (combiner, p, r). *out gets the existing
+ * or a new one; MPI error class. */
 int type_cached_f90(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype *out);
-int type_cached_value_index(locus_mdt_t *value, locus_mdt_t *index, locus_elem_t kind,
-                            MPI_Datatype *out);
 
 /* An MPI_Count argument as a size_t count (negative: MPI_ERR_COUNT). */
 static inline int type_count_ok(MPI_Count c)

@@ -239,17 +239,8 @@ int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
             *pair_type = named[i].pair;
             return MPI_SUCCESS;
         }
-    /* Otherwise a pair of a predefined integer or floating value and a
-     * predefined integer index, made once and kept (predefined: it cannot
-     * be freed); any other combination has no pair type. */
+    /* No other pair is predefined: MPI_DATATYPE_NULL, as in MPICH and Open
+     * MPI (the caller builds a struct type if it needs one). */
     *pair_type = MPI_DATATYPE_NULL;
-    if (!v->predefined || !x->predefined || type_decl(v) || type_decl(x))
-        return MPI_SUCCESS;
-    int kind = locus_elem_value_index(locus_dtype_elem(v->dt), locus_dtype_elem(x->dt));
-    if (kind == LOCUS_DTYPE_EARG)
-        return MPI_SUCCESS;
-    if (kind < 0)
-        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
-    int rc = type_cached_value_index(v, x, (locus_elem_t)kind, pair_type);
-    return rc ? TYPE_ERR(rc, fn) : MPI_SUCCESS;
+    return MPI_SUCCESS;
 }

@@ -4,8 +4,7 @@
  * the same layout), each over its own engine type so that an engine type
  * always knows its handle (a user operation is called with it); and the
  * types MPI makes on demand but treats as predefined (never freed): the
- * MPI_Type_create_f90_* types, one per (p, r), and the value-index pair
- * types of MPI_Type_get_value_index, one per (value, index).
+ * MPI_Type_create_f90_* types, one per (combiner, p, r).
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -99,8 +98,7 @@ static void predef_clear(locus_mdt_t *m)
 /* ---- types made on demand ---- */
 
 typedef struct {
-    int combiner, p, r;          /* F90: (p, r); VALUE_INDEX: unused */
-    locus_mdt_t *value, *index;  /* VALUE_INDEX */
+    int combiner, p, r;
     locus_mdt_t *m;
 } tcache_ent_t;
 
@@ -119,8 +117,7 @@ static int cache_get(const tcache_ent_t *key, locus_dtype_t *base, locus_type_de
     int rc = MPI_SUCCESS;
     for (size_t i = 0; i < tcache.n; i++) {
         tcache_ent_t *e = &tcache.e[i];
-        if (e->combiner == key->combiner && e->p == key->p && e->r == key->r &&
-            e->value == key->value && e->index == key->index) {
+        if (e->combiner == key->combiner && e->p == key->p && e->r == key->r) {
             *out = e->m->handle;
             goto done;
         }
@@ -160,17 +157,8 @@ int type_cached_f90(int combiner, int p, int r, MPI_Datatype base, MPI_Datatype 
         if (ni == 2)
             d->ints[1] = r;
     }
-    tcache_ent_t key = {combiner, p, r, NULL, NULL, NULL};
+    tcache_ent_t key = {combiner, p, r, NULL};
     return cache_get(&key, locus_dt_of(base), d, out);
-}
-
-int type_cached_value_index(locus_mdt_t *value, locus_mdt_t *index, locus_elem_t kind,
-                            MPI_Datatype *out)
-{
-    locus_mdt_t *types[2] = {value, index};
-    locus_type_decl_t *d = type_decl_new(MPI_COMBINER_VALUE_INDEX, 0, 2, types);
-    tcache_ent_t key = {MPI_COMBINER_VALUE_INDEX, 0, 0, value, index, NULL};
-    return cache_get(&key, locus_dtype_basic(kind), d, out);
 }
 
 /* ---- init / finalize ---- */

@@ -27,7 +27,7 @@
  * the same lock word and mutex on behalf of their remote origins, so both
  * kinds of origin exclude each other correctly.
  *
- * Single-threaded (MPI_THREAD_FUNNELED), like the rest of the layer.
+ * One thread at a time (MPI_THREAD_SERIALIZED), like the rest of the layer.
  */
 #ifndef LOCUS_WIN_H
 #define LOCUS_WIN_H

@@ -1,7 +1,7 @@
 /*
  * op_pairs.c — MINLOC/MAXLOC (and REPLACE) on value-index pairs: a typed
- * loop for each predefined pair type, and one loop for the pairs made at
- * run time by MPI_Type_get_value_index that compares through the kinds.
+ * loop for each pair type, and one that compares through the kinds (for
+ * REPLACE and any pair without a typed loop).
  * Ties keep the lower index; only data bytes are written, never a pair's
  * padding (a buffer may end where the last element's data ends).
  */

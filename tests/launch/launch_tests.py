@@ -255,9 +255,9 @@ def check_membind(r, kv):
 
 
 def case_omp():
-    """The plan's OMP_* values apply unless the user set one explicitly (in
-    the environment or with -x); LOCUS_NODE_NCPUS counts the PUs the
-    node's ranks may use together."""
+    """The plan's OMP_* values and its LOCUS_NET_IFACES apply unless the
+    user set one explicitly (in the environment or with -x);
+    LOCUS_NODE_NCPUS counts the PUs the node's ranks may use together."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
 
     def ranks(args, env):
@@ -285,6 +285,14 @@ def case_omp():
             check(kv.get(k) == v, "rank %d: -x %s=%s gave %s" % (r, k, v, kv.get(k)))
     got = ranks(["-n", "1", "-x", "OMP_NUM_THREADS"], dict(clean, OMP_NUM_THREADS="6"))
     check(got.get(0, {}).get("OMP_NUM_THREADS") == "6", "-x OMP_NUM_THREADS: %s" % got)
+    # The plan names this node's NIC in LOCUS_NET_IFACES (eth0 here); the
+    # user's choice of interfaces wins, given with -x or in the environment.
+    got = ranks(["-n", "1", "-x", "LOCUS_NET_IFACES=lo"], clean)
+    check(got.get(0, {}).get("LOCUS_NET_IFACES") == "lo", "-x LOCUS_NET_IFACES=lo: %s"
+          % got.get(0, {}).get("LOCUS_NET_IFACES"))
+    got = ranks(["-n", "1"], dict(clean, LOCUS_NET_IFACES="lo"))
+    check(got.get(0, {}).get("LOCUS_NET_IFACES") == "lo", "environment's LOCUS_NET_IFACES=lo: %s"
+          % got.get(0, {}).get("LOCUS_NET_IFACES"))
     if len(os.sched_getaffinity(0)) >= 2:
         got = ranks(["-n", "1", "--cpus-per-rank", "2"], clean)
         check(got.get(0, {}).get("OMP_NUM_THREADS") == "2",

@@ -4,7 +4,8 @@
  * would; the v forms take MPI_Count counts and MPI_Aint displacements
  * (here in decreasing order, with gaps); MPI_Reduce_local(_c); counts
  * that are negative or whose bytes overflow are MPI_ERR_COUNT before
- * anything is allocated or sent. Any number of ranks.
+ * anything is allocated or sent; Alltoallw from MPI_BOTTOM. Any number of
+ * ranks.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -230,6 +231,56 @@ static void local_and_errors(void)
     (void)rq;
 }
 
+/* Alltoallw from MPI_BOTTOM, each block described by a struct type at its
+ * absolute address (mpi4py's BOTTOM tests): the block a rank keeps is
+ * copied between two different types at the same base, which must not be
+ * taken for a copy onto itself. Blocking and nonblocking. */
+static void alltoallw_bottom(void)
+{
+    int *sb = malloc(2 * p * sizeof *sb), *rb = malloc(2 * p * sizeof *rb);
+    int *cnt = malloc(p * sizeof *cnt), *dsp = malloc(p * sizeof *dsp);
+    MPI_Datatype *st = malloc(2 * p * sizeof *st), *rt = st + p;
+    for (int nb = 0; nb < 2; nb++) {
+        for (int q = 0; q < p; q++) {
+            int len = 2;
+            MPI_Aint a;
+            MPI_Datatype t = MPI_INT;
+            sb[2 * q] = sb[2 * q + 1] = r * p + q;
+            rb[2 * q] = rb[2 * q + 1] = -1;
+            MPI_Get_address(sb + 2 * q, &a);
+            MPI_Type_create_struct(1, &len, &a, &t, &st[q]);
+            MPI_Get_address(rb + 2 * q, &a);
+            MPI_Type_create_struct(1, &len, &a, &t, &rt[q]);
+            MPI_Type_commit(&st[q]);
+            MPI_Type_commit(&rt[q]);
+            cnt[q] = 1;
+            dsp[q] = 0;
+        }
+        int rc;
+        if (nb) {
+            MPI_Request req;
+            rc = MPI_Ialltoallw(MPI_BOTTOM, cnt, dsp, st, MPI_BOTTOM, cnt, dsp, rt,
+                                MPI_COMM_WORLD, &req);
+            if (rc == MPI_SUCCESS)
+                rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Alltoallw(MPI_BOTTOM, cnt, dsp, st, MPI_BOTTOM, cnt, dsp, rt, MPI_COMM_WORLD);
+        }
+        int bad = 0;
+        for (int q = 0; q < p; q++)
+            bad += rb[2 * q] != q * p + r || rb[2 * q + 1] != q * p + r;
+        CHECK(rc == MPI_SUCCESS && bad == 0, "%salltoallw from MPI_BOTTOM: rc %d, %d wrong",
+              nb ? "I" : "", rc, bad);
+        for (int q = 0; q < 2 * p; q++)
+            MPI_Type_free(&st[q]);
+    }
+    free(sb);
+    free(rb);
+    free(cnt);
+    free(dsp);
+    free(st);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -239,5 +290,6 @@ int main(int argc, char **argv)
     vectors();
     scalars();
     local_and_errors();
+    alltoallw_bottom();
     return mtest_finish();
 }

@@ -1,8 +1,8 @@
 /*
  * MPI_Remove_error_string/code/class (MPI-4.1) undo MPI_Add_error_*: a
  * removed code or class is no longer one (MPI_Error_class refuses it), a
- * class keeps its codes until they are removed, predefined ones cannot be
- * removed.
+ * class keeps its codes until they are removed, a code or class keeps its
+ * string until that is removed, predefined ones cannot be removed.
  */
 #include <string.h>
 
@@ -25,12 +25,14 @@ int main(int argc, char **argv)
     CHECK(MPI_Remove_error_class(MPI_ERR_OTHER) == MPI_ERR_ARG, "predefined class");
     CHECK(MPI_Remove_error_string(MPI_ERR_OTHER) == MPI_ERR_ARG, "predefined string");
 
+    CHECK(MPI_Remove_error_code(code) == MPI_ERR_ARG, "a code with its string");
     CHECK(MPI_Remove_error_string(code) == MPI_SUCCESS, "string of the code");
     CHECK(MPI_Error_string(code, text, &len) == MPI_SUCCESS && len == 0, "string gone: '%s'",
           text);
     CHECK(MPI_Remove_error_code(code) == MPI_SUCCESS, "the code");
     CHECK(MPI_Error_class(code, &got) == MPI_ERR_ARG, "a removed code is none");
     CHECK(MPI_Remove_error_code(code) == MPI_ERR_ARG, "removed twice");
+    CHECK(MPI_Remove_error_class(cls) == MPI_ERR_ARG, "a class with its string");
     CHECK(MPI_Remove_error_string(cls) == MPI_SUCCESS, "string of the class");
     CHECK(MPI_Remove_error_class(cls) == MPI_SUCCESS, "the class");
     CHECK(MPI_Error_class(cls, &got) == MPI_ERR_ARG, "a removed class is none");
