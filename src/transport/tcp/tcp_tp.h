@@ -174,6 +174,7 @@ typedef struct {
     tcp_conn_t *grave;               /* closed this round, freed at its end */
     tcp_conn_t *dirty;               /* connections with frames to write */
     int handshaking;                 /* connections with a deadline */
+    unsigned rounds;                 /* progress rounds (epoll every few) */
     tp_ids_t sids, rids;
     int pump_head;                   /* first peer with sends to pump, -1: none */
     int draining;                    /* finalize: read and drop, no upcalls */
