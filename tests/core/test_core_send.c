@@ -2,7 +2,8 @@
  * test_core_send.c — sends: the direct path, AGAIN queueing (per peer, in
  * order, no overtaking by a later send), sends the transport owns,
  * synchronous-send acknowledgements both ways, malformed acknowledgements
- * and headers, and what MPI_Finalize's settle does with queued sends.
+ * and headers, cancels of sends both ways, and what MPI_Finalize's settle
+ * does with queued sends.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,97 @@ static void bad_wire(void)
     }
 }
 
+/* The answer the receiver sent to a cancel: flags, sreq and tag (1
+ * withdrawn, 0 matched). */
+static void answer_expect(rig_t *t, int peer, uint64_t sreq, int withdrawn, const char *what)
+{
+    mock_msg_t *x = mock_out_pop(&t->m);
+    CHECK(x && x->peer == peer && x->hdr.flags == LOCUS_HDR_CANCEL_REPLY &&
+              x->hdr.sreq == sreq && x->hdr.tag == withdrawn,
+          "%s: answer flags %#x tag %d, want withdrawn %d", what, x ? x->hdr.flags : 0,
+          x ? x->hdr.tag : -1, withdrawn);
+    mock_msg_free(x);
+}
+
+/* Cancels of sends. Sender: a queued send is withdrawn at once; a
+ * synchronous one asks the receiver and completes with the answer (a
+ * standard send that left is not cancelled); an answer naming nothing
+ * waiting fails the core. Receiver: an unmatched synchronous message is
+ * withdrawn and never matched, an unknown one is answered "matched", a
+ * malformed control message fails the core. */
+static void cancel(void)
+{
+    rig_t t;
+    rig_open(&t, 3, EAGER);
+    char buf[8] = {0};
+    t.m.again = 1;
+    locus_req_t *q = rig_send(&t, 1, 0, 0, LOCUS_HDR_SYNC, buf, 8);
+    CHECK(locus_core_cancel(&t.c, q) == 1 && q->done && q->st_cancelled && !q->queued,
+          "queued send not withdrawn");
+    t.m.again = 0;
+    rig_drain(&t);
+    CHECK(mock_out_count(&t.m) == 0, "a withdrawn send left");
+    rig_put(&t, q);
+
+    locus_req_t *std = rig_send(&t, 1, 0, 0, 0, buf, 8);
+    mock_msg_free(mock_out_pop(&t.m));
+    CHECK(locus_core_cancel(&t.c, std) == 0 && std->done && !std->st_cancelled,
+          "a standard send that left");
+    rig_put(&t, std);
+
+    for (int withdrawn = 0; withdrawn < 2; withdrawn++) {
+        locus_req_t *r = rig_send(&t, 2, 4, 7, LOCUS_HDR_SYNC, buf, 8);
+        mock_msg_t *x = mock_out_pop(&t.m);
+        uint64_t sreq = x ? x->hdr.sreq : 0;
+        mock_msg_free(x);
+        CHECK(locus_core_cancel(&t.c, r) == 0 && locus_core_cancel(&t.c, r) == 0 && !r->done,
+              "cancel answered before the receiver");
+        x = mock_out_pop(&t.m);
+        CHECK(x && x->peer == 2 && x->hdr.flags == LOCUS_HDR_CANCEL && x->hdr.sreq == sreq &&
+                  x->hdr.ctx == 4 && mock_out_count(&t.m) == 0,
+              "one cancel naming the send");
+        mock_msg_free(x);
+        if (!withdrawn)
+            rig_inject_ack(&t, 2, sreq);   /* matched first: the ack comes before the answer */
+        rig_drain(&t);
+        CHECK(!r->done, "complete before the answer");
+        locus_hdr_t a = { .ctx = 4, .flags = LOCUS_HDR_CANCEL_REPLY, .tag = withdrawn, .sreq = sreq };
+        mock_inject(&t.m, 2, &a, sizeof a, NULL, 0);
+        rig_drain(&t);
+        CHECK(r->done && r->st_cancelled == withdrawn && !t.c.fatal, "answer %d: done %d",
+              withdrawn, r->done);
+        rig_put(&t, r);
+    }
+
+    /* Receiver side. */
+    rig_inject(&t, 1, 3, 2, LOCUS_HDR_SYNC, 0xabc0000001ull, "withdraw", 8);
+    rig_inject(&t, 1, 3, 2, LOCUS_HDR_CANCEL, 0xabc0000001ull, NULL, 0);
+    rig_inject(&t, 1, 3, 2, LOCUS_HDR_CANCEL, 0xabc0000002ull, NULL, 0);
+    rig_drain(&t);
+    answer_expect(&t, 1, 0xabc0000001ull, 1, "unmatched");
+    answer_expect(&t, 1, 0xabc0000002ull, 0, "unknown");
+    char in[8];
+    locus_req_t *rv = rig_recv(&t, 3, LOCUS_ANY, LOCUS_ANY, in, sizeof in);
+    rig_drain(&t);
+    CHECK(!rv->done && mock_out_count(&t.m) == 0, "a withdrawn message was matched");
+    locus_core_cancel(&t.c, rv);
+    rig_put(&t, rv);
+    CHECK(rig_free_reqs(&t) == t.free_base, "requests not recycled");
+
+    locus_hdr_t bad = { .flags = LOCUS_HDR_CANCEL_REPLY, .tag = 7, .sreq = 1 };
+    mock_inject(&t.m, 1, &bad, sizeof bad, NULL, 0);
+    CHECK(rig_drain(&t) == -1 && strstr(t.c.fatal_msg, "malformed control"),
+          "malformed answer: '%s'", t.c.fatal_msg);
+    rig_close(&t);
+
+    rig_open(&t, 3, EAGER);
+    locus_hdr_t stray = { .flags = LOCUS_HDR_CANCEL_REPLY, .tag = 1, .sreq = 0x500000001ull };
+    mock_inject(&t.m, 1, &stray, sizeof stray, NULL, 0);
+    CHECK(rig_drain(&t) == -1 && strstr(t.c.fatal_msg, "answered a cancel"),
+          "stray answer: '%s'", t.c.fatal_msg);
+    rig_close(&t);
+}
+
 /* MPI_Finalize's settle: sends that can never leave complete with an
  * error and are counted, freed ones recycled. */
 static void settle(void)
@@ -216,5 +308,6 @@ void test_send(void)
     ssend_acked();
     ssend_received();
     bad_wire();
+    cancel();
     settle();
 }
