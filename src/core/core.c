@@ -33,6 +33,8 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
         goto fail;
     if (c->polls_before_yield < 1)
         c->polls_before_yield = 1;
+    if (locus_tunable_long("LOCUS_SETTLE_MS", &c->settle_ms, err, errlen))
+        goto fail;
     const char *y = locus_tunable_str("LOCUS_YIELD");
     c->local_size = local_size;
     c->node_ncpus = locus_core_node_ncpus(&c->node_ncpus_from);

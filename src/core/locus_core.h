@@ -142,6 +142,7 @@ typedef struct {
     int node_ncpus;             /* CPUs they may share, 0 unknown */
     const char *node_ncpus_from; /* "LOCUS_NODE_NCPUS", "CPUs online", ... */
     long polls_before_yield;
+    long settle_ms;             /* LOCUS_SETTLE_MS: locus_core_settle's bound */
     long idle;
     int fatal;                  /* a transport failed, or the core (out of
                                    memory, a malformed wire header) */
@@ -183,8 +184,9 @@ void locus_core_finalize(locus_core_t *c);
 
 /*
  * For MPI_Finalize, after the last fence (every rank has completed its
- * receives): takes the acknowledgements still in the rings, then gives up
- * on what is left. Returns how many sends were never received (and
+ * receives): takes the acknowledgements still on their way (over a network
+ * an ack can trail the fence), for at most settle_ms, then gives up on
+ * what is left. Returns how many sends were never received (and
  * completes the queued ones with an error).
  */
 long locus_core_settle(locus_core_t *c);

@@ -4,6 +4,8 @@
  * acknowledgements and cancellation, and what MPI_Finalize does with sends
  * still in flight.
  */
+#include <time.h>
+
 #include "core_priv.h"
 
 static void pend_push(locus_core_t *c, locus_req_t *r)
@@ -111,10 +113,25 @@ int locus_core_flush(locus_core_t *c)
     return n;
 }
 
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 long locus_core_settle(locus_core_t *c)
 {
-    while ((c->nsend || c->npend) && !c->fatal && locus_core_progress(c) > 0)
-        ;
+    /* Bounded in time, not by the first quiet round: a quiet round says
+     * nothing about an ack still in a peer's socket. */
+    uint64_t end = now_ms() + (uint64_t)(c->settle_ms > 0 ? c->settle_ms : 0);
+    while ((c->nsend || c->npend) && !c->fatal) {
+        int n = locus_core_progress(c);
+        if (n < 0 || (n == 0 && now_ms() >= end))
+            break;
+        if (n == 0)
+            locus_core_idle(c);
+    }
     long lost = c->nsend;
     /* Queued sends can never leave now: complete them with an error so
      * nothing waits on them (locus_core_finalize would). */

@@ -119,6 +119,10 @@ static int mock_progress(locus_tp_t *tp)
         m->violations++;
     if (m->fail_progress)
         return -1;
+    if (m->quiet_rounds > 0) {
+        m->quiet_rounds--;
+        return 0;
+    }
     int n = 0;
     mock_msg_t *x;
     while ((x = m->in_head)) {

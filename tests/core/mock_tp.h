@@ -45,6 +45,8 @@ typedef struct {
     int fail_send, fail_progress, fail_rndv_recv;
     int hold_rndv;              /* rendezvous data waits for this to clear */
     int hold_sends;             /* PENDING sends wait for this to clear */
+    int quiet_rounds;           /* this many progress() calls deliver nothing
+                                   (an ack still on the wire) */
     /* state */
     mock_msg_t *in_head, *in_tail;      /* injected, not yet delivered */
     mock_msg_t *rndv_head;              /* announced, data not yet moved */

@@ -14,6 +14,7 @@ void rig_open(rig_t *t, int size, size_t eager_max)
         fprintf(stderr, "locus_core_init: %s\n", err);
         exit(1);
     }
+    t->c.settle_ms = 20; /* the mock delivers at once: nothing to wait for */
     if (mock_attach(&t->m, &t->c, size, eager_max) != 0) {
         fprintf(stderr, "locus_core_add_tp failed\n");
         exit(1);
