@@ -1,4 +1,4 @@
-/* locus — the front door to Locus's tools: topo, map, info, bench. */
+/* locus — the front door to Locus's tools: topo, map, info, tune, bench. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +12,8 @@ static void usage(FILE *out)
             "  map    -n N [placement options] [--topology FILE] [--json]\n"
             "                                              where each rank would run\n"
             "  info   [--json]                             every LOCUS_* tunable, its default and meaning\n"
+            "  tune   [--quick] [--show] [--json]          measure this machine's shm large-message paths\n"
+            "                                              and cache the best LOCUS_SHM_* values for it\n"
             "  bench  compare|sweep ...                    run benchmarks side by side with other MPIs\n"
             "  version                                     print the version\n"
             "Run 'locus <command> --help' for a command's options.\n");
@@ -30,6 +32,8 @@ int main(int argc, char **argv)
         return locus_cmd_map(argc - 1, argv + 1);
     if (!strcmp(cmd, "info"))
         return locus_cmd_info(argc - 1, argv + 1);
+    if (!strcmp(cmd, "tune"))
+        return locus_cmd_tune(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return locus_cmd_bench(argc - 1, argv + 1);
     if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {

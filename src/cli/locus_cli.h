@@ -9,6 +9,7 @@
 int locus_cmd_topo(int argc, char **argv);
 int locus_cmd_map(int argc, char **argv);
 int locus_cmd_info(int argc, char **argv);
+int locus_cmd_tune(int argc, char **argv);
 int locus_cmd_bench(int argc, char **argv);
 
 #endif

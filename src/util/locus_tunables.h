@@ -24,9 +24,36 @@ const locus_tunable_t *locus_tunables(int *count);
 const locus_tunable_t *locus_tunable_find(const char *name);
 
 /* The value in force: the environment's if set and non-empty, else the
- * default. `name` must be in the table (abort()s otherwise: a programming
- * error, caught by the tests). */
+ * value `locus tune` measured for this machine (for the variables it sets,
+ * see locus_tune.h), else the default. `name` must be in the table
+ * (abort()s otherwise: a programming error, caught by the tests). */
 const char *locus_tunable_str(const char *name);
+
+/* Where the value in force of `name` comes from. */
+typedef enum {
+    LOCUS_TUNABLE_DEFAULT,  /* the table's default */
+    LOCUS_TUNABLE_ENV,      /* the environment */
+    LOCUS_TUNABLE_TUNED     /* the calibration cache of this machine */
+} locus_tunable_source_t;
+locus_tunable_source_t locus_tunable_source(const char *name);
+
+/* The value `locus tune` chose for `name` on this machine, whatever the
+ * environment says, or NULL (no usable cache, or not a tuned variable). */
+const char *locus_tunable_tuned(const char *name);
+
+/* What became of the calibration cache (read once per process, at the
+ * first lookup of a variable `locus tune` sets). */
+typedef enum {
+    LOCUS_TUNE_USED,     /* read; its values are the defaults of those variables */
+    LOCUS_TUNE_MISSING,  /* no file yet: `locus tune` has not run here */
+    LOCUS_TUNE_FOREIGN,  /* measured on another machine (key differs): ignored */
+    LOCUS_TUNE_CORRUPT,  /* unreadable or malformed: ignored, with one warning on stderr */
+    LOCUS_TUNE_OFF,      /* LOCUS_TUNE_FILE=none, or no home folder for it */
+} locus_tune_state_t;
+
+/* The cache's state; *path gets its file name (empty when there is none)
+ * and *detail one line saying why it is not used (empty when it is). */
+locus_tune_state_t locus_tunables_cache(const char **path, const char **detail);
 
 /*
  * The value as an integer, accepting k/K, m/M, g/G suffixes (powers of
@@ -38,7 +65,13 @@ int locus_tunable_long(const char *name, long *out, char *err, size_t errlen);
 /* Parses a size like "64k" or "4M" into *out; -1 when malformed or negative. */
 int locus_parse_size(const char *s, long *out);
 
-/* Prints the table: name, value in force (marked when set), default, doc. */
+/* Writes v as locus_parse_size reads it and a user would type it: "64k",
+ * "4M", "1024G", or the plain number when it is no whole multiple of 1k.
+ * Returns buf. */
+const char *locus_size_str(char *buf, size_t len, long v);
+
+/* Prints the table: name, value in force (marked * when set in the
+ * environment, + when tuned), default, doc. */
 void locus_tunables_print(FILE *out);
 
 #endif

@@ -1,4 +1,5 @@
 /* What the transport tells about itself: counters (shm.h) and describe(). */
+#include "locus_tunables.h"
 #include "shm_tp.h"
 
 #include <stdio.h>
@@ -19,22 +20,6 @@ void shm_tp_stats(const locus_tp_t *t, shm_stats_t *out)
     }
     out->oversubscribed = tp->oversubscribed;
     out->seg_bytes = tp->seg_len;
-}
-
-/* 1G, 128k, 4k, or the plain number when it is no whole multiple. */
-static const char *size_str(char *buf, size_t len, uint64_t v)
-{
-    static const char unit[] = "kMGT";
-    int u = -1;
-    while (u < 3 && v >= 1024 && v % 1024 == 0) {
-        v /= 1024;
-        u++;
-    }
-    if (u < 0)
-        snprintf(buf, len, "%llu", (unsigned long long)v);
-    else
-        snprintf(buf, len, "%llu%c", (unsigned long long)v, unit[u]);
-    return buf;
 }
 
 void shm_tp_describe(locus_tp_t *t, char *buf, size_t len)
@@ -58,13 +43,14 @@ void shm_tp_describe(locus_tp_t *t, char *buf, size_t len)
     else if (tp->single_copy == SHM_SC_CMA || tp->oversubscribed)
         snprintf(sc, sizeof sc, "single copy cma above eager");
     else
-        snprintf(sc, sizeof sc, "single copy cma from %s", size_str(a, sizeof a, tp->cma_min));
+        snprintf(sc, sizeof sc, "single copy cma from %s",
+                 locus_size_str(a, sizeof a, (long)tp->cma_min));
     if (cma > 0 && cma < peers)
         snprintf(sc + strlen(sc), sizeof sc - strlen(sc), " (%d of %d peers)", cma, peers);
     snprintf(buf, len, "%s, pipeline %s chunks (%s pool), eager %s, %d local ranks, "
              "oversubscribed: %s, peer death: %s", sc,
-             size_str(a, sizeof a, tp->chunk_size),
-             size_str(b, sizeof b, (uint64_t)tp->pool_chunks * tp->chunk_size),
-             size_str(c, sizeof c, st.eager_max), tp->local_size,
+             locus_size_str(a, sizeof a, (long)tp->chunk_size),
+             locus_size_str(b, sizeof b, (long)(tp->pool_chunks * tp->chunk_size)),
+             locus_size_str(c, sizeof c, (long)st.eager_max), tp->local_size,
              tp->oversubscribed ? "yes" : "no", means ? means : "none");
 }

@@ -1,0 +1,114 @@
+/* `locus tune`'s output: the calibration table and the chosen values, as
+ * text or JSON (also for `locus tune --show`). */
+#include "tune_print.h"
+
+#include "locus_topo.h"
+#include "locus_tunables.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Why the value of `name` is what it is, in a few words. */
+static void value_reason(const locus_tune_t *t, const char *name, char *out, size_t len)
+{
+    char last[32];
+    locus_size_str(last, sizeof last, t->nsizes ? t->sizes[t->nsizes - 1] : 0);
+    const char *chunk = locus_tune_value(t, "LOCUS_SHM_CHUNK_SIZE");
+    if (!strcmp(name, "LOCUS_SHM_CHUNK_SIZE"))
+        snprintf(out, len, "the fastest pipeline (geometric mean over the sizes; "
+                           "the shipped default within %.0f %%)", LOCUS_TUNE_NOISE * 100);
+    else if (!strcmp(locus_tune_value(t, name), LOCUS_TUNE_NEVER))
+        snprintf(out, len, "CMA never as fast as the %s pipeline up to %s: never", chunk, last);
+    else
+        snprintf(out, len, "CMA at least as fast as the %s pipeline from there up to %s", chunk,
+                 last);
+}
+
+void tune_print_text(const locus_tune_t *t, const char *file, FILE *out)
+{
+    fprintf(out, "Calibration of %s, %d CPUs online, Linux %s (%s%s%s)\n", t->key.cpu,
+            t->key.ncpus, t->key.kernel, t->date[0] ? t->date : "undated",
+            t->mode[0] ? ", " : "", t->mode);
+    fprintf(out, "Large-message rates between 2 ranks, GB/s:\n%-14s", "path");
+    char s[32];
+    for (int i = 0; i < t->nsizes; i++) {
+        locus_size_str(s, sizeof s, t->sizes[i]);
+        fprintf(out, " %7s", s);
+    }
+    fprintf(out, "\n");
+    for (int p = 0; p < t->npaths; p++) {
+        const locus_tune_path_t *pa = &t->paths[p];
+        if (pa->chunk) {
+            locus_size_str(s, sizeof s, pa->chunk);
+            char label[48];
+            snprintf(label, sizeof label, "pipeline %s", s);
+            fprintf(out, "%-14s", label);
+        } else {
+            fprintf(out, "%-14s", "cma");
+        }
+        for (int i = 0; i < t->nsizes; i++) {
+            if (pa->gbs[i] > 0)
+                fprintf(out, " %7.2f", pa->gbs[i]);
+            else
+                fprintf(out, " %7s", "-");
+        }
+        fprintf(out, "\n");
+    }
+    fprintf(out, "Chosen:%s\n", t->nvalues ? "" : " nothing (the shipped defaults stay)");
+    for (int i = 0; i < t->nvalues; i++) {
+        char why[200], kv[80];
+        value_reason(t, t->values[i].name, why, sizeof why);
+        snprintf(kv, sizeof kv, "%s=%s", t->values[i].name, t->values[i].value);
+        fprintf(out, "  %-28s %s\n", kv, why);
+    }
+    for (int i = 0; i < t->nnotes; i++)
+        fprintf(out, "Note: %s\n", t->notes[i]);
+    if (file && *file)
+        fprintf(out, "Cache: %s\n", file);
+    /* Say so when the environment hides a tuned value. */
+    for (int i = 0; i < t->nvalues; i++) {
+        const char *env = getenv(t->values[i].name);
+        if (env && *env)
+            fprintf(out, "Note: %s=%s is set in the environment and overrides the tuned value\n",
+                    t->values[i].name, env);
+    }
+}
+
+void tune_print_json(const locus_tune_t *t, const char *file, int saved, FILE *out)
+{
+    fprintf(out, "{\"file\": ");
+    locus_topo_json_string(out, file ? file : "");
+    fprintf(out, ", \"saved\": %s,\n \"key\": {\"cpu\": ", saved ? "true" : "false");
+    locus_topo_json_string(out, t->key.cpu);
+    fprintf(out, ", \"cpus\": %d, \"kernel\": ", t->key.ncpus);
+    locus_topo_json_string(out, t->key.kernel);
+    fprintf(out, "},\n \"date\": ");
+    locus_topo_json_string(out, t->date);
+    fprintf(out, ", \"mode\": ");
+    locus_topo_json_string(out, t->mode);
+    fprintf(out, ",\n \"sizes\": [");
+    for (int i = 0; i < t->nsizes; i++)
+        fprintf(out, "%s%ld", i ? ", " : "", t->sizes[i]);
+    fprintf(out, "],\n \"paths\": [");
+    for (int p = 0; p < t->npaths; p++) {
+        fprintf(out, "%s\n  {\"name\": ", p ? "," : "");
+        locus_topo_json_string(out, t->paths[p].name);
+        fprintf(out, ", \"chunk\": %ld, \"gbs\": [", t->paths[p].chunk);
+        for (int i = 0; i < t->nsizes; i++)
+            fprintf(out, "%s%.3f", i ? ", " : "", t->paths[p].gbs[i]);
+        fprintf(out, "]}");
+    }
+    fprintf(out, "],\n \"chosen\": {");
+    for (int i = 0; i < t->nvalues; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        locus_topo_json_string(out, t->values[i].name);
+        fprintf(out, ": ");
+        locus_topo_json_string(out, t->values[i].value);
+    }
+    fprintf(out, "},\n \"notes\": [");
+    for (int i = 0; i < t->nnotes; i++) {
+        fprintf(out, "%s", i ? ", " : "");
+        locus_topo_json_string(out, t->notes[i]);
+    }
+    fprintf(out, "]}\n");
+}

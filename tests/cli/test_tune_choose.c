@@ -1,0 +1,219 @@
+/*
+ * The calibration cache without measuring (src/util/locus_tune.h): values
+ * chosen from made-up rate tables (the threshold rules, incomplete tables),
+ * the file written and read back, every kind of malformed file refused
+ * with the line it is on, sizes written as a user types them (and as
+ * locus_parse_size reads them back).
+ *
+ *   test_tune_choose TMPDIR
+ */
+#include "locus_tunables.h"
+#include "locus_tune.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                        \
+    do {                                                                        \
+        if (!(cond)) {                                                          \
+            failures++;                                                         \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                         \
+            printf(__VA_ARGS__);                                                \
+            printf("\n");                                                       \
+        }                                                                       \
+    } while (0)
+
+static const long sizes[] = { 65536, 262144, 1048576, 4194304 };
+
+/* A table of 4 sizes: pipelines of 64k and 128k chunks, and CMA. */
+static void table(locus_tune_t *t, const double *p64, const double *p128, const double *cma)
+{
+    memset(t, 0, sizeof *t);
+    t->nsizes = 4;
+    memcpy(t->sizes, sizes, sizeof sizes);
+    const double *rows[] = { p64, p128, cma };
+    const char *names[] = { "pipe-64k", "pipe-128k", "cma" };
+    const long chunk[] = { 65536, 131072, 0 };
+    for (int p = 0; p < 3; p++) {
+        snprintf(t->paths[p].name, sizeof t->paths[p].name, "%s", names[p]);
+        t->paths[p].chunk = chunk[p];
+        for (int i = 0; i < 4; i++)
+            t->paths[p].gbs[i] = rows[p][i];
+    }
+    t->npaths = 3;
+}
+
+static void expect(const locus_tune_t *t, const char *chunk, const char *cma_min, const char *what)
+{
+    const char *c = locus_tune_value(t, "LOCUS_SHM_CHUNK_SIZE");
+    const char *m = locus_tune_value(t, "LOCUS_SHM_CMA_MIN");
+    CHECK(chunk ? c && !strcmp(c, chunk) : !c, "%s: chunk %s, expected %s", what, c ? c : "none",
+          chunk ? chunk : "none");
+    CHECK(cma_min ? m && !strcmp(m, cma_min) : !m, "%s: cma_min %s, expected %s", what,
+          m ? m : "none", cma_min ? cma_min : "none");
+}
+
+static int has_note(const locus_tune_t *t, const char *word)
+{
+    for (int i = 0; i < t->nnotes; i++)
+        if (strstr(t->notes[i], word))
+            return 1;
+    return 0;
+}
+
+static void test_choose(void)
+{
+    locus_tune_t t;
+    /* The pipeline always wins: CMA never. 128k wins on the geometric mean
+     * although 64k is faster at 64 KiB. */
+    table(&t, (double[]){ 20, 20, 20, 20 }, (double[]){ 15, 30, 30, 30 }, (double[]){ 5, 8, 9, 9 });
+    locus_tune_choose(&t);
+    expect(&t, "128k", LOCUS_TUNE_NEVER, "pipeline wins");
+
+    /* CMA wins from 1 MiB up, also at 64 KiB but not at 256 KiB: the
+     * threshold holds for every size above it. */
+    table(&t, (double[]){ 10, 20, 10, 5 }, (double[]){ 9, 19, 9, 4 }, (double[]){ 11, 12, 10, 9 });
+    locus_tune_choose(&t);
+    expect(&t, "64k", "1M", "cma from 1M (ties count for CMA)");
+
+    /* CMA wins everywhere: from the smallest size measured. */
+    table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 4, 4, 4, 4 }, (double[]){ 9, 9, 9, 9 });
+    locus_tune_choose(&t);
+    expect(&t, "64k", "64k", "cma wins");
+
+    /* A chunk faster than the shipped default (128k) by less than the
+     * noise margin does not move it; by more, it does. */
+    table(&t, (double[]){ 10.4, 10.4, 10.4, 10.4 }, (double[]){ 10, 10, 10, 10 },
+          (double[]){ 1, 1, 1, 1 });
+    locus_tune_choose(&t);
+    expect(&t, "128k", LOCUS_TUNE_NEVER, "within the noise");
+    table(&t, (double[]){ 11, 11, 11, 11 }, (double[]){ 10, 10, 10, 10 }, (double[]){ 1, 1, 1, 1 });
+    locus_tune_choose(&t);
+    expect(&t, "64k", LOCUS_TUNE_NEVER, "beyond the noise");
+
+    /* CMA refused (no rates): the chunk is chosen, CMA_MIN stays default. */
+    table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 6, 6, 6, 6 }, (double[]){ 0, 0, 0, 0 });
+    locus_tune_choose(&t);
+    expect(&t, "128k", NULL, "no cma");
+    CHECK(has_note(&t, "LOCUS_SHM_CMA_MIN keeps its default"), "no cma: note missing");
+
+    /* A chunk cut short at 1 MiB: chunks compared on the sizes both have;
+     * the winner incomplete, so no CMA threshold. */
+    table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 6, 6, 0, 0 }, (double[]){ 1, 1, 1, 1 });
+    locus_tune_choose(&t);
+    expect(&t, "128k", NULL, "cut short");
+    CHECK(has_note(&t, "2 of 4 sizes"), "cut short: note missing");
+
+    /* One chunk never ran: it takes no part. */
+    table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 0, 0, 0, 0 }, (double[]){ 1, 1, 1, 9 });
+    locus_tune_choose(&t);
+    expect(&t, "64k", "4M", "one chunk missing");
+
+    /* Nothing measured: nothing chosen, and said. */
+    table(&t, (double[]){ 0, 0, 0, 0 }, (double[]){ 0, 0, 0, 0 }, (double[]){ 0, 0, 0, 0 });
+    locus_tune_choose(&t);
+    expect(&t, NULL, NULL, "nothing");
+    CHECK(t.nnotes == 1, "nothing: %d notes", t.nnotes);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_file(const char *dir)
+{
+    char path[4096], err[256];
+    snprintf(path, sizeof path, "%s/sub/dir/tune", dir);
+    locus_tune_t t, back;
+    table(&t, (double[]){ 1.5, 2.25, 3, 4 }, (double[]){ 1, 2, 3, 4.125 }, (double[]){ 0, 1, 2, 9 });
+    locus_tune_key_this(&t.key);
+    snprintf(t.date, sizeof t.date, "2025-01-01T00:00:00Z");
+    snprintf(t.mode, sizeof t.mode, "quick");
+    locus_tune_note(&t, "a note\nwith a newline");
+    locus_tune_choose(&t);
+    CHECK(locus_tune_write(path, &t, err, sizeof err) == 0, "write: %s", err);
+    CHECK(locus_tune_read(path, &back, err, sizeof err) == 0, "read back: %s", err);
+    CHECK(locus_tune_key_equal(&t.key, &back.key), "key differs after a round trip");
+    CHECK(back.nsizes == 4 && back.npaths == 3 && back.nvalues == t.nvalues &&
+          back.nnotes == t.nnotes, "shape differs after a round trip");
+    for (int p = 0; p < 3; p++)
+        for (int i = 0; i < 4; i++)
+            CHECK(back.paths[p].gbs[i] == t.paths[p].gbs[i], "rate %d/%d differs", p, i);
+    CHECK(!strcmp(back.notes[0], "a note with a newline"), "note: '%s'", back.notes[0]);
+    CHECK(!strcmp(locus_tune_value(&back, "LOCUS_SHM_CHUNK_SIZE"), "64k"), "value differs");
+    CHECK(!strcmp(back.mode, "quick") && !strcmp(back.date, t.date), "mode/date differ");
+
+    snprintf(path, sizeof path, "%s/nonexistent", dir);
+    CHECK(locus_tune_read(path, &back, err, sizeof err) == -1, "missing file: not -1");
+
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
+        { "garbage\n", "line 1: not a locus tune cache" },
+        { "format 2\ncpu x\n", "line 1: format 2" },
+        { "format 1\ncpu x\ncpus 2\n", "incomplete" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\n", "incomplete" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nend\nset LOCUS_SHM_CMA_MIN 1G\n", "line 6: records after" },
+        { "format 1\ncpu x\ncpus two\nkernel k\nend\n", "line 3: bad cpus" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nsizes 65536\nrate pipe-64k 1 2\n", "line 6" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nsizes 65536\nrate warp 1\n", "line 6: rate of an unknown path" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nsizes 65536\nrate cma -1\n", "line 6: bad rate" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nset LOCUS_SHM_CHUNK_SIZE lots\n", "line 5: bad value" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nset LOCUS_YIELD 1\n", "line 5: bad value" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nfrobnicate 1\n", "line 5: unknown record" },
+    };
+    snprintf(path, sizeof path, "%s/bad", dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(path, bad[i].text);
+        int rc = locus_tune_read(path, &back, err, sizeof err);
+        CHECK(rc == -2 && strstr(err, bad[i].why), "bad file %zu: rc %d, '%s' (expected '%s')", i,
+              rc, err, bad[i].why);
+        CHECK(!strchr(err, '\n'), "bad file %zu: reason is not one line", i);
+    }
+    /* Comments and blank lines anywhere; a note can say anything. */
+    write_text(path, "# hello\n\nformat 1\ncpu A B  C\ncpus 4\nkernel 6.1\n# x\nnote set format 9\nend\n");
+    CHECK(locus_tune_read(path, &back, err, sizeof err) == 0 && !strcmp(back.key.cpu, "A B  C"),
+          "comments: %s", err);
+}
+
+static void test_size_str(void)
+{
+    static const struct {
+        long v;
+        const char *s;
+    } cases[] = { { 65536, "64k" }, { 4194304, "4M" }, { 1L << 40, "1024G" }, { 1000, "1000" },
+                  { 1536, "1536" }, { 1L << 30, "1G" } };
+    char s[32];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        long back = -1;
+        locus_size_str(s, sizeof s, cases[i].v);
+        CHECK(!strcmp(s, cases[i].s), "size %ld: %s, expected %s", cases[i].v, s, cases[i].s);
+        CHECK(locus_parse_size(s, &back) == 0 && back == cases[i].v, "%s reads back as %ld", s,
+              back);
+    }
+    CHECK(!strcmp(LOCUS_TUNE_NEVER, "1024G"), "LOCUS_TUNE_NEVER is %s", LOCUS_TUNE_NEVER);
+    CHECK(locus_tune_sets("LOCUS_SHM_CHUNK_SIZE") && locus_tune_sets("LOCUS_SHM_CMA_MIN") &&
+          !locus_tune_sets("LOCUS_SHM_POOL_SIZE"), "locus_tune_sets");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_tune_choose TMPDIR\n");
+        return 2;
+    }
+    test_choose();
+    test_file(argv[1]);
+    test_size_str();
+    if (failures)
+        return 1;
+    printf(" No Errors\n");
+    return 0;
+}
