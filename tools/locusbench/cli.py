@@ -8,7 +8,7 @@ import re
 import sys
 
 from . import mpis as mpimod
-from . import report, runner, suites, tunables
+from . import cluster, report, runner, suites, tunables
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -124,13 +124,19 @@ def _plots_ok(args):
 
 
 def cmd_compare(args):
+    user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
     _finish_common(args)
     explicit = args.mpi is not None
     names = _csv(args.mpi if explicit else tunables.get("LOCUS_BENCH_MPIS"))
+    if args.nodes is not None:
+        if not user_timeout:
+            args.timeout = CLUSTER_TIMEOUT
+        return _compare_cluster(args, names, explicit)
     variants = _csv(args.variants)
     for v in variants:
         if v not in ("shipped", "tuned"):
             raise UsageError("unknown variant '%s' (shipped, tuned)" % v)
+    args.suite = args.suite or "p2p"
     try:
         cases = suites.cases_for(_csv(args.suite), args.quick)
     except ValueError as exc:
@@ -138,6 +144,14 @@ def cmd_compare(args):
     found = _find_mpis(names, explicit, args.locus_bin)
     found.sort(key=lambda m: m.name != "locus")   # Locus's column first
     cfgs = mpimod.configs(found, variants)
+    meta = _meta("Locus benchmark comparison", args, found,
+                 {label: spec for label, _, spec in cfgs})
+    return _compare_run(args, cases, found, cfgs, meta)
+
+
+def _compare_run(args, cases, found, cfgs, meta, launch=None, grace=None, finish=None):
+    """Builds, runs every case under every config, writes the report.
+    finish(summary, meta, results) may add to meta before it is written."""
     builds, build_failures = _build_all(found, {c.program for c in cases}, args.out)
     jobs_by_case = []
     for case in cases:
@@ -146,13 +160,13 @@ def cmd_compare(args):
         jobs_by_case.append((case, jobs))
     labels = [label for label, _, _ in cfgs]
     results, seconds = runner.run_jobs(jobs_by_case, args.repeats, args.quick, args.timeout,
-                              os.path.join(args.out, "raw"))
+                                       os.path.join(args.out, "raw"), launch, grace)
     summary = report.summarize(cases, results, labels, "locus")
-    meta = _meta("Locus benchmark comparison", args, found,
-                 {label: spec for label, _, spec in cfgs})
     meta["run_seconds"] = seconds
     meta["suites"] = args.suite
     meta["build_failures"] = build_failures
+    if finish:
+        finish(summary, meta, results)
     paths = report.write_all(summary, meta, args.out, "compare", _plots_ok(args))
     with open(paths[0]) as f:
         sys.stdout.write(f.read())
@@ -162,6 +176,67 @@ def cmd_compare(args):
     for cid, l in missing:
         runner.log("no successful run of %s under %s" % (cid, l))
     return 1 if missing else 0
+
+
+# Multi-node mode: a run normally takes seconds, so a hung one is cut short
+# sooner than LOCUS_BENCH_TIMEOUT's default; a job that printed its whole
+# result but does not end is killed after EXIT_GRACE seconds and kept (noted).
+CLUSTER_TIMEOUT = 120
+EXIT_GRACE = 3.0
+
+
+def _compare_cluster(args, names, explicit):
+    """`compare --nodes N`: the multi-node cases on an emulated cluster of
+    network namespaces (scripts/cluster), one rank per node, every MPI on TCP
+    over the same shaped rails (docs/bench.md, "Multi-node")."""
+    if args.nodes < 2:
+        raise UsageError("--nodes %d: a multi-node run needs at least 2 nodes" % args.nodes)
+    if not 1 <= args.rails <= 8:
+        raise UsageError("--rails %d: 1 to 8" % args.rails)
+    try:
+        cluster.check_name(args.cluster_name, args.subnet, args.rails)
+    except ValueError as exc:
+        raise UsageError(str(exc))
+    if args.variants != "shipped,tuned":
+        runner.log("--variants does not apply with --nodes (each MPI runs as shipped, on TCP)")
+    args.suite = args.suite or "all"
+    try:
+        cases = suites.cluster_cases_for(_csv(args.suite), args.nodes, args.rails)
+    except ValueError as exc:
+        raise UsageError(str(exc))
+    why = cluster.usable()
+    if why:
+        raise UsageError("--nodes needs an emulated cluster, which cannot be built here: " + why)
+    found = _find_mpis(names, explicit, args.locus_bin)
+    found.sort(key=lambda m: m.name != "locus")
+    cfgs = mpimod.configs(found, ["shipped"])
+    settings = {}
+    for label, m, spec in cfgs:
+        targs, env = cluster.tcp_only(m.name, ["eth%d" % r for r in range(args.rails)])
+        settings[label] = {"args": (["--rails", str(args.rails)] if m.name == "locus" else [])
+                           + targs + spec.get("args", []), "env": dict(spec.get("env", {}), **env)}
+    meta = _meta("Locus multi-node comparison (%d nodes, %d rail%s, %s per link)"
+                 % (args.nodes, args.rails, "s" if args.rails > 1 else "", args.rate or "unshaped"),
+                 args, found, settings)
+    meta["placement"] = ("one rank per node (network namespace); launchers do not bind, "
+                         "pin_rank puts rank r on CPU r mod %d for every MPI; each launcher runs "
+                         "on node 0 and starts its daemons through netns_rsh; jobs with more "
+                         "ranks than CPUs yield when idle (Locus LOCUS_YIELD=always, Open MPI "
+                         "mpi_yield_when_idle 1; MPICH has no such setting)"
+                         % (os.cpu_count() or 1))
+    meta["exit_grace_s"] = EXIT_GRACE
+    meta["plot_groups"] = [
+        ["cluster_p2p", [c.id for c in cases if c.program in ("osu_latency", "osu_bw")]],
+        ["cluster_mr_coll", [c.id for c in cases if c.program in ("osu_bibw", "osu_mbw_mr",
+                                                                   "imb")]]]
+    with cluster.Cluster(args.cluster_name, args.nodes, args.rails, args.rate,
+                         args.subnet) as cl:
+        meta["cluster"] = cl.describe()
+
+        def finish(summary, meta, results):
+            meta["targets"] = cluster.targets(summary, args.rails, results)
+        return _compare_run(args, cases, found, cfgs, meta, cluster.Launch(cl.nodes()),
+                            EXIT_GRACE, finish)
 
 
 def _sweep_setting(spec):
@@ -238,6 +313,9 @@ def cmd_list(args):
     print("suites:")
     for name, fn in suites.SUITES.items():
         print("  %-9s %s" % (name, ", ".join(c.id for c in fn())))
+    print("suites with --nodes 4 --rails 2 (multi-node):")
+    for name, cases in suites.cluster(4, 2).items():
+        print("  %-9s %s" % (name, ", ".join(c.id for c in cases)))
     print("MPIs:")
     for n in mpimod.KNOWN:
         m = mpimod.find(n, args.locus_bin or tunables.get("LOCUS_BENCH_LOCUS_BIN") or None)
@@ -260,13 +338,28 @@ def parser():
                             "side by side, write tables, JSON and plots.")
     sub = p.add_subparsers(dest="cmd", parser_class=_Parser)
     c = sub.add_parser("compare", help="run suites under Locus, Open MPI and MPICH")
-    c.add_argument("--suite", default="p2p",
-                   help="comma list of %s or all (default p2p)" % ", ".join(suites.SUITES))
+    c.add_argument("--suite", default=None,
+                   help="comma list of %s or all (default p2p; with --nodes: p2p, mr, coll or "
+                        "all, default all)" % ", ".join(suites.SUITES))
     c.add_argument("--mpi", default=None,
                    help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
     c.add_argument("--variants", default="shipped,tuned",
                    help="peer variants: shipped, tuned (default both)")
     _common(c)
+    c.add_argument("--nodes", type=int, default=None,
+                   help="multi-node mode: N nodes of an emulated cluster (network namespaces, "
+                        "scripts/cluster; needs root), one rank per node, every MPI on TCP")
+    c.add_argument("--rails", type=int, default=2,
+                   help="with --nodes: network rails per node (default 2; osu_bw also runs on 1)")
+    c.add_argument("--rate", default=cluster.DEFAULT_RATE,
+                   help="with --nodes: HTB rate of every link, each way (default %s; '' for none)"
+                        % cluster.DEFAULT_RATE)
+    c.add_argument("--cluster-name", default=cluster.DEFAULT_NAME,
+                   help="with --nodes: the cluster's name (default %s); one already up with the "
+                        "same shape is used and left up" % cluster.DEFAULT_NAME)
+    c.add_argument("--subnet", type=int, default=cluster.DEFAULT_SUBNET,
+                   help="with --nodes: rail r on 198.18.(K+r).0/24 (default %d)"
+                        % cluster.DEFAULT_SUBNET)
     s = sub.add_parser("sweep", help="run one benchmark for each value of a tunable")
     s.add_argument("setting", help="VAR=v1,v2,... for an environment variable (LOCUS_SHM_EAGER_MAX="
                                    "1k,4k,16k) or opt=v1,v2 for a launcher option (bind-to=core,none)")
@@ -297,6 +390,9 @@ def main(argv):
     except ValueError as exc:
         sys.stderr.write("locus bench: %s\n" % exc)
         return 2
+    except RuntimeError as exc:   # the emulated cluster could not be built
+        sys.stderr.write("locus bench: %s\n" % exc)
+        return 1
     except KeyboardInterrupt:
         sys.stderr.write("locus bench: interrupted\n")
         return 130

@@ -1,5 +1,6 @@
 """Tables (Markdown), JSON and plots (matplotlib, PNG) from run results."""
 import json
+import math
 import os
 
 from .runner import aggregate
@@ -41,10 +42,12 @@ def summarize(cases, results, labels, reference):
     for case in cases:
         slots = results.get(case.id, {})
         have = [l for l in labels if l in slots]
-        med, extras, failures = {}, {}, {}
+        med, extras, failures, notes = {}, {}, {}, {}
         for l in have:
             med[l], extras[l] = aggregate(slots[l])
             failures[l] = slots[l]["failures"]
+            if slots[l].get("notes"):
+                notes[l] = slots[l]["notes"]
         xs = []
         for l in have:
             for x in med[l]:
@@ -71,18 +74,20 @@ def summarize(cases, results, labels, reference):
             rows.append(row)
         out.append({"case": case.describe(), "labels": have, "reference": reference if ref_ok
                     else None, "rows": rows, "extras": extras, "failures": failures,
-                    "runs": {l: len(slots[l]["runs"]) for l in have}})
+                    "notes": notes, "runs": {l: len(slots[l]["runs"]) for l in have}})
     return out
 
 
 def markdown(summary, meta, ref_name="Locus"):
     """The report as Markdown text."""
     lines = ["# %s" % meta.get("title", "Locus benchmark comparison"), ""]
-    for k in ("note", "date", "host", "cores", "suites", "repeats", "quick", "placement",
-              "run_seconds",
-              "command"):
+    for k in ("note", "date", "host", "cores", "suites", "repeats", "quick", "cluster",
+              "placement", "exit_grace_s", "run_seconds", "command"):
         if k in meta:
-            lines.append("- %s: %s" % (k, meta[k]))
+            v = meta[k]
+            if isinstance(v, dict):
+                v = ", ".join("%s %s" % kv for kv in v.items())
+            lines.append("- %s: %s" % (k, v))
     if meta.get("mpis"):
         lines += ["", "| MPI | version | launcher |", "|---|---|---|"]
         for m in meta["mpis"]:
@@ -93,6 +98,19 @@ def markdown(summary, meta, ref_name="Locus"):
             lines.append("| %s | `%s` | `%s` |" % (label, " ".join(spec.get("args", [])) or "—",
                                                    " ".join("%s=%s" % kv for kv in
                                                             spec.get("env", {}).items()) or "—"))
+    if meta.get("targets"):
+        lines += ["", "## Targets", "",
+                  "Ratios, above 1 Locus is better (rails: the bandwidth on more rails over "
+                  "one rail's), from the medians below and from the best of the %s repeats "
+                  "(each MPI's least disturbed run)." % meta.get("repeats", "N"), "",
+                  "| target | ratio (medians) | ratio (best of repeats) | goal | detail |",
+                  "|---|---|---|---|---|"]
+        for t in meta["targets"]:
+            goal = "—" if t.get("goal") is None else "≥ %.2g (%s)" % (
+                t["goal"], "met" if t["value"] >= t["goal"] else "not met")
+            lines.append("| %s | %s | %s | %s | %s |" % (
+                t["target"], fmt_val(t["value"]), fmt_val(t.get("best_of")), goal,
+                t.get("detail", "")))
     for mpi, errs in (meta.get("build_failures") or {}).items():
         lines += ["", "**%s: %d program(s) failed to build:**" % (mpi, len(errs)), ""]
         lines += ["- %s" % e.replace("\n", " ")[:300] for e in errs]
@@ -136,10 +154,13 @@ def markdown(summary, meta, ref_name="Locus"):
                 lines.append("%s: %s" % (l, ", ".join("%s = %s" % (k, fmt_val(v))
                                                       for k, v in s["extras"][l].items())))
         bad = {l: f for l, f in s["failures"].items() if f}
-        if bad:
+        notes = s.get("notes") or {}
+        if bad or notes:
             lines.append("")
             for l, f in bad.items():
                 lines.append("- %s: %d failed run(s): %s" % (l, len(f), f[0]))
+            for l, n in notes.items():
+                lines.append("- %s: %d run(s) %s (numbers kept)" % (l, len(n), n[0]))
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -151,7 +172,7 @@ def to_json(summary, meta):
         cases.append({
             "case": s["case"], "configs": s["labels"], "reference": s["reference"],
             "rows": s["rows"], "extras": s["extras"], "failures": s["failures"],
-            "successful_runs": s["runs"],
+            "notes": s.get("notes", {}), "successful_runs": s["runs"],
         })
     return {"meta": meta, "cases": cases}
 
@@ -162,7 +183,7 @@ def from_json(doc):
     for c in doc["cases"]:
         summary.append({"case": c["case"], "labels": c["configs"], "reference": c["reference"],
                         "rows": c["rows"], "extras": c["extras"], "failures": c["failures"],
-                        "runs": c["successful_runs"]})
+                        "notes": c.get("notes", {}), "runs": c["successful_runs"]})
     return summary, doc["meta"]
 
 
@@ -229,9 +250,14 @@ def plots(summary, outdir, combined=COMBINED):
         group = [by_id[i] for i in ids if i in by_id and _drawable(by_id[i])]
         if len(group) < 2:
             continue
-        fig, axes = plt.subplots(1, len(group), figsize=(6.0 * len(group), 4.4))
-        for ax, s in zip(axes, group):
+        cols = len(group) if len(group) <= 3 else int(math.ceil(math.sqrt(len(group))))
+        rows = int(math.ceil(len(group) / cols))
+        fig, axes = plt.subplots(rows, cols, figsize=(6.0 * cols, 4.4 * rows), squeeze=False)
+        flat = [ax for row in axes for ax in row]
+        for ax, s in zip(flat, group):
             _draw(ax, s)
+        for ax in flat[len(group):]:
+            ax.set_visible(False)
         fig.tight_layout()
         path = os.path.join(outdir, "%s.png" % name)
         fig.savefig(path, dpi=110)
@@ -252,5 +278,5 @@ def write_all(summary, meta, outdir, stem="report", want_plots=True, ref_name="L
         f.write("\n")
     paths = [md, js]
     if want_plots:
-        paths += plots(summary, outdir)
+        paths += plots(summary, outdir, meta.get("plot_groups") or COMBINED)
     return paths

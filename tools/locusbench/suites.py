@@ -8,7 +8,7 @@ class Case:
 
     def __init__(self, cid, program, np, args, quick_args, fmt, extract, metric, better,
                  title, xlabel="message size (bytes)", categorical=False, env=None,
-                 loglog=True):
+                 loglog=True, rails=None):
         self.id = cid
         self.program = program
         self.np = np
@@ -23,6 +23,7 @@ class Case:
         self.categorical = categorical
         self.env = dict(env or {})    # set for every run of this case
         self.loglog = loglog
+        self.rails = rails            # multi-node cases: network rails per rank
 
     def argv(self, quick):
         return list(self.quick_args if quick else self.args)
@@ -31,10 +32,27 @@ class Case:
         """Parses the program's output; returns ({x: value}, {extra: value})."""
         return self.extract(parsers.PARSERS[self.fmt](text))
 
+    def complete(self, text, quick):
+        """True once text (the output so far) holds the whole result: IMB's
+        closing line, or the OSU row of the largest size asked for (-m)."""
+        if self.program == "imb":
+            return "All processes entering MPI_Finalize" in text
+        argv = self.argv(quick)
+        if not self.program.startswith("osu_") or "-m" not in argv:
+            return False
+        try:
+            rows = parsers.parse_osu(text)["rows"]
+        except parsers.ParseError:
+            return False
+        return rows[-1]["bytes"] == int(argv[argv.index("-m") + 1].split(":")[-1])
+
     def describe(self):
-        return {"id": self.id, "program": self.program, "np": self.np, "metric": self.metric,
-                "better": self.better, "title": self.title, "xlabel": self.xlabel,
-                "categorical": self.categorical, "loglog": self.loglog}
+        d = {"id": self.id, "program": self.program, "np": self.np, "metric": self.metric,
+             "better": self.better, "title": self.title, "xlabel": self.xlabel,
+             "categorical": self.categorical, "loglog": self.loglog}
+        if self.rails:
+            d["rails"] = self.rails
+        return d
 
 
 def _osu(key):
@@ -126,6 +144,64 @@ def stream():
     return [Case("stream", "stream", 1, [], ["-n", "100k", "-t", "3"], "stream", _stream,
                  "best rate (MB/s)", "higher", "STREAM, 1 rank, 1 thread", xlabel="kernel",
                  categorical=True, env={"OMP_NUM_THREADS": "1"})]
+
+
+def cluster(nodes=4, rails=2):
+    """Multi-node cases (`compare --nodes N`), one rank per node, every MPI
+    on TCP over `rails` rails: {suite: [Case]}. Point-to-point runs use two
+    nodes, message rate and collectives all N (message rate: an even count).
+    Sizes and counts keep a run to seconds on links shaped to a few hundred
+    Mbit/s (window 8 of 1 MiB is 8 MiB in flight, far above the links'
+    bandwidth-delay product)."""
+    def nr(r):
+        return "%d rail%s" % (r, "s" if r > 1 else "")
+    where = "%d nodes, %s" % (nodes, nr(rails))
+    bw = ["-m", "1:1048576", "-i", "2", "-x", "1", "-W", "8"]
+    bw_quick = ["-m", "1:65536", "-i", "2", "-x", "1", "-W", "4"]
+
+    def bw_case(r):
+        return Case("osu_bw_%drail" % r, "osu_bw", 2, bw, bw_quick, "osu", _osu("bandwidth_mb_s"),
+                    "bandwidth (MB/s)", "higher",
+                    "Bandwidth, window 8 (osu_bw), 2 nodes, %s" % nr(r), rails=r)
+    p2p_cases = [
+        Case("osu_latency", "osu_latency", 2, ["-m", "0:4096", "-i", "200", "-x", "20"],
+             ["-m", "0:1024", "-i", "20", "-x", "2"], "osu", _osu("latency_us"), "latency (us)",
+             "lower", "Ping-pong latency (osu_latency), 2 nodes, %s" % nr(rails), rails=rails),
+        bw_case(rails)] + ([bw_case(1)] if rails > 1 else [])
+    pairs = nodes - nodes % 2
+    mr_cases = [
+        Case("osu_bibw", "osu_bibw", 2, bw, bw_quick, "osu", _osu("bandwidth_mb_s"),
+             "bandwidth (MB/s)", "higher",
+             "Bidirectional bandwidth, window 8 (osu_bibw), 2 nodes, %s" % nr(rails),
+             rails=rails),
+        Case("osu_mbw_mr_np%d" % pairs, "osu_mbw_mr", pairs,
+             ["-m", "1:4096", "-i", "10", "-x", "2"], ["-m", "1:256", "-i", "5", "-x", "1"],
+             "osu", _osu("messages_per_s"), "messages/s", "higher",
+             "Message rate, window 64 (osu_mbw_mr), %d nodes in %d pairs, %s"
+             % (pairs, pairs // 2, nr(rails)), rails=rails)]
+    coll_cases = []
+    for bench in ("Allreduce", "Alltoall"):
+        coll_cases.append(Case(
+            "imb_%s_np%d" % (bench, nodes), "imb", nodes,
+            ["-npmin", str(nodes), "-msglog", "20", "-iter", "20", "-time", "0.05", bench],
+            ["-npmin", str(nodes), "-msglog", "10", "-iter", "5", "-time", "0.2", bench], "imb",
+            _imb(bench, nodes, "t_avg_us"), "t_avg (us)", "lower",
+            "IMB %s, %s" % (bench, where), rails=rails))
+    return {"p2p": p2p_cases, "mr": mr_cases, "coll": coll_cases}
+
+
+def cluster_cases_for(names, nodes, rails):
+    """The multi-node cases of the named suites (p2p, mr, coll; all: every one)."""
+    by_suite = cluster(nodes, rails)
+    if "all" in names:
+        names = list(by_suite)
+    out = []
+    for n in names:
+        if n not in by_suite:
+            raise ValueError("unknown suite '%s' with --nodes (choose from %s, all)"
+                             % (n, ", ".join(by_suite)))
+        out += by_suite[n]
+    return out
 
 
 SUITES = {
