@@ -3,20 +3,23 @@
                 [--rate RATE] [--mpis LIST] [--quick]
 
 osu_latency and osu_bw over TCP, Locus against Open MPI and MPICH on the
-same path, every MPI forced onto TCP:
-  Locus    LOCUS_TRANSPORTS=self,tcp (rails: LOCUS_NET_IFACES)
+same path, every MPI forced onto TCP (tools/locusbench/cluster.py tcp_only):
+  Locus    LOCUS_TRANSPORTS=self,tcp (rails: locusrun --rails)
   Open MPI --mca btl tcp,self, btl_tcp_if_include = the same interfaces
   MPICH    (ch4:ucx) MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self, UCX_NET_DEVICES
 
 Scenarios:
   loopback  2 ranks on this host (traffic to the host's own address)
-  veth1     one rank in each of two network namespaces, one veth rail
+  veth1     one rank in each of two network namespaces, one veth rail,
+            started as on a two-node cluster (the launch of `locus bench
+            compare --nodes`: each launcher on node a, its daemons through
+            tools/locusbench/netns_rsh; ranks pinned to distinct cores)
   veth2     the same with two rails (striping)
 The veth rails are shaped with HTB at RATE (default 200mbit) each way, so
 the wire is the bottleneck, not the CPU (on the 2-core VM, 1gbit rails with
 GSO off moved only 35-40 MB/s for every MPI: the kernel, not the wire, was
-the limit). Every MPI binds one rank per core
-(locusrun's default, --bind-to core, -bind-to core): unbound ranks that
+the limit). Every rank has a core of its own (loopback: locusrun's
+default, --bind-to core, -bind-to core; veth: pin_rank): unbound ranks that
 spin may share one core and then each waits out the other's time slice.
 
 The MPIs run interleaved, N repeats each; tables show medians. Writes
@@ -28,7 +31,6 @@ import datetime
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -37,10 +39,13 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
 import netns  # noqa: E402
+from locusbench import cluster  # noqa: E402
+from locusbench.mpis import Mpi  # noqa: E402
+from locusbench.runner import run_watched  # noqa: E402
 
 BENCH = os.path.join(ROOT, "bench")
-NS_EXEC = os.path.join(HERE, "ns_exec.sh")
 
 
 def die(msg):
@@ -58,6 +63,13 @@ def build(mpi, mpicc, prog, outdir):
     return exe
 
 
+EXIT_GRACE = 3.0
+
+
+def _has_json(text):
+    return any(l.startswith("{") and l.rstrip().endswith("}") for l in text.splitlines())
+
+
 def plain_iface():
     out = netns.sh(["ip", "-o", "-4", "addr", "show", "up"]).stdout
     for line in out.splitlines():
@@ -72,63 +84,47 @@ class Runner:
         self.a = args
         self.tmp = tmp
         self.net = None
-        self.agent = os.path.join(tmp, "ompi_agent.sh")
+        self.nodes = None
+        self.mpis = {"locus": Mpi("locus", "", os.path.join(args.build, "bin", "locusrun")),
+                     "openmpi": Mpi("openmpi", "", "mpirun.openmpi"),
+                     "mpich": Mpi("mpich", "", "mpiexec.mpich")}
 
     def set_net(self, net):
+        # The two namespaces as a two-node cluster: the launch across them is
+        # `locus bench compare --nodes`'s (tools/locusbench/cluster.py).
         self.net = net
-        # Open MPI's ranks talk to their local daemon over TCP loopback, so a
-        # rank must live in its daemon's namespace: mpirun runs in a, its
-        # rsh agent starts the daemon for b inside b.
-        with open(self.agent, "w") as f:
-            f.write("#!/bin/sh\nhost=$1; shift\ncase $host in\n")
-            f.write("  %s) ns=%s ;;\n  *) ns=%s ;;\nesac\n" %
-                    (net.addr("b", 0), net.ns["b"], net.ns["a"]))
-            f.write('exec ip netns exec "$ns" sh -c "$*"\n')
-        os.chmod(self.agent, 0o755)
+        self.nodes = cluster.Nodes([net.ns["a"], net.ns["b"]], net.addr("a", 0),
+                                   net.addr("a", 0).rsplit(".", 1)[0] + ".0/24")
 
     def command(self, mpi, scen, exe, opts):
         """(argv, env) of one run."""
         env = dict(os.environ)
-        rails = {"loopback": 1, "veth1": 1, "veth2": 2}[scen]
-        devs = [self.a.iface] if scen == "loopback" else ["eth%d" % i for i in range(rails)]
-        nsl = ",".join(self.net.ns.values()) if self.net else ""
-        wrap = [] if scen == "loopback" else [NS_EXEC, nsl, ""]
+        if scen != "loopback":
+            argv, extra = self.nodes.command(self.mpis[mpi], 2, {"veth1": 1, "veth2": 2}[scen],
+                                             exe, opts)
+            env.update(extra)
+            return argv, env
+        args, extra = cluster.tcp_only(mpi, [self.a.iface])
+        env.update(extra)
         if mpi == "locus":
-            env["LOCUS_TRANSPORTS"] = "self,tcp"
-            if scen != "loopback":
-                wrap = [NS_EXEC, nsl, ";".join([",".join(devs)] * 2)]
-            run = os.path.join(self.a.build, "bin", "locusrun")
-            return [run, "-n", "2"] + wrap + [exe] + opts, env
+            return [self.mpis[mpi].launcher, "-n", "2", exe] + opts, env
         if mpi == "openmpi":
-            base = ["mpirun.openmpi", "--allow-run-as-root", "-np", "2",
-                    "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", ",".join(devs)]
-            if scen == "loopback":
-                return base[:2] + ["--bind-to", "core"] + base[2:] + [exe] + opts, env
-            # Two "nodes" of one host: each daemon would bind to its core 0.
-            bind = ["sh", "-c", 'exec taskset -c $((OMPI_COMM_WORLD_RANK % 2)) "$@"', "bind"]
-            hosts = "%s:1,%s:1" % (self.net.addr("a", 0), self.net.addr("b", 0))
-            return (["ip", "netns", "exec", self.net.ns["a"]] + base +
-                    ["--bind-to", "none", "--host", hosts, "--mca", "plm_rsh_agent", self.agent,
-                     "--mca", "oob_tcp_if_include", "eth0"] + bind + [exe] + opts, env)
-        if mpi == "mpich":
-            env.update(MPIR_CVAR_NOLOCAL="1", UCX_TLS="tcp,self", UCX_NET_DEVICES=",".join(devs),
-                       UCX_MAX_RNDV_RAILS=str(rails))
-            return ["mpiexec.mpich", "-bind-to", "core", "-n", "2"] + wrap + [exe] + opts, env
-        die("unknown MPI " + mpi)
+            return ["mpirun.openmpi", "--allow-run-as-root", "-np", "2", "--bind-to", "core"] + \
+                args + [exe] + opts, env
+        return ["mpiexec.mpich", "-bind-to", "core", "-n", "2", exe] + opts, env
 
     def run(self, mpi, scen, exe, opts):
         argv, env = self.command(mpi, scen, exe, opts + ["--json"])
         before = self.net.counters() if self.net else None
-        # Its own process group: on a timeout the whole job goes (ranks too,
-        # which would otherwise keep the output pipes open).
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=env, start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=self.a.timeout)
-            rc = p.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.communicate(timeout=30)
+        # The runner of `locus bench`: its own process group, killed on a
+        # timeout; a job that printed its JSON result and then hangs at exit
+        # (MPICH over UCX/TCP, now and then, in MPI_Finalize) is killed after
+        # a grace and kept.
+        rc, out, err, _, hung = run_watched(argv, env, self.a.timeout, _has_json, EXIT_GRACE)
+        if rc is None or hung:
+            if self.nodes:
+                self.nodes.kill_strays()  # daemons and ranks in other process groups
+        if rc is None:
             out, rc, err = "", -1, "timeout after %d s" % self.a.timeout
         res = {"mpi": mpi, "scenario": scen, "argv": argv, "rc": rc}
         js = [l for l in out.splitlines() if l.startswith("{")]
@@ -137,6 +133,9 @@ class Runner:
             print("  %s %s: FAILED (%s)" % (mpi, scen, res["error"].strip()[-200:]), flush=True)
             return res
         res["result"] = json.loads(js[-1])
+        if hung:
+            res["hung_at_exit"] = "killed %.0f s after its output" % EXIT_GRACE
+            print("  %s %s: hung at exit, %s" % (mpi, scen, res["hung_at_exit"]), flush=True)
         if before:
             after = self.net.counters()
             res["tx_bytes"] = {"%s/eth%d" % k: after[k] - before[k] for k in after}
@@ -308,6 +307,10 @@ def write(a, mpis, scens, allruns, started, load0, load1):
     failed = [r for r in allruns if "error" in r]
     if failed:
         md += ["Failed runs: %d (see results.json)" % len(failed), ""]
+    hung = [r for r in allruns if r.get("hung_at_exit")]
+    if hung:
+        md += ["Runs that hung at exit after their whole output (killed, numbers kept): %s"
+               % ", ".join(sorted({"%s %s" % (r["mpi"], r["scenario"]) for r in hung})), ""]
     peers = [m for m in mpis if m != "locus"]
     md += ["## Summary", "",
            "Median over message sizes of the per-size ratio, from the medians of the "
