@@ -57,38 +57,17 @@ static int status_copy(const void *from, void *to, const char *fn)
     return MPI_SUCCESS;
 }
 
-F2C_WEAK(Status_c2f)
-int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
-{
-    return status_copy(c_status, f_status, "MPI_Status_c2f");
-}
+/* MPI_Status_<Name>: a status of type From copied into one of type To. */
+#define STATUS_CONV(Name, From, To)                             \
+    F2C_WEAK(Status_##Name)                                     \
+    int PMPI_Status_##Name(const From *from, To *to)            \
+    {                                                           \
+        return status_copy(from, to, "MPI_Status_" #Name);      \
+    }
 
-F2C_WEAK(Status_f2c)
-int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
-{
-    return status_copy(f_status, c_status, "MPI_Status_f2c");
-}
-
-F2C_WEAK(Status_c2f08)
-int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
-{
-    return status_copy(c_status, f08_status, "MPI_Status_c2f08");
-}
-
-F2C_WEAK(Status_f082c)
-int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
-{
-    return status_copy(f08_status, c_status, "MPI_Status_f082c");
-}
-
-F2C_WEAK(Status_f2f08)
-int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
-{
-    return status_copy(f_status, f08_status, "MPI_Status_f2f08");
-}
-
-F2C_WEAK(Status_f082f)
-int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
-{
-    return status_copy(f08_status, f_status, "MPI_Status_f082f");
-}
+STATUS_CONV(c2f, MPI_Status, MPI_Fint)
+STATUS_CONV(f2c, MPI_Fint, MPI_Status)
+STATUS_CONV(c2f08, MPI_Status, MPI_F08_status)
+STATUS_CONV(f082c, MPI_F08_status, MPI_Status)
+STATUS_CONV(f2f08, MPI_Fint, MPI_F08_status)
+STATUS_CONV(f082f, MPI_F08_status, MPI_Fint)

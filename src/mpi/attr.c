@@ -73,6 +73,21 @@ int locus_keyval_free(int kind, int *keyval)
     return MPI_SUCCESS;
 }
 
+int locus_keyval_create_call(int kind, attr_copy_fn copy, attr_delete_fn del, void *extra,
+                             int *keyval, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int rc = locus_keyval_create(kind, copy, del, extra, keyval);
+    return rc ? locus_mpi_err(NULL, rc, fn) : MPI_SUCCESS;
+}
+
+int locus_keyval_free_call(int kind, int *keyval, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    int rc = locus_keyval_free(kind, keyval);
+    return rc ? locus_mpi_err(NULL, rc, fn) : MPI_SUCCESS;
+}
+
 static locus_attr_t **attr_find(locus_attr_t **list, int keyval)
 {
     for (; *list; list = &(*list)->next)
@@ -195,18 +210,14 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
                             MPI_Comm_delete_attr_function *delete_fn, int *comm_keyval,
                             void *extra_state)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_create_keyval");
-    int rc = locus_keyval_create(ATTR_COMM, (attr_copy_fn)copy_fn, (attr_delete_fn)delete_fn,
-                                 extra_state, comm_keyval);
-    return rc ? locus_mpi_err(NULL, rc, "MPI_Comm_create_keyval") : MPI_SUCCESS;
+    return locus_keyval_create_call(ATTR_COMM, (attr_copy_fn)copy_fn, (attr_delete_fn)delete_fn,
+                                    extra_state, comm_keyval, "MPI_Comm_create_keyval");
 }
 
 LOCUS_PMPI_WEAK(Comm_free_keyval)
 int PMPI_Comm_free_keyval(int *comm_keyval)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_free_keyval");
-    int rc = locus_keyval_free(ATTR_COMM, comm_keyval);
-    return rc ? locus_mpi_err(NULL, rc, "MPI_Comm_free_keyval") : MPI_SUCCESS;
+    return locus_keyval_free_call(ATTR_COMM, comm_keyval, "MPI_Comm_free_keyval");
 }
 
 LOCUS_PMPI_WEAK(Comm_set_attr)

@@ -26,6 +26,11 @@ int locus_keyval_create(int kind, attr_copy_fn copy, attr_delete_fn del, void *e
 /* Marks keyval freed (it goes when no attribute uses it); sets it to
  * MPI_KEYVAL_INVALID. MPI_ERR_KEYVAL when it is not a user keyval of kind. */
 int locus_keyval_free(int kind, int *keyval);
+/* The two as the MPI calls MPI_{Comm,Win,Type}_{create,free}_keyval: an
+ * error is reported as fn on no object (a keyval belongs to none). */
+int locus_keyval_create_call(int kind, attr_copy_fn copy, attr_delete_fn del, void *extra,
+                             int *keyval, const char *fn);
+int locus_keyval_free_call(int kind, int *keyval, const char *fn);
 
 /* Sets / gets / deletes the attribute keyval on the object whose list is
  * *list and handle is `handle` (for the callbacks). MPI error classes;

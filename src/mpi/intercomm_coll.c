@@ -257,6 +257,36 @@ int locus_intercomm_reduce_scatter(const void *sbuf, void *rbuf, coll_vec_t rcou
 
 /* ---- gather, scatter: the root with every remote process ---- */
 
+/* A gather's or scatter's vector (the root's side) in the collective
+ * layer's form, and the types each side moves: bytes where nothing moves. */
+typedef struct {
+    size_t *cnt;
+    ptrdiff_t *dsp;
+    locus_dtype_t *vdt, *bdt;
+} rooted_t;
+
+/* The checks of a gather (scatter): at the root its receive (send) vector
+ * vbuf, at a remote process its one send (receive) block buf. */
+static int rooted_get(const locus_comm_t *c, int root, int vform, const void *vbuf,
+                      MPI_Count vcount, coll_vec_t vcounts, coll_vec_t displs, MPI_Datatype vdt,
+                      const void *buf, MPI_Count count, MPI_Datatype dt, rooted_t *r)
+{
+    *r = (rooted_t){ NULL, NULL, byte_type(), byte_type() };
+    int rc = root_check(c, root);
+    if (!rc && root == MPI_ROOT) {
+        MPI_Count total = 0;
+        rc = counts_of(vform, vcount, vcounts, displs, c->coll.size, 1, &r->cnt, &r->dsp,
+                       &total);
+        if (!rc)
+            rc = part_check(vbuf, total, vdt);
+        r->vdt = rc ? r->vdt : locus_dt_of(vdt);
+    } else if (!rc && root != MPI_PROC_NULL) {
+        rc = part_check(buf, count, dt);
+        r->bdt = rc ? r->bdt : locus_dt_of(dt);
+    }
+    return rc;
+}
+
 int locus_intercomm_gather(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                            MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
                            MPI_Datatype rdt, int root, MPI_Comm comm, coll_how_t how,
@@ -264,26 +294,14 @@ int locus_intercomm_gather(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c;
+    rooted_t r = { NULL, NULL, NULL, NULL };
     int rc = inter_check(comm, how, req, &c);
     if (!rc)
-        rc = root_check(c, root);
-    size_t *cnt = NULL;
-    ptrdiff_t *dsp = NULL;
-    MPI_Count total = 0;
-    locus_dtype_t *st = byte_type(), *rt = byte_type();
-    if (!rc && root == MPI_ROOT) {
-        rc = counts_of(vform, rcount, rcounts, displs, c->coll.size, 1, &cnt, &dsp, &total);
-        if (!rc)
-            rc = part_check(rbuf, total, rdt);
-        rt = rc ? rt : locus_dt_of(rdt);
-    } else if (!rc && root != MPI_PROC_NULL) {
-        rc = part_check(sbuf, scount, sdt);
-        st = rc ? st : locus_dt_of(sdt);
-    }
+        rc = rooted_get(c, root, vform, rbuf, rcount, rcounts, displs, rdt, sbuf, scount, sdt, &r);
     if (!rc)
-        INTER_RUN(rc, how, c, req, gatherv, sbuf, root >= 0 ? (size_t)scount : 0, st, rbuf,
-                  cnt, dsp, rt, root);
-    free(cnt);
+        INTER_RUN(rc, how, c, req, gatherv, sbuf, root >= 0 ? (size_t)scount : 0, r.bdt, rbuf,
+                  r.cnt, r.dsp, r.vdt, root);
+    free(r.cnt);
     return inter_end(c, rc, fn);
 }
 
@@ -294,26 +312,14 @@ int locus_intercomm_scatter(const void *sbuf, MPI_Count scount, coll_vec_t scoun
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c;
+    rooted_t r = { NULL, NULL, NULL, NULL };
     int rc = inter_check(comm, how, req, &c);
     if (!rc)
-        rc = root_check(c, root);
-    size_t *cnt = NULL;
-    ptrdiff_t *dsp = NULL;
-    MPI_Count total = 0;
-    locus_dtype_t *st = byte_type(), *rt = byte_type();
-    if (!rc && root == MPI_ROOT) {
-        rc = counts_of(vform, scount, scounts, displs, c->coll.size, 1, &cnt, &dsp, &total);
-        if (!rc)
-            rc = part_check(sbuf, total, sdt);
-        st = rc ? st : locus_dt_of(sdt);
-    } else if (!rc && root != MPI_PROC_NULL) {
-        rc = part_check(rbuf, rcount, rdt);
-        rt = rc ? rt : locus_dt_of(rdt);
-    }
+        rc = rooted_get(c, root, vform, sbuf, scount, scounts, displs, sdt, rbuf, rcount, rdt, &r);
     if (!rc)
-        INTER_RUN(rc, how, c, req, scatterv, sbuf, cnt, dsp, st, rbuf,
-                  root >= 0 ? (size_t)rcount : 0, rt, root);
-    free(cnt);
+        INTER_RUN(rc, how, c, req, scatterv, sbuf, r.cnt, r.dsp, r.vdt, rbuf,
+                  root >= 0 ? (size_t)rcount : 0, r.bdt, root);
+    free(r.cnt);
     return inter_end(c, rc, fn);
 }
 

@@ -29,39 +29,6 @@
 /* Longest string value a handle reads or writes, terminator included. */
 #define CVAR_STR_MAX 1024
 
-#define LOCUS_TUNABLE(name, def, doc) name,
-static const char *const names_launch[] = {
-#include "tunables_launch.def"
-    NULL};
-static const char *const names_place[] = {
-#include "tunables_place.def"
-    NULL};
-static const char *const names_boot[] = {
-#include "tunables_boot.def"
-    NULL};
-static const char *const names_core[] = {
-#include "tunables_core.def"
-    NULL};
-static const char *const names_shm[] = {
-#include "tunables_shm.def"
-    NULL};
-static const char *const names_tcp[] = {
-#include "tunables_tcp.def"
-    NULL};
-static const char *const names_coll[] = {
-#include "tunables_coll.def"
-    NULL};
-static const char *const names_mpi[] = {
-#include "tunables_mpi.def"
-    NULL};
-static const char *const names_rma[] = {
-#include "tunables_rma.def"
-    NULL};
-static const char *const names_bench[] = {
-#include "tunables_bench.def"
-    NULL};
-#undef LOCUS_TUNABLE
-
 enum {
     WHEN_NEVER,  /* not read by the MPI library (locusrun, locus bench) */
     WHEN_INIT,   /* read by MPI_Init */
@@ -69,21 +36,38 @@ enum {
                     (the collective choices) at its first collective */
 };
 
-static const struct {
-    const char *const *names;
+/* Every tunable's name, layer by layer: a layer's .def file, then one row
+ * with no name that holds what is true of all its variables (category,
+ * when the library reads them, verbosity). */
+typedef struct {
+    const char *name;
     int cat, when, verbosity;
-} layers[] = {
-    {names_launch, MPIT_CAT_LAUNCH, WHEN_NEVER, MPI_T_VERBOSITY_USER_BASIC},
-    {names_place, MPIT_CAT_PLACE, WHEN_NEVER, MPI_T_VERBOSITY_USER_BASIC},
-    {names_boot, MPIT_CAT_BOOT, WHEN_INIT, MPI_T_VERBOSITY_USER_DETAIL},
-    {names_core, MPIT_CAT_CORE, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
-    {names_shm, MPIT_CAT_SHM, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
-    {names_tcp, MPIT_CAT_TCP, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
-    {names_coll, MPIT_CAT_COLL, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
-    {names_mpi, MPIT_CAT_MPI, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
-    {names_rma, MPIT_CAT_RMA, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
-    {names_bench, MPIT_CAT_BENCH, WHEN_NEVER, MPI_T_VERBOSITY_USER_BASIC},
+} layer_row_t;
+
+#define LOCUS_TUNABLE(name, def, doc) {name, 0, 0, 0},
+static const layer_row_t layer_rows[] = {
+#include "tunables_launch.def"
+    {NULL, MPIT_CAT_LAUNCH, WHEN_NEVER, MPI_T_VERBOSITY_USER_BASIC},
+#include "tunables_place.def"
+    {NULL, MPIT_CAT_PLACE, WHEN_NEVER, MPI_T_VERBOSITY_USER_BASIC},
+#include "tunables_boot.def"
+    {NULL, MPIT_CAT_BOOT, WHEN_INIT, MPI_T_VERBOSITY_USER_DETAIL},
+#include "tunables_core.def"
+    {NULL, MPIT_CAT_CORE, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_shm.def"
+    {NULL, MPIT_CAT_SHM, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_tcp.def"
+    {NULL, MPIT_CAT_TCP, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_coll.def"
+    {NULL, MPIT_CAT_COLL, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_mpi.def"
+    {NULL, MPIT_CAT_MPI, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_rma.def"
+    {NULL, MPIT_CAT_RMA, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_bench.def"
+    {NULL, MPIT_CAT_BENCH, WHEN_NEVER, MPI_T_VERBOSITY_USER_BASIC},
 };
+#undef LOCUS_TUNABLE
 
 /* Variables that take one of a fixed set of words: an MPI_INT whose value
  * is the word's position (the enumeration is named after the variable). */
@@ -126,6 +110,21 @@ static int listed(const char *const *list, const char *name)
     return 0;
 }
 
+/* The row of the layer whose file holds `name`, or NULL. */
+static const layer_row_t *layer_of(const char *name)
+{
+    int found = 0;
+    for (size_t i = 0; i < sizeof layer_rows / sizeof layer_rows[0]; i++) {
+        if (!layer_rows[i].name) {
+            if (found)
+                return &layer_rows[i];
+        } else if (strcmp(layer_rows[i].name, name) == 0) {
+            found = 1;
+        }
+    }
+    return NULL;
+}
+
 /* Everything MPI_T says about control variable i; -1 when there is none. */
 static int cvar_meta(int i, cvar_meta_t *m)
 {
@@ -138,12 +137,12 @@ static int cvar_meta(int i, cvar_meta_t *m)
     m->cat = -1;   /* a .def file missing above: the tools test notices */
     m->when = WHEN_NEVER;
     m->verbosity = MPI_T_VERBOSITY_USER_BASIC;
-    for (size_t l = 0; l < sizeof layers / sizeof layers[0]; l++)
-        if (listed(layers[l].names, m->t->name)) {
-            m->cat = layers[l].cat;
-            m->when = layers[l].when;
-            m->verbosity = layers[l].verbosity;
-        }
+    const layer_row_t *layer = layer_of(m->t->name);
+    if (layer) {
+        m->cat = layer->cat;
+        m->when = layer->when;
+        m->verbosity = layer->verbosity;
+    }
     if (strncmp(m->t->doc, "testing", 7) == 0)
         m->verbosity = MPI_T_VERBOSITY_MPIDEV_DETAIL;
     if (listed(set_by_launcher, m->t->name)) {
@@ -295,6 +294,19 @@ int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
     return MPI_SUCCESS;
 }
 
+/* The variable behind a live handle, for a read or write through buf. */
+static int handle_meta(MPI_T_cvar_handle handle, const void *buf, cvar_meta_t *m)
+{
+    MPIT_CHECK_INIT();
+    mpit_cvar_handle_t *c = cvar_handle_find(handle);
+    if (!c)
+        return MPI_T_ERR_INVALID_HANDLE;
+    if (!buf)
+        return MPI_T_ERR_INVALID;
+    cvar_meta(c->index, m);
+    return MPI_SUCCESS;
+}
+
 /* The position of word v in e, or -1. */
 static int enum_position(const mpit_enum_t *e, const char *v)
 {
@@ -308,14 +320,10 @@ static int enum_position(const mpit_enum_t *e, const char *v)
 LOCUS_PMPI_WEAK(T_cvar_read)
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
-    MPIT_CHECK_INIT();
-    mpit_cvar_handle_t *c = cvar_handle_find(handle);
-    if (!c)
-        return MPI_T_ERR_INVALID_HANDLE;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
     cvar_meta_t m;
-    cvar_meta(c->index, &m);
+    int rc = handle_meta(handle, buf, &m);
+    if (rc != MPI_SUCCESS)
+        return rc;
     const char *v = locus_tunable_str(m.t->name);
     if (m.type == MPI_CHAR) {
         snprintf(buf, CVAR_STR_MAX, "%s", v);
@@ -337,14 +345,10 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 LOCUS_PMPI_WEAK(T_cvar_write)
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
-    MPIT_CHECK_INIT();
-    mpit_cvar_handle_t *c = cvar_handle_find(handle);
-    if (!c)
-        return MPI_T_ERR_INVALID_HANDLE;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
     cvar_meta_t m;
-    cvar_meta(c->index, &m);
+    int rc = handle_meta(handle, buf, &m);
+    if (rc != MPI_SUCCESS)
+        return rc;
     if (m.when == WHEN_NEVER)
         return MPI_T_ERR_CVAR_SET_NEVER;
     /* What MPI_Init read stays in force until the process ends. */

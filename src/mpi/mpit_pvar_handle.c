@@ -213,9 +213,15 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
     return MPI_SUCCESS;
 }
 
-/* start / stop: one handle (a continuous one cannot), or all handles of
- * the session that can. */
-static int start_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle, int start)
+static int handle_reset(mpit_pvar_handle_t *h)
+{
+    return handle_set(h, 0);
+}
+
+/* op on one handle (not_counter when it is a continuous one), or on all
+ * the session's counters: start, stop and reset. */
+static int counter_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+                      int (*op)(mpit_pvar_handle_t *), int not_counter)
 {
     MPIT_CHECK_INIT();
     mpit_session_t *s;
@@ -223,15 +229,12 @@ static int start_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle, int 
     int rc = lookup(session, handle, 1, &s, &h);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (h) {
-        if (!counter(h))
-            return MPI_T_ERR_PVAR_NO_STARTSTOP;
-        return start ? handle_start(h) : handle_stop(h);
-    }
+    if (h)
+        return counter(h) ? op(h) : not_counter;
     for (h = s->handles; h; h = h->next) {
         if (!counter(h))
             continue;
-        int r = start ? handle_start(h) : handle_stop(h);
+        int r = op(h);
         if (r != MPI_SUCCESS)
             rc = r;
     }
@@ -241,97 +244,76 @@ static int start_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle, int 
 LOCUS_PMPI_WEAK(T_pvar_start)
 int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    return start_stop(session, handle, 1);
+    return counter_op(session, handle, handle_start, MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
 
 LOCUS_PMPI_WEAK(T_pvar_stop)
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
-    return start_stop(session, handle, 0);
-}
-
-/* Stores a value as the variable's datatype says. */
-static void value_out(const mpit_pvar_handle_t *h, uint64_t v, void *buf)
-{
-    if (mpit_pvar_class(h->index) == MPI_T_PVAR_CLASS_STATE)
-        *(int *)buf = (int)v;
-    else
-        *(unsigned long long *)buf = v;
-}
-
-LOCUS_PMPI_WEAK(T_pvar_read)
-int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
-{
-    MPIT_CHECK_INIT();
-    mpit_session_t *s;
-    mpit_pvar_handle_t *h;
-    int rc = lookup(session, handle, 0, &s, &h);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
-    uint64_t v;
-    rc = handle_value(h, &v);
-    if (rc == MPI_SUCCESS)
-        value_out(h, v, buf);
-    return rc;
-}
-
-LOCUS_PMPI_WEAK(T_pvar_write)
-int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
-{
-    MPIT_CHECK_INIT();
-    mpit_session_t *s;
-    mpit_pvar_handle_t *h;
-    int rc = lookup(session, handle, 0, &s, &h);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!counter(h))
-        return MPI_T_ERR_PVAR_NO_WRITE;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
-    return handle_set(h, *(const unsigned long long *)buf);
+    return counter_op(session, handle, handle_stop, MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
 
 LOCUS_PMPI_WEAK(T_pvar_reset)
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    return counter_op(session, handle, handle_reset, MPI_T_ERR_PVAR_NO_WRITE);
+}
+
+/* The handle that read, write and readreset act on through buf; writing
+ * (for_write) is only for counters. */
+static int buf_handle(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf,
+                      int for_write, mpit_pvar_handle_t **h)
+{
     MPIT_CHECK_INIT();
     mpit_session_t *s;
-    mpit_pvar_handle_t *h;
-    int rc = lookup(session, handle, 1, &s, &h);
+    int rc = lookup(session, handle, 0, &s, h);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (h)
-        return !counter(h) ? MPI_T_ERR_PVAR_NO_WRITE : handle_set(h, 0);
-    for (h = s->handles; h; h = h->next) {
-        if (!counter(h))
-            continue;
-        int r = handle_set(h, 0);
-        if (r != MPI_SUCCESS)
-            rc = r;
-    }
-    return rc;
+    if (for_write && !counter(*h))
+        return MPI_T_ERR_PVAR_NO_WRITE;
+    if (!buf)
+        return MPI_T_ERR_INVALID;
+    return MPI_SUCCESS;
+}
+
+/* h's value now into buf, as the variable's datatype says. */
+static int handle_read(mpit_pvar_handle_t *h, void *buf)
+{
+    uint64_t v;
+    int rc = handle_value(h, &v);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (mpit_pvar_class(h->index) == MPI_T_PVAR_CLASS_STATE)
+        *(int *)buf = (int)v;
+    else
+        *(unsigned long long *)buf = v;
+    return MPI_SUCCESS;
+}
+
+LOCUS_PMPI_WEAK(T_pvar_read)
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
+{
+    mpit_pvar_handle_t *h;
+    int rc = buf_handle(session, handle, buf, 0, &h);
+    return rc == MPI_SUCCESS ? handle_read(h, buf) : rc;
+}
+
+LOCUS_PMPI_WEAK(T_pvar_write)
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
+{
+    mpit_pvar_handle_t *h;
+    int rc = buf_handle(session, handle, buf, 1, &h);
+    return rc == MPI_SUCCESS ? handle_set(h, *(const unsigned long long *)buf) : rc;
 }
 
 LOCUS_PMPI_WEAK(T_pvar_readreset)
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
-    MPIT_CHECK_INIT();
-    mpit_session_t *s;
     mpit_pvar_handle_t *h;
-    int rc = lookup(session, handle, 0, &s, &h);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (!counter(h))
-        return MPI_T_ERR_PVAR_NO_WRITE;
-    if (!buf)
-        return MPI_T_ERR_INVALID;
-    uint64_t v;
-    rc = handle_value(h, &v);
-    if (rc == MPI_SUCCESS) {
-        value_out(h, v, buf);
-        rc = handle_set(h, 0);
-    }
+    int rc = buf_handle(session, handle, buf, 1, &h);
+    if (rc == MPI_SUCCESS)
+        rc = handle_read(h, buf);
+    if (rc == MPI_SUCCESS)
+        rc = handle_reset(h);
     return rc;
 }

@@ -116,7 +116,37 @@ int req_find_done(int count, const MPI_Request reqs[])
     return any ? -1 : -2;
 }
 
+int req_find_some(int count, const MPI_Request reqs[], int indices[])
+{
+    int n = 0, any = 0;
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL || !req_active(locus_req_of(reqs[i])))
+            continue;
+        any = 1;
+        if (req_done(locus_req_of(reqs[i])))
+            indices[n++] = i;
+    }
+    return any ? n : -1;
+}
+
 /* ---- single requests ------------------------------------------------------- */
+
+int req_test_begin(MPI_Request request, int *flag, MPI_Status *status, locus_req_t **r,
+                   const char *fn)
+{
+    *r = locus_req_of(request);
+    if (!*r) {
+        *flag = 1;
+        locus_status_empty(status, MPI_ANY_SOURCE);
+        return MPI_SUCCESS;
+    }
+    if (!req_valid(*r))
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, fn);
+    if (!req_done(*r) && locus_core_progress(locus_core()) < 0)
+        return locus_mpi_err(req_comm(*r), MPI_ERR_OTHER, fn);
+    *flag = req_done(*r);
+    return MPI_SUCCESS;
+}
 
 LOCUS_PMPI_WEAK(Wait)
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
@@ -145,21 +175,12 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     LOCUS_CHECK_INIT("MPI_Test");
     if (!request || !flag)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test");
-    locus_req_t *r = locus_req_of(*request);
-    if (!r) {
-        *flag = 1;
-        locus_status_empty(status, MPI_ANY_SOURCE);
-        return MPI_SUCCESS;
-    }
-    if (!req_valid(r))
-        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Test");
-    locus_comm_t *comm = req_comm(r);
-    if (!req_done(r) && locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Test");
-    *flag = req_done(r);
-    if (!*flag)
-        return MPI_SUCCESS;
-    int err = req_report(request, status);
+    locus_req_t *r;
+    int err = req_test_begin(*request, flag, status, &r, "MPI_Test");
+    if (err != MPI_SUCCESS || !r || !*flag)
+        return err;
+    locus_comm_t *comm = req_comm(r);   /* the report may free r */
+    err = req_report(request, status);
     return err ? locus_mpi_err(comm, err, "MPI_Test") : MPI_SUCCESS;
 }
 
@@ -281,20 +302,13 @@ int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Statu
 static int some_report(int count, MPI_Request reqs[], int *outcount, int indices[],
                        MPI_Status statuses[], locus_comm_t **comm)
 {
-    int n = 0, err_any = 0, any = 0;
-    for (int i = 0; i < count; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL || !req_active(locus_req_of(reqs[i])))
-            continue;
-        any = 1;
-        if (!req_done(locus_req_of(reqs[i])))
-            continue;
-        *comm = req_comm(locus_req_of(reqs[i]));
-        indices[n] = i;
-        if (req_report(&reqs[i], statuses ? &statuses[n] : NULL) != MPI_SUCCESS)
+    int n = req_find_some(count, reqs, indices), err_any = 0;
+    for (int k = 0; k < n; k++) {
+        *comm = req_comm(locus_req_of(reqs[indices[k]]));
+        if (req_report(&reqs[indices[k]], statuses ? &statuses[k] : NULL) != MPI_SUCCESS)
             err_any = 1;
-        n++;
     }
-    *outcount = any ? n : MPI_UNDEFINED;
+    *outcount = n < 0 ? MPI_UNDEFINED : n;
     return err_any;
 }
 

@@ -33,8 +33,16 @@ int req_progress_round(void);
 int req_check_array(int count, const MPI_Request reqs[]);
 /* The communicator of the first non-null handle (MPI_COMM_WORLD if none). */
 locus_comm_t *req_array_comm(int count, const MPI_Request reqs[]);
+/* What MPI_Test and MPI_Request_get_status share: *flag whether request
+ * is complete after at most one progress round; *r NULL for a null handle
+ * (complete, status empty). MPI_SUCCESS, or the error reported as fn. */
+int req_test_begin(MPI_Request request, int *flag, MPI_Status *status, locus_req_t **r,
+                   const char *fn);
 /* The index of the first done active request, -1 when none is done, -2
  * when none is active. */
 int req_find_done(int count, const MPI_Request reqs[]);
+/* The indices of every done active request, in order, into indices[];
+ * their number, or -1 when none is active. */
+int req_find_some(int count, const MPI_Request reqs[], int indices[]);
 
 #endif

@@ -15,20 +15,12 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     LOCUS_CHECK_INIT("MPI_Request_get_status");
     if (!flag)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_get_status");
-    locus_req_t *r = locus_req_of(request);
-    if (!r) {
-        *flag = 1;
-        locus_status_empty(status, MPI_ANY_SOURCE);
-        return MPI_SUCCESS;
-    }
-    if (!req_valid(r))
-        return locus_mpi_err(NULL, MPI_ERR_REQUEST, "MPI_Request_get_status");
-    locus_comm_t *comm = req_comm(r);
-    if (!req_done(r) && locus_core_progress(locus_core()) < 0)
-        return locus_mpi_err(comm, MPI_ERR_OTHER, "MPI_Request_get_status");
-    *flag = req_done(r);
-    int err = *flag ? req_peek(r, status) : MPI_SUCCESS;
-    return err ? locus_mpi_err(comm, err, "MPI_Request_get_status") : MPI_SUCCESS;
+    locus_req_t *r;
+    int err = req_test_begin(request, flag, status, &r, "MPI_Request_get_status");
+    if (err != MPI_SUCCESS || !r || !*flag)
+        return err;
+    err = req_peek(r, status);
+    return err ? locus_mpi_err(req_comm(r), err, "MPI_Request_get_status") : MPI_SUCCESS;
 }
 
 /* The argument checks and the progress round of the array forms. */
@@ -98,19 +90,11 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
     int err = array_begin(incount, reqs, outcount && (incount == 0 || indices), fn);
     if (err != MPI_SUCCESS)
         return err;
-    int n = 0, any = 0, err_any = 0;
-    for (int i = 0; i < incount; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL || !req_active(locus_req_of(reqs[i])))
-            continue;
-        any = 1;
-        if (!req_done(locus_req_of(reqs[i])))
-            continue;
-        indices[n] = i;
-        if (req_peek(locus_req_of(reqs[i]), statuses ? &statuses[n] : NULL) != MPI_SUCCESS)
+    int n = req_find_some(incount, reqs, indices), err_any = 0;
+    for (int k = 0; k < n; k++)
+        if (req_peek(locus_req_of(reqs[indices[k]]), statuses ? &statuses[k] : NULL) != MPI_SUCCESS)
             err_any = 1;
-        n++;
-    }
-    *outcount = any ? n : MPI_UNDEFINED;
+    *outcount = n < 0 ? MPI_UNDEFINED : n;
     return err_any ? locus_mpi_err(req_array_comm(incount, reqs), MPI_ERR_IN_STATUS, fn)
                    : MPI_SUCCESS;
 }

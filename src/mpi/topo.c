@@ -105,6 +105,14 @@ locus_ptopo_t *locus_ptopo_of(const locus_comm_t *c, int kind)
     return c->topo;
 }
 
+int locus_ptopo_get(const locus_comm_t *c, int kind, locus_ptopo_t **t)
+{
+    if (!locus_comm_valid(c))
+        return MPI_ERR_COMM;
+    *t = locus_ptopo_of(c, kind);
+    return *t ? MPI_SUCCESS : MPI_ERR_TOPOLOGY;
+}
+
 /* ---- Cartesian coordinates ---------------------------------------------------------- */
 
 void locus_cart_coords(const locus_ptopo_t *t, int rank, int *coords)
@@ -218,6 +226,21 @@ int locus_topo_comm(locus_comm_t *old, int n, const int *proc_of, locus_ptopo_t 
     locus_ptopo_free(t);
     free(world);
     return err;
+}
+
+int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, int *proc_of,
+                          int reorder, MPI_Comm *newcomm, const char *fn)
+{
+    locus_comm_t *nc = NULL;
+    if (!err)
+        err = locus_topo_comm(old, n, reorder ? proc_of : NULL, t, &nc);
+    else
+        locus_ptopo_free(t);
+    free(proc_of);
+    if (err)
+        return locus_mpi_err(old, err, fn);
+    *newcomm = locus_comm_handle(nc);
+    return MPI_SUCCESS;
 }
 
 LOCUS_PMPI_WEAK(Topo_test)

@@ -38,6 +38,9 @@ int locus_ptopo_dup(const locus_ptopo_t *t, locus_ptopo_t **out);
 int locus_ptopo_nbrs_build(locus_ptopo_t *t, int rank);
 /* c's topology if it has one of `kind` (0: any), else NULL. */
 locus_ptopo_t *locus_ptopo_of(const locus_comm_t *c, int kind);
+/* The same for a query call: *t, or the error class it reports
+ * (MPI_ERR_COMM: c is no communicator; MPI_ERR_TOPOLOGY: none of kind). */
+int locus_ptopo_get(const locus_comm_t *c, int kind, locus_ptopo_t **t);
 
 /* Cartesian: coordinates of rank (coords[ndims]) and the rank at coords
  * (periodic dimensions wrap; -1 when off a non-periodic edge). */
@@ -51,6 +54,15 @@ int locus_cart_rank(const locus_ptopo_t *t, const int *coords);
  */
 int locus_topo_comm(locus_comm_t *old, int n, const int *proc_of, locus_ptopo_t *t,
                     locus_comm_t **out);
+
+/*
+ * The end of MPI_Cart_create and MPI_Graph_create, err the outcome of the
+ * steps before: the communicator of t over n members (reordered by
+ * proc_of when reorder) into *newcomm, or the error reported on old as fn.
+ * Takes over t and proc_of.
+ */
+int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, int *proc_of,
+                          int reorder, MPI_Comm *newcomm, const char *fn);
 
 /* ---- topo_map.c: reorder = true ------------------------------------------------- */
 
@@ -80,6 +92,14 @@ int locus_topo_numa_gather(locus_comm_t *c, int **numa_of);
 /* reorder: the vertex of g each member of old plays (locus_topo_map with
  * old's nodes and its members' NUMA nodes); collective over old. */
 int locus_topo_reorder(locus_comm_t *old, const locus_topo_graph_t *g, int *proc_of);
+
+/* Where g's vertices go among c's members: locus_topo_reorder when
+ * collective (MPI_*_create), else, for MPI_Cart_map and MPI_Graph_map
+ * (local), the node layout alone. */
+int locus_topo_place(locus_comm_t *c, const locus_topo_graph_t *g, int collective, int *proc_of);
+
+/* The vertex that process `proc` plays in proc_of[n], or MPI_UNDEFINED. */
+int locus_topo_vertex_of(const int *proc_of, int n, int proc);
 
 /* ---- topo_hw.c: where this process sits ------------------------------------------- */
 

@@ -88,10 +88,13 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 
 /* ---- MPI_Cart_create, MPI_Cart_map --------------------------------------------------- */
 
-/* Checks ndims/dims/periods against a communicator of `size` ranks; the
- * grid's size goes to *n. */
-static int cart_check(int size, int ndims, const int *dims, const int *periods, int *n)
+/* The checks of MPI_Cart_create and MPI_Cart_map: c an intracommunicator,
+ * ndims/dims/periods a grid that fits in it (its size to *n), out given. */
+static int cart_check(const locus_comm_t *c, int ndims, const int *dims, const int *periods,
+                      const void *out, int *n)
 {
+    if (!locus_comm_valid(c) || c->local)
+        return MPI_ERR_COMM;
     if (ndims < 0)
         return MPI_ERR_DIMS;
     if (ndims > 0 && (!dims || !periods))
@@ -101,11 +104,11 @@ static int cart_check(int size, int ndims, const int *dims, const int *periods, 
         if (dims[d] <= 0)
             return MPI_ERR_DIMS;
         prod *= dims[d];
-        if (prod > size)
+        if (prod > c->coll.size)
             return MPI_ERR_ARG;   /* the grid needs more processes (MPICH: "**cartdim") */
     }
     *n = (int)prod;
-    return MPI_SUCCESS;
+    return out ? MPI_SUCCESS : MPI_ERR_ARG;
 }
 
 static locus_ptopo_t *cart_new(int ndims, const int *dims, const int *periods)
@@ -156,9 +159,7 @@ static int cart_graph(const locus_ptopo_t *t, int n, int **xadj, int **adj)
     return MPI_SUCCESS;
 }
 
-/* The member of comm of `size` ranks that plays each grid position:
- * locus_topo_reorder (collective) or, for MPI_Cart_map (local), the node
- * layout alone. */
+/* The member of comm that plays each of the n grid positions. */
 static int cart_place(locus_comm_t *comm, const locus_ptopo_t *t, int n, int collective,
                       int *proc_of)
 {
@@ -166,9 +167,7 @@ static int cart_place(locus_comm_t *comm, const locus_ptopo_t *t, int n, int col
     int err = cart_graph(t, n, &xadj, &adj);
     if (!err) {
         locus_topo_graph_t g = { n, xadj, adj, NULL };
-        err = collective ? locus_topo_reorder(comm, &g, proc_of)
-                         : locus_topo_map(&g, comm->coll.size, comm->coll.node_of, NULL,
-                                          proc_of);
+        err = locus_topo_place(comm, &g, collective, proc_of);
     }
     free(xadj);
     free(adj);
@@ -181,12 +180,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
 {
     const char *fn = "MPI_Cart_create";
     LOCUS_CHECK_INIT(fn);
-    locus_comm_t *old = locus_comm_of(comm_old), *n = NULL;
-    if (!locus_comm_valid(old) || old->local)
-        return locus_mpi_err(old, MPI_ERR_COMM, fn);
-    int size = 0, err = cart_check(old->coll.size, ndims, dims, periods, &size);
-    if (!err && !comm_cart)
-        err = MPI_ERR_ARG;
+    locus_comm_t *old = locus_comm_of(comm_old);
+    int size = 0, err = cart_check(old, ndims, dims, periods, comm_cart, &size);
     if (err)
         return locus_mpi_err(old, err, fn);
     locus_ptopo_t *t = cart_new(ndims, dims, periods);
@@ -194,15 +189,7 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     err = t && proc_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (!err && reorder)
         err = cart_place(old, t, size, 1, proc_of);
-    if (!err)
-        err = locus_topo_comm(old, size, reorder ? proc_of : NULL, t, &n);
-    else
-        locus_ptopo_free(t);
-    free(proc_of);
-    if (err)
-        return locus_mpi_err(old, err, fn);
-    *comm_cart = locus_comm_handle(n);
-    return MPI_SUCCESS;
+    return locus_topo_create_end(old, err, t, size, proc_of, reorder, comm_cart, fn);
 }
 
 LOCUS_PMPI_WEAK(Cart_map)
@@ -211,20 +198,13 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
     const char *fn = "MPI_Cart_map";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c) || c->local)
-        return locus_mpi_err(c, MPI_ERR_COMM, fn);
-    int size = 0, err = cart_check(c->coll.size, ndims, dims, periods, &size);
-    if (!err && !newrank)
-        err = MPI_ERR_ARG;
+    int size = 0, err = cart_check(c, ndims, dims, periods, newrank, &size);
     if (err)
         return locus_mpi_err(c, err, fn);
     locus_ptopo_t *t = cart_new(ndims, dims, periods);
     int *proc_of = malloc(sizeof *proc_of * ((size_t)size + 1));
     err = t && proc_of ? cart_place(c, t, size, 0, proc_of) : MPI_ERR_NO_MEM;
-    *newrank = MPI_UNDEFINED;
-    for (int v = 0; !err && v < size; v++)
-        if (proc_of[v] == c->coll.rank)
-            *newrank = v;
+    *newrank = err ? MPI_UNDEFINED : locus_topo_vertex_of(proc_of, size, c->coll.rank);
     locus_ptopo_free(t);
     free(proc_of);
     return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
@@ -232,22 +212,13 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
 
 /* ---- queries ---------------------------------------------------------------------- */
 
-/* c's Cartesian topology, or an error class for fn to report. */
-static int cart_of(locus_comm_t *c, locus_ptopo_t **t)
-{
-    if (!locus_comm_valid(c))
-        return MPI_ERR_COMM;
-    *t = locus_ptopo_of(c, MPI_CART);
-    return *t ? MPI_SUCCESS : MPI_ERR_TOPOLOGY;
-}
-
 LOCUS_PMPI_WEAK(Cartdim_get)
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
     LOCUS_CHECK_INIT("MPI_Cartdim_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = cart_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_CART, &t);
     if (!err && !ndims)
         err = MPI_ERR_ARG;
     if (err)
@@ -262,7 +233,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
     LOCUS_CHECK_INIT("MPI_Cart_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = cart_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_CART, &t);
     if (!err && (maxdims < t->ndims || (t->ndims > 0 && (!dims || !periods || !coords))))
         err = MPI_ERR_ARG;
     if (err)
@@ -281,7 +252,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     LOCUS_CHECK_INIT("MPI_Cart_coords");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = cart_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_CART, &t);
     if (!err && (rank < 0 || rank >= c->coll.size))
         err = MPI_ERR_RANK;
     if (!err && (maxdims < t->ndims || (t->ndims > 0 && !coords)))
@@ -298,7 +269,7 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     LOCUS_CHECK_INIT("MPI_Cart_rank");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = cart_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_CART, &t);
     if (!err && (!rank || (t->ndims > 0 && !coords)))
         err = MPI_ERR_ARG;
     /* Off a non-periodic edge is an error, not MPI_PROC_NULL. */
@@ -334,7 +305,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
     LOCUS_CHECK_INIT("MPI_Cart_shift");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = cart_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_CART, &t);
     if (!err && (direction < 0 || direction >= t->ndims))
         err = MPI_ERR_DIMS;
     if (!err && (!rank_source || !rank_dest))
@@ -359,7 +330,7 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm), *n = NULL;
     locus_ptopo_t *t = NULL;
-    int err = cart_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_CART, &t);
     if (!err && (!newcomm || (t->ndims > 0 && !remain_dims)))
         err = MPI_ERR_ARG;
     if (err)

@@ -90,9 +90,8 @@ static int dist_finish(locus_comm_t *old, dist_all_t *a, int mine, int reorder,
             return MPI_ERR_NO_MEM;
         locus_topo_graph_t g = { n, a->out_at, a->outs, a->weighted ? a->outw : NULL };
         err = locus_topo_reorder(old, &g, proc_of);
-        for (int v = 0; !err && v < n; v++)
-            if (proc_of[v] == old->coll.rank)
-                mine = v;
+        if (!err)   /* proc_of is a permutation of old's members */
+            mine = locus_topo_vertex_of(proc_of, n, old->coll.rank);
     }
     locus_ptopo_t *t = err ? NULL : dist_topo(a, mine);
     if (!err && !t)
@@ -139,30 +138,45 @@ static int old_check(locus_comm_t *old, MPI_Comm *newcomm)
     return newcomm ? MPI_SUCCESS : MPI_ERR_ARG;
 }
 
+/* Every member's len ints at blk, one after the other in *all, member i's
+ * at (*disp)[i]; *total ints in all (free *all and *disp). Collective. */
+static int blocks_allgather(locus_comm_t *old, const int *blk, int len, int **all,
+                            ptrdiff_t **disp, size_t *total)
+{
+    int p = old->coll.size;
+    locus_dtype_t *ints = locus_dtype_basic(LOCUS_EL_INT);
+    int *lens = malloc(sizeof *lens * (size_t)p);
+    size_t *cnt = malloc(sizeof *cnt * (size_t)p);
+    *all = NULL;
+    *disp = malloc(sizeof **disp * (size_t)p);
+    *total = 0;
+    int err = lens && cnt && *disp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    if (!err)
+        err = locus_coll_allgather(&len, 1, ints, lens, 1, ints, &old->coll);
+    for (int i = 0; !err && i < p; i++) {
+        cnt[i] = (size_t)lens[i];
+        (*disp)[i] = (ptrdiff_t)*total;
+        *total += cnt[i];
+    }
+    if (!err && !(*all = malloc(sizeof **all * (*total + 1))))
+        err = MPI_ERR_NO_MEM;
+    if (!err)
+        err = locus_coll_allgatherv(blk, (size_t)len, ints, *all, cnt, *disp, ints, &old->coll);
+    free(lens);
+    free(cnt);
+    return err;
+}
+
 /* ---- MPI_Dist_graph_create_adjacent --------------------------------------------------- */
 
 /* Every member's block: [indegree, outdegree, weighted, sources, source
  * weights, destinations, destination weights], gathered into a. */
 static int adjacent_gather(locus_comm_t *old, const int *blk, int len, dist_all_t *a)
 {
-    int p = old->coll.size;
-    locus_dtype_t *ints = locus_dtype_basic(LOCUS_EL_INT);
-    int *lens = malloc(sizeof *lens * (size_t)p), *all = NULL;
-    size_t *cnt = malloc(sizeof *cnt * (size_t)p);
-    ptrdiff_t *disp = malloc(sizeof *disp * (size_t)p);
-    int err = lens && cnt && disp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (!err)
-        err = locus_coll_allgather(&len, 1, ints, lens, 1, ints, &old->coll);
-    size_t total = 0;
-    for (int i = 0; !err && i < p; i++) {
-        cnt[i] = (size_t)lens[i];
-        disp[i] = (ptrdiff_t)total;
-        total += cnt[i];
-    }
-    if (!err && !(all = malloc(sizeof *all * (total + 1))))
-        err = MPI_ERR_NO_MEM;
-    if (!err)
-        err = locus_coll_allgatherv(blk, (size_t)len, ints, all, cnt, disp, ints, &old->coll);
+    int p = old->coll.size, *all;
+    ptrdiff_t *disp;
+    size_t total;
+    int err = blocks_allgather(old, blk, len, &all, &disp, &total);
     int nin = 0, nout = 0;
     for (int i = 0; !err && i < p; i++) {
         nin += all[disp[i]];
@@ -181,8 +195,6 @@ static int adjacent_gather(locus_comm_t *old, const int *blk, int len, dist_all_
         ints_copy(a->outs + a->out_at[i], b + 3 + 2 * ni, no);
         ints_copy(a->outw + a->out_at[i], b + 3 + 2 * ni + no, no);
     }
-    free(lens);
-    free(cnt);
     free(disp);
     free(all);
     return err;
@@ -260,24 +272,10 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
  * order the collectives use). */
 static int edges_gather(locus_comm_t *old, const int *quad, int nq, dist_all_t *a)
 {
-    int p = old->coll.size;
-    locus_dtype_t *ints = locus_dtype_basic(LOCUS_EL_INT);
-    int *lens = malloc(sizeof *lens * (size_t)p), *all = NULL, len = 4 * nq;
-    size_t *cnt = malloc(sizeof *cnt * (size_t)p);
-    ptrdiff_t *disp = malloc(sizeof *disp * (size_t)p);
-    int err = lens && cnt && disp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (!err)
-        err = locus_coll_allgather(&len, 1, ints, lens, 1, ints, &old->coll);
-    size_t total = 0;
-    for (int i = 0; !err && i < p; i++) {
-        cnt[i] = (size_t)lens[i];
-        disp[i] = (ptrdiff_t)total;
-        total += cnt[i];
-    }
-    if (!err && !(all = malloc(sizeof *all * (total + 1))))
-        err = MPI_ERR_NO_MEM;
-    if (!err)
-        err = locus_coll_allgatherv(quad, (size_t)len, ints, all, cnt, disp, ints, &old->coll);
+    int p = old->coll.size, *all;
+    ptrdiff_t *disp;
+    size_t total;
+    int err = blocks_allgather(old, quad, 4 * nq, &all, &disp, &total);
     int ne = (int)(total / 4);
     if (!err && dist_all_alloc(a, p, ne, ne))
         err = MPI_ERR_NO_MEM;
@@ -304,8 +302,6 @@ static int edges_gather(locus_comm_t *old, const int *quad, int nq, dist_all_t *
     }
     free(ofill);
     free(ifill);
-    free(lens);
-    free(cnt);
     free(disp);
     free(all);
     return err;
@@ -364,21 +360,13 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 
 /* ---- queries ------------------------------------------------------------------------- */
 
-static int dist_of(locus_comm_t *c, locus_ptopo_t **t)
-{
-    if (!locus_comm_valid(c))
-        return MPI_ERR_COMM;
-    *t = locus_ptopo_of(c, MPI_DIST_GRAPH);
-    return *t ? MPI_SUCCESS : MPI_ERR_TOPOLOGY;
-}
-
 LOCUS_PMPI_WEAK(Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
     LOCUS_CHECK_INIT("MPI_Dist_graph_neighbors_count");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = dist_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_DIST_GRAPH, &t);
     if (!err && (!indegree || !outdegree || !weighted))
         err = MPI_ERR_ARG;
     if (err)
@@ -396,7 +384,7 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
     LOCUS_CHECK_INIT("MPI_Dist_graph_neighbors");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = dist_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_DIST_GRAPH, &t);
     if (!err && (maxindegree < 0 || maxoutdegree < 0 ||
                  (maxindegree > 0 && !sources) || (maxoutdegree > 0 && !destinations)))
         err = MPI_ERR_ARG;

@@ -15,10 +15,14 @@ static void ints_copy(int *dst, const int *src, int n)
         memcpy(dst, src, sizeof *dst * (size_t)n);
 }
 
-/* Checks a graph of nnodes vertices for a communicator of `size` ranks. */
-static int graph_check(int size, int nnodes, const int *index, const int *edges)
+/* The checks of MPI_Graph_create and MPI_Graph_map: c an intracommunicator,
+ * a graph of nnodes vertices that fits in it, out given. */
+static int graph_check(const locus_comm_t *c, int nnodes, const int *index, const int *edges,
+                       const void *out)
 {
-    if (nnodes < 0 || nnodes > size)
+    if (!locus_comm_valid(c) || c->local)
+        return MPI_ERR_COMM;
+    if (nnodes < 0 || nnodes > c->coll.size)
         return MPI_ERR_ARG;
     if (nnodes > 0 && !index)
         return MPI_ERR_ARG;
@@ -31,7 +35,7 @@ static int graph_check(int size, int nnodes, const int *index, const int *edges)
     for (int k = 0; k < nedges; k++)
         if (edges[k] < 0 || edges[k] >= nnodes)
             return MPI_ERR_ARG;
-    return MPI_SUCCESS;
+    return out ? MPI_SUCCESS : MPI_ERR_ARG;
 }
 
 /* The graph in CSR form (xadj from MPI's cumulative index). */
@@ -53,8 +57,7 @@ static int graph_place(locus_comm_t *c, int nnodes, const int *index, const int 
     if (!xadj)
         return MPI_ERR_NO_MEM;
     locus_topo_graph_t g = { nnodes, xadj, edges, NULL };
-    int err = collective ? locus_topo_reorder(c, &g, proc_of)
-                         : locus_topo_map(&g, c->coll.size, c->coll.node_of, NULL, proc_of);
+    int err = locus_topo_place(c, &g, collective, proc_of);
     free(xadj);
     return err;
 }
@@ -65,12 +68,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
 {
     const char *fn = "MPI_Graph_create";
     LOCUS_CHECK_INIT(fn);
-    locus_comm_t *old = locus_comm_of(comm_old), *n = NULL;
-    if (!locus_comm_valid(old) || old->local)
-        return locus_mpi_err(old, MPI_ERR_COMM, fn);
-    int err = graph_check(old->coll.size, nnodes, indx, edges);
-    if (!err && !comm_graph)
-        err = MPI_ERR_ARG;
+    locus_comm_t *old = locus_comm_of(comm_old);
+    int err = graph_check(old, nnodes, indx, edges, comm_graph);
     if (err)
         return locus_mpi_err(old, err, fn);
     int nedges = nnodes > 0 ? indx[nnodes - 1] : 0;
@@ -88,15 +87,7 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
         if (reorder)
             err = graph_place(old, nnodes, indx, edges, 1, proc_of);
     }
-    if (!err)
-        err = locus_topo_comm(old, nnodes, reorder ? proc_of : NULL, t, &n);
-    else
-        locus_ptopo_free(t);
-    free(proc_of);
-    if (err)
-        return locus_mpi_err(old, err, fn);
-    *comm_graph = locus_comm_handle(n);
-    return MPI_SUCCESS;
+    return locus_topo_create_end(old, err, t, nnodes, proc_of, reorder, comm_graph, fn);
 }
 
 LOCUS_PMPI_WEAK(Graph_map)
@@ -106,32 +97,17 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[
     const char *fn = "MPI_Graph_map";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c) || c->local)
-        return locus_mpi_err(c, MPI_ERR_COMM, fn);
-    int err = graph_check(c->coll.size, nnodes, indx, edges);
-    if (!err && !newrank)
-        err = MPI_ERR_ARG;
+    int err = graph_check(c, nnodes, indx, edges, newrank);
     if (err)
         return locus_mpi_err(c, err, fn);
     int *proc_of = malloc(sizeof *proc_of * ((size_t)nnodes + 1));
     err = proc_of ? graph_place(c, nnodes, indx, edges, 0, proc_of) : MPI_ERR_NO_MEM;
-    *newrank = MPI_UNDEFINED;
-    for (int v = 0; !err && v < nnodes; v++)
-        if (proc_of[v] == c->coll.rank)
-            *newrank = v;
+    *newrank = err ? MPI_UNDEFINED : locus_topo_vertex_of(proc_of, nnodes, c->coll.rank);
     free(proc_of);
     return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
 }
 
 /* ---- queries ---------------------------------------------------------------------- */
-
-static int graph_of(locus_comm_t *c, locus_ptopo_t **t)
-{
-    if (!locus_comm_valid(c))
-        return MPI_ERR_COMM;
-    *t = locus_ptopo_of(c, MPI_GRAPH);
-    return *t ? MPI_SUCCESS : MPI_ERR_TOPOLOGY;
-}
 
 LOCUS_PMPI_WEAK(Graphdims_get)
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
@@ -139,7 +115,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
     LOCUS_CHECK_INIT("MPI_Graphdims_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = graph_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_GRAPH, &t);
     if (!err && (!nnodes || !nedges))
         err = MPI_ERR_ARG;
     if (err)
@@ -155,7 +131,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int ed
     LOCUS_CHECK_INIT("MPI_Graph_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
-    int err = graph_of(c, &t);
+    int err = locus_ptopo_get(c, MPI_GRAPH, &t);
     if (!err && (maxindex < 0 || maxedges < 0 || (maxindex > 0 && !indx) ||
                  (maxedges > 0 && !edges)))
         err = MPI_ERR_ARG;
@@ -172,7 +148,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int ed
 /* Vertex rank's neighbours: edges[*lo .. *hi). */
 static int graph_nbrs(locus_comm_t *c, int rank, locus_ptopo_t **t, int *lo, int *hi)
 {
-    int err = graph_of(c, t);
+    int err = locus_ptopo_get(c, MPI_GRAPH, t);
     if (!err && (rank < 0 || rank >= (*t)->nnodes))
         err = MPI_ERR_RANK;
     if (!err) {

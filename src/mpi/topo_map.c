@@ -298,3 +298,17 @@ int locus_topo_reorder(locus_comm_t *old, const locus_topo_graph_t *g, int *proc
     free(numa_of);
     return err;
 }
+
+int locus_topo_vertex_of(const int *proc_of, int n, int proc)
+{
+    for (int v = 0; v < n; v++)
+        if (proc_of[v] == proc)
+            return v;
+    return MPI_UNDEFINED;
+}
+
+int locus_topo_place(locus_comm_t *c, const locus_topo_graph_t *g, int collective, int *proc_of)
+{
+    return collective ? locus_topo_reorder(c, g, proc_of)
+                      : locus_topo_map(g, c->coll.size, c->coll.node_of, NULL, proc_of);
+}

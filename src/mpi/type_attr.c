@@ -46,18 +46,15 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                             MPI_Type_delete_attr_function *type_delete_attr_fn,
                             int *type_keyval, void *extra_state)
 {
-    LOCUS_CHECK_INIT("MPI_Type_create_keyval");
-    int rc = locus_keyval_create(ATTR_TYPE, (attr_copy_fn)type_copy_attr_fn,
-                                 (attr_delete_fn)type_delete_attr_fn, extra_state, type_keyval);
-    return rc ? TYPE_ERR(rc, "MPI_Type_create_keyval") : MPI_SUCCESS;
+    return locus_keyval_create_call(ATTR_TYPE, (attr_copy_fn)type_copy_attr_fn,
+                                    (attr_delete_fn)type_delete_attr_fn, extra_state,
+                                    type_keyval, "MPI_Type_create_keyval");
 }
 
 LOCUS_PMPI_WEAK(Type_free_keyval)
 int PMPI_Type_free_keyval(int *type_keyval)
 {
-    LOCUS_CHECK_INIT("MPI_Type_free_keyval");
-    int rc = locus_keyval_free(ATTR_TYPE, type_keyval);
-    return rc ? TYPE_ERR(rc, "MPI_Type_free_keyval") : MPI_SUCCESS;
+    return locus_keyval_free_call(ATTR_TYPE, type_keyval, "MPI_Type_free_keyval");
 }
 
 LOCUS_PMPI_WEAK(Type_set_attr)

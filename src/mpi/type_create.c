@@ -156,10 +156,11 @@ static int type_indexed(int combiner, MPI_Count count, const MPI_Count *bls, MPI
     return type_make(rc, nt, &a, 1, &old, newtype, fn);
 }
 
-/* An int array as MPI_Counts (NULL when count <= 0 or out of memory). */
-static MPI_Count *counts_of_ints(int count, const int *v, int *oom)
+/* An int or MPI_Aint array, whichever is given, as MPI_Counts (NULL when
+ * count <= 0, neither is given or out of memory). */
+static MPI_Count *counts_of(int count, const int *iv, const MPI_Aint *av, int *oom)
 {
-    if (count <= 0 || !v)
+    if (count <= 0 || (!iv && !av))
         return NULL;
     MPI_Count *c = malloc(sizeof *c * (size_t)count);
     if (!c) {
@@ -167,21 +168,7 @@ static MPI_Count *counts_of_ints(int count, const int *v, int *oom)
         return NULL;
     }
     for (int i = 0; i < count; i++)
-        c[i] = v[i];
-    return c;
-}
-
-static MPI_Count *counts_of_aints(int count, const MPI_Aint *v, int *oom)
-{
-    if (count <= 0 || !v)
-        return NULL;
-    MPI_Count *c = malloc(sizeof *c * (size_t)count);
-    if (!c) {
-        *oom = 1;
-        return NULL;
-    }
-    for (int i = 0; i < count; i++)
-        c[i] = v[i];
+        c[i] = iv ? iv[i] : av[i];
     return c;
 }
 
@@ -194,15 +181,26 @@ static int indexed_int(int combiner, int count, const int *bls, int bl, const in
     if (count > 0 && with_bls && !bls)
         return TYPE_ERR(MPI_ERR_ARG, fn);
     int oom = 0;
-    MPI_Count *b = with_bls ? counts_of_ints(count, bls, &oom) : NULL;
-    MPI_Count *d = idispls ? counts_of_ints(count, idispls, &oom)
-                           : counts_of_aints(count, adispls, &oom);
+    MPI_Count *b = with_bls ? counts_of(count, bls, NULL, &oom) : NULL;
+    MPI_Count *d = counts_of(count, idispls, adispls, &oom);
     int rc = oom ? TYPE_ERR(MPI_ERR_NO_MEM, fn)
                  : type_indexed(combiner, count, with_bls ? (b ? b : (MPI_Count[]){0}) : NULL,
                                 bl, d, oldtype, newtype, 0, fn);
     free(b);
     free(d);
     return rc;
+}
+
+/* The _c forms: check the block-length array, call the common one. */
+static int indexed_c(int combiner, MPI_Count count, const MPI_Count *bls, MPI_Count bl,
+                     const MPI_Count *displs, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                     int with_bls, const char *fn)
+{
+    LOCUS_CHECK_INIT(fn);
+    if (count > 0 && with_bls && !bls)
+        return TYPE_ERR(MPI_ERR_ARG, fn);
+    return type_indexed(combiner, count, with_bls ? (bls ? bls : (MPI_Count[]){0}) : NULL, bl,
+                        displs, oldtype, newtype, 1, fn);
 }
 
 LOCUS_PMPI_WEAK(Type_indexed)
@@ -219,12 +217,8 @@ int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[]
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                         MPI_Datatype *newtype)
 {
-    LOCUS_CHECK_INIT("MPI_Type_indexed_c");
-    if (count > 0 && !array_of_blocklengths)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_indexed_c");
-    return type_indexed(MPI_COMBINER_INDEXED, count,
-                        array_of_blocklengths ? array_of_blocklengths : (MPI_Count[]){0}, 0,
-                        array_of_displacements, oldtype, newtype, 1, "MPI_Type_indexed_c");
+    return indexed_c(MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
+                     array_of_displacements, oldtype, newtype, 1, "MPI_Type_indexed_c");
 }
 
 LOCUS_PMPI_WEAK(Type_create_hindexed)
@@ -241,13 +235,8 @@ int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockl
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
-    LOCUS_CHECK_INIT("MPI_Type_create_hindexed_c");
-    if (count > 0 && !array_of_blocklengths)
-        return TYPE_ERR(MPI_ERR_ARG, "MPI_Type_create_hindexed_c");
-    return type_indexed(MPI_COMBINER_HINDEXED, count,
-                        array_of_blocklengths ? array_of_blocklengths : (MPI_Count[]){0}, 0,
-                        array_of_displacements, oldtype, newtype, 1,
-                        "MPI_Type_create_hindexed_c");
+    return indexed_c(MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
+                     array_of_displacements, oldtype, newtype, 1, "MPI_Type_create_hindexed_c");
 }
 
 LOCUS_PMPI_WEAK(Type_create_indexed_block)
@@ -264,10 +253,9 @@ int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                      const MPI_Count array_of_displacements[],
                                      MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    LOCUS_CHECK_INIT("MPI_Type_create_indexed_block_c");
-    return type_indexed(MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
-                        array_of_displacements, oldtype, newtype, 1,
-                        "MPI_Type_create_indexed_block_c");
+    return indexed_c(MPI_COMBINER_INDEXED_BLOCK, count, NULL, blocklength,
+                     array_of_displacements, oldtype, newtype, 0,
+                     "MPI_Type_create_indexed_block_c");
 }
 
 LOCUS_PMPI_WEAK(Type_create_hindexed_block)
@@ -285,10 +273,9 @@ int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                       const MPI_Count array_of_displacements[],
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    LOCUS_CHECK_INIT("MPI_Type_create_hindexed_block_c");
-    return type_indexed(MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength,
-                        array_of_displacements, oldtype, newtype, 1,
-                        "MPI_Type_create_hindexed_block_c");
+    return indexed_c(MPI_COMBINER_HINDEXED_BLOCK, count, NULL, blocklength,
+                     array_of_displacements, oldtype, newtype, 0,
+                     "MPI_Type_create_hindexed_block_c");
 }
 
 static int type_struct(MPI_Count count, const MPI_Count *bls, const MPI_Count *displs,
@@ -345,8 +332,8 @@ int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
     if (count > 0 && (!array_of_blocklengths || !array_of_displacements))
         return TYPE_ERR(MPI_ERR_ARG, fn);
     int oom = 0;
-    MPI_Count *b = counts_of_ints(count, array_of_blocklengths, &oom);
-    MPI_Count *d = counts_of_aints(count, array_of_displacements, &oom);
+    MPI_Count *b = counts_of(count, array_of_blocklengths, NULL, &oom);
+    MPI_Count *d = counts_of(count, NULL, array_of_displacements, &oom);
     int rc = oom ? TYPE_ERR(MPI_ERR_NO_MEM, fn)
                  : type_struct(count, b, d, array_of_types, newtype, 0, fn);
     free(b);

@@ -18,11 +18,21 @@ static MPI_Count count_bytes(MPI_Count count, size_t per)
     return r;
 }
 
-/* Checks shared by the pack calls: count, type (committed), the packed
- * buffer and position, the user's buffer. */
-static int pack_check(MPI_Count count, MPI_Datatype datatype, const void *user_buf,
-                      const void *packed, MPI_Count packed_size, const MPI_Count *position)
+/* The packed bytes of one element of a valid type: native or external32. */
+static size_t packed_el_size(MPI_Datatype datatype, int external)
 {
+    locus_dtype_t *dt = locus_dt_of(datatype);
+    return external ? locus_dtype_external_size(dt) : locus_dtype_size(dt);
+}
+
+/* Checks shared by the pack calls (unpack: inbuf is the packed buffer):
+ * count, type (committed), the packed buffer and position, the user's
+ * buffer, then room in the packed buffer for the *need bytes. */
+static int pack_check(const void *inbuf, MPI_Count count, MPI_Datatype datatype,
+                      const void *outbuf, MPI_Count packed_size, const MPI_Count *position,
+                      int unpack, int external, MPI_Count *need)
+{
+    const void *user_buf = unpack ? outbuf : inbuf, *packed = unpack ? inbuf : outbuf;
     if (count < 0)
         return MPI_ERR_COUNT;
     int rc = locus_check_dtype(datatype);
@@ -31,7 +41,29 @@ static int pack_check(MPI_Count count, MPI_Datatype datatype, const void *user_b
         rc = MPI_ERR_ARG;
     if (rc == MPI_SUCCESS)
         rc = locus_check_buf(user_buf, count > 0, datatype);
-    return rc;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *need = count_bytes(count, packed_el_size(datatype, external));
+    if (*need < 0 || *position > packed_size || *need > packed_size - *position)
+        return MPI_ERR_TRUNCATE;
+    return MPI_SUCCESS;
+}
+
+/* Checks shared by the size calls: count, type, output; the packed size
+ * into *s. */
+static int size_check(MPI_Count count, MPI_Datatype datatype, const void *size, int external,
+                      MPI_Count *s)
+{
+    *s = 0;
+    if (count < 0)
+        return MPI_ERR_COUNT;
+    int rc = locus_check_dtype(datatype);
+    if (rc == MPI_SUCCESS && !size)
+        rc = MPI_ERR_ARG;
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *s = count_bytes(count, packed_el_size(datatype, external));
+    return *s < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
 }
 
 /* ---- native ---- */
@@ -42,16 +74,13 @@ static int pack(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm);
+    MPI_Count need = 0;
     int rc = locus_check_comm(c);
     if (rc == MPI_SUCCESS)
-        rc = unpack ? pack_check(incount, datatype, outbuf, inbuf, outsize, position)
-                    : pack_check(incount, datatype, inbuf, outbuf, outsize, position);
+        rc = pack_check(inbuf, incount, datatype, outbuf, outsize, position, unpack, 0, &need);
     if (rc != MPI_SUCCESS)
         return locus_mpi_err(c, rc, fn);
     locus_dtype_t *dt = locus_dt_of(datatype);
-    MPI_Count need = count_bytes(incount, locus_dtype_size(dt));
-    if (need < 0 || *position > outsize || need > outsize - *position)
-        return locus_mpi_err(c, MPI_ERR_TRUNCATE, fn);
     size_t n = unpack ? locus_dtype_unpack(outbuf, (size_t)incount, dt, 0,
                                            (const char *)inbuf + *position, (size_t)need)
                       : locus_dtype_pack(inbuf, (size_t)incount, dt, 0,
@@ -104,16 +133,10 @@ static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm);
+    MPI_Count s = 0;
     int rc = locus_check_comm(c);
-    if (rc == MPI_SUCCESS && incount < 0)
-        rc = MPI_ERR_COUNT;
     if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS && !size)
-        rc = MPI_ERR_ARG;
-    MPI_Count s = rc ? 0 : count_bytes(incount, locus_dtype_size(locus_dt_of(datatype)));
-    if (rc == MPI_SUCCESS && s < 0)
-        rc = MPI_ERR_COUNT;
+        rc = size_check(incount, datatype, size, 0, &s);
     if (rc != MPI_SUCCESS)
         return locus_mpi_err(c, rc, fn);
     *size = s;
@@ -153,16 +176,13 @@ static int pack_external(const char *datarep, const void *inbuf, MPI_Count incou
                          MPI_Count *position, int unpack, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    MPI_Count need = 0;
     int rc = datarep_check(datarep);
     if (rc == MPI_SUCCESS)
-        rc = unpack ? pack_check(incount, datatype, outbuf, inbuf, outsize, position)
-                    : pack_check(incount, datatype, inbuf, outbuf, outsize, position);
+        rc = pack_check(inbuf, incount, datatype, outbuf, outsize, position, unpack, 1, &need);
     if (rc != MPI_SUCCESS)
         return TYPE_ERR(rc, fn);
     locus_dtype_t *dt = locus_dt_of(datatype);
-    MPI_Count need = count_bytes(incount, locus_dtype_external_size(dt));
-    if (need < 0 || *position > outsize || need > outsize - *position)
-        return TYPE_ERR(MPI_ERR_TRUNCATE, fn);
     rc = unpack ? locus_dtype_unpack_external((const char *)inbuf + *position, outbuf,
                                               (size_t)incount, dt)
                 : locus_dtype_pack_external(inbuf, (size_t)incount, dt,
@@ -220,16 +240,10 @@ static int pack_external_size(const char *datarep, MPI_Count incount, MPI_Dataty
                               MPI_Count *size, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    MPI_Count s = 0;
     int rc = datarep_check(datarep);
-    if (rc == MPI_SUCCESS && incount < 0)
-        rc = MPI_ERR_COUNT;
     if (rc == MPI_SUCCESS)
-        rc = locus_check_dtype(datatype);
-    if (rc == MPI_SUCCESS && !size)
-        rc = MPI_ERR_ARG;
-    MPI_Count s = rc ? 0 : count_bytes(incount, locus_dtype_external_size(locus_dt_of(datatype)));
-    if (rc == MPI_SUCCESS && s < 0)
-        rc = MPI_ERR_COUNT;
+        rc = size_check(incount, datatype, size, 1, &s);
     if (rc != MPI_SUCCESS)
         return TYPE_ERR(rc, fn);
     *size = s;

@@ -100,18 +100,14 @@ LOCUS_PMPI_WEAK(Win_create_keyval)
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                            MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra)
 {
-    LOCUS_CHECK_INIT("MPI_Win_create_keyval");
-    int rc = locus_keyval_create(ATTR_WIN, (attr_copy_fn)copy_fn, (attr_delete_fn)delete_fn,
-                                 extra, keyval);
-    return rc ? locus_mpi_err(NULL, rc, "MPI_Win_create_keyval") : MPI_SUCCESS;
+    return locus_keyval_create_call(ATTR_WIN, (attr_copy_fn)copy_fn, (attr_delete_fn)delete_fn,
+                                    extra, keyval, "MPI_Win_create_keyval");
 }
 
 LOCUS_PMPI_WEAK(Win_free_keyval)
 int PMPI_Win_free_keyval(int *keyval)
 {
-    LOCUS_CHECK_INIT("MPI_Win_free_keyval");
-    int rc = locus_keyval_free(ATTR_WIN, keyval);
-    return rc ? locus_mpi_err(NULL, rc, "MPI_Win_free_keyval") : MPI_SUCCESS;
+    return locus_keyval_free_call(ATTR_WIN, keyval, "MPI_Win_free_keyval");
 }
 
 LOCUS_PMPI_WEAK(Win_set_attr)
