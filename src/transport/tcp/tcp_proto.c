@@ -11,6 +11,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+/* The smallest chunk a message is split into to use several rails. */
+#define SPLIT_MIN (16u << 10)
+
 static int proto_error(tcp_tp_t *tp, const tcp_conn_t *c, const char *what)
 {
     tcp_fail(tp, -EPROTO, "bad frame from rank %d on rail %d: %s", c->peer, c->rail, what);
@@ -86,7 +89,10 @@ int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
         tcp_fail(tp, -EPIPE, "send to rank %d after it finalized", dst);
         return tp->failed;
     }
-    int eager = len <= pe->eager_max;
+    /* With several rails, a message that can fill two chunks of SPLIT_MIN
+     * goes by rendezvous so that its chunks are striped: eager frames all
+     * travel on rail 0 (they keep the pair's order). */
+    int eager = len <= pe->eager_max && (pe->nconn < 2 || len < 2 * SPLIT_MIN);
     size_t cost = sizeof(tcp_frame_t) + hdrlen + (eager ? len : 0);
     /* Backpressure: a peer that does not read costs at most this much. */
     if (pe->queued > 0 && pe->queued + cost > (uint64_t)tp->cfg.sendq_max) {
@@ -214,17 +220,30 @@ static tcp_conn_t *rail_pick(tcp_peer_t *pe, uint64_t window)
     return best;
 }
 
+/* The chunk size for send s: the configured one, or for a message smaller
+ * than one chunk per rail an equal share per rail (at least SPLIT_MIN), so
+ * that mid-size messages (a collective's blocks) use every rail too. */
+static uint64_t chunk_for(const tcp_tp_t *tp, const tcp_peer_t *pe, const tcp_sreq_t *s)
+{
+    uint64_t chunk = (uint64_t)tp->cfg.chunk_size;
+    if (pe->nconn < 2 || s->want >= (uint64_t)pe->nconn * chunk)
+        return chunk;
+    uint64_t share = (s->want + (uint64_t)pe->nconn - 1) / (uint64_t)pe->nconn;
+    return share < SPLIT_MIN ? (chunk < SPLIT_MIN ? chunk : SPLIT_MIN) : share;
+}
+
 /* Queues DATA chunks of one peer's sends, oldest first, each on the open
  * rail with the least queued while that rail has less than two chunks
  * waiting: the kernel stays fed, frames behind stay close, and a faster
  * rail takes more. Returns the chunks queued, -1 when out of memory. */
 static int pump_peer(tcp_tp_t *tp, tcp_peer_t *pe)
 {
-    uint64_t chunk = (uint64_t)tp->cfg.chunk_size;
+    uint64_t window = 2 * (uint64_t)tp->cfg.chunk_size;
     int n = 0;
     tcp_conn_t *c;
-    while (pe->act_head && (c = rail_pick(pe, 2 * chunk))) {
+    while (pe->act_head && (c = rail_pick(pe, window))) {
         tcp_sreq_t *s = pe->act_head;
+        uint64_t chunk = chunk_for(tp, pe, s);
         tcp_qent_t *e = tcp_qent_new(0);
         if (!e) {
             tcp_fail(tp, -ENOMEM, "out of memory for a data chunk");
