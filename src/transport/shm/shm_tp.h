@@ -22,6 +22,7 @@
 #include "shm.h"
 #include "shm_ring.h"
 #include "shm_seg.h"
+#include "shm_path.h"
 #include "tp_ids.h"
 
 #include <stdint.h>
@@ -37,6 +38,7 @@ struct locus_tp_rndv {
     uint64_t addr;       /* sender's buffer, for CMA */
     unsigned char *buf;
     uint64_t want, got;
+    uint64_t pipe_ns;    /* pipelined: the time its chunks took to come (shm_path.h) */
     void *ctx;
     struct locus_tp_rndv *next; /* on the owed-control list */
 };
@@ -69,6 +71,9 @@ typedef struct {
     uint32_t outstanding;          /* large messages in flight with it */
     int stalled;                   /* a send to it got AGAIN */
     int cma;                       /* CMA from it works */
+    shm_path_t path;               /* which large-message path is faster */
+    uint64_t pipe_mark;            /* last chunk from it, or the CTS that began a busy stretch */
+    uint32_t pipe_active;          /* pipelined receives from it waiting for data */
 } shm_peer_t;
 
 typedef struct {

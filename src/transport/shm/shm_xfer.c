@@ -120,10 +120,14 @@ static int owed_push(shm_tp_t *tp, locus_tp_rndv_t *r)
 /* After the owed message went out: wait for data, or finish. */
 static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
 {
-    if (r->state == SHM_R_OWE_CTS && r->want > 0)
+    if (r->state == SHM_R_OWE_CTS && r->want > 0) {
         r->state = SHM_R_DATA;
-    else
+        shm_peer_t *p = &tp->peers[r->peer];
+        if (p->pipe_active++ == 0)
+            p->pipe_mark = shm_now_ns();
+    } else {
         rndv_complete(tp, r);
+    }
 }
 
 static void owed_add(shm_tp_t *tp, locus_tp_rndv_t *r)
@@ -154,16 +158,20 @@ static int owed_flush(shm_tp_t *tp)
     return n;
 }
 
-/* auto: CMA from cma_min up, or for every large message when ranks
- * outnumber cores: the pipelined copy needs the sender running at the same
- * time, CMA only the receiver (measured 20-35% faster with 8 ranks on 2
- * cores, while the pipeline wins when each rank has its core). */
-static int cma_wanted(const shm_tp_t *tp, const shm_peer_t *p, uint64_t want)
+/* auto: CMA for every large message when ranks outnumber cores: the
+ * pipelined copy needs the sender running at the same time, CMA only the
+ * receiver (measured 20-35% faster with 8 ranks on 2 cores). Otherwise CMA
+ * from cma_min up to begin with, then the path measured faster with this
+ * peer at this size (shm_path.h). */
+static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want)
 {
     if (!p->cma || want == 0)
         return 0;
-    return tp->single_copy == SHM_SC_CMA ||
-           (tp->single_copy == SHM_SC_AUTO && (tp->oversubscribed || want >= tp->cma_min));
+    if (tp->single_copy != SHM_SC_AUTO)
+        return tp->single_copy == SHM_SC_CMA;
+    if (tp->oversubscribed)
+        return 1;
+    return shm_path_choose(&p->path, want, want >= tp->cma_min);
 }
 
 int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx)
@@ -177,7 +185,9 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     r->ctx = ctx;
     r->state = SHM_R_OWE_CTS;
     p->outstanding++;
+    r->pipe_ns = 0;
     if (cma_wanted(tp, p, r->want)) {
+        uint64_t t0 = shm_now_ns();
         int rc = shm_cma_read(p->pid, buf, r->addr, r->want);
         /* The read went by pid: were the sender dead by now, its pid might
          * belong to another process and the bytes be that one's. Alive
@@ -191,6 +201,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
         if (rc == 0) {
             r->state = SHM_R_OWE_FIN;
             tp->stats.cma_recv++;
+            shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
         } else {
             /* Refused by the kernel (Yama, seccomp, no CMA): stop trying;
              * other errors fall back for this message only. */
@@ -333,10 +344,20 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
             c->len > p->chunk_size || ch.off + c->len > r->want)
             return -EPROTO;
         memcpy(r->buf + ch.off, p->pool + (uint64_t)ch.chunk * p->chunk_size, c->len);
+        /* The pipeline's measure: the time since the peer's previous chunk
+         * (of any message) or since the CTS that set it going, so that a
+         * window of messages in flight shares the time instead of each
+         * counting all of it; a sender that is slow to pump counts too (CMA
+         * would not have waited for it). */
+        uint64_t now = shm_now_ns();
+        r->pipe_ns += now - p->pipe_mark;
+        p->pipe_mark = now;
         atomic_store_explicit(&p->pool_state[ch.chunk * 16], SHM_CHUNK_FREE, memory_order_release);
         r->got += c->len;
         if (r->got == r->want) {
             tp->stats.pipe_recv++;
+            p->pipe_active--;
+            shm_path_record(&p->path, r->want, 0, r->pipe_ns);
             rndv_complete(tp, r);
         }
         return 0;

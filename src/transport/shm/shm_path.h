@@ -1,0 +1,40 @@
+/*
+ * shm_path.h — which large-message path, the pipelined copy or CMA single
+ * copy, is faster between this rank and one peer, learned from the job's
+ * own transfers. The faster path can change while a job runs (on a VM the
+ * two ranks' vCPUs move between L3 domains: the pipeline through shared
+ * cache then falls from ~15 GB/s to ~3.5 while CMA stays near 12), and
+ * differs by message size, so each size class keeps a rate per path; the
+ * configured rule (LOCUS_SHM_CMA_MIN, tuned by `locus tune`) decides first,
+ * the other path is then tried once, and from there on the other path is
+ * used when it is SHM_PATH_MARGIN times faster, the one not in use tried
+ * again one message in SHM_PATH_EXPLORE to keep its rate current. Private
+ * to the shm transport.
+ */
+#ifndef SHM_PATH_H
+#define SHM_PATH_H
+
+#include <stdint.h>
+
+#define SHM_PATH_MIN (64u << 10)   /* smaller messages follow the rule */
+#define SHM_PATH_CLASSES 7         /* 64K, 128K, ..., 2M, 4M and up */
+#define SHM_PATH_EXPLORE 64
+#define SHM_PATH_MARGIN 1.15       /* the other path must be this much faster */
+
+typedef struct {
+    double rate[SHM_PATH_CLASSES][2];  /* bytes/ns, [pipeline, cma]; 0: not measured */
+    uint32_t n[SHM_PATH_CLASSES];      /* choices made in the class */
+    uint8_t probe[SHM_PATH_CLASSES];   /* 1 + the path last chosen to probe it:
+                                          its next rate replaces the old one */
+} shm_path_t;
+
+/* 1 when a message of `want` bytes should be read by CMA; `rule` is what
+ * the configuration says for it. */
+int shm_path_choose(shm_path_t *pt, uint64_t want, int rule);
+
+/* A message of `want` bytes took `ns` by the path `cma` says. */
+void shm_path_record(shm_path_t *pt, uint64_t want, int cma, uint64_t ns);
+
+uint64_t shm_now_ns(void);
+
+#endif

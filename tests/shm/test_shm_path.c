@@ -1,0 +1,79 @@
+/*
+ * The choice between the pipelined copy and CMA (shm_path.h), on made-up
+ * measurements: the configured rule goes first, the other path is tried
+ * once, a near tie keeps the rule's path, a clearly faster path takes over
+ * (and gives way again when the rates turn), the path not in use is tried
+ * one message in SHM_PATH_EXPLORE, size classes are independent, and
+ * messages under SHM_PATH_MIN always follow the rule.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "shm_path.h"
+
+static int errors;
+#define CHECK(c, ...)                                                          \
+    do {                                                                       \
+        if (!(c)) {                                                            \
+            fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, #c);            \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            errors++;                                                          \
+        }                                                                      \
+    } while (0)
+
+/* Chooses n times for messages of `want` bytes, each taking the time the
+ * rates (GB/s = bytes/ns) say; returns how many went by CMA. */
+static int run(shm_path_t *pt, uint64_t want, int rule, double pipe, double cma, int n)
+{
+    int ncma = 0;
+    for (int i = 0; i < n; i++) {
+        int c = shm_path_choose(pt, want, rule);
+        ncma += c;
+        shm_path_record(pt, want, c, (uint64_t)((double)want / (c ? cma : pipe)));
+    }
+    return ncma;
+}
+
+int main(void)
+{
+    shm_path_t pt;
+    memset(&pt, 0, sizeof pt);
+    uint64_t mib = 1 << 20;
+    CHECK(shm_path_choose(&pt, mib, 0) == 0, "the rule's path first");
+    shm_path_record(&pt, mib, 0, 1000);
+    CHECK(shm_path_choose(&pt, mib, 0) == 1, "then the other once");
+    shm_path_record(&pt, mib, 1, 1000);
+
+    memset(&pt, 0, sizeof pt);
+    int c = run(&pt, mib, 0, 14.0, 13.0, 640);
+    CHECK(c <= 640 / SHM_PATH_EXPLORE + 2, "pipeline faster: %d of 640 by CMA", c);
+    memset(&pt, 0, sizeof pt);
+    c = run(&pt, mib, 0, 12.0, 13.0, 640);
+    CHECK(c <= 640 / SHM_PATH_EXPLORE + 2, "CMA only 8%% faster: %d of 640 by CMA", c);
+    memset(&pt, 0, sizeof pt);
+    c = run(&pt, mib, 0, 3.5, 12.5, 640);
+    CHECK(c >= 640 - 640 / SHM_PATH_EXPLORE - 2, "pipeline slow: only %d of 640 by CMA", c);
+    /* The rates turn (the ranks' CPUs moved): back to the pipeline once
+     * exploring has seen it. */
+    c = run(&pt, mib, 0, 15.0, 12.5, 640);
+    CHECK(c < 640 / 4, "pipeline fast again: %d of 640 still by CMA", c);
+    /* With the rule saying CMA, a slightly faster pipeline does not win. */
+    memset(&pt, 0, sizeof pt);
+    c = run(&pt, 4 * mib, 1, 13.0, 12.5, 640);
+    CHECK(c >= 640 - 640 / SHM_PATH_EXPLORE - 2, "rule CMA, near tie: %d of 640 by CMA", c);
+
+    /* Classes are independent; small messages follow the rule. */
+    memset(&pt, 0, sizeof pt);
+    run(&pt, 64 << 10, 0, 3.0, 12.0, 200);
+    c = run(&pt, 4 * mib, 0, 15.0, 12.0, 200);
+    CHECK(c <= 200 / SHM_PATH_EXPLORE + 2, "4 MiB learned from 64 KiB: %d of 200 by CMA", c);
+    CHECK(run(&pt, 16 << 10, 0, 0.1, 100.0, 50) == 0, "below SHM_PATH_MIN, the rule");
+    CHECK(run(&pt, 16 << 10, 1, 100.0, 0.1, 50) == 50, "below SHM_PATH_MIN, the rule (CMA)");
+
+    if (errors)
+        fprintf(stderr, "%d check(s) failed\n", errors);
+    else
+        printf("shm_path: OK\n");
+    return errors != 0;
+}
