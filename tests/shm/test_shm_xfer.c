@@ -348,10 +348,17 @@ static int run_rank(harness_t *hs, int rank, void *arg)
              (unsigned long long)st.pipe_recv);
     if (strcmp(a->expect, "pipe") == 0 && (st.cma_recv != 0 || st.cma_enabled))
         FAIL(&c, "expected no CMA, got %llu CMA receives", (unsigned long long)st.cma_recv);
-    printf("rank %d: %llu eager, %llu rndv sent, %llu cma + %llu pipelined received, "
+    if (strcmp(a->expect, "split") == 0 && (st.split_recv == 0 || st.cma_fallbacks != 0))
+        FAIL(&c, "expected split single copies, got %llu (%llu fallbacks)",
+             (unsigned long long)st.split_recv, (unsigned long long)st.cma_fallbacks);
+    if (strcmp(a->expect, "splitfail") == 0 && (st.split_recv != 0 || st.cma_fallbacks == 0))
+        FAIL(&c, "expected every split to fall back, got %llu split, %llu fallbacks",
+             (unsigned long long)st.split_recv, (unsigned long long)st.cma_fallbacks);
+    printf("rank %d: %llu eager, %llu rndv sent, %llu cma (%llu split) + %llu pipelined received, "
            "%llu chunks, %llu again, oversubscribed %d, segment %llu KiB\n",
            rank, (unsigned long long)st.eager_sent, (unsigned long long)st.rndv_sent,
-           (unsigned long long)st.cma_recv, (unsigned long long)st.pipe_recv,
+           (unsigned long long)st.cma_recv, (unsigned long long)st.split_recv,
+           (unsigned long long)st.pipe_recv,
            (unsigned long long)st.chunks_sent, (unsigned long long)st.again, st.oversubscribed,
            (unsigned long long)st.seg_bytes / 1024);
     c.tp->ops->finalize(c.tp);

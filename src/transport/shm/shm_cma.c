@@ -30,14 +30,15 @@ void shm_cma_allow_peers(void)
 #endif
 }
 
-int shm_cma_read(pid_t pid, void *local, uint64_t remote, size_t len)
+static int cma_copy(pid_t pid, void *local, uint64_t remote, size_t len, int write)
 {
     char *dst = local;
     while (len > 0) {
         size_t n = len < CMA_MAX_IOV ? len : CMA_MAX_IOV;
         struct iovec l = { dst, n };
         struct iovec r = { (void *)(uintptr_t)remote, n };
-        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        ssize_t got = write ? process_vm_writev(pid, &l, 1, &r, 1, 0)
+                            : process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (got < 0) {
             if (errno == EINTR)
                 continue;
@@ -50,6 +51,16 @@ int shm_cma_read(pid_t pid, void *local, uint64_t remote, size_t len)
         len -= (size_t)got;
     }
     return 0;
+}
+
+int shm_cma_read(pid_t pid, void *local, uint64_t remote, size_t len)
+{
+    return cma_copy(pid, local, remote, len, 0);
+}
+
+int shm_cma_write(pid_t pid, const void *local, uint64_t remote, size_t len)
+{
+    return cma_copy(pid, (void *)(uintptr_t)local, remote, len, 1);
 }
 
 int shm_cma_probe(pid_t pid, uint64_t addr, uint64_t cookie)

@@ -26,6 +26,10 @@ void shm_cma_allow_peers(void);
  * a negative errno (-EPERM, -ENOSYS, -ESRCH, -EFAULT, ...). */
 int shm_cma_read(pid_t pid, void *local, uint64_t remote, size_t len);
 
+/* Writes `len` bytes from `local` to `remote` in process `pid` (the split
+ * single copy: the sender writes part of the receiver's buffer). */
+int shm_cma_write(pid_t pid, const void *local, uint64_t remote, size_t len);
+
 /* Whether reading 8 bytes at `addr` in `pid` yields `cookie`: 0 yes, else a
  * negative errno (-EIO when the bytes differ, e.g. another pid namespace). */
 int shm_cma_probe(pid_t pid, uint64_t addr, uint64_t cookie);

@@ -37,7 +37,8 @@
 #define SHM_RING_CTL 128u /* two lines: adjacent-line prefetch must not pair it with a cell */
 
 /* Cell types; SKIP is internal to the ring. */
-enum { SHM_T_SKIP = 1, SHM_T_MSG, SHM_T_RTS, SHM_T_CTS, SHM_T_CHUNK, SHM_T_FIN, SHM_T_TEST };
+enum { SHM_T_SKIP = 1, SHM_T_MSG, SHM_T_RTS, SHM_T_CTS, SHM_T_CHUNK, SHM_T_FIN, SHM_T_TEST,
+       SHM_T_WROTE };
 
 typedef struct shm_cell {
     _Alignas(64) _Atomic uint32_t seq; /* absolute position of this message; written last */

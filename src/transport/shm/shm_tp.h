@@ -39,6 +39,9 @@ struct locus_tp_rndv {
     unsigned char *buf;
     uint64_t want, got;
     uint64_t pipe_ns;    /* pipelined: the time its chunks took to come (shm_path.h) */
+    uint64_t split;      /* split single copy: the sender writes [0, split) */
+    uint64_t split_t0;
+    int halves;          /* SHM_HALF_* seen so far */
     void *ctx;
     struct locus_tp_rndv *next; /* on the owed-control list */
 };
@@ -52,7 +55,8 @@ typedef struct shm_sreq {
     const unsigned char *buf;
     uint64_t len, want, sent;
     void *ctx;
-    struct shm_sreq *next; /* on the active (pipelining) list */
+    int wrote;           /* split single copy: 0 or the -errno of its write */
+    struct shm_sreq *next; /* on the active (pipelining) list, or owing WROTE */
 } shm_sreq_t;
 
 typedef struct {
@@ -105,11 +109,16 @@ typedef struct {
     tp_ids_t rids, sids;           /* request ids (../tp_ids.h) */
     locus_tp_rndv_t *owed;         /* receives owing a CTS or FIN */
     shm_sreq_t *active;            /* sends pipelining their data */
+    shm_sreq_t *owe_wrote;         /* sends whose WROTE found the ring full */
     shm_stats_t stats;
 } shm_tp_t;
 
 enum { SHM_SC_NONE, SHM_SC_AUTO, SHM_SC_CMA };
-enum { SHM_R_ARRIVED, SHM_R_OWE_CTS, SHM_R_DATA, SHM_R_OWE_FIN };
+enum { SHM_R_ARRIVED, SHM_R_OWE_CTS, SHM_R_DATA, SHM_R_OWE_FIN, SHM_R_OWE_SPLIT, SHM_R_SPLIT };
+/* Split single copy, halves accounted for: read by me, written by the
+ * sender, or failed (then the whole message is pipelined instead). */
+enum { SHM_HALF_MINE = 1, SHM_HALF_THEIRS = 2, SHM_HALF_MINE_FAILED = 4,
+       SHM_HALF_THEIRS_FAILED = 8 };
 
 extern const locus_tp_ops_t shm_tp_ops;
 
