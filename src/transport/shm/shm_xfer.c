@@ -22,9 +22,10 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
 
 /* Split single copy: from this size, when each rank has its core, the
  * receiver reads the second half while the sender writes the first, two
- * cores copying at once (measured on the 2-vCPU VM: 25-26 GB/s against
- * 12 for one process_vm_readv at 1-4 MiB). */
-#define SPLIT_MIN (512u << 10)
+ * cores copying at once (measured on the 2-vCPU VM with osu_bw: 9-13.5,
+ * 15-18, 20-21 and 21-23 GB/s at 64 KiB, 128 KiB, 256 KiB and 1 MiB
+ * against 10-13 for one process_vm_readv). */
+#define SPLIT_MIN (64u << 10)
 
 static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
                      const void *data, size_t len, void *ctx)
