@@ -75,6 +75,7 @@ typedef struct {
     uint32_t outstanding;          /* large messages in flight with it */
     int stalled;                   /* a send to it got AGAIN */
     int cma;                       /* CMA from it works */
+    int no_split;                  /* its write into my buffer failed: no more splits */
     shm_path_t path;               /* which large-message path is faster */
     uint64_t pipe_mark;            /* last chunk from it, or the CTS that began a busy stretch */
     uint32_t pipe_active;          /* pipelined receives from it waiting for data */

@@ -262,7 +262,8 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     p->outstanding++;
     r->pipe_ns = 0;
     if (cma_wanted(tp, p, r->want)) {
-        if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && r->want >= SPLIT_MIN)
+        if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && r->want >= SPLIT_MIN &&
+            !p->no_split)
             return split_start(tp, p, r);
         uint64_t t0 = shm_now_ns();
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
@@ -484,6 +485,8 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
             (r->halves & (SHM_HALF_THEIRS | SHM_HALF_THEIRS_FAILED)))
             return -EPROTO;
         r->halves |= status == 0 ? SHM_HALF_THEIRS : SHM_HALF_THEIRS_FAILED;
+        if (status != 0)
+            p->no_split = 1; /* plain CMA reads from now on */
         split_check(tp, r);
         return 0;
     }
