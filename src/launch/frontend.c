@@ -37,11 +37,11 @@ void fe_fail(fe_t *fe, int status, const char *fmt, ...)
     fflush(stderr);
 }
 
-/* The user's own value for a variable the plan may also set: the last
+/* The user's own value for an OpenMP variable the plan also sets: the last
  * -x VAR=VAL, else this environment's value (also what -x VAR passes on).
- * An explicit choice (a thread count, OMP placement, the interfaces in
- * LOCUS_NET_IFACES) must not be silently replaced by the plan's default. */
-static const char *user_value(const launch_opts_t *o, const char *name, size_t n)
+ * An explicit choice of thread count or placement must not be silently
+ * replaced by the --cpus-per-rank default. */
+static const char *user_omp_value(const launch_opts_t *o, const char *name, size_t n)
 {
     for (int i = o->nexports - 1; i >= 0; i--) {
         const char *x = o->exports[i];
@@ -54,9 +54,8 @@ static const char *user_value(const launch_opts_t *o, const char *name, size_t n
     return NULL;
 }
 
-/* uenv for every variable the user exported with -x and every OMP_* and
- * LOCUS_* one set here: the proxy lets them win over the plan's values. */
-static void queue_user_env(fe_t *fe, ctl_outq_t *q)
+/* uenv for every OMP_* variable the user set (environment or -x). */
+static void queue_user_omp(fe_t *fe, ctl_outq_t *q)
 {
     const launch_opts_t *o = fe->o;
     int nsrc = o->nexports;
@@ -66,8 +65,7 @@ static void queue_user_env(fe_t *fe, ctl_outq_t *q)
     for (int i = 0; i < nsrc + count; i++) {
         const char *w = i < nsrc ? o->exports[i] : environ[i - nsrc];
         size_t n = strcspn(w, "=");
-        if ((i >= nsrc && strncmp(w, "OMP_", 4) != 0 && strncmp(w, "LOCUS_", 6) != 0) ||
-            n > 64)
+        if (strncmp(w, "OMP_", 4) != 0 || n > 64)
             continue;
         /* Send each name once: at its first mention in that order. */
         int seen = 0;
@@ -75,7 +73,7 @@ static void queue_user_env(fe_t *fe, ctl_outq_t *q)
             const char *p = j < nsrc ? o->exports[j] : environ[j - nsrc];
             seen = strncmp(p, w, n) == 0 && (p[n] == '=' || p[n] == '\0');
         }
-        const char *val = seen ? NULL : user_value(o, w, n);
+        const char *val = seen ? NULL : user_omp_value(o, w, n);
         if (val == NULL)
             continue;
         char kv[4096];
@@ -136,7 +134,7 @@ static void queue_job(fe_t *fe, fe_link_t *l)
             free(kv);
         }
     }
-    queue_user_env(fe, q);
+    queue_user_omp(fe, q);
     for (int i = 0; i < o->place_argc; i++)
         ctl_queuel(q, "place", o->place_argv[i], (char *)NULL);
     if (o->report_bindings)

@@ -16,14 +16,28 @@ static void note(proxy_t *px, const char *line)
     ctl_sendl(px->ctl_out, "note", line, (char *)NULL);
 }
 
-/* The user's value for a variable the plan sets, NULL when none. */
+static const char *value_in(char *const *kv, int n, const char *name, size_t len)
+{
+    for (int i = n - 1; i >= 0; i--)
+        if (strncmp(kv[i], name, len) == 0 && kv[i][len] == '=')
+            return kv[i] + len + 1;
+    return NULL;
+}
+
+/* The user's value for a variable the plan sets, NULL when none: an
+ * OpenMP variable from locusrun's environment (uenv), the last -x VAR=VAL
+ * (env), or a LOCUS_* tunable set where locusrun runs (applied to this
+ * proxy's environment by the tun message). An explicit choice (a thread
+ * count, the interfaces in LOCUS_NET_IFACES) is never silently replaced. */
 static const char *user_value(const proxy_t *px, const char *name)
 {
     size_t n = strlen(name);
-    for (int i = px->nuenv - 1; i >= 0; i--)
-        if (strncmp(px->uenv[i], name, n) == 0 && px->uenv[i][n] == '=')
-            return px->uenv[i] + n + 1;
-    return NULL;
+    const char *v = value_in(px->uenv, px->nuenv, name, n);
+    if (!v)
+        v = value_in(px->env, px->nenv, name, n);
+    if (!v && strncmp(name, "LOCUS_", 6) == 0)
+        v = getenv(name);
+    return v;
 }
 
 static int *copy_ints(const int *v, int n)

@@ -195,3 +195,54 @@ void harness_set_jobid(const char *prefix)
     snprintf(buf, sizeof buf, "%s%ld", prefix, (long)getpid());
     setenv("LOCUS_JOBID", buf, 1);
 }
+
+/* ---- message contents ---- */
+
+uint64_t harness_rng(uint64_t *s)
+{
+    uint64_t x = (*s += 0x9e3779b97f4a7c15ull);
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t word_at(uint64_t seed, size_t i)
+{
+    return (seed * 0x9e3779b97f4a7c15ull + 1) + (uint64_t)i * 0xff51afd7ed558ccdull;
+}
+
+/* Byte i is byte i%8 of word_at(seed, i - i%8), whatever the length, so
+ * a truncated receive is checked against the same pattern. */
+void harness_fill(unsigned char *b, size_t len, uint64_t seed)
+{
+    size_t i = 0;
+    for (; i + 8 <= len; i += 8) {
+        uint64_t v = word_at(seed, i);
+        memcpy(b + i, &v, 8);
+    }
+    if (i < len) {
+        uint64_t v = word_at(seed, i);
+        memcpy(b + i, &v, len - i);
+    }
+}
+
+size_t harness_check(const unsigned char *b, size_t len, uint64_t seed)
+{
+    for (size_t i = 0; i < len; i += 8) {
+        uint64_t v = word_at(seed, i);
+        size_t k = len - i < 8 ? len - i : 8;
+        if (memcmp(b + i, &v, k) != 0)
+            for (size_t j = 0; j < k; j++)
+                if (b[i + j] != ((unsigned char *)&v)[j])
+                    return i + j;
+    }
+    return SIZE_MAX;
+}
+
+uint64_t harness_sum(const unsigned char *b, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}

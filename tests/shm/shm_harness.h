@@ -10,6 +10,8 @@
 #include "locus_transport.h"
 
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #define HARNESS_MAX_PROCS 16
 #define HARNESS_MAX_KEYS 256
@@ -66,5 +68,14 @@ int harness_shm_leftovers(void);
 
 /* Sets LOCUS_JOBID to a name unique to this test run ("t<pid>"). */
 void harness_set_jobid(const char *prefix);
+
+/* Message contents for the transport tests: a random stream, bytes that
+ * depend on a seed (src, dst, seq), and a checksum. Byte i of a message is
+ * the same whatever its length, so a truncated receive checks against the
+ * same pattern; harness_check returns the first bad offset, or SIZE_MAX. */
+uint64_t harness_rng(uint64_t *s);
+void harness_fill(unsigned char *b, size_t len, uint64_t seed);
+size_t harness_check(const unsigned char *b, size_t len, uint64_t seed);
+uint64_t harness_sum(const unsigned char *b, size_t len);
 
 #endif

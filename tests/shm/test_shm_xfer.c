@@ -49,62 +49,6 @@ typedef struct {
     uint64_t rng;
 } core_t;
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t x = (*s += 0x9e3779b97f4a7c15ull);
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-/* Content of message (src, dst, seq): byte i depends on all four. */
-static void pattern_fill(unsigned char *b, size_t len, uint64_t seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t v = x + i * 0xff51afd7ed558ccdull;
-        memcpy(b + i, &v, 8);
-    }
-    for (; i < len; i++)
-        b[i] = (unsigned char)(x >> (i % 8 * 8)) ^ (unsigned char)i;
-}
-
-/* Checks the first `len` bytes of a message of `full` bytes. */
-static size_t pattern_check(const unsigned char *b, size_t len, size_t full, uint64_t seed)
-{
-    uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t v = x + i * 0xff51afd7ed558ccdull, w;
-        memcpy(&w, b + i, 8);
-        if (v != w)
-            return i;
-    }
-    if (i + 8 <= full) { /* truncated inside the word-filled part */
-        uint64_t v = x + i * 0xff51afd7ed558ccdull;
-        return memcmp(b + i, &v, len - i) == 0 ? SIZE_MAX : i;
-    }
-    for (; i < len; i++)
-        if (b[i] != ((unsigned char)(x >> (i % 8 * 8)) ^ (unsigned char)i))
-            return i;
-    return SIZE_MAX;
-}
-
-static uint64_t checksum(const unsigned char *b, size_t len)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t i = 0;
-    for (; i + 8 <= len; i += 8) {
-        uint64_t w;
-        memcpy(&w, b + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
-    }
-    for (; i < len; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
 static uint64_t seed_of(int src, int dst, uint32_t seq)
 {
     return ((uint64_t)src << 48) ^ ((uint64_t)dst << 32) ^ seq;
@@ -145,10 +89,10 @@ static int accept_hdr(core_t *c, int src, const void *hdr, size_t hdrlen, size_t
 static void verify(core_t *c, int src, const msg_hdr_t *h, const unsigned char *data, size_t len)
 {
     uint64_t seed = seed_of(src, c->rank, h->seq);
-    size_t bad = pattern_check(data, len, h->len, seed);
+    size_t bad = harness_check(data, len, seed);
     if (bad != SIZE_MAX)
         FAIL(c, "from %d seq %u: content differs at byte %zu of %zu", src, h->seq, bad, len);
-    if (len == h->len && checksum(data, len) != h->sum)
+    if (len == h->len && harness_sum(data, len) != h->sum)
         FAIL(c, "from %d seq %u: checksum mismatch", src, h->seq);
 }
 
@@ -180,7 +124,7 @@ static void up_rndv_arrived(void *core, int src, const void *hdr, size_t hdrlen,
     }
     r->src = src;
     r->rndv = rndv;
-    uint64_t x = rng_next(&c->rng);
+    uint64_t x = harness_rng(&c->rng);
     r->want = x % 8 == 0 ? len / 3 : len; /* some receives truncate */
     r->buf = malloc(r->want ? r->want : 1);
     c->recv_open++;
@@ -222,7 +166,7 @@ static int progress(core_t *c)
         return -1;
     }
     /* Post deferred receives now and then, in any order. */
-    if (c->deferred && rng_next(&c->rng) % 4 == 0) {
+    if (c->deferred && harness_rng(&c->rng) % 4 == 0) {
         recv_t *r = c->deferred;
         c->deferred = r->next;
         post(c, r);
@@ -257,7 +201,7 @@ typedef struct {
 
 static size_t pick_size(uint64_t *rng, size_t max)
 {
-    uint64_t x = rng_next(rng);
+    uint64_t x = harness_rng(rng);
     switch (x % 4) {
     case 0: case 1: return (x >> 8) % 257;                    /* small, eager */
     case 2: return (x >> 8) % (64 * 1024 + 1) % (max + 1);    /* around the eager limit */
@@ -307,12 +251,12 @@ static int run_rank(harness_t *hs, int rank, void *arg)
             if (progress(&c) < 0)
                 return 1;
         }
-        int dst = (int)(rng_next(&c.rng) % (uint64_t)(hs->nprocs - 1));
+        int dst = (int)(harness_rng(&c.rng) % (uint64_t)(hs->nprocs - 1));
         if (dst >= rank)
             dst++;
         msg_hdr_t h = { MAGIC, 0, sent_to[dst]++, 0, pick_size(&c.rng, a->max), 0 };
-        pattern_fill(bufs[slot], h.len, seed_of(rank, dst, h.seq));
-        h.sum = checksum(bufs[slot], h.len);
+        harness_fill(bufs[slot], h.len, seed_of(rank, dst, h.seq));
+        h.sum = harness_sum(bufs[slot], h.len);
         if (send_msg(&c, dst, &h, bufs[slot], &c.send_busy[slot]) < 0)
             break;
         if (progress(&c) < 0)

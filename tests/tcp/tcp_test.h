@@ -1,22 +1,14 @@
 /*
  * tcp_test.h — helpers shared by the tcp transport tests (built on the shm
- * tests' fork/kvs harness): message contents that depend on (src, dst,
- * seq), a checksum, and putting a rank into a network namespace with its
- * own LOCUS_NET_IFACES.
+ * tests' fork/kvs harness, which also makes the message contents): the
+ * clock, and putting a rank into a network namespace with its own
+ * LOCUS_NET_IFACES.
  */
 #ifndef TCP_TEST_H
 #define TCP_TEST_H
 
 #include <stddef.h>
 #include <stdint.h>
-
-uint64_t tt_rng(uint64_t *s);
-
-/* Fills / checks len bytes of the message with this seed. tt_check returns
- * the first bad offset, or SIZE_MAX when all bytes are right. */
-void tt_fill(unsigned char *b, size_t len, uint64_t seed);
-size_t tt_check(const unsigned char *b, size_t len, uint64_t seed);
-uint64_t tt_sum(const unsigned char *b, size_t len);
 
 /* Seconds on the monotonic clock. */
 double tt_now(void);

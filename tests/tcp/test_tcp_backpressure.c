@@ -37,7 +37,7 @@ static void b_deliver(void *core, int src, const void *hdr, size_t hdrlen, const
     (void)src;
     memcpy(&seq, hdr, sizeof seq);
     c->bad += hdrlen != sizeof seq || seq != c->next || len != LEN ||
-              tt_check(data, len, seq) != SIZE_MAX;
+              harness_check(data, len, seq) != SIZE_MAX;
     c->next = seq + 1;
 }
 
@@ -90,7 +90,7 @@ static int bp_rank(harness_t *h, int rank, void *arg)
         long accepted_before_again = -1, refused = 0;
         double t0 = tt_now(), first_again = 0;
         for (uint32_t i = 0; i < MSGS && tt_now() - t0 < 90;) {
-            tt_fill(buf, LEN, i);
+            harness_fill(buf, LEN, i);
             int rc = c.tp->ops->send(c.tp, 1, &i, sizeof i, buf, LEN, NULL);
             if (rc == LOCUS_TP_AGAIN) {
                 if (accepted_before_again < 0) {

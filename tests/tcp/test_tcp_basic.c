@@ -264,7 +264,7 @@ static int limits_rank(harness_t *h, int rank, void *arg)
               "oversized header");
         CHECK(!c.tp->ops->reaches(c.tp, 0) && c.tp->ops->reaches(c.tp, 1) &&
               !c.tp->ops->reaches(c.tp, 2), "reaches");
-        tt_fill(big, sizeof big, 7);
+        harness_fill(big, sizeof big, 7);
         hdr[0] = 0;
         CHECK(send_retry(&c, 1, hdr, LOCUS_TP_HDR_MAX, big, em) == LOCUS_TP_DONE, "eager max");
         hdr[0] = 1;
@@ -284,7 +284,7 @@ static int limits_rank(harness_t *h, int rank, void *arg)
         CHECK(!c.order_errors, "order");
         c.tp->ops->rndv_recv(c.tp, c.rv[0], got, em + 1, NULL);
         pump_until(&c, &c.ndone, 1, 30);
-        CHECK(c.ndone == 1 && tt_check(got, em + 1, 7) == SIZE_MAX, "rendezvous data");
+        CHECK(c.ndone == 1 && harness_check(got, em + 1, 7) == SIZE_MAX, "rendezvous data");
         c.tp->ops->rndv_recv(c.tp, c.rv[1], got, 0, NULL); /* truncated to nothing */
         CHECK(c.ndone == 2, "0-byte receive not done at once");
         CHECK(c.tp->ops->rndv_recv(c.tp, c.rv[1], got, 0, NULL) == -EINVAL, "second rndv_recv");

@@ -97,10 +97,10 @@ static int accept_hdr(core_t *c, int src, const void *hdr, size_t hdrlen, size_t
 
 static void verify(core_t *c, int src, const msg_hdr_t *h, const unsigned char *data, size_t len)
 {
-    size_t bad = tt_check(data, len, seed_of(src, c->rank, h->seq));
+    size_t bad = harness_check(data, len, seed_of(src, c->rank, h->seq));
     if (bad != SIZE_MAX)
         FAIL(c, "from %d seq %u: content differs at byte %zu of %zu", src, h->seq, bad, len);
-    if (len == h->len && tt_sum(data, len) != h->sum)
+    if (len == h->len && harness_sum(data, len) != h->sum)
         FAIL(c, "from %d seq %u: checksum mismatch", src, h->seq);
 }
 
@@ -132,7 +132,7 @@ static void up_rndv_arrived(void *core, int src, const void *hdr, size_t hdrlen,
     }
     r->src = src;
     r->rndv = rndv;
-    uint64_t x = tt_rng(&c->rng);
+    uint64_t x = harness_rng(&c->rng);
     r->want = x % 8 == 0 ? len / 3 : len; /* some receives truncate */
     r->buf = malloc(r->want ? r->want : 1);
     c->recv_open++;
@@ -174,7 +174,7 @@ static int progress(core_t *c)
         FAIL(c, "progress: %d (%s)", rc, why ? why : "?");
         return -1;
     }
-    if (c->deferred && tt_rng(&c->rng) % 4 == 0) { /* post late receives, any order */
+    if (c->deferred && harness_rng(&c->rng) % 4 == 0) { /* post late receives, any order */
         recv_t *r = c->deferred;
         c->deferred = r->next;
         post(c, r);
@@ -208,7 +208,7 @@ static int send_msg(core_t *c, int dst, msg_hdr_t *h, const void *data, int *bus
 
 static size_t pick_size(uint64_t *rng, size_t max)
 {
-    uint64_t x = tt_rng(rng);
+    uint64_t x = harness_rng(rng);
     switch (x % 4) {
     case 0: case 1: return (x >> 8) % 257 % (max + 1);
     case 2: return (x >> 8) % (128 * 1024 + 1) % (max + 1); /* around the eager limit */
@@ -307,12 +307,12 @@ static int run_rank(harness_t *hs, int rank, void *arg)
             if (progress(&c) < 0)
                 return 1;
         }
-        int dst = (int)(tt_rng(&c.rng) % (uint64_t)(hs->nprocs - 1));
+        int dst = (int)(harness_rng(&c.rng) % (uint64_t)(hs->nprocs - 1));
         if (dst >= rank)
             dst++;
         msg_hdr_t h = { MAGIC, 0, sent_to[dst]++, 0, pick_size(&c.rng, a->max), 0 };
-        tt_fill(bufs[slot], h.len, seed_of(rank, dst, h.seq));
-        h.sum = tt_sum(bufs[slot], h.len);
+        harness_fill(bufs[slot], h.len, seed_of(rank, dst, h.seq));
+        h.sum = harness_sum(bufs[slot], h.len);
         tcp_tp_stats(c.tp, &st);
         if (h.len > st.eager_max)
             c.rndv_bytes += h.len;

@@ -128,6 +128,13 @@ static int owed_push(shm_tp_t *tp, locus_tp_rndv_t *r)
     return 1;
 }
 
+/* Whether the path to p is chosen by measurement (auto, a core per rank,
+ * CMA possible): only then are large transfers timed (shm_path.h). */
+static int path_measured(const shm_tp_t *tp, const shm_peer_t *p)
+{
+    return tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && p->cma;
+}
+
 /* After the owed message went out: wait for data, or finish. */
 static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
 {
@@ -136,7 +143,7 @@ static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
     } else if (r->state == SHM_R_OWE_CTS && r->want > 0) {
         r->state = SHM_R_DATA;
         shm_peer_t *p = &tp->peers[r->peer];
-        if (p->pipe_active++ == 0)
+        if (path_measured(tp, p) && p->pipe_active++ == 0)
             p->pipe_mark = shm_now_ns();
     } else {
         rndv_complete(tp, r);
@@ -265,14 +272,16 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
         if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && r->want >= SPLIT_MIN &&
             !p->no_split)
             return split_start(tp, p, r);
-        uint64_t t0 = shm_now_ns();
+        int measured = path_measured(tp, p);
+        uint64_t t0 = measured ? shm_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
         if (rc == -ECONNRESET)
             return rc;
         if (rc == 0) {
             r->state = SHM_R_OWE_FIN;
             tp->stats.cma_recv++;
-            shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
+            if (measured)
+                shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
         } else {
             tp->stats.cma_fallbacks++;
         }
@@ -401,12 +410,9 @@ static int split_write(shm_tp_t *tp, shm_peer_t *p, shm_sreq_t *s, uint64_t addr
      * it (a dead one's pid could be another process's by now). */
     s->wrote = shm_alive_check(&p->alive) == SHM_ALIVE_YES
                    ? shm_cma_write(p->pid, s->buf, addr, (size_t)at) : -ESRCH;
-    if (!wrote_push(tp, s)) {
-        s->next = NULL;
-        shm_sreq_t **pp = &tp->owe_wrote;
-        while (*pp)
-            pp = &(*pp)->next;
-        *pp = s;
+    if (!wrote_push(tp, s)) { /* any order: each WROTE names its receive */
+        s->next = tp->owe_wrote;
+        tp->owe_wrote = s;
     }
     return 0;
 }
@@ -463,16 +469,20 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
          * (of any message) or since the CTS that set it going, so that a
          * window of messages in flight shares the time instead of each
          * counting all of it; a sender that is slow to pump counts too (CMA
-         * would not have waited for it). */
-        uint64_t now = shm_now_ns();
-        r->pipe_ns += now - p->pipe_mark;
-        p->pipe_mark = now;
+         * would not have waited for it). Timed only where it decides. */
+        if (p->pipe_active) {
+            uint64_t now = shm_now_ns();
+            r->pipe_ns += now - p->pipe_mark;
+            p->pipe_mark = now;
+        }
         atomic_store_explicit(&p->pool_state[ch.chunk * 16], SHM_CHUNK_FREE, memory_order_release);
         r->got += c->len;
         if (r->got == r->want) {
             tp->stats.pipe_recv++;
-            p->pipe_active--;
-            shm_path_record(&p->path, r->want, 0, r->pipe_ns);
+            if (p->pipe_active) {
+                p->pipe_active--;
+                shm_path_record(&p->path, r->want, 0, r->pipe_ns);
+            }
             rndv_complete(tp, r);
         }
         return 0;
