@@ -1,5 +1,6 @@
 /* Kernels of the IMB-style benchmarks: one timed loop each (see imb.h). */
 #include <stddef.h>
+#include <stdlib.h>
 #include <strings.h>
 
 #include "imb.h"
@@ -114,6 +115,41 @@ static double k_allgather(const imb_ctx_t *c, long size, long iters)
     return MPI_Wtime() - t0;
 }
 
+/* IMB's Reduce_scatter: `size` bytes of floats reduced, rank i keeping
+ * block i (the first size%np ranks one element more). */
+static double k_reduce_scatter(const imb_ctx_t *c, long size, long iters)
+{
+    int n = (int)(size / 4), *counts = malloc(sizeof *counts * (size_t)c->np);
+    if (!counts)
+        MPI_Abort(c->comm, 1);
+    for (int i = 0; i < c->np; i++)
+        counts[i] = n / c->np + (i < n % c->np);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Reduce_scatter(c->sbuf, c->rbuf, counts, MPI_FLOAT, MPI_SUM, c->comm);
+    double t = MPI_Wtime() - t0;
+    free(counts);
+    return t;
+}
+
+static double k_gather(const imb_ctx_t *c, long size, long iters)
+{
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Gather(c->sbuf, (int)size, MPI_BYTE, c->rbuf, (int)size, MPI_BYTE,
+                   (int)(i % c->np), c->comm);
+    return MPI_Wtime() - t0;
+}
+
+static double k_scatter(const imb_ctx_t *c, long size, long iters)
+{
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < iters; i++)
+        MPI_Scatter(c->sbuf, (int)size, MPI_BYTE, c->rbuf, (int)size, MPI_BYTE,
+                    (int)(i % c->np), c->comm);
+    return MPI_Wtime() - t0;
+}
+
 static const imb_bench_t table[] = {
     {"PingPong", IMB_SINGLE, 1, 0.5, 1, 1, k_pingpong},
     {"PingPing", IMB_SINGLE, 1, 1.0, 1, 1, k_pingping},
@@ -123,8 +159,11 @@ static const imb_bench_t table[] = {
     {"Bcast", IMB_COLL, 1, 1.0, 0, 0, k_bcast},
     {"Allreduce", IMB_COLL, 4, 1.0, 0, 0, k_allreduce},
     {"Reduce", IMB_COLL, 4, 1.0, 0, 0, k_reduce},
+    {"Reduce_scatter", IMB_COLL, 4, 1.0, 0, 0, k_reduce_scatter},
     {"Allgather", IMB_COLL, 1, 1.0, 0, 0, k_allgather},
     {"Alltoall", IMB_COLL, 1, 1.0, 0, 0, k_alltoall},
+    {"Scatter", IMB_COLL, 1, 1.0, 0, 0, k_scatter},
+    {"Gather", IMB_COLL, 1, 1.0, 0, 0, k_gather},
 };
 
 const imb_bench_t *imb_benches(int *count)

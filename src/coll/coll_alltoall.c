@@ -37,7 +37,7 @@ void coll_build_alltoallw(locus_coll_sched_t *s, const void *sbuf, const size_t 
                           locus_dtype_t *const *rdts, size_t bytes_per_peer,
                           locus_coll_comm_t *c)
 {
-    int p = c->size, r = c->rank;
+    int p = c->size, r = c->rank, copy_own = sbuf != LOCUS_COLL_IN_PLACE;
     size_t *pc = NULL;
     ptrdiff_t *pd = NULL;
     locus_dtype_t **pt = NULL;
@@ -58,10 +58,12 @@ void coll_build_alltoallw(locus_coll_sched_t *s, const void *sbuf, const size_t 
         scounts = pc;
         sdispls = pd;
         sdts = pt;
-    } else {
+    }
+    /* My own block is copied once the first messages are posted, so the
+     * copy overlaps their transfer. */
+    if (copy_own && p == 1)
         coll_copy(s, (const char *)sbuf + sdispls[r], scounts[r], sdts[r],
                   (char *)rbuf + rdispls[r], rcounts[r], rdts[r]);
-    }
     if (p > 1) {
         coll_state_t *st = coll_state(c);
         if (!st) {
@@ -78,6 +80,9 @@ void coll_build_alltoallw(locus_coll_sched_t *s, const void *sbuf, const size_t 
             int src = alg == ALG_PAIRWISE && pow2 ? r ^ i : (r - i + p) % p;
             coll_recv(s, c, (char *)rbuf + rdispls[src], rcounts[src], rdts[src], src, tag);
             coll_send(s, c, (const char *)sbuf + sdispls[dst], scounts[dst], sdts[dst], dst, tag);
+            if (copy_own && i == 1)
+                coll_copy(s, (const char *)sbuf + sdispls[r], scounts[r], sdts[r],
+                          (char *)rbuf + rdispls[r], rcounts[r], rdts[r]);
             if (alg == ALG_PAIRWISE)
                 coll_fence(s);
         }

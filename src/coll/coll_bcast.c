@@ -195,8 +195,11 @@ void coll_build_bcast(locus_coll_sched_t *s, void *buf, size_t count, locus_dtyp
             coll_build_bcast(s, buf, count, dt, 0, st->node_comm);
         return;
     }
+    /* Streaming through the segment copies every byte twice: on two ranks
+     * one message (single copy or pipelined) does better past a slot. */
+    size_t stream_max = c->size == 2 && st->bcast == ALG_AUTO ? 0 : st->shm_bcast_max;
     if (s->blocking && (st->bcast == ALG_SHM || st->bcast == ALG_AUTO) &&
-        coll_shm_usable(c, st, st->bcast, n, st->shm_bcast_max)) {
+        coll_shm_usable(c, st, st->bcast, n, stream_max)) {
         coll_call(s, &(coll_step_t){ .comm = c, .dst = buf, .count = count, .dt = dt,
                                      .root = root, .call = shm_bcast_call });
         return;

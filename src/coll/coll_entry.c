@@ -14,8 +14,8 @@ static locus_coll_sched_t *blocking_get(locus_coll_comm_t *c, int *owned)
     coll_state_t *st = coll_state(c);
     *owned = 0;
     if (st && !st->blocking_busy) {
-        if (!st->blocking)
-            st->blocking = coll_sched_new(1);
+        if (!st->blocking && (st->blocking = coll_sched_new(1)))
+            st->blocking->keep_scratch = 1;
         if (st->blocking) {
             st->blocking_busy = 1;
             return st->blocking;

@@ -168,8 +168,37 @@ static int tree_wanted(locus_coll_comm_t *c, size_t nb)
     return alg == ALG_BINOMIAL;
 }
 
-/* Gather (gathering) or scatter of equal blocks: the binomial tree for
- * small blocks, else the v form with uniform counts. */
+static int shm_gather_call(const coll_step_t *st)
+{
+    return coll_shm_gather(st->src, st->count, st->dt, st->dst, st->count2, st->dt2, st->root,
+                           st->comm);
+}
+
+static int shm_scatter_call(const coll_step_t *st)
+{
+    return coll_shm_scatter(st->src, st->count, st->dt, st->dst, st->count2, st->dt2, st->root,
+                            st->comm);
+}
+
+/* The shared-segment path for blocks of nb bytes (alg: the variable's choice). */
+static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, int alg, size_t nb,
+                      coll_call_fn call, const void *sbuf, size_t scount, locus_dtype_t *sdt,
+                      void *rbuf, size_t rcount, locus_dtype_t *rdt, int root)
+{
+    coll_state_t *st = coll_state(c);
+    if (!s->blocking || !st || !(alg == ALG_SHM || alg == ALG_AUTO) ||
+        (alg == ALG_AUTO && c->size == 2 && nb < COLL_SHM_PAIR_MIN) ||
+        !coll_shm_usable(c, st, alg, nb, 0))
+        return 0;
+    coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
+                                 .dst = rbuf, .count2 = rcount, .dt2 = rdt, .root = root,
+                                 .call = call });
+    return 1;
+}
+
+/* Gather (gathering) or scatter of equal blocks: through the shared
+ * segment on a node, the binomial tree for small blocks, else the v form
+ * with uniform counts. */
 static void rooted_uniform(locus_coll_sched_t *s, int gathering, const void *sbuf,
                            size_t scount, locus_dtype_t *sdt, void *rbuf, size_t rcount,
                            locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
@@ -177,6 +206,12 @@ static void rooted_uniform(locus_coll_sched_t *s, int gathering, const void *sbu
     /* The root's side of a gather is the receive side, of a scatter the send side. */
     int recv_side = (c->rank == root) == gathering;
     size_t nb = recv_side ? rcount * locus_dtype_size(rdt) : scount * locus_dtype_size(sdt);
+    if (nb == 0)
+        return;   /* blocks are alike on every rank: no data anywhere */
+    coll_state_t *st = coll_state(c);
+    if (st && shm_blocks(s, c, st->gather, nb, gathering ? shm_gather_call : shm_scatter_call,
+                         sbuf, scount, sdt, rbuf, rcount, rdt, root))
+        return;
     if (tree_wanted(c, nb)) {
         if (gathering)
             gather_binomial(s, sbuf, scount, sdt, rbuf, rcount, rdt, root, c);
@@ -213,30 +248,65 @@ void coll_build_scatter(locus_coll_sched_t *s, const void *sbuf, size_t scount,
 
 /* ---- allgather ---- */
 
+/* My own block where the caller has it: the user's send buffer, or NULL
+ * when it is in rbuf already (in place). */
+typedef struct {
+    const void *buf;
+    size_t count;
+    locus_dtype_t *dt;
+} own_block_t;
+
+/*
+ * A round whose outgoing data is my own block only. With the block still
+ * in the user's send buffer, it goes from there and its copy into rbuf
+ * runs while the peers move data, instead of before everything.
+ */
+static void round_own(locus_coll_sched_t *s, locus_coll_comm_t *c, const own_block_t *own,
+                      void *mine, size_t mcount, locus_dtype_t *rdt, int dst, void *in,
+                      size_t icount, int src, int tag)
+{
+    if (!own->buf) {
+        coll_sendrecv(s, c, mine, mcount, rdt, dst, in, icount, rdt, src, tag);
+        return;
+    }
+    coll_recv(s, c, in, icount, rdt, src, tag);
+    coll_send(s, c, own->buf, own->count, own->dt, dst, tag);
+    coll_copy(s, own->buf, own->count, own->dt, mine, mcount, rdt);
+    coll_fence(s);
+}
+
 /* Ring over arbitrary counts/displacements (allgatherv and large data). */
-static void allgather_ring(locus_coll_sched_t *s, void *rbuf, const size_t *rcounts,
-                           const ptrdiff_t *displs, locus_dtype_t *rdt, locus_coll_comm_t *c)
+static void allgather_ring(locus_coll_sched_t *s, const own_block_t *own, void *rbuf,
+                           const size_t *rcounts, const ptrdiff_t *displs, locus_dtype_t *rdt,
+                           locus_coll_comm_t *c)
 {
     int p = c->size, r = c->rank, tag = coll_tag(c);
     int right = (r + 1) % p, left = (r - 1 + p) % p;
     for (int k = 0; k < p - 1; k++) {
         int sb = (r - k + p) % p, rb = (r - k - 1 + p) % p;
-        coll_sendrecv(s, c, coll_at(rbuf, rdt, displs[sb]), rcounts[sb], rdt, right,
-                      coll_at(rbuf, rdt, displs[rb]), rcounts[rb], rdt, left, tag);
+        if (k == 0)
+            round_own(s, c, own, coll_at(rbuf, rdt, displs[sb]), rcounts[sb], rdt, right,
+                      coll_at(rbuf, rdt, displs[rb]), rcounts[rb], left, tag);
+        else
+            coll_sendrecv(s, c, coll_at(rbuf, rdt, displs[sb]), rcounts[sb], rdt, right,
+                          coll_at(rbuf, rdt, displs[rb]), rcounts[rb], rdt, left, tag);
     }
 }
 
 /* Recursive doubling on a power-of-two size: blocks of my group double. */
-static void allgather_recdbl(locus_coll_sched_t *s, void *rbuf, size_t rcount,
-                             locus_dtype_t *rdt, locus_coll_comm_t *c)
+static void allgather_recdbl(locus_coll_sched_t *s, const own_block_t *own, void *rbuf,
+                             size_t rcount, locus_dtype_t *rdt, locus_coll_comm_t *c)
 {
     int r = c->rank, tag = coll_tag(c);
     for (int mask = 1; mask < c->size; mask <<= 1) {
         int peer = r ^ mask, mine = r & ~(mask - 1), theirs = peer & ~(mask - 1);
         size_t n = (size_t)mask * rcount;
-        coll_sendrecv(s, c, coll_at(rbuf, rdt, (ptrdiff_t)mine * (ptrdiff_t)rcount), n, rdt, peer,
-                      coll_at(rbuf, rdt, (ptrdiff_t)theirs * (ptrdiff_t)rcount), n, rdt, peer,
-                      tag);
+        char *at = coll_at(rbuf, rdt, (ptrdiff_t)mine * (ptrdiff_t)rcount);
+        char *in = coll_at(rbuf, rdt, (ptrdiff_t)theirs * (ptrdiff_t)rcount);
+        if (mask == 1)
+            round_own(s, c, own, at, n, rdt, peer, in, n, peer, tag);
+        else
+            coll_sendrecv(s, c, at, n, rdt, peer, in, n, rdt, peer, tag);
     }
 }
 
@@ -270,7 +340,7 @@ static void allgather_hier(locus_coll_sched_t *s, void *rbuf, size_t rcount, loc
                       bytes_type(), 0, st->node_comm);
     coll_fence(s);
     if (leader) {
-        allgather_ring(s, all, cnt, displs, bytes_type(), st->leader_comm);
+        allgather_ring(s, &(own_block_t){ 0 }, all, cnt, displs, bytes_type(), st->leader_comm);
         for (int r = 0; r < p; r++)
             coll_copy(s, all + displs[st->node_of[r]] + (size_t)st->node_rank_of[r] * nb, nb,
                       bytes_type(), coll_at(rbuf, rdt, (ptrdiff_t)r * (ptrdiff_t)rcount), rcount,
@@ -285,11 +355,12 @@ void coll_build_allgatherv(locus_coll_sched_t *s, const void *sbuf, size_t scoun
                            locus_dtype_t *sdt, void *rbuf, const size_t *rcounts,
                            const ptrdiff_t *displs, locus_dtype_t *rdt, locus_coll_comm_t *c)
 {
-    if (sbuf != LOCUS_COLL_IN_PLACE)
+    own_block_t own = { sbuf == LOCUS_COLL_IN_PLACE ? NULL : sbuf, scount, sdt };
+    if (c->size > 1)
+        allgather_ring(s, &own, rbuf, rcounts, displs, rdt, c);
+    else if (own.buf)
         coll_copy(s, sbuf, scount, sdt, coll_at(rbuf, rdt, displs[c->rank]), rcounts[c->rank],
                   rdt);
-    if (c->size > 1)
-        allgather_ring(s, rbuf, rcounts, displs, rdt, c);
 }
 
 void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount,
@@ -297,32 +368,39 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
                           locus_coll_comm_t *c)
 {
     int p = c->size;
+    coll_state_t *st0 = p > 1 && rcount > 0 ? coll_state(c) : NULL;
+    if (st0 && shm_blocks(s, c, st0->allgather, rcount * locus_dtype_size(rdt), shm_gather_call,
+                          sbuf, scount, sdt, rbuf, rcount, rdt, -1))
+        return;
     char *mine = coll_at(rbuf, rdt, (ptrdiff_t)c->rank * (ptrdiff_t)rcount);
-    if (sbuf != LOCUS_COLL_IN_PLACE)
-        coll_copy(s, sbuf, scount, sdt, mine, rcount, rdt);
-    if (p == 1 || rcount == 0)
-        return;
-    coll_state_t *st = coll_state_for(s, c);
-    if (!st)
-        return;
-    size_t total = (size_t)p * rcount * locus_dtype_size(rdt);
-    int pow2 = coll_pof2(p) == p, alg = st->allgather;
-    if (alg == ALG_AUTO && coll_use_hier(c, st, s->blocking)) {
-        allgather_hier(s, rbuf, rcount, rdt, c, st);
+    own_block_t own = { sbuf == LOCUS_COLL_IN_PLACE ? NULL : sbuf, scount, sdt };
+    coll_state_t *st = p == 1 || rcount == 0 ? NULL : coll_state_for(s, c);
+    if (!st) {
+        if (own.buf)
+            coll_copy(s, sbuf, scount, sdt, mine, rcount, rdt);
         return;
     }
-    if (alg == ALG_AUTO)
+    size_t total = (size_t)p * rcount * locus_dtype_size(rdt);
+    int pow2 = coll_pof2(p) == p, alg = st->allgather;
+    int hier = alg == ALG_AUTO && coll_use_hier(c, st, s->blocking);
+    if (alg == ALG_AUTO || alg == ALG_SHM)
         alg = (pow2 && total < st->allgather_large) ? ALG_RECURSIVE_DOUBLING : ALG_RING;
     if (alg == ALG_RECURSIVE_DOUBLING && !pow2)
         alg = ALG_RING;
-    if (alg == ALG_RECURSIVE_DOUBLING) {
-        allgather_recdbl(s, rbuf, rcount, rdt, c);
-    } else if (alg == ALG_GATHER_BCAST) {
-        /* My block is in rbuf already: send it from there. */
-        coll_build_gather(s, c->rank == 0 ? LOCUS_COLL_IN_PLACE : mine, rcount, rdt, rbuf, rcount,
-                          rdt, 0, c);
-        coll_fence(s);
-        coll_build_bcast(s, rbuf, (size_t)p * rcount, rdt, 0, c);
+    if (hier || alg == ALG_GATHER_BCAST) {
+        if (own.buf)
+            coll_copy(s, sbuf, scount, sdt, mine, rcount, rdt);
+        if (hier) {
+            allgather_hier(s, rbuf, rcount, rdt, c, st);
+        } else {
+            /* My block is in rbuf already: send it from there. */
+            coll_build_gather(s, c->rank == 0 ? LOCUS_COLL_IN_PLACE : mine, rcount, rdt, rbuf,
+                              rcount, rdt, 0, c);
+            coll_fence(s);
+            coll_build_bcast(s, rbuf, (size_t)p * rcount, rdt, 0, c);
+        }
+    } else if (alg == ALG_RECURSIVE_DOUBLING) {
+        allgather_recdbl(s, &own, rbuf, rcount, rdt, c);
     } else {
         ptrdiff_t *displs;
         size_t *cnts = uniform_new(p, rcount, &displs);
@@ -330,7 +408,7 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
             s->oom = 1;
             return;
         }
-        allgather_ring(s, rbuf, cnts, displs, rdt, c);
+        allgather_ring(s, &own, rbuf, cnts, displs, rdt, c);
         free(cnts);
     }
 }

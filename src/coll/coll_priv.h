@@ -12,6 +12,9 @@
 
 /* ---- schedules ----------------------------------------------------------- */
 
+/* Scratch buffers a reused blocking schedule keeps between calls. */
+#define COLL_SPARE_BUFS 4
+
 enum {
     STEP_SEND, STEP_RECV,   /* post; completed by the next fence */
     STEP_FENCE,             /* wait for every request posted since the last fence */
@@ -46,7 +49,15 @@ struct locus_coll_sched {
     int err;                      /* first failure */
     int done;
     void **bufs;                  /* scratch owned by the schedule */
+    size_t *buflens;
     int nbufs, capbufs;
+    /* A communicator's reused blocking schedule keeps its largest scratch
+     * buffers for the next call: a fresh megabyte per call costs a page
+     * fault per page (glibc hands it back to the kernel on free). */
+    int keep_scratch;
+    void *spare[COLL_SPARE_BUFS];
+    size_t sparelen[COLL_SPARE_BUFS];
+    int nspare;
     locus_dtype_t **dts;          /* references held (nonblocking) */
     int ndts, capdts;
     locus_op_t *op;               /* reference held (nonblocking) */
@@ -215,13 +226,25 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
  * collectively). */
 int coll_shm_usable(locus_coll_comm_t *c, coll_state_t *st, int alg, size_t bytes,
                     size_t op_max);
+/* On two ranks, rooted or gathering operations below this many bytes go
+ * by message: one message costs less than the barrier's three cache-line
+ * hand-offs (2-core VM: gather of 8 B 0.37 us by message, 0.48 through
+ * the segment; from 256 B the segment wins). */
+#define COLL_SHM_PAIR_MIN 256
 int coll_shm_barrier(locus_coll_comm_t *c);
 int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c);
-/* 1 when coll_shm_allreduce can reduce dt with op: a predefined op on
+/* 1 when coll_shm_reduce can reduce dt with op: a predefined op on
  * data that is a plain array of its element kind. */
 int coll_shm_reduces(locus_dtype_t *dt, const locus_op_t *op);
-int coll_shm_allreduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
-                       locus_op_t *op, locus_coll_comm_t *c);
+/* Reduce to root, or to every rank with root < 0 (allreduce). */
+int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
+                    locus_op_t *op, int root, locus_coll_comm_t *c);
+/* Gather to root, or to every rank with root < 0 (allgather), and
+ * scatter, of blocks that fit one slot (LOCUS_COLL_SHM_MAX bytes). */
+int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
+                    size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c);
+int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
+                     size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c);
 void coll_shm_free(coll_shm_t *seg);
 
 /* ---- small helpers ------------------------------------------------------------ */

@@ -11,20 +11,25 @@
 
 /* ---- reduce_scatter ---- */
 
-/* Step k sends block r-k-1 (reduced so far) and receives block r-k-2;
- * after p-1 steps block r holds everyone's contribution. */
-static void redscat_ring(locus_coll_sched_t *s, char *acc, char *tmp, const size_t *cnts,
-                         const ptrdiff_t *disps, locus_dtype_t *dt, locus_op_t *op,
-                         locus_coll_comm_t *c)
+/*
+ * Step k sends block r-k-1 (reduced so far) and receives block r-k-2;
+ * after p-1 steps block r holds everyone's contribution. Nothing is
+ * copied: the first step sends my data from src, each received block is
+ * combined with mine in the receive buffer and goes on from there, and the
+ * last one (my block) arrives straight in rbuf.
+ */
+static void redscat_ring(locus_coll_sched_t *s, const char *src, char *rbuf, char *tmp,
+                         const size_t *cnts, const ptrdiff_t *disps, locus_dtype_t *dt,
+                         locus_op_t *op, locus_coll_comm_t *c)
 {
     int p = c->size, r = c->rank, tag = coll_tag(c);
     int right = (r + 1) % p, left = (r - 1 + p) % p;
     for (int k = 0; k < p - 1; k++) {
         int sb = (r - k - 1 + 2 * p) % p, rb = (r - k - 2 + 2 * p) % p;
-        coll_sendrecv(s, c, coll_at(acc, dt, disps[sb]), cnts[sb], dt, right,
-                      coll_at(tmp, dt, disps[rb]), cnts[rb], dt, left, tag);
-        coll_reduce_step(s, op, dt, cnts[rb], coll_at(tmp, dt, disps[rb]),
-                         coll_at(acc, dt, disps[rb]));
+        const char *out = coll_at(k == 0 ? src : tmp, dt, disps[sb]);
+        char *in = k == p - 2 ? rbuf : coll_at(tmp, dt, disps[rb]);
+        coll_sendrecv(s, c, out, cnts[sb], dt, right, in, cnts[rb], dt, left, tag);
+        coll_reduce_step(s, op, dt, cnts[rb], coll_at(src, dt, disps[rb]), in);
     }
 }
 
@@ -45,19 +50,27 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
         disps[i] = (ptrdiff_t)total;
         total += rcounts[i];
     }
+    if (total == 0 || locus_dtype_size(dt) == 0) {
+        free(disps);
+        return;   /* every rank knows all counts: nothing to reduce anywhere */
+    }
     const void *src = sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf;
     int alg = st->reduce_scatter;
     if (alg == ALG_AUTO || (alg == ALG_RING && !op->commute))
         alg = op->commute ? ALG_RING : ALG_REDUCE_SCATTERV;
+    if (alg == ALG_RING && p > 1) {
+        /* In place, my block's result overwrites the start of the input:
+         * work from a copy of it. */
+        char *in = (char *)src, *tmp = p > 2 ? coll_sched_tmp(s, dt, total) : NULL;
+        if (sbuf == LOCUS_COLL_IN_PLACE && (in = coll_sched_tmp(s, dt, total)))
+            coll_copy(s, src, total, dt, in, total, dt);
+        if (in && (tmp || p == 2))
+            redscat_ring(s, in, rbuf, tmp, rcounts, disps, dt, op, c);
+        free(disps);
+        return;
+    }
     char *acc = coll_sched_tmp(s, dt, total);
-    if (acc && alg == ALG_RING && p > 1) {
-        char *tmp = coll_sched_tmp(s, dt, total);
-        if (tmp) {
-            coll_copy(s, src, total, dt, acc, total, dt);
-            redscat_ring(s, acc, tmp, rcounts, disps, dt, op, c);
-            coll_copy(s, coll_at(acc, dt, disps[r]), rcounts[r], dt, rbuf, rcounts[r], dt);
-        }
-    } else if (acc) {
+    if (acc) {
         /* The whole reduction at rank 0, then each rank its part. */
         if (r == 0)
             coll_copy(s, src, total, dt, acc, total, dt);

@@ -142,20 +142,58 @@ void coll_call(locus_coll_sched_t *s, const coll_step_t *templ)
     }
 }
 
-static void *buf_keep(locus_coll_sched_t *s, void *p)
+/* n bytes of scratch owned by s: the smallest spare that fits, or new. */
+static void *buf_get(locus_coll_sched_t *s, size_t n)
 {
-    if (!p || grow((void **)&s->bufs, &s->capbufs, s->nbufs + 1, sizeof *s->bufs)) {
-        free(p);
+    int cap = s->capbufs;
+    if (grow((void **)&s->bufs, &cap, s->nbufs + 1, sizeof *s->bufs) ||
+        grow((void **)&s->buflens, &s->capbufs, s->nbufs + 1, sizeof *s->buflens)) {
         s->oom = 1;
         return NULL;
     }
-    s->bufs[s->nbufs++] = p;
+    int best = -1;
+    for (int i = 0; i < s->nspare; i++)
+        if (s->sparelen[i] >= n && (best < 0 || s->sparelen[i] < s->sparelen[best]))
+            best = i;
+    void *p;
+    if (best >= 0) {
+        p = s->spare[best];
+        n = s->sparelen[best];
+        s->spare[best] = s->spare[--s->nspare];
+        s->sparelen[best] = s->sparelen[s->nspare];
+    } else if (!(p = malloc(n ? n : 1))) {
+        s->oom = 1;
+        return NULL;
+    }
+    s->bufs[s->nbufs] = p;
+    s->buflens[s->nbufs++] = n;
     return p;
+}
+
+/* Back to the spares (kept schedules, the largest few) or freed. */
+static void buf_put(locus_coll_sched_t *s, void *p, size_t n)
+{
+    if (s->keep_scratch && s->nspare < COLL_SPARE_BUFS) {
+        s->spare[s->nspare] = p;
+        s->sparelen[s->nspare++] = n;
+        return;
+    }
+    int small = -1;
+    for (int i = 0; s->keep_scratch && i < s->nspare; i++)
+        if (s->sparelen[i] < n && (small < 0 || s->sparelen[i] < s->sparelen[small]))
+            small = i;
+    if (small < 0) {
+        free(p);
+        return;
+    }
+    free(s->spare[small]);
+    s->spare[small] = p;
+    s->sparelen[small] = n;
 }
 
 char *coll_sched_bytes(locus_coll_sched_t *s, size_t n)
 {
-    return buf_keep(s, malloc(n ? n : 1));
+    return buf_get(s, n);
 }
 
 char *coll_sched_tmp(locus_coll_sched_t *s, locus_dtype_t *dt, size_t count)
@@ -164,7 +202,7 @@ char *coll_sched_tmp(locus_coll_sched_t *s, locus_dtype_t *dt, size_t count)
     locus_dtype_true_extent(dt, &tlb, &text);
     size_t aext = (size_t)(ext < 0 ? -ext : ext);
     size_t span = count > 0 ? (size_t)text + (count - 1) * aext : 0;
-    char *p = buf_keep(s, malloc(span ? span : 1));
+    char *p = buf_get(s, span);
     if (!p)
         return NULL;
     /* With a negative extent the last element sits lowest in memory. */
@@ -298,7 +336,7 @@ static void sched_clear(locus_coll_sched_t *s)
     for (int i = 0; i < s->nreq; i++)
         p->release(s->reqs[i]);
     for (int i = 0; i < s->nbufs; i++)
-        free(s->bufs[i]);
+        buf_put(s, s->bufs[i], s->buflens[i]);
     for (int i = 0; i < s->ndts; i++)
         locus_dtype_release(s->dts[i]);
     locus_op_release(s->op);
@@ -319,9 +357,12 @@ void locus_coll_sched_free(locus_coll_sched_t *s)
     if (!s)
         return;
     sched_clear(s);
+    for (int i = 0; i < s->nspare; i++)
+        free(s->spare[i]);
     free(s->steps);
     free(s->reqs);
     free(s->bufs);
+    free(s->buflens);
     free(s->dts);
     free(s);
 }

@@ -36,6 +36,7 @@ static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_
     locus_req_t *r = locus_core_req_get(locus_core());
     if (!r)
         return MPI_ERR_NO_MEM;
+    r->bulk = 1;
     locus_p2p_irecv(buf, count, dt, peer, tag, c, c->ctx_coll, r);
     *req = (locus_coll_req_t *)r;
     return MPI_SUCCESS;

@@ -63,6 +63,9 @@ static const pvar_t pvars[] = {
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(rndv_sent), NULL},
     {"locus_shm_cma_recv", "large messages received by single copy (process_vm_readv)",
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(cma_recv), NULL},
+    {"locus_shm_split_recv", "large messages received by single copy split between both "
+     "sides (the sender wrote the first half with process_vm_writev)",
+     MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(split_recv), NULL},
     {"locus_shm_pipe_recv", "large messages received through the sender's pool chunks",
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(pipe_recv), NULL},
     {"locus_shm_ring_full", "send attempts refused because the peer's ring was full "

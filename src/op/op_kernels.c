@@ -78,11 +78,13 @@
     X(LOCUS_EL_FLOGICAL2, int16_t, int16_t) X(LOCUS_EL_FLOGICAL4, int32_t, int32_t) \
     X(LOCUS_EL_FLOGICAL8, int64_t, int64_t) L16_KIND(X)
 
-/* One loop: inout[i] = in[i] OP inout[i], with x = in[i], y = inout[i]. */
+/* One loop: inout[i] = in[i] OP inout[i], with x = in[i], y = inout[i].
+ * The buffers never overlap (MPI forbids it; the collectives use distinct
+ * scratch), which `restrict` tells the vectoriser. */
 #define LOOP(T, EXPR)                                                          \
     do {                                                                       \
-        const T *a_ = in;                                                      \
-        T *b_ = inout;                                                         \
+        const T *restrict a_ = in;                                             \
+        T *restrict b_ = inout;                                                \
         for (size_t i_ = 0; i_ < count; i_++) {                                \
             T x = a_[i_], y = b_[i_];                                          \
             b_[i_] = (T)(EXPR);                                                \
@@ -102,8 +104,21 @@
 #define C_BOR(kind, T, W) CASE_LOOP(kind, T, x | y)
 #define C_BXOR(kind, T, W) CASE_LOOP(kind, T, x ^ y)
 
+/* The kernels are built for the widest vector unit the CPU has, picked at
+ * load time (GCC/Clang function multiversioning): the baseline x86-64
+ * build only has SSE2, and a 1 MiB float sum took 146-258 us there against
+ * 26 us in Open MPI's AVX kernels. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define OP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+#endif
+#ifndef OP_CLONES
+#define OP_CLONES
+#endif
+
 #define OP_FN(name, KINDS_OF)                                                  \
-    static int op_##name(locus_elem_t el, const void *in, void *inout, size_t count) \
+    OP_CLONES static int op_##name(locus_elem_t el, const void *in, void *inout, size_t count) \
     {                                                                          \
         switch ((int)el) { KINDS_OF default: return -1; }                      \
     }

@@ -34,6 +34,12 @@ enum {
     LOCUS_TP_AGAIN = 2     /* no room now: call progress() and retry; nothing was sent */
 };
 
+/* Hints of rndv_recv(). BULK: collective traffic, where both sides are
+ * usually busy moving other messages at the same time, so the path that
+ * copies each byte once (and needs nothing of the sender) is the better
+ * one, whatever a lone stream would prefer. */
+enum { LOCUS_TP_RECV_BULK = 1 };
+
 typedef struct locus_tp locus_tp_t;
 typedef struct locus_tp_rndv locus_tp_rndv_t; /* owned by the transport */
 
@@ -83,9 +89,10 @@ typedef struct {
     int (*send)(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
                 const void *data, size_t len, void *send_ctx);
     /* Receives an announced large message into buf (len = the announced
-     * size, or less to truncate); rndv_done(recv_ctx) follows. */
+     * size, or less to truncate); rndv_done(recv_ctx) follows. hints:
+     * LOCUS_TP_RECV_* bits, which a transport may use to pick its path. */
     int (*rndv_recv)(locus_tp_t *tp, locus_tp_rndv_t *rndv, void *buf,
-                     size_t len, void *recv_ctx);
+                     size_t len, void *recv_ctx, int hints);
     /* Makes progress; returns the number of events handled (0: idle), or a
      * negative value on a fatal error (a peer vanished, ...). */
     int (*progress)(locus_tp_t *tp);

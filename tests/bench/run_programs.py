@@ -80,11 +80,12 @@ def checks(c):
         tables = parsers.parse_imb(c.ok_run("imb", 2, ["-msglog", "3", "-iter", "5"]))
         got = [t["benchmark"] for t in tables]
         expect(got == ["PingPong", "PingPing", "Sendrecv", "Exchange", "Barrier", "Bcast",
-                       "Allreduce", "Reduce", "Allgather", "Alltoall"], "benchmarks: %s" % got)
+                       "Allreduce", "Reduce", "Reduce_scatter", "Allgather", "Alltoall",
+                       "Scatter", "Gather"], "benchmarks: %s" % got)
         for t in tables:
             sizes = [r.get("bytes") for r in t["rows"]]
-            want = {"Barrier": [None], "Allreduce": [0, 4, 8], "Reduce": [0, 4, 8]}.get(
-                t["benchmark"], [0, 1, 2, 4, 8])
+            want = {"Barrier": [None], "Allreduce": [0, 4, 8], "Reduce": [0, 4, 8],
+                    "Reduce_scatter": [0, 4, 8]}.get(t["benchmark"], [0, 1, 2, 4, 8])
             expect(sizes == want, "%s sizes %s" % (t["benchmark"], sizes))
 
     def imb_groups():
@@ -128,7 +129,7 @@ def checks(c):
             expect(msg in err, "%s: stderr lacks %r: %s" % (prog, msg, err[-300:]))
 
     c.check("pingpong: two fits, C fit equals Python fit, --json", pingpong)
-    c.check("imb: all ten benchmarks, IMB sizes", imb)
+    c.check("imb: all thirteen benchmarks, IMB sizes", imb)
     c.check("imb: groups 2 and 3, idle rank, -json", imb_groups)
     c.check("osu_latency 0..1K", osu("osu_latency", 2, 0, 1024, "latency_us"))
     c.check("osu_bw 1..1K", osu("osu_bw", 2, 1, 1024, "bandwidth_mb_s"))

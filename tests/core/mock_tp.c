@@ -76,8 +76,9 @@ static int mock_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen, co
 }
 
 static int mock_rndv_recv(locus_tp_t *tp, locus_tp_rndv_t *rndv, void *buf, size_t len,
-                          void *recv_ctx)
+                          void *recv_ctx, int hints)
 {
+    (void)hints;
     mock_tp_t *m = (mock_tp_t *)tp;
     mock_msg_t *x = (mock_msg_t *)(void *)rndv;
     if (x->claimed || len > x->len)

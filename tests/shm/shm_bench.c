@@ -46,7 +46,7 @@ static void b_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
 {
     bcore_t *c = core;
     (void)src, (void)hdr, (void)hdrlen;
-    if (c->tp->ops->rndv_recv(c->tp, r, c->rbuf, len, NULL) != 0)
+    if (c->tp->ops->rndv_recv(c->tp, r, c->rbuf, len, NULL, 0) != 0)
         c->failed = 1;
 }
 

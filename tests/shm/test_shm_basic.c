@@ -221,10 +221,10 @@ static int ring_rank(harness_t *h, int rank, void *arg)
               c.ev[2].hdr4 == 0xabababab);
         CHECK(c.ev[3].len == sizeof pat && c.ev[3].hdrlen == 3 && c.ev[3].rndv);
         static unsigned char big[sizeof pat];
-        CHECK(tp->ops->rndv_recv(tp, c.ev[2].rndv, big, c.ev[2].len, NULL) == 0);
+        CHECK(tp->ops->rndv_recv(tp, c.ev[2].rndv, big, c.ev[2].len, NULL, 0) == 0);
         pump(&c, &c.ndone, 1);
         CHECK(c.ndone == 1 && memcmp(big, pat, emax + 1) == 0);
-        CHECK(tp->ops->rndv_recv(tp, c.ev[3].rndv, big, 0, NULL) == 0); /* truncated to 0 */
+        CHECK(tp->ops->rndv_recv(tp, c.ev[3].rndv, big, 0, NULL, 0) == 0); /* truncated to 0 */
         pump(&c, &c.ndone, 2);
         CHECK(c.ndone == 2);
         harness_barrier(h); /* 3 */
@@ -272,7 +272,7 @@ static int cma_rank(harness_t *h, int rank, void *arg)
             pump(&c, &c.nrndv, m + 1);
             r = c.ev[c.nev - 1].rndv;
             memset(got, 0, sizeof got);
-            CHECK(r && tp->ops->rndv_recv(tp, r, got, sizeof got, NULL) == 0);
+            CHECK(r && tp->ops->rndv_recv(tp, r, got, sizeof got, NULL, 0) == 0);
             pump(&c, &c.ndone, m + 1);
             CHECK(memcmp(got, buf, sizeof buf) == 0);
         }

@@ -130,7 +130,7 @@ static void c_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
     /* Posted only where rank 0 receives (pidreuse-cma); elsewhere never, so
      * that the sender keeps waiting. */
     if (mode == PIDREUSE_CMA)
-        c->tp->ops->rndv_recv(c->tp, r, big_buf, len, NULL);
+        c->tp->ops->rndv_recv(c->tp, r, big_buf, len, NULL, 0);
 }
 
 static void c_done(void *core, void *ctx)

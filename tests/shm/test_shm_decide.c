@@ -39,7 +39,7 @@ static void c_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
 {
     core_t *c = core;
     (void)src, (void)hdr, (void)hdrlen;
-    c->tp->ops->rndv_recv(c->tp, r, c->buf, len, NULL);
+    c->tp->ops->rndv_recv(c->tp, r, c->buf, len, NULL, 0);
 }
 
 static void c_done(void *core, void *ctx)

@@ -37,7 +37,7 @@ static void k_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
     kcore_t *c = core;
     (void)src, (void)hdr, (void)hdrlen;
     /* Receivers post at once; the victim dies with some of them open. */
-    c->tp->ops->rndv_recv(c->tp, r, c->rbuf, len < sizeof c->rbuf ? len : sizeof c->rbuf, NULL);
+    c->tp->ops->rndv_recv(c->tp, r, c->rbuf, len < sizeof c->rbuf ? len : sizeof c->rbuf, NULL, 0);
 }
 
 static void k_done(void *core, void *ctx)

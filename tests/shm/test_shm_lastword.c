@@ -35,7 +35,7 @@ static void l_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
     lcore_t *c = core;
     (void)src, (void)hdr, (void)hdrlen;
     c->arrived = 1;
-    c->tp->ops->rndv_recv(c->tp, r, c->buf, len, NULL);
+    c->tp->ops->rndv_recv(c->tp, r, c->buf, len, NULL, 0);
 }
 
 static void l_done(void *core, void *ctx)

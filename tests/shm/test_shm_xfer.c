@@ -107,7 +107,7 @@ static void up_deliver(void *core, int src, const void *hdr, size_t hdrlen,
 
 static void post(core_t *c, recv_t *r)
 {
-    int rc = c->tp->ops->rndv_recv(c->tp, r->rndv, r->buf, r->want, r);
+    int rc = c->tp->ops->rndv_recv(c->tp, r->rndv, r->buf, r->want, r, 0);
     if (rc != 0)
         FAIL(c, "rndv_recv: %d", rc);
 }

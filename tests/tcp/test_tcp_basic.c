@@ -282,12 +282,12 @@ static int limits_rank(harness_t *h, int rank, void *arg)
         CHECK(c.ndeliver == 2 && c.nrndv == 2, "%d delivered, %d rndv", c.ndeliver, c.nrndv);
         CHECK(c.rndv_len == em + 1, "announced %zu bytes", c.rndv_len);
         CHECK(!c.order_errors, "order");
-        c.tp->ops->rndv_recv(c.tp, c.rv[0], got, em + 1, NULL);
+        c.tp->ops->rndv_recv(c.tp, c.rv[0], got, em + 1, NULL, 0);
         pump_until(&c, &c.ndone, 1, 30);
         CHECK(c.ndone == 1 && harness_check(got, em + 1, 7) == SIZE_MAX, "rendezvous data");
-        c.tp->ops->rndv_recv(c.tp, c.rv[1], got, 0, NULL); /* truncated to nothing */
+        c.tp->ops->rndv_recv(c.tp, c.rv[1], got, 0, NULL, 0); /* truncated to nothing */
         CHECK(c.ndone == 2, "0-byte receive not done at once");
-        CHECK(c.tp->ops->rndv_recv(c.tp, c.rv[1], got, 0, NULL) == -EINVAL, "second rndv_recv");
+        CHECK(c.tp->ops->rndv_recv(c.tp, c.rv[1], got, 0, NULL, 0) == -EINVAL, "second rndv_recv");
     }
     harness_barrier(h);
     c.tp->ops->finalize(c.tp);
@@ -322,7 +322,7 @@ static int race_rank(harness_t *h, int rank, void *arg)
               "round %d: %d delivered of %d, %d out of order", round, c.ndeliver, want,
               c.order_errors);
         for (int k = 0; k < c.nrv; k++)
-            c.tp->ops->rndv_recv(c.tp, c.rv[k], rbuf[k], sizeof rbuf[k], NULL);
+            c.tp->ops->rndv_recv(c.tp, c.rv[k], rbuf[k], sizeof rbuf[k], NULL, 0);
         pump_until(&c, &c.ndone, h->nprocs - 1, 30);
         pump_until(&c, &c.nsent, h->nprocs - 1, 30);
         tcp_stats_t st;

@@ -45,7 +45,7 @@ static void k_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
     kcore_t *c = core;
     (void)hdr, (void)hdrlen;
     c->seen[src] = 1;
-    c->tp->ops->rndv_recv(c->tp, r, c->rbuf, len < sizeof c->rbuf ? len : sizeof c->rbuf, NULL);
+    c->tp->ops->rndv_recv(c->tp, r, c->rbuf, len < sizeof c->rbuf ? len : sizeof c->rbuf, NULL, 0);
 }
 
 static void k_done(void *core, void *ctx)

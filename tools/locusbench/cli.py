@@ -141,6 +141,14 @@ def cmd_compare(args):
         cases = suites.cases_for(_csv(args.suite), args.quick)
     except ValueError as exc:
         raise UsageError(str(exc))
+    if args.np:
+        try:
+            nps = {int(x) for x in _csv(args.np)}
+        except ValueError:
+            raise UsageError("--np wants a comma list of rank counts, not '%s'" % args.np)
+        cases = [c for c in cases if c.np in nps]
+        if not cases:
+            raise UsageError("no case of suite %s runs on %s ranks" % (args.suite, args.np))
     found = _find_mpis(names, explicit, args.locus_bin)
     found.sort(key=lambda m: m.name != "locus")   # Locus's column first
     cfgs = mpimod.configs(found, variants)
@@ -345,6 +353,9 @@ def parser():
                    help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
     c.add_argument("--variants", default="shipped,tuned",
                    help="peer variants: shipped, tuned (default both)")
+    c.add_argument("--np", default=None,
+                   help="comma list of rank counts: only the cases that run on them "
+                        "(e.g. 2,4 for the collectives; default all)")
     _common(c)
     c.add_argument("--nodes", type=int, default=None,
                    help="multi-node mode: N nodes of an emulated cluster (network namespaces, "

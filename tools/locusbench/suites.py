@@ -105,7 +105,8 @@ def mr():
 
 def coll(nps=(2, 4, 8), quick_nps=(2, 4)):
     cases = []
-    for bench in ("Barrier", "Bcast", "Allreduce", "Alltoall"):
+    for bench in ("Barrier", "Bcast", "Allreduce", "Reduce", "Reduce_scatter", "Allgather",
+                  "Alltoall", "Gather", "Scatter"):
         for np in nps:
             quick = ["-npmin", str(np), "-msglog", "6", "-iter", "5", bench]
             sync = bench == "Barrier"

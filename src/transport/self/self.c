@@ -52,8 +52,9 @@ static int self_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
 }
 
 static int self_rndv_recv(locus_tp_t *tp, locus_tp_rndv_t *rv, void *buf, size_t len,
-                          void *recv_ctx)
+                          void *recv_ctx, int hints)
 {
+    (void)hints;
     self_tp_t *s = (self_tp_t *)tp;
     if (len)
         memcpy(buf, rv->data, len);

@@ -139,8 +139,10 @@ static void rndv_complete(tcp_tp_t *tp, locus_tp_rndv_t *r, int counted)
         tp->up.rndv_done(tp->core, ctx);
 }
 
-int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx)
+int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx,
+                     int hints)
 {
+    (void)hints;   /* one path: the socket */
     tcp_tp_t *tp = (tcp_tp_t *)t;
     if (!r || !r->busy || r->state != TCP_R_ARRIVED)
         return -EINVAL;

@@ -226,7 +226,8 @@ void tcp_lane_push(tcp_tp_t *tp, int peer, tcp_qent_t *e);
 /* tcp_proto.c: messages and the rendezvous */
 int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
                 const void *data, size_t len, void *send_ctx);
-int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx);
+int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx,
+                     int hints);
 int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t avail);
 void tcp_data_done(tcp_tp_t *tp, tcp_conn_t *c);
 void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c);
