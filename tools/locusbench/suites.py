@@ -111,7 +111,7 @@ def coll(nps=(2, 4, 8), quick_nps=(2, 4)):
             quick = ["-npmin", str(np), "-msglog", "6", "-iter", "5", bench]
             sync = bench == "Barrier"
             cases.append(Case("imb_%s_np%d" % (bench, np), "imb", np,
-                              ["-npmin", str(np), "-msglog", "20", "-time", "2", bench],
+                              ["-npmin", str(np), "-msglog", "22", "-time", "2", bench],
                               quick, "imb", _imb(bench, np, "t_avg_us"), "t_avg (us)", "lower",
                               "IMB %s, %d ranks" % (bench, np), categorical=sync,
                               xlabel="operation" if sync else "message size (bytes)"))
