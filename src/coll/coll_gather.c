@@ -180,14 +180,16 @@ static int shm_scatter_call(const coll_step_t *st)
                             st->comm);
 }
 
-/* The shared-segment path for blocks of nb bytes (alg: the variable's choice). */
+/* The shared-segment path for blocks of nb bytes (alg: the variable's
+ * choice); on 2 ranks only from pair_min bytes. */
 static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, int alg, size_t nb,
-                      coll_call_fn call, const void *sbuf, size_t scount, locus_dtype_t *sdt,
-                      void *rbuf, size_t rcount, locus_dtype_t *rdt, int root)
+                      size_t pair_min, coll_call_fn call, const void *sbuf, size_t scount,
+                      locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                      int root)
 {
     coll_state_t *st = coll_state(c);
     if (!s->blocking || !st || !(alg == ALG_SHM || alg == ALG_AUTO) ||
-        (alg == ALG_AUTO && c->size == 2 && nb < COLL_SHM_PAIR_MIN) ||
+        (alg == ALG_AUTO && c->size == 2 && nb < pair_min) ||
         !coll_shm_usable(c, st, alg, nb, 0))
         return 0;
     coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
@@ -209,8 +211,9 @@ static void rooted_uniform(locus_coll_sched_t *s, int gathering, const void *sbu
     if (nb == 0)
         return;   /* blocks are alike on every rank: no data anywhere */
     coll_state_t *st = coll_state(c);
-    if (st && shm_blocks(s, c, st->gather, nb, gathering ? shm_gather_call : shm_scatter_call,
-                         sbuf, scount, sdt, rbuf, rcount, rdt, root))
+    if (st && shm_blocks(s, c, st->gather, nb, COLL_SHM_PAIR_MIN,
+                         gathering ? shm_gather_call : shm_scatter_call, sbuf, scount, sdt, rbuf,
+                         rcount, rdt, root))
         return;
     if (tree_wanted(c, nb)) {
         if (gathering)
@@ -368,10 +371,6 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
                           locus_coll_comm_t *c)
 {
     int p = c->size;
-    coll_state_t *st0 = p > 1 && rcount > 0 ? coll_state(c) : NULL;
-    if (st0 && shm_blocks(s, c, st0->allgather, rcount * locus_dtype_size(rdt), shm_gather_call,
-                          sbuf, scount, sdt, rbuf, rcount, rdt, -1))
-        return;
     char *mine = coll_at(rbuf, rdt, (ptrdiff_t)c->rank * (ptrdiff_t)rcount);
     own_block_t own = { sbuf == LOCUS_COLL_IN_PLACE ? NULL : sbuf, scount, sdt };
     coll_state_t *st = p == 1 || rcount == 0 ? NULL : coll_state_for(s, c);
@@ -383,6 +382,11 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
     size_t total = (size_t)p * rcount * locus_dtype_size(rdt);
     int pow2 = coll_pof2(p) == p, alg = st->allgather;
     int hier = alg == ALG_AUTO && coll_use_hier(c, st, s->blocking);
+    /* Every rank waits for every other: small blocks go by flag records,
+     * one cache line each way on 2 ranks (coll_shm.c). */
+    if (!hier && shm_blocks(s, c, alg, rcount * locus_dtype_size(rdt), 0, shm_gather_call, sbuf,
+                            scount, sdt, rbuf, rcount, rdt, -1))
+        return;
     if (alg == ALG_AUTO || alg == ALG_SHM)
         alg = (pow2 && total < st->allgather_large) ? ALG_RECURSIVE_DOUBLING : ALG_RING;
     if (alg == ALG_RECURSIVE_DOUBLING && !pow2)

@@ -226,8 +226,7 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
  * collectively). */
 int coll_shm_usable(locus_coll_comm_t *c, coll_state_t *st, int alg, size_t bytes,
                     size_t op_max);
-/* On two ranks, rooted or gathering operations below this many bytes go
- * by message: one message costs less than the barrier's three cache-line
+/* On two ranks, rooted operations below this many bytes go by message: one message costs less than the barrier's three cache-line
  * hand-offs (2-core VM: gather of 8 B 0.37 us by message, 0.48 through
  * the segment; from 256 B the segment wins). */
 #define COLL_SHM_PAIR_MIN 256

@@ -93,12 +93,6 @@ static void allreduce_ring(locus_coll_sched_t *s, char *acc, char *tmp, size_t c
     free(n);
 }
 
-static int shm_allreduce_call(const coll_step_t *st)
-{
-    return coll_shm_reduce(LOCUS_COLL_IN_PLACE, st->dst, st->count, st->dt, st->op, -1,
-                           st->comm);
-}
-
 static int shm_reduce_call(const coll_step_t *st)
 {
     return coll_shm_reduce(st->src, st->dst, st->count, st->dt, st->op, st->root, st->comm);
@@ -109,16 +103,23 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
 {
     if (count == 0)
         return;
+    coll_state_t *st = c->size > 1 ? coll_state_for(s, c) : NULL;
+    size_t bytes = count * locus_dtype_size(dt);
+    int commute = op->commute, alg = st ? st->allreduce : ALG_AUTO;
+    int hier = st && alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking);
+    /* The segment takes my data straight from sbuf: no copy first. */
+    if (st && !hier && s->blocking && (alg == ALG_SHM || alg == ALG_AUTO) &&
+        coll_shm_reduces(dt, op) && coll_shm_usable(c, st, alg, bytes, st->shm_allreduce_max)) {
+        coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
+                                     .dt = dt, .op = op, .root = -1,
+                                     .call = shm_reduce_call });
+        return;
+    }
     if (sbuf != LOCUS_COLL_IN_PLACE)
         coll_copy(s, sbuf, count, dt, rbuf, count, dt);
-    if (c->size == 1)
-        return;
-    coll_state_t *st = coll_state_for(s, c);
     if (!st)
         return;
-    size_t bytes = count * locus_dtype_size(dt);
-    int commute = op->commute, alg = st->allreduce;
-    if (alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking)) {
+    if (hier) {
         coll_build_reduce(s, st->node_comm->rank == 0 ? LOCUS_COLL_IN_PLACE : rbuf, rbuf,
                           count, dt, op, 0, st->node_comm);
         coll_fence(s);
@@ -126,12 +127,6 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
             coll_build_allreduce(s, LOCUS_COLL_IN_PLACE, rbuf, count, dt, op, st->leader_comm);
         coll_fence(s);
         coll_build_bcast(s, rbuf, count, dt, 0, st->node_comm);
-        return;
-    }
-    if (s->blocking && (alg == ALG_SHM || alg == ALG_AUTO) && coll_shm_reduces(dt, op) &&
-        coll_shm_usable(c, st, alg, bytes, st->shm_allreduce_max)) {
-        coll_call(s, &(coll_step_t){ .comm = c, .dst = rbuf, .count = count, .dt = dt,
-                                     .op = op, .call = shm_allreduce_call });
         return;
     }
     if (alg == ALG_AUTO || alg == ALG_SHM)

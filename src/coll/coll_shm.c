@@ -26,6 +26,11 @@
 #define SHM_RED_ALL ((size_t)1024)
 /* Spins between two progress calls while waiting at the barrier. */
 #define SHM_SPINS_PER_PROGRESS 64
+/* Per rank, two records of this size (a sequence word, then data) for
+ * the operations where every rank waits for every other: barrier and
+ * small allreduce and allgather. */
+#define SHM_FLAG_REC 256
+#define SHM_FLAG_DATA (SHM_FLAG_REC - 8)
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint count;   /* arrivals in the current barrier */
@@ -46,6 +51,8 @@ struct coll_shm {
     char *slots;          /* 2 * size slots of `slot` bytes */
     char *chunks;         /* 2 chunks of SHM_CHUNK bytes (large bcast) */
     char *red;            /* 2 sets of size+1 SHM_RCHUNK pieces (large allreduce) */
+    char *flags;          /* 2 records of SHM_FLAG_REC bytes per rank */
+    uint64_t fseq;        /* flag operations so far */
     size_t slot, len;
     int size, rank;
     unsigned sense;       /* my sense for the next barrier */
@@ -80,7 +87,7 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     if (slot == 0)
         slot = SHM_LINE;
     size_t len = sizeof(shm_hdr_t) + 2 * (size_t)c->size * slot + 2 * SHM_CHUNK +
-                 2 * ((size_t)c->size + 1) * SHM_RCHUNK;
+                 2 * ((size_t)c->size + 1) * SHM_RCHUNK + 2 * (size_t)c->size * SHM_FLAG_REC;
     void *base = NULL;
     if (c->rank == 0) {
         snprintf(what, sizeof what, "coll.%u", c->id);
@@ -110,6 +117,7 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     seg->slots = (char *)base + sizeof(shm_hdr_t);
     seg->chunks = seg->slots + 2 * (size_t)c->size * slot;
     seg->red = seg->chunks + 2 * SHM_CHUNK;
+    seg->flags = seg->red + 2 * ((size_t)c->size + 1) * SHM_RCHUNK;
     seg->slot = slot;
     seg->len = len;
     seg->size = c->size;
@@ -160,9 +168,52 @@ static int shm_barrier(coll_shm_t *seg)
     return LOCUS_SUCCESS;
 }
 
+/*
+ * Flag operations: each rank publishes a record (data, then its sequence
+ * number with release order) and reads everyone's. A small payload shares
+ * the sequence word's cache line, so on 2 ranks an allreduce costs one
+ * line each way instead of the barrier's three hand-offs. A record is
+ * rewritten two flag operations later; by then every rank has read it,
+ * because in each of these operations every rank waits for every other's
+ * record, which it writes only after reading the previous operation's.
+ * (So only operations with that all-to-all dependency may use them.)
+ */
+static char *flag_rec(const coll_shm_t *seg, int rank, uint64_t q)
+{
+    return seg->flags + ((size_t)rank * 2 + (size_t)(q & 1)) * SHM_FLAG_REC;
+}
+
+static uint64_t flag_post(coll_shm_t *seg, const void *data, size_t n)
+{
+    uint64_t q = ++seg->fseq;
+    char *rec = flag_rec(seg, seg->rank, q);
+    if (n)
+        memcpy(rec + 8, data, n);
+    atomic_store_explicit((_Atomic uint64_t *)(void *)rec, q, memory_order_release);
+    return q;
+}
+
+/* rank's data of flag operation q, once published; NULL if the job died. */
+static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
+{
+    _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)flag_rec(seg, rank, q);
+    for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++) {
+        if (spins % SHM_SPINS_PER_PROGRESS == 0 && seg->p2p->progress() < 0)
+            return NULL;
+        if (seg->yield && spins % 4 == 0)
+            sched_yield();
+    }
+    return (const char *)w + 8;
+}
+
 int coll_shm_barrier(locus_coll_comm_t *c)
 {
-    return shm_barrier(c->state->shm_seg);
+    coll_shm_t *seg = c->state->shm_seg;
+    uint64_t q = flag_post(seg, NULL, 0);
+    for (int i = 0; i < seg->size; i++)
+        if (i != seg->rank && !flag_wait(seg, i, q))
+            return LOCUS_ERR_OTHER;
+    return LOCUS_SUCCESS;
 }
 
 int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c)
@@ -252,6 +303,19 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
     if (n > SHM_RED_ALL || n > seg->slot)
         return shm_allreduce_large(seg, src, dst, n, op->id, el, root);
     size_t nel = n / locus_elem_size(el);
+    if (root < 0 && n <= SHM_FLAG_DATA) {
+        uint64_t q = flag_post(seg, src, n);
+        for (int i = 0; i < seg->size; i++) {
+            const char *x = flag_wait(seg, i, q);
+            if (!x)
+                return LOCUS_ERR_OTHER;
+            if (i == 0)
+                memcpy(dst, x, n);
+            else
+                locus_op_apply(op->id, el, x, dst, nel);
+        }
+        return LOCUS_SUCCESS;
+    }
     char *set = shm_slot(seg, 0);
     memcpy(set + (size_t)seg->rank * seg->slot, src, n);
     if (shm_barrier(seg) != LOCUS_SUCCESS)
@@ -279,6 +343,22 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     char *set = shm_slot(seg, 0);   /* before the barrier moves to the other set */
     int me = seg->rank, in_place = sbuf == LOCUS_COLL_IN_PLACE;
     size_t rn = rcount * locus_dtype_size(rdt);
+    if (root < 0 && rn <= SHM_FLAG_DATA) {
+        char mine[SHM_FLAG_DATA];
+        if (in_place)
+            locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
+        else
+            locus_dtype_pack(sbuf, scount, sdt, 0, mine, rn);
+        uint64_t q = flag_post(seg, mine, rn);
+        for (int i = 0; i < seg->size; i++) {
+            const char *x = i == me ? mine : flag_wait(seg, i, q);
+            if (!x)
+                return LOCUS_ERR_OTHER;
+            if (!(i == me && in_place))
+                locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
+        }
+        return LOCUS_SUCCESS;
+    }
     if (in_place)
         locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, set + (size_t)me * seg->slot,
                          rn);

@@ -26,6 +26,8 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
  * 15-18, 20-21 and 21-23 GB/s at 64 KiB, 128 KiB, 256 KiB and 1 MiB
  * against 10-13 for one process_vm_readv). */
 #define SPLIT_MIN (64u << 10)
+/* Collective traffic goes by CMA from this size (cma_wanted). */
+#define BULK_CMA_MIN (32u << 10)
 
 static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
                      const void *data, size_t len, void *ctx)
@@ -195,9 +197,11 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
      * rate in a lone stream says little, and CMA (one copy, by the
      * receiver alone) is what Open MPI uses too. On the 2-core VM it ran
      * reduce/allreduce/reduce_scatter of 256 KiB-4 MiB 1.3-1.9x faster
-     * than the measured choice whichever way the machine was running. */
+     * than the measured choice whichever way the machine was running;
+     * from 32 KiB it is at least even (8-16 KiB: the pipeline's 1.7 and
+     * 3.4 us against 3.2 and 4.3 by CMA, 2 ranks, reduce). */
     if (hints & LOCUS_TP_RECV_BULK)
-        return want >= SPLIT_MIN;
+        return want >= BULK_CMA_MIN;
     return shm_path_choose(&p->path, want, want >= tp->cma_min);
 }
 
