@@ -176,10 +176,33 @@ static void build_alltoallv(locus_coll_sched_t *s, const void *sbuf, const size_
     free(a.scounts);
 }
 
+static int shm_alltoall_call(const coll_step_t *st)
+{
+    return coll_shm_alltoall(st->src, st->count, st->dt, st->dst, st->count2, st->dt2, st->comm);
+}
+
+/* Small uniform blocks on one node: every rank's blocks in one slot (or
+ * flag record), one wait; else as the v form. */
+static void build_alltoall(locus_coll_sched_t *s, const void *sbuf, size_t scount,
+                           locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                           locus_coll_comm_t *c)
+{
+    size_t all = rcount * locus_dtype_size(rdt) * (size_t)c->size;
+    coll_state_t *st = all && c->size > 1 ? coll_state(c) : NULL;
+    if (st && s->blocking && (st->alltoall == ALG_AUTO || st->alltoall == ALG_SHM) &&
+        coll_shm_usable(c, st, st->alltoall, all, 0)) {
+        coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
+                                     .dst = rbuf, .count2 = rcount, .dt2 = rdt,
+                                     .call = shm_alltoall_call });
+        return;
+    }
+    build_alltoallv(s, sbuf, NULL, NULL, scount, sdt, rbuf, NULL, NULL, rcount, rdt, c);
+}
+
 COLL_ENTRY(alltoall, (const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
                       size_t rcount, locus_dtype_t *rdt, locus_coll_comm_t *c),
            c, (coll_sched_hold(s_, sdt, NULL), coll_sched_hold(s_, rdt, NULL)),
-           build_alltoallv(s_, sbuf, NULL, NULL, scount, sdt, rbuf, NULL, NULL, rcount, rdt, c))
+           build_alltoall(s_, sbuf, scount, sdt, rbuf, rcount, rdt, c))
 
 COLL_ENTRY(alltoallv, (const void *sbuf, const size_t *scounts, const ptrdiff_t *sdispls,
                        locus_dtype_t *sdt, void *rbuf, const size_t *rcounts,

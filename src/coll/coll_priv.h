@@ -244,6 +244,9 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
                     size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c);
 int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
                      size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c);
+/* Alltoall whose p blocks of one rank fit a slot. */
+int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
+                      size_t rcount, locus_dtype_t *rdt, locus_coll_comm_t *c);
 void coll_shm_free(coll_shm_t *seg);
 
 /* ---- small helpers ------------------------------------------------------------ */

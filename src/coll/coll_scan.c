@@ -54,6 +54,19 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
         free(disps);
         return;   /* every rank knows all counts: nothing to reduce anywhere */
     }
+    /* Small, on one node: the whole vector through the shared segment
+     * (an allreduce there costs one wait), then my block from it. */
+    if (s->blocking && st->reduce_scatter == ALG_AUTO && coll_is_node_local(c) &&
+        total * locus_dtype_size(dt) <= st->shm_max && coll_shm_reduces(dt, op)) {
+        char *all = coll_sched_tmp(s, dt, total);
+        if (all) {
+            coll_build_allreduce(s, sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf, all, total, dt,
+                                 op, c);
+            coll_copy(s, coll_at(all, dt, disps[r]), rcounts[r], dt, rbuf, rcounts[r], dt);
+        }
+        free(disps);
+        return;
+    }
     const void *src = sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf;
     int alg = st->reduce_scatter;
     if (alg == ALG_AUTO || (alg == ALG_RING && !op->commute))

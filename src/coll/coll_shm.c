@@ -376,6 +376,42 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     return LOCUS_SUCCESS;
 }
 
+int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
+                      size_t rcount, locus_dtype_t *rdt, locus_coll_comm_t *c)
+{
+    coll_shm_t *seg = c->state->shm_seg;
+    int me = seg->rank, p = seg->size, in_place = sbuf == LOCUS_COLL_IN_PLACE;
+    size_t nb = rcount * locus_dtype_size(rdt), all = nb * (size_t)p;
+    /* My p blocks, packed in destination order: from rbuf when in place. */
+    const void *from = in_place ? rbuf : sbuf;
+    size_t fcount = in_place ? rcount : scount;
+    locus_dtype_t *fdt = in_place ? rdt : sdt;
+    if (all <= SHM_FLAG_DATA) {
+        char mine[SHM_FLAG_DATA];
+        for (int i = 0; i < p; i++)
+            locus_dtype_pack(block_at(from, fcount, fdt, i), fcount, fdt, 0, mine + i * nb, nb);
+        uint64_t q = flag_post(seg, mine, all);
+        for (int i = 0; i < p; i++) {
+            const char *x = i == me ? mine : flag_wait(seg, i, q);
+            if (!x)
+                return LOCUS_ERR_OTHER;
+            locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0,
+                               x + (size_t)me * nb, nb);
+        }
+        return LOCUS_SUCCESS;
+    }
+    char *set = shm_slot(seg, 0);
+    char *slot = set + (size_t)me * seg->slot;
+    for (int i = 0; i < p; i++)
+        locus_dtype_pack(block_at(from, fcount, fdt, i), fcount, fdt, 0, slot + i * nb, nb);
+    if (shm_barrier(seg) != LOCUS_SUCCESS)
+        return LOCUS_ERR_OTHER;
+    for (int i = 0; i < p; i++)
+        locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0,
+                           set + (size_t)i * seg->slot + (size_t)me * nb, nb);
+    return LOCUS_SUCCESS;
+}
+
 int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
                      size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
 {

@@ -88,7 +88,7 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
                          ALG_RING, ALG_REDUCE_BCAST, ALG_SHM);
     st->allgather = ALGS("LOCUS_COLL_ALLGATHER", ALG_RECURSIVE_DOUBLING, ALG_RING,
                          ALG_GATHER_BCAST, ALG_SHM);
-    st->alltoall = ALGS("LOCUS_COLL_ALLTOALL", ALG_LINEAR, ALG_PAIRWISE);
+    st->alltoall = ALGS("LOCUS_COLL_ALLTOALL", ALG_LINEAR, ALG_PAIRWISE, ALG_SHM);
     st->gather = ALGS("LOCUS_COLL_GATHER", ALG_LINEAR, ALG_BINOMIAL, ALG_SHM);
     st->reduce_scatter = ALGS("LOCUS_COLL_REDUCE_SCATTER", ALG_REDUCE_SCATTERV, ALG_RING);
     st->scan = ALGS("LOCUS_COLL_SCAN", ALG_RECURSIVE_DOUBLING, ALG_LINEAR);
