@@ -37,7 +37,9 @@ class CliTest(unittest.TestCase):
         for args in (["compare", "--suite", "nope"], ["compare", "--mpi", "lam"],
                      ["compare", "--variants", "fast"], ["sweep", "NOEQUALS"],
                      ["sweep", "LOCUS_SHM_EAGER_MAX=1k", "--bench", "nope"], ["frobnicate"],
-                     ["compare", "--repeats", "0", "--mpi", "mpich"]):
+                     ["compare", "--repeats", "0", "--mpi", "mpich"],
+                     ["compare", "--suite", "coll", "--np", "two", "--mpi", "mpich"],
+                     ["compare", "--suite", "coll", "--np", "3", "--mpi", "mpich"]):
             r = self.run_cli(*args)
             self.assertEqual(r.returncode, 2, (args, r.stderr))
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
