@@ -30,7 +30,11 @@
  * the operations where every rank waits for every other: barrier and
  * small allreduce and allgather. */
 #define SHM_FLAG_REC 256
-#define SHM_FLAG_DATA (SHM_FLAG_REC - 8)
+/* The data starts 16 bytes in: aligned for every element kind (long
+ * double, __int128 and complex ones need 16; vectorised kernels rely on
+ * it), and still 48 bytes of it on the sequence word's cache line. */
+#define SHM_FLAG_OFF 16
+#define SHM_FLAG_DATA (SHM_FLAG_REC - SHM_FLAG_OFF)
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint count;   /* arrivals in the current barrier */
@@ -188,7 +192,7 @@ static uint64_t flag_post(coll_shm_t *seg, const void *data, size_t n)
     uint64_t q = ++seg->fseq;
     char *rec = flag_rec(seg, seg->rank, q);
     if (n)
-        memcpy(rec + 8, data, n);
+        memcpy(rec + SHM_FLAG_OFF, data, n);
     atomic_store_explicit((_Atomic uint64_t *)(void *)rec, q, memory_order_release);
     return q;
 }
@@ -203,7 +207,7 @@ static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
         if (seg->yield && spins % 4 == 0)
             sched_yield();
     }
-    return (const char *)w + 8;
+    return (const char *)w + SHM_FLAG_OFF;
 }
 
 int coll_shm_barrier(locus_coll_comm_t *c)
