@@ -45,8 +45,7 @@ void coll_build_barrier(locus_coll_sched_t *s, locus_coll_comm_t *c)
         coll_build_barrier(s, st->node_comm);
         return;
     }
-    if (s->blocking && st->barrier != ALG_DISSEMINATION &&
-        coll_shm_usable(c, st, st->barrier, 0, 0)) {
+    if (coll_shm_usable(s, c, st, st->barrier, 0, 0)) {
         coll_call(s, &(coll_step_t){ .comm = c, .call = shm_barrier_call });
         return;
     }
@@ -198,8 +197,7 @@ void coll_build_bcast(locus_coll_sched_t *s, void *buf, size_t count, locus_dtyp
     /* Streaming through the segment copies every byte twice: on two ranks
      * one message (single copy or pipelined) does better past a slot. */
     size_t stream_max = c->size == 2 && st->bcast == ALG_AUTO ? 0 : st->shm_bcast_max;
-    if (s->blocking && (st->bcast == ALG_SHM || st->bcast == ALG_AUTO) &&
-        coll_shm_usable(c, st, st->bcast, n, stream_max)) {
+    if (coll_shm_usable(s, c, st, st->bcast, n, stream_max)) {
         coll_call(s, &(coll_step_t){ .comm = c, .dst = buf, .count = count, .dt = dt,
                                      .root = root, .call = shm_bcast_call });
         return;

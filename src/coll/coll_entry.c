@@ -189,8 +189,7 @@ static void build_alltoall(locus_coll_sched_t *s, const void *sbuf, size_t scoun
 {
     size_t all = rcount * locus_dtype_size(rdt) * (size_t)c->size;
     coll_state_t *st = all && c->size > 1 ? coll_state(c) : NULL;
-    if (st && s->blocking && (st->alltoall == ALG_AUTO || st->alltoall == ALG_SHM) &&
-        coll_shm_usable(c, st, st->alltoall, all, 0)) {
+    if (st && coll_shm_usable(s, c, st, st->alltoall, all, 0)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
                                      .dst = rbuf, .count2 = rcount, .dt2 = rdt,
                                      .call = shm_alltoall_call });

@@ -15,6 +15,12 @@
 /* Scratch buffers a reused blocking schedule keeps between calls. */
 #define COLL_SPARE_BUFS 4
 
+/* A scratch buffer and its size. */
+typedef struct {
+    void *p;
+    size_t len;
+} coll_buf_t;
+
 enum {
     STEP_SEND, STEP_RECV,   /* post; completed by the next fence */
     STEP_FENCE,             /* wait for every request posted since the last fence */
@@ -48,15 +54,13 @@ struct locus_coll_sched {
     int nreq, capreq;
     int err;                      /* first failure */
     int done;
-    void **bufs;                  /* scratch owned by the schedule */
-    size_t *buflens;
+    coll_buf_t *bufs;             /* scratch owned by the schedule */
     int nbufs, capbufs;
     /* A communicator's reused blocking schedule keeps its largest scratch
      * buffers for the next call: a fresh megabyte per call costs a page
      * fault per page (glibc hands it back to the kernel on free). */
     int keep_scratch;
-    void *spare[COLL_SPARE_BUFS];
-    size_t sparelen[COLL_SPARE_BUFS];
+    coll_buf_t spare[COLL_SPARE_BUFS];
     int nspare;
     locus_dtype_t **dts;          /* references held (nonblocking) */
     int ndts, capdts;
@@ -221,14 +225,16 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
 
 /* ---- shared-memory fast path (coll_shm.c) ---------------------------------- */
 
-/* Whether the blocking fast path can take this operation on c (node-local,
- * enabled, within its size limits, segment available — made on first use,
- * collectively). */
-int coll_shm_usable(locus_coll_comm_t *c, coll_state_t *st, int alg, size_t bytes,
-                    size_t op_max);
-/* On two ranks, rooted operations below this many bytes go by message: one message costs less than the barrier's three cache-line
- * hand-offs (2-core VM: gather of 8 B 0.37 us by message, 0.48 through
- * the segment; from 256 B the segment wins). */
+/* Whether the fast path can take this operation on c: s blocking (the
+ * path blocks), alg shm or auto with the path on, node-local, within its
+ * size limits (bytes up to LOCUS_COLL_SHM_MAX or op_max), segment
+ * available — made on first use, collectively. */
+int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
+                    size_t bytes, size_t op_max);
+/* On two ranks, rooted operations below this many bytes go by message:
+ * one message costs less than the barrier's three cache-line hand-offs
+ * (2-core VM: gather of 8 B 0.37 us by message, 0.48 through the
+ * segment; from 256 B the segment wins). */
 #define COLL_SHM_PAIR_MIN 256
 int coll_shm_barrier(locus_coll_comm_t *c);
 int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c);

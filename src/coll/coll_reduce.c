@@ -108,8 +108,8 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
     int commute = op->commute, alg = st ? st->allreduce : ALG_AUTO;
     int hier = st && alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking);
     /* The segment takes my data straight from sbuf: no copy first. */
-    if (st && !hier && s->blocking && (alg == ALG_SHM || alg == ALG_AUTO) &&
-        coll_shm_reduces(dt, op) && coll_shm_usable(c, st, alg, bytes, st->shm_allreduce_max)) {
+    if (st && !hier && coll_shm_reduces(dt, op) &&
+        coll_shm_usable(s, c, st, alg, bytes, st->shm_allreduce_max)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
                                      .dt = dt, .op = op, .root = -1,
                                      .call = shm_reduce_call });
@@ -342,10 +342,9 @@ void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size
         return;
     }
     int alg = st->reduce;
-    if (s->blocking && (alg == ALG_SHM || (alg == ALG_AUTO && (c->size > 2 ||
-                                                               bytes >= COLL_SHM_PAIR_MIN))) &&
+    if ((alg != ALG_AUTO || c->size > 2 || bytes >= COLL_SHM_PAIR_MIN) &&
         coll_shm_reduces(dt, op) &&
-        coll_shm_usable(c, st, alg, bytes, alg == ALG_SHM ? st->shm_allreduce_max : 0)) {
+        coll_shm_usable(s, c, st, alg, bytes, alg == ALG_SHM ? st->shm_allreduce_max : 0)) {
         /* Past a slot the tree's single-copy receives beat three passes
          * through the segment (2 ranks, 64 KiB: 11 us against 39). */
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,

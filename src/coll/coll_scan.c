@@ -56,8 +56,8 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
     }
     /* Small, on one node: the whole vector through the shared segment
      * (an allreduce there costs one wait), then my block from it. */
-    if (s->blocking && st->reduce_scatter == ALG_AUTO && coll_is_node_local(c) &&
-        total * locus_dtype_size(dt) <= st->shm_max && coll_shm_reduces(dt, op)) {
+    if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) &&
+        coll_shm_usable(s, c, st, ALG_AUTO, total * locus_dtype_size(dt), 0)) {
         char *all = coll_sched_tmp(s, dt, total);
         if (all) {
             coll_build_allreduce(s, sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf, all, total, dt,

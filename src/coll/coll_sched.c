@@ -142,53 +142,51 @@ void coll_call(locus_coll_sched_t *s, const coll_step_t *templ)
     }
 }
 
+/* Index of the smallest spare with at least n bytes (fit) or, with fit 0,
+ * of the smallest spare with fewer than n bytes; -1 if none. */
+static int spare_smallest(const locus_coll_sched_t *s, size_t n, int fit)
+{
+    int best = -1;
+    for (int i = 0; i < s->nspare; i++)
+        if ((s->spare[i].len >= n) == fit && (best < 0 || s->spare[i].len < s->spare[best].len))
+            best = i;
+    return best;
+}
+
 /* n bytes of scratch owned by s: the smallest spare that fits, or new. */
 static void *buf_get(locus_coll_sched_t *s, size_t n)
 {
-    int cap = s->capbufs;
-    if (grow((void **)&s->bufs, &cap, s->nbufs + 1, sizeof *s->bufs) ||
-        grow((void **)&s->buflens, &s->capbufs, s->nbufs + 1, sizeof *s->buflens)) {
+    if (grow((void **)&s->bufs, &s->capbufs, s->nbufs + 1, sizeof *s->bufs)) {
         s->oom = 1;
         return NULL;
     }
-    int best = -1;
-    for (int i = 0; i < s->nspare; i++)
-        if (s->sparelen[i] >= n && (best < 0 || s->sparelen[i] < s->sparelen[best]))
-            best = i;
-    void *p;
-    if (best >= 0) {
-        p = s->spare[best];
-        n = s->sparelen[best];
-        s->spare[best] = s->spare[--s->nspare];
-        s->sparelen[best] = s->sparelen[s->nspare];
-    } else if (!(p = malloc(n ? n : 1))) {
+    int k = spare_smallest(s, n, 1);
+    coll_buf_t b = { NULL, n };
+    if (k >= 0) {
+        b = s->spare[k];
+        s->spare[k] = s->spare[--s->nspare];
+    } else if (!(b.p = malloc(n ? n : 1))) {
         s->oom = 1;
         return NULL;
     }
-    s->bufs[s->nbufs] = p;
-    s->buflens[s->nbufs++] = n;
-    return p;
+    s->bufs[s->nbufs++] = b;
+    return b.p;
 }
 
-/* Back to the spares (kept schedules, the largest few) or freed. */
-static void buf_put(locus_coll_sched_t *s, void *p, size_t n)
+/* Back to the spares (kept schedules: the largest few) or freed. */
+static void buf_put(locus_coll_sched_t *s, coll_buf_t b)
 {
     if (s->keep_scratch && s->nspare < COLL_SPARE_BUFS) {
-        s->spare[s->nspare] = p;
-        s->sparelen[s->nspare++] = n;
+        s->spare[s->nspare++] = b;
         return;
     }
-    int small = -1;
-    for (int i = 0; s->keep_scratch && i < s->nspare; i++)
-        if (s->sparelen[i] < n && (small < 0 || s->sparelen[i] < s->sparelen[small]))
-            small = i;
-    if (small < 0) {
-        free(p);
-        return;
+    int k = s->keep_scratch ? spare_smallest(s, b.len, 0) : -1;
+    if (k >= 0) {
+        coll_buf_t old = s->spare[k];
+        s->spare[k] = b;
+        b = old;
     }
-    free(s->spare[small]);
-    s->spare[small] = p;
-    s->sparelen[small] = n;
+    free(b.p);
 }
 
 char *coll_sched_bytes(locus_coll_sched_t *s, size_t n)
@@ -336,7 +334,7 @@ static void sched_clear(locus_coll_sched_t *s)
     for (int i = 0; i < s->nreq; i++)
         p->release(s->reqs[i]);
     for (int i = 0; i < s->nbufs; i++)
-        buf_put(s, s->bufs[i], s->buflens[i]);
+        buf_put(s, s->bufs[i]);
     for (int i = 0; i < s->ndts; i++)
         locus_dtype_release(s->dts[i]);
     locus_op_release(s->op);
@@ -358,11 +356,10 @@ void locus_coll_sched_free(locus_coll_sched_t *s)
         return;
     sched_clear(s);
     for (int i = 0; i < s->nspare; i++)
-        free(s->spare[i]);
+        free(s->spare[i].p);
     free(s->steps);
     free(s->reqs);
     free(s->bufs);
-    free(s->buflens);
     free(s->dts);
     free(s);
 }

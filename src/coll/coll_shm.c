@@ -132,10 +132,10 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     return seg;
 }
 
-int coll_shm_usable(locus_coll_comm_t *c, coll_state_t *st, int alg, size_t bytes,
-                    size_t op_max)
+int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st,
+                    int alg, size_t bytes, size_t op_max)
 {
-    if (!(alg == ALG_SHM || (alg == ALG_AUTO && st->shm)))
+    if (!s->blocking || !(alg == ALG_SHM || (alg == ALG_AUTO && st->shm)))
         return 0;
     if ((bytes > st->shm_max && bytes > op_max) || !coll_is_node_local(c) || c->size < 2)
         return 0;
@@ -145,6 +145,18 @@ int coll_shm_usable(locus_coll_comm_t *c, coll_state_t *st, int alg, size_t byte
         st->shm_state = st->shm_seg ? 1 : -1;
     }
     return st->shm_state == 1;
+}
+
+/* One turn of a wait on the segment: every so often it keeps other
+ * traffic moving (sends waiting on this rank) and notices a dead peer
+ * through the transports (-1), and it yields on an oversubscribed node. */
+static int shm_wait_turn(const coll_shm_t *seg, unsigned spins)
+{
+    if (spins % SHM_SPINS_PER_PROGRESS == 0 && seg->p2p->progress() < 0)
+        return -1;
+    if (seg->yield && spins % 4 == 0)
+        sched_yield();
+    return 0;
 }
 
 /* Centralized sense-reversing barrier. Ends an operation: the next one
@@ -163,12 +175,9 @@ static int shm_barrier(coll_shm_t *seg)
         return LOCUS_SUCCESS;
     }
     for (unsigned spins = 1;
-         atomic_load_explicit(&seg->hdr->sense, memory_order_acquire) != my; spins++) {
-        if (spins % SHM_SPINS_PER_PROGRESS == 0 && seg->p2p->progress() < 0)
+         atomic_load_explicit(&seg->hdr->sense, memory_order_acquire) != my; spins++)
+        if (shm_wait_turn(seg, spins) < 0)
             return LOCUS_ERR_OTHER;
-        if (seg->yield && spins % 4 == 0)
-            sched_yield();
-    }
     return LOCUS_SUCCESS;
 }
 
@@ -187,33 +196,36 @@ static char *flag_rec(const coll_shm_t *seg, int rank, uint64_t q)
     return seg->flags + ((size_t)rank * 2 + (size_t)(q & 1)) * SHM_FLAG_REC;
 }
 
-static uint64_t flag_post(coll_shm_t *seg, const void *data, size_t n)
+/* Starts the next flag operation: its number in *q, and my record's data
+ * area, to fill before flag_publish. */
+static char *flag_open(coll_shm_t *seg, uint64_t *q)
 {
-    uint64_t q = ++seg->fseq;
-    char *rec = flag_rec(seg, seg->rank, q);
-    if (n)
-        memcpy(rec + SHM_FLAG_OFF, data, n);
-    atomic_store_explicit((_Atomic uint64_t *)(void *)rec, q, memory_order_release);
-    return q;
+    *q = ++seg->fseq;
+    return flag_rec(seg, seg->rank, *q) + SHM_FLAG_OFF;
+}
+
+static void flag_publish(coll_shm_t *seg, uint64_t q)
+{
+    atomic_store_explicit((_Atomic uint64_t *)(void *)flag_rec(seg, seg->rank, q), q,
+                          memory_order_release);
 }
 
 /* rank's data of flag operation q, once published; NULL if the job died. */
 static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
 {
     _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)flag_rec(seg, rank, q);
-    for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++) {
-        if (spins % SHM_SPINS_PER_PROGRESS == 0 && seg->p2p->progress() < 0)
+    for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++)
+        if (shm_wait_turn(seg, spins) < 0)
             return NULL;
-        if (seg->yield && spins % 4 == 0)
-            sched_yield();
-    }
     return (const char *)w + SHM_FLAG_OFF;
 }
 
 int coll_shm_barrier(locus_coll_comm_t *c)
 {
     coll_shm_t *seg = c->state->shm_seg;
-    uint64_t q = flag_post(seg, NULL, 0);
+    uint64_t q;
+    flag_open(seg, &q);
+    flag_publish(seg, q);
     for (int i = 0; i < seg->size; i++)
         if (i != seg->rank && !flag_wait(seg, i, q))
             return LOCUS_ERR_OTHER;
@@ -308,7 +320,9 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
         return shm_allreduce_large(seg, src, dst, n, op->id, el, root);
     size_t nel = n / locus_elem_size(el);
     if (root < 0 && n <= SHM_FLAG_DATA) {
-        uint64_t q = flag_post(seg, src, n);
+        uint64_t q;
+        memcpy(flag_open(seg, &q), src, n);
+        flag_publish(seg, q);
         for (int i = 0; i < seg->size; i++) {
             const char *x = flag_wait(seg, i, q);
             if (!x)
@@ -347,36 +361,28 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     char *set = shm_slot(seg, 0);   /* before the barrier moves to the other set */
     int me = seg->rank, in_place = sbuf == LOCUS_COLL_IN_PLACE;
     size_t rn = rcount * locus_dtype_size(rdt);
-    if (root < 0 && rn <= SHM_FLAG_DATA) {
-        char mine[SHM_FLAG_DATA];
-        if (in_place)
-            locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
-        else
-            locus_dtype_pack(sbuf, scount, sdt, 0, mine, rn);
-        uint64_t q = flag_post(seg, mine, rn);
-        for (int i = 0; i < seg->size; i++) {
-            const char *x = i == me ? mine : flag_wait(seg, i, q);
-            if (!x)
-                return LOCUS_ERR_OTHER;
-            if (!(i == me && in_place))
-                locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
-        }
-        return LOCUS_SUCCESS;
-    }
+    /* My block, packed where the others read it: a flag record (small
+     * allgather) or my slot. */
+    uint64_t q = 0;
+    int flags = root < 0 && rn <= SHM_FLAG_DATA;
+    char *mine = flags ? flag_open(seg, &q) : set + (size_t)me * seg->slot;
     if (in_place)
-        locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, set + (size_t)me * seg->slot,
-                         rn);
+        locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
     else
-        locus_dtype_pack(sbuf, scount, sdt, 0, set + (size_t)me * seg->slot,
-                         scount * locus_dtype_size(sdt));
-    if (shm_barrier(seg) != LOCUS_SUCCESS)
+        locus_dtype_pack(sbuf, scount, sdt, 0, mine, scount * locus_dtype_size(sdt));
+    if (flags)
+        flag_publish(seg, q);
+    else if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
     if (root >= 0 && root != me)
         return LOCUS_SUCCESS;
-    for (int i = 0; i < seg->size; i++)
+    for (int i = 0; i < seg->size; i++) {
+        const char *x = flags ? flag_wait(seg, i, q) : set + (size_t)i * seg->slot;
+        if (!x)
+            return LOCUS_ERR_OTHER;
         if (!(i == me && in_place))
-            locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0,
-                               set + (size_t)i * seg->slot, rn);
+            locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
+    }
     return LOCUS_SUCCESS;
 }
 
@@ -390,29 +396,23 @@ int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void 
     const void *from = in_place ? rbuf : sbuf;
     size_t fcount = in_place ? rcount : scount;
     locus_dtype_t *fdt = in_place ? rdt : sdt;
-    if (all <= SHM_FLAG_DATA) {
-        char mine[SHM_FLAG_DATA];
-        for (int i = 0; i < p; i++)
-            locus_dtype_pack(block_at(from, fcount, fdt, i), fcount, fdt, 0, mine + i * nb, nb);
-        uint64_t q = flag_post(seg, mine, all);
-        for (int i = 0; i < p; i++) {
-            const char *x = i == me ? mine : flag_wait(seg, i, q);
-            if (!x)
-                return LOCUS_ERR_OTHER;
-            locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0,
-                               x + (size_t)me * nb, nb);
-        }
-        return LOCUS_SUCCESS;
-    }
+    uint64_t q = 0;
+    int flags = all <= SHM_FLAG_DATA;
     char *set = shm_slot(seg, 0);
-    char *slot = set + (size_t)me * seg->slot;
+    char *mine = flags ? flag_open(seg, &q) : set + (size_t)me * seg->slot;
     for (int i = 0; i < p; i++)
-        locus_dtype_pack(block_at(from, fcount, fdt, i), fcount, fdt, 0, slot + i * nb, nb);
-    if (shm_barrier(seg) != LOCUS_SUCCESS)
+        locus_dtype_pack(block_at(from, fcount, fdt, i), fcount, fdt, 0, mine + i * nb, nb);
+    if (flags)
+        flag_publish(seg, q);
+    else if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
-    for (int i = 0; i < p; i++)
-        locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0,
-                           set + (size_t)i * seg->slot + (size_t)me * nb, nb);
+    for (int i = 0; i < p; i++) {
+        const char *x = flags ? flag_wait(seg, i, q) : set + (size_t)i * seg->slot;
+        if (!x)
+            return LOCUS_ERR_OTHER;
+        locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x + (size_t)me * nb,
+                           nb);
+    }
     return LOCUS_SUCCESS;
 }
 
