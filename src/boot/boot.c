@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boot_priv.h"
@@ -166,6 +167,49 @@ static int map_by_exchange(locus_boot_t *b, char *err, size_t errlen)
     return nnodes;
 }
 
+/* ---- start-up phases ------------------------------------------------------ */
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void locus_boot_phase(locus_boot_t *b, int phase)
+{
+    double t = mono_now();
+    b->count[b->phase].seconds += t - b->phase_t0;
+    b->phase = phase;
+    b->phase_t0 = t;
+}
+
+const char *locus_boot_phase_name(int phase)
+{
+    static const char *const names[LOCUS_BOOT_NPHASES] = {
+        "pmi", "nodemap", "shm", "net", "rest", "run" };
+    return phase >= 0 && phase < LOCUS_BOOT_NPHASES ? names[phase] : "?";
+}
+
+static const char *const addr_names[] = { "simple", "shm", "roots", "lazy" };
+
+const char *locus_boot_addr_name(int strategy)
+{
+    return strategy >= 0 && strategy < 4 ? addr_names[strategy] : "?";
+}
+
+static int addr_strategy(locus_boot_t *b, char *err, size_t errlen)
+{
+    const char *s = locus_tunable_str("LOCUS_ADDR_EXCHANGE");
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, addr_names[i]) == 0) {
+            b->addr_strategy = i;
+            return 0;
+        }
+    snprintf(err, errlen, "LOCUS_ADDR_EXCHANGE=%.40s: expected simple, shm, roots or lazy", s);
+    return -1;
+}
+
 /* ---- init ---------------------------------------------------------------- */
 
 static void set_jobid(locus_boot_t *b)
@@ -187,8 +231,10 @@ static void set_jobid(locus_boot_t *b)
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
-    if (boot_connect(b, err, errlen))
+    b->phase_t0 = mono_now();
+    if (addr_strategy(b, err, errlen) != 0 || boot_connect(b, err, errlen))
         return -1;
+    locus_boot_phase(b, LOCUS_BOOT_PH_NODEMAP);
     set_jobid(b);
     b->node_of = calloc((size_t)b->size, sizeof *b->node_of);
     if (!b->node_of) {
@@ -241,19 +287,46 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
 
 /* PMI-1 values cannot hold spaces or non-printable bytes; the transports'
  * values may, so the kvs escapes them as %XX (and '%' itself). */
+int locus_boot_escape(const char *in, char *out, size_t outlen)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        if (n + 4 > outlen)
+            return -1;
+        if (*p <= 32 || *p >= 127 || *p == '%')
+            n += (size_t)snprintf(out + n, outlen - n, "%%%02X", *p);
+        else
+            out[n++] = (char)*p;
+    }
+    if (n >= outlen)
+        return -1;
+    out[n] = '\0';
+    return (int)n;
+}
+
+int locus_boot_unescape(const char *in, char *out, size_t outlen)
+{
+    size_t n = 0;
+    for (const char *p = in; *p; p++) {
+        unsigned x;
+        if (n + 1 >= outlen)
+            return -1;
+        if (*p == '%' && p[1] && p[2] && sscanf(p + 1, "%2x", &x) == 1) {
+            out[n++] = (char)x;
+            p += 2;
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return (int)n;
+}
+
 static int kvs_put(void *ctx, const char *key, const char *val)
 {
     char enc[PMI_WIRE_VALLEN_MAX + 1];
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)val; *p; p++) {
-        if (n + 4 > sizeof enc)
-            return -1;
-        if (*p <= 32 || *p >= 127 || *p == '%')
-            n += (size_t)snprintf(enc + n, sizeof enc - n, "%%%02X", *p);
-        else
-            enc[n++] = (char)*p;
-    }
-    enc[n] = '\0';
+    if (locus_boot_escape(val, enc, sizeof enc) < 0)
+        return -1;
     return locus_boot_put(ctx, key, enc);
 }
 
@@ -262,20 +335,7 @@ static int kvs_get(void *ctx, const char *key, char *val, size_t vallen)
     char enc[PMI_WIRE_VALLEN_MAX + 1];
     if (locus_boot_get(ctx, key, enc, sizeof enc))
         return -1;
-    size_t n = 0;
-    for (const char *p = enc; *p; p++) {
-        unsigned x;
-        if (n + 1 >= vallen)
-            return -1;
-        if (*p == '%' && p[1] && p[2] && sscanf(p + 1, "%2x", &x) == 1) {
-            val[n++] = (char)x;
-            p += 2;
-        } else {
-            val[n++] = *p;
-        }
-    }
-    val[n] = '\0';
-    return 0;
+    return locus_boot_unescape(enc, val, vallen) < 0 ? -1 : 0;
 }
 
 static int kvs_fence(void *ctx)
@@ -283,8 +343,24 @@ static int kvs_fence(void *ctx)
     return locus_boot_fence(ctx);
 }
 
+static int kvs_publish(void *ctx, const char *name, const char *card)
+{
+    return locus_boot_publish(ctx, name, card);
+}
+
+static int kvs_card(void *ctx, const char *name, int rank, char *val, size_t vallen)
+{
+    return locus_boot_card(ctx, name, rank, val, vallen);
+}
+
+static const char *kvs_error(void *ctx)
+{
+    return locus_boot_addr_error(ctx);
+}
+
 locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b)
 {
-    locus_tp_kvs_t k = { .ctx = b, .put = kvs_put, .get = kvs_get, .fence = kvs_fence };
+    locus_tp_kvs_t k = { .ctx = b, .put = kvs_put, .get = kvs_get, .fence = kvs_fence,
+                         .publish = kvs_publish, .card = kvs_card, .error = kvs_error };
     return k;
 }

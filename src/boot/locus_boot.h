@@ -17,6 +17,31 @@
 #include "locus_transport.h"
 #include "pmi_wire.h"
 
+/* Start-up phases, in order. Every PMI put, get and fence is counted in
+ * the phase current when it is made, and each phase's wall time is kept. */
+enum {
+    LOCUS_BOOT_PH_PMI,       /* connect and handshake with the process manager */
+    LOCUS_BOOT_PH_NODEMAP,   /* who shares a node with whom */
+    LOCUS_BOOT_PH_SHM,       /* shared-memory transport set-up */
+    LOCUS_BOOT_PH_NET,       /* network transport set-up: the address exchange */
+    LOCUS_BOOT_PH_REST,      /* the rest of MPI_Init */
+    LOCUS_BOOT_PH_RUN,       /* after MPI_Init: cards fetched when first needed */
+    LOCUS_BOOT_NPHASES
+};
+
+typedef struct {
+    double seconds;
+    long puts, gets, fences;
+    long put_bytes, get_bytes; /* keys and values sent, values received */
+    long table_bytes;          /* address tables this rank holds (a node-shared one
+                                  is charged to its creator) */
+} locus_boot_count_t;
+
+/* LOCUS_ADDR_EXCHANGE: how transports' cards travel (addr_exchange.c). */
+enum { LOCUS_ADDR_SIMPLE, LOCUS_ADDR_SHM, LOCUS_ADDR_ROOTS, LOCUS_ADDR_LAZY };
+
+struct boot_addr; /* a published card table (addr_exchange.c) */
+
 typedef struct {
     int rank, size;
     int appnum;
@@ -32,6 +57,12 @@ typedef struct {
     int *local_ranks;         /* [local_size] world ranks on this node, ascending */
     int mapping_from;         /* 1: PMI_process_mapping, 2: exchange of node ids (locusrun's
                                  LOCUS_NODE_ID, else host names), 0: singleton */
+    int vallen_max;           /* the process manager's longest PMI value */
+    int addr_strategy;        /* LOCUS_ADDR_* */
+    struct boot_addr *addr;   /* card tables, one per published name */
+    int phase;                /* LOCUS_BOOT_PH_* now */
+    double phase_t0;          /* when it began (monotonic seconds) */
+    locus_boot_count_t count[LOCUS_BOOT_NPHASES];
 } locus_boot_t;
 
 /*
@@ -40,7 +71,13 @@ typedef struct {
  */
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen);
 
-/* The kvs (put/get/fence over PMI) for locus_tp_init_t. */
+/* Closes the current phase's clock and starts `phase`. */
+void locus_boot_phase(locus_boot_t *b, int phase);
+const char *locus_boot_phase_name(int phase);
+const char *locus_boot_addr_name(int strategy);
+
+/* The kvs (put/get/fence over PMI, and the address exchange) for
+ * locus_tp_init_t. */
 locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b);
 
 /* PMI put (kvs), get (blocks until the value exists after a fence) and
@@ -57,6 +94,22 @@ int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void 
 /* Asks the process manager to kill the job with exit code `code` (PMI
  * abort; no reply), then exits. Never returns. */
 void locus_boot_abort(locus_boot_t *b, int code, const char *msg);
+
+/*
+ * The address exchange behind the kvs's publish/card (addr_exchange.c).
+ * publish is collective over the job; card reads one rank's card. Both
+ * return 0, or -1 with a one-line reason in b's last error
+ * (locus_boot_addr_error).
+ */
+int locus_boot_publish(locus_boot_t *b, const char *name, const char *card);
+int locus_boot_card(locus_boot_t *b, const char *name, int rank, char *val, size_t vallen);
+const char *locus_boot_addr_error(const locus_boot_t *b);
+void locus_boot_addr_free(locus_boot_t *b);
+
+/* %XX escaping of bytes PMI-1 values cannot carry (space, controls, '%',
+ * non-ASCII). Return the length written, or -1 when out does not fit. */
+int locus_boot_escape(const char *in, char *out, size_t outlen);
+int locus_boot_unescape(const char *in, char *out, size_t outlen);
 
 /* PMI finalize handshake and cleanup. */
 void locus_boot_finalize(locus_boot_t *b);

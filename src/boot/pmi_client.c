@@ -194,6 +194,8 @@ int boot_connect(locus_boot_t *b, char *err, size_t errlen)
     len = pmi_msg_format(line, sizeof line, "get_maxes", NULL);
     if (boot_call(b, line, len, "maxes", &m, err, errlen))
         return -1;
+    b->vallen_max = PMI_WIRE_VALLEN_MAX;
+    parse_int(pmi_msg_get(&m, "vallen_max"), &b->vallen_max);
     len = pmi_msg_format(line, sizeof line, "get_appnum", NULL);
     if (boot_call(b, line, len, "appnum", &m, err, errlen))
         return -1;
@@ -222,6 +224,9 @@ int locus_boot_put(locus_boot_t *b, const char *key, const char *val)
     pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "put", "kvsname", b->kvsname, "key", key,
                              "value", val, NULL);
+    locus_boot_count_t *c = &b->count[b->phase];
+    c->puts++;
+    c->put_bytes += (long)(strlen(key) + strlen(val));
     return boot_call(b, line, len, "put_result", &m, err, sizeof err);
 }
 
@@ -232,10 +237,12 @@ int locus_boot_get(locus_boot_t *b, const char *key, char *val, size_t vallen)
     char line[PMI_WIRE_LINE_MAX], err[256];
     pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "get", "kvsname", b->kvsname, "key", key, NULL);
+    b->count[b->phase].gets++;
     if (boot_call(b, line, len, "get_result", &m, err, sizeof err))
         return -1;
     const char *found = pmi_msg_get(&m, "found");
     const char *v = pmi_msg_get(&m, "value");
+    b->count[b->phase].get_bytes += v ? (long)strlen(v) : 0;
     if (!v || (found && strcmp(found, "FALSE") == 0))
         return -1;
     if (strlen(v) >= vallen)
@@ -251,6 +258,7 @@ int locus_boot_fence(locus_boot_t *b)
     char line[PMI_WIRE_LINE_MAX], err[256];
     pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "barrier_in", NULL);
+    b->count[b->phase].fences++;
     return boot_call(b, line, len, "barrier_out", &m, err, sizeof err);
 }
 
@@ -261,6 +269,7 @@ int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void 
     char line[PMI_WIRE_LINE_MAX];
     pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "barrier_in", NULL);
+    b->count[b->phase].fences++;
     if (len < 0 || pmi_write_all(b->fd, line, (size_t)len) != 0)
         return -1;
     /* Spin while progress moves something; once idle a while, sleep in
@@ -310,6 +319,7 @@ void locus_boot_finalize(locus_boot_t *b)
         close(b->fd);
         b->fd = -1;
     }
+    locus_boot_addr_free(b);
     free(b->node_of);
     free(b->local_ranks);
     b->node_of = NULL;

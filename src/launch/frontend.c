@@ -405,6 +405,15 @@ int launch_frontend_run(launch_opts_t *o)
     /* Proxies (local or remote) get it with the other tunables. */
     if (o->no_abi_swap)
         setenv("LOCUS_ABI_SWAP", "0", 1);
+    if (o->startup_report)
+        setenv("LOCUS_STARTUP_REPORT", "1", 0);
+    /* The ranks measure their start-up from here (a wall-clock stamp: the
+     * nodes of a cluster share a clock closely enough for milliseconds). */
+    struct timespec t0;
+    char stamp[64];
+    clock_gettime(CLOCK_REALTIME, &t0);
+    snprintf(stamp, sizeof stamp, "%ld.%09ld", (long)t0.tv_sec, t0.tv_nsec);
+    setenv("LOCUS_LAUNCH_TIME", stamp, 1);
     if (tunables_check(fe) < 0 || links_make(fe) < 0 || plan_nodes(fe) < 0) {
         fe_free(fe);
         return 2;

@@ -112,6 +112,7 @@ typedef struct {
     int launcher_given;
     const char *launcher_exec; /* --launcher-exec words, NULL: default */
     int report_bindings;
+    int startup_report;        /* --startup-report */
     int tag_output;
     int dry_run;
     int no_abi_swap;           /* --no-abi-swap: leave the loader path alone */

@@ -21,6 +21,7 @@ static const char usage[] =
     "                [--oversubscribe] [--nic LIST] [--rails R] [--mem-on NODE]\n"
     "                [--launcher ssh|exec|local] [--launcher-exec CMD]\n"
     "                [--report-bindings] [--tag-output] [--timeout SEC] [--no-abi-swap]\n"
+    "                [--startup-report]\n"
     "                [-x VAR[=VAL]] [--topology FILE.xml --dry-run] prog [args...]\n"
     "  -n, -np N          number of ranks (default 1; with hosts: all their slots)\n"
     "  -H, --host LIST    nodes to run on, HOST or HOST:SLOTS, comma-separated\n"
@@ -36,6 +37,8 @@ static const char usage[] =
     "  --topology FILE    plan for the machine in an hwloc XML (only with --dry-run)\n"
     "  --dry-run          print the placement plan and start nothing\n"
     "  --no-abi-swap      do not put Locus's libmpi_abi.so.1 first on the ranks' loader path\n"
+    "  --startup-report   print what start-up cost (LOCUS_STARTUP_REPORT=1): per phase from\n"
+    "                     rank 0 at MPI_Finalize, and what each node's PMI server served\n"
     "See docs/locusrun.md.\n";
 
 static int parse_nranks(const char *opt, const char *val, int *out, char *err,
@@ -254,6 +257,7 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
         else if (!strcmp(opt, "--tag-output")) o->tag_output = 1;
         else if (!strcmp(opt, "--dry-run")) o->dry_run = 1;
         else if (!strcmp(opt, "--no-abi-swap")) o->no_abi_swap = 1;
+        else if (!strcmp(opt, "--startup-report")) o->startup_report = 1;
         else flag = 0;
         if (flag) {
             if (inl) {

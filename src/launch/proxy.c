@@ -298,6 +298,20 @@ static int ctl_fds_take(int *in, int *out)
     return 0;
 }
 
+/* LOCUS_STARTUP_REPORT: what this node's PMI server did for the job. */
+static void served_report(const proxy_t *px, const char *host)
+{
+    const char *r = locus_tunable_str("LOCUS_STARTUP_REPORT");
+    if (strcmp(r, "1") != 0 && strcmp(r, "yes") != 0 && strcmp(r, "json") != 0)
+        return;
+    fprintf(stderr, "locusrun: proxy on %s served %d ranks: %ld PMI puts, %ld gets (%ld not "
+            "found), %ld barrier entries (%ld fences relayed to the front end), %ld bytes in, "
+            "%ld bytes out\n", host, px->nlocal, px->served.puts, px->served.gets,
+            px->served.gets_missed, px->served.barriers, px->served.fences_relayed,
+            px->served.bytes_in, px->served.bytes_out);
+    fflush(stderr);
+}
+
 int launch_proxy_run(int ctl_in, int ctl_out)
 {
     if (ctl_fds_take(&ctl_in, &ctl_out) < 0) {
@@ -351,6 +365,7 @@ int launch_proxy_run(int ctl_in, int ctl_out)
         ctl_drain(px, &m);  /* what came in behind `start` */
         event_loop(px, &m);
         proxy_finish(px);
+        served_report(px, host);
         ctl_sendl(px->ctl_out, "done", (char *)NULL);
     }
     ctl_msg_free(&m);

@@ -115,6 +115,9 @@ typedef struct {
     pmi_msg_t pmsg;            /* the PMI request being served */
     locus_topo_t *topo;
     int node_ncpus;            /* distinct PUs the local ranks may use (LOCUS_NODE_NCPUS) */
+    struct {                   /* PMI requests served, for LOCUS_STARTUP_REPORT */
+        long puts, gets, gets_missed, barriers, fences_relayed, bytes_in, bytes_out;
+    } served;
 } proxy_t;
 
 /* proxy_plan.c: plans the node's ranks on this node's own topology

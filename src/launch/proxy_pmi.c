@@ -103,10 +103,13 @@ static void do_get(proxy_t *px, prank_t *p, const pmi_msg_t *m)
     } else {
         val = kvs_get(&px->kvs, key);
     }
+    px->served.gets++;
     if (val == NULL) {
+        px->served.gets_missed++;
         REPLY(px, p, "get_result", "rc", "1", "msg", "key_not_found");
         return;
     }
+    px->served.bytes_out += (long)strlen(val);
     REPLY(px, p, "get_result", "rc", "0", "value", val);
 }
 
@@ -162,6 +165,8 @@ static void do_put(proxy_t *px, prank_t *p, const pmi_msg_t *m)
     } else if (strncmp(key, "PMI_", 4) == 0) {
         REPLY(px, p, "put_result", "rc", "1", "msg", "reserved_key");
     } else {
+        px->served.puts++;
+        px->served.bytes_in += (long)(strlen(key) + strlen(val));
         int rc = kvs_store(px, key, val, (int)(p - px->ranks));
         if (rc == 0) {
             REPLY(px, p, "put_result", "rc", "0");
@@ -248,6 +253,7 @@ static void barrier_check(proxy_t *px, pbarrier_t *b)
      * nodes before the front end answers barrier_out. */
     kvs_flush(&px->kvs, relay_pair, px);
     ctl_sendl(px->ctl_out, "fence", b->group, (char *)NULL);
+    px->served.fences_relayed++;
     b->relayed = 1;
 }
 
@@ -327,6 +333,7 @@ static void do_barrier(proxy_t *px, prank_t *p, const pmi_msg_t *m)
         return;
     b->in[k] = 1;
     b->arrived++;
+    px->served.barriers++;
     p->nbarriers++;
     barrier_check(px, b);
 }

@@ -89,6 +89,7 @@ static void transports_create(void)
 #ifdef LOCUS_HAVE_SHM
     /* Collective over the job: every rank calls it, even alone on its node. */
     if (use_shm && !b->singleton) {
+        locus_boot_phase(b, LOCUS_BOOT_PH_SHM);
         tp = NULL;
         if (locus_tp_shm_create(&ti, &tp, err, sizeof err) != 0)
             init_fail(err);
@@ -98,6 +99,7 @@ static void transports_create(void)
 #endif
 #ifdef LOCUS_HAVE_TCP
     if (use_tcp && !b->singleton) {
+        locus_boot_phase(b, LOCUS_BOOT_PH_NET);
         tp = NULL;
         if (locus_tp_tcp_create(&ti, &tp, err, sizeof err) != 0)
             init_fail(err);
@@ -110,6 +112,7 @@ static void transports_create(void)
                      want);
             init_fail(err);
         }
+    locus_boot_phase(b, LOCUS_BOOT_PH_REST);
 }
 
 /* Releases a predefined communicator at MPI_Finalize, whatever requests
@@ -205,6 +208,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         init_fail("out of memory");
     if (provided)
         *provided = locus_mpi.thread_level;
+    locus_startup_init_done();
     return MPI_SUCCESS;
 }
 
@@ -297,6 +301,7 @@ int PMPI_Finalize(void)
      * program can hang clean-up on them (as MPI-2 promises). */
     locus_attr_clear(&locus_comm_self.attrs, ATTR_COMM, MPI_COMM_SELF);
     locus_bsend_drain();
+    locus_startup_report();
     locus_core_t *c = &locus_mpi.core;
     /* Nobody tears down a transport while a peer may still need it, and
      * peers may need this rank's progress until they too are here: a send

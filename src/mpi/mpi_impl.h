@@ -192,6 +192,7 @@ typedef struct {
     locus_comm_t *comm_pool;        /* released communicator structs */
     int attr_universe, attr_appnum; /* what MPI_Comm_get_attr points to */
     char detail[160];               /* why the last error happened, for the fatal message */
+    double init_done_realtime;      /* CLOCK_REALTIME at the end of MPI_Init */
 } locus_mpi_state_t;
 
 extern locus_mpi_state_t locus_mpi;
@@ -205,6 +206,12 @@ extern locus_mpi_state_t locus_mpi;
 int locus_thread_level_cap(int required);
 const char *locus_thread_level_name(int level);
 int locus_thread_level_parse(const char *name);
+
+/* startup_report.c: MPI_Init's end (the run phase begins), and the
+ * LOCUS_STARTUP_REPORT summary, collective over MPI_COMM_WORLD, at the
+ * start of MPI_Finalize. */
+void locus_startup_init_done(void);
+void locus_startup_report(void);
 
 static inline locus_core_t *locus_core(void)
 {

@@ -64,6 +64,18 @@ typedef struct {
     int (*put)(void *ctx, const char *key, const char *val);
     int (*get)(void *ctx, const char *key, char *val, size_t vallen);
     int (*fence)(void *ctx); /* collective over all ranks of the job */
+    /* Collective over the job: publishes this rank's card for `name` (one
+     * line of printable text, "-" when set-up failed, so every rank still
+     * takes part) and makes every rank's card of that name readable with
+     * card(). How cards travel (every rank gets every card, one rank per
+     * node fetches them into shared memory, node roots exchange node blobs,
+     * or nothing until a card is first asked for) is the boot layer's
+     * choice, LOCUS_ADDR_EXCHANGE; a transport fetches a card only when it
+     * first talks to that peer. */
+    int (*publish)(void *ctx, const char *name, const char *card);
+    int (*card)(void *ctx, const char *name, int rank, char *val, size_t vallen);
+    /* After publish() or card() failed: one line saying why. */
+    const char *(*error)(void *ctx);
 } locus_tp_kvs_t;
 
 typedef struct {

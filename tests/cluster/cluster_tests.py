@@ -528,6 +528,74 @@ def case_mpi():
                   % (lname, prog, [l for l in err.splitlines() if " of 4 " in l]))
 
 
+def startup_report(err):
+    """The LOCUS_STARTUP_REPORT=json line of a job's stderr, parsed."""
+    import json
+    for line in err.splitlines():
+        if line.startswith("locus-startup: "):
+            return json.loads(line[len("locus-startup: "):])
+    return None
+
+
+def case_addr():
+    """Each address-exchange strategy connects every pair across nodes (the
+    stress test's messages all arrive) and makes exactly the PMI gets its
+    formula says, counted by the ranks themselves (LOCUS_STARTUP_REPORT):
+    simple P(P-1), shm N(P-1), roots (N-1) per blob chunk put (one chunk per
+    node while a node's cards fit a PMI value; LOCUS_ADDR_CHUNK=100 cuts
+    eight cards into several),
+    lazy none at start-up and at most one per pair of ranks on different
+    nodes afterwards. Layouts with even and uneven nodes."""
+    if not MPI_PROGS:
+        print("SKIPPED: no network transport (src/transport/tcp) built yet")
+        sys.exit(77)
+    largs, env = LAUNCHERS["exec"]
+    layouts = [(2, 2), (2, 1, 3), (2, 2, 2, 2), (8, 8)]
+    for counts in layouts:
+        N, P = len(counts), sum(counts)
+        remote_pairs = (P * P - sum(c * c for c in counts)) // 2
+        for strategy in ("simple", "shm", "roots", "lazy"):
+            if counts == (8, 8) and strategy != "roots":
+                continue
+            e = dict(env, LOCUS_ADDR_EXCHANGE=strategy, LOCUS_STARTUP_REPORT="json")
+            if counts == (8, 8):
+                e["LOCUS_ADDR_CHUNK"] = "100"
+            rc, out, err = run(largs + ["--oversubscribe", "--host", hosts(*counts),
+                                        MPI_PROGS[0], "100"], env=e,
+                               timeout=280)
+            rep = startup_report(err)
+            what = "%s on %s" % (strategy, hosts(*counts))
+            if not check(rc == 0 and " No Errors" in out and rep, "%s: exit %d\n%s\n%s"
+                         % (what, rc, out[-1000:], err[-2000:])):
+                continue
+            net, run_ = rep["phases"]["net"], rep["phases"]["run"]
+            gets, puts = net["gets_sum"], net["puts_sum"]
+            print("%s: N=%d P=%d: %d puts, %d gets at start-up, %d after; %d table bytes"
+                  % (what, N, P, puts, gets, run_["gets_sum"], net["table_bytes_sum"]))
+            check(rep["nodes"] == N and rep["ranks"] == P and rep["strategy"] == strategy,
+                  "%s: report says %s" % (what, rep))
+            check(net["fences_max"] == 1, "%s: %s fences" % (what, net["fences_max"]))
+            if strategy == "simple":
+                check(gets == P * (P - 1) and puts == P, "%s: %d gets, %d puts; want %d, %d"
+                      % (what, gets, puts, P * (P - 1), P))
+            elif strategy == "shm":
+                check(gets == N * (P - 1) and puts == P, "%s: %d gets, %d puts; want %d, %d"
+                      % (what, gets, puts, N * (P - 1), P))
+            elif strategy == "roots":
+                chunked = counts == (8, 8)
+                check((puts > 2 * N if chunked else puts == N) and gets == (N - 1) * puts,
+                      "%s: %d puts, %d gets; want %s and N-1 gets of each"
+                      % (what, puts, gets, "several chunks a node" if chunked
+                         else "one put a node"))
+            else:
+                check(gets == 0 and puts == P and 0 < run_["gets_sum"] <= 2 * remote_pairs,
+                      "%s: %d gets at start-up, %d after (pairs across nodes: %d)"
+                      % (what, gets, run_["gets_sum"], remote_pairs))
+            if strategy in ("shm", "roots"):
+                check(net["table_bytes_sum"] > 0 and rep["phases"]["net"]["table_bytes_max"]
+                      * N >= net["table_bytes_sum"], "%s: tables %s" % (what, net))
+
+
 def tx_bytes(n, dev):
     p = subprocess.run(["ip", "netns", "exec", node(n), "cat",
                         "/sys/class/net/%s/statistics/tx_bytes" % dev],

@@ -77,7 +77,7 @@ int shm_file_attach_fd(const char *name, size_t min_size, void **base, size_t *s
     return 0;
 }
 
-void shm_file_name(char *buf, size_t len, const char *what, int attempt)
+void shm_file_job_name(char *buf, size_t len, const char *what)
 {
     char job[101];
     const char *j = locus_tunable_str("LOCUS_JOBID");
@@ -93,8 +93,15 @@ void shm_file_name(char *buf, size_t len, const char *what, int attempt)
     } else {
         snprintf(job, sizeof job, "pid%ld", (long)getpid());
     }
+    snprintf(buf, len, "/locus.%s.%s", job, what);
+}
+
+void shm_file_name(char *buf, size_t len, const char *what, int attempt)
+{
+    char base[160];
+    shm_file_job_name(base, sizeof base, what);
     if (attempt == 0)
-        snprintf(buf, len, "/locus.%s.%s.%ld", job, what, (long)getpid());
+        snprintf(buf, len, "%s.%ld", base, (long)getpid());
     else
-        snprintf(buf, len, "/locus.%s.%s.%ld.%d", job, what, (long)getpid(), attempt);
+        snprintf(buf, len, "%s.%ld.%d", base, (long)getpid(), attempt);
 }

@@ -34,4 +34,8 @@ int shm_file_attach_fd(const char *name, size_t min_size, void **base, size_t *s
  * "pid<pid>" when it is not set. */
 void shm_file_name(char *buf, size_t len, const char *what, int attempt);
 
+/* /locus.<jobid>.<what>, without the pid: a name every process of the job
+ * can derive alone (what must then say whose it is, e.g. the node). */
+void shm_file_job_name(char *buf, size_t len, const char *what);
+
 #endif

@@ -192,15 +192,14 @@ static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
 static int card_fetch(tcp_tp_t *tp, int p)
 {
     tcp_peer_t *pe = &tp->peers[p];
-    char key[64], val[400], err[200];
-    snprintf(key, sizeof key, "locus.tcp.%d", p);
+    char val[400], err[200];
     pe->card = malloc(sizeof *pe->card);
     if (!pe->card) {
         tcp_fail(tp, -ENOMEM, "out of memory");
         return -1;
     }
-    if (tp->kvs.get(tp->kvs.ctx, key, val, sizeof val) != 0) {
-        tcp_fail(tp, -EIO, "kvs get of %s failed", key);
+    if (tp->kvs.card(tp->kvs.ctx, "tcp", p, val, sizeof val) != 0) {
+        tcp_fail(tp, -EIO, "%s", tp->kvs.error(tp->kvs.ctx));
         return -1;
     }
     if (strcmp(val, "-") == 0) {

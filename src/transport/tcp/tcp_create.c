@@ -1,6 +1,6 @@
 /*
- * Construction and teardown: tunables, rails, the card put in the kvs
- * (one fence), the ops table, counters and error reporting.
+ * Construction and teardown: tunables, rails, the card published through
+ * the kvs's address exchange, the ops table, counters and error reporting.
  */
 #include "locus_tunables.h"
 #include "tcp_tp.h"
@@ -136,7 +136,7 @@ const locus_tp_ops_t tcp_tp_ops = {
     .last_error = tcp_tp_last_error,
 };
 
-/* Everything before the fence that can fail locally. */
+/* Everything before the card is published that can fail locally. */
 static int setup_local(tcp_tp_t *tp, char *err, size_t errlen)
 {
     if (cfg_read(&tp->cfg, err, errlen) != 0)
@@ -187,7 +187,7 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     tcp_tp_t *tp = calloc(1, sizeof *tp);
     if (!tp) {
         snprintf(err, errlen, "tcp: out of memory");
-        (void)kvs->fence(kvs->ctx); /* one fence on every path: nobody waits for us */
+        (void)kvs->publish(kvs->ctx, "tcp", "-"); /* on every path: nobody waits for us */
         return -1;
     }
     tp->base.ops = &tcp_tp_ops;
@@ -202,7 +202,7 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
         tp->rails[i].fd = -1;
 
     int rc = setup_local(tp, err, errlen);
-    char key[64], val[400] = "-";
+    char val[400] = "-";
     if (rc == 0) {
         tcp_card_t card = { .nonce = tp->nonce, .eager_max = (uint64_t)tp->cfg.eager_max,
                             .nrails = tp->nrails };
@@ -214,13 +214,8 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
             strcpy(val, "-");
         }
     }
-    snprintf(key, sizeof key, "locus.tcp.%d", in->rank);
-    if (kvs->put(kvs->ctx, key, val) != 0 && rc == 0) {
-        snprintf(err, errlen, "tcp: kvs put of %s failed", key);
-        rc = -1;
-    }
-    if (kvs->fence(kvs->ctx) != 0 && rc == 0) {
-        snprintf(err, errlen, "tcp: kvs fence failed");
+    if (kvs->publish(kvs->ctx, "tcp", val) != 0 && rc == 0) {
+        snprintf(err, errlen, "tcp: %s", kvs->error(kvs->ctx));
         rc = -1;
     }
     if (rc != 0) {

@@ -1,0 +1,135 @@
+/*
+ * startup_report.c — LOCUS_STARTUP_REPORT: what start-up cost the job, per
+ * phase (locus_boot.h), reduced over the ranks at MPI_Finalize (while the
+ * transports still run) and printed by rank 0: wall time (max, sum), PMI
+ * puts, gets and fences, bytes, and the memory the address tables hold.
+ * The counts of the run phase are the cards fetched after MPI_Init.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "locus_tunables.h"
+#include "mpi_impl.h"
+
+enum { M_SECONDS, M_PUTS, M_GETS, M_FENCES, M_PUT_BYTES, M_GET_BYTES, M_TABLE, NMETRICS };
+static const char *const metric_names[NMETRICS] = {
+    "seconds", "puts", "gets", "fences", "put_bytes", "get_bytes", "table_bytes" };
+
+/* Phases plus one row for MPI_Init as a whole, and "since launch". */
+enum { ROWS = LOCUS_BOOT_NPHASES + 1, VALS = ROWS * NMETRICS + 1 };
+
+static void row_fill(double *v, const locus_boot_count_t *c)
+{
+    v[M_SECONDS] = c->seconds;
+    v[M_PUTS] = (double)c->puts;
+    v[M_GETS] = (double)c->gets;
+    v[M_FENCES] = (double)c->fences;
+    v[M_PUT_BYTES] = (double)c->put_bytes;
+    v[M_GET_BYTES] = (double)c->get_bytes;
+    v[M_TABLE] = (double)c->table_bytes;
+}
+
+static const char *row_name(int r)
+{
+    return r < LOCUS_BOOT_NPHASES ? locus_boot_phase_name(r) : "init";
+}
+
+static void print_table(const locus_boot_t *b, const double *sum, const double *max)
+{
+    fprintf(stderr, "locus: start-up of %d ranks on %d node%s (LOCUS_ADDR_EXCHANGE=%s)\n",
+            b->size, b->nnodes, b->nnodes == 1 ? "" : "s",
+            locus_boot_addr_name(b->addr_strategy));
+    fprintf(stderr, "  %-8s %10s %10s %8s %9s %8s %7s %11s %11s %11s\n", "phase", "ms max",
+            "ms sum", "puts", "gets", "gets max", "fences", "bytes put", "bytes got",
+            "tables");
+    for (int r = 0; r < ROWS; r++) {
+        const double *s = sum + r * NMETRICS, *m = max + r * NMETRICS;
+        fprintf(stderr, "  %-8s %10.3f %10.3f %8.0f %9.0f %8.0f %7.0f %11.0f %11.0f %11.0f\n",
+                row_name(r), m[M_SECONDS] * 1e3, s[M_SECONDS] * 1e3, s[M_PUTS], s[M_GETS],
+                m[M_GETS], m[M_FENCES], s[M_PUT_BYTES], s[M_GET_BYTES], s[M_TABLE]);
+    }
+    if (max[VALS - 1] > 0)
+        fprintf(stderr, "  launch to end of MPI_Init: %.3f ms (slowest rank)\n",
+                max[VALS - 1] * 1e3);
+    fflush(stderr);
+}
+
+static void print_json(const locus_boot_t *b, const double *sum, const double *max)
+{
+    char line[8192];
+    size_t k = (size_t)snprintf(line, sizeof line,
+                                "locus-startup: {\"ranks\": %d, \"nodes\": %d, "
+                                "\"strategy\": \"%s\", \"launch_to_init_s\": %.6f, "
+                                "\"phases\": {", b->size, b->nnodes,
+                                locus_boot_addr_name(b->addr_strategy), max[VALS - 1]);
+    for (int r = 0; r < ROWS && k < sizeof line; r++) {
+        k += (size_t)snprintf(line + k, sizeof line - k, "%s\"%s\": {", r ? ", " : "",
+                              row_name(r));
+        for (int i = 0; i < NMETRICS && k < sizeof line; i++)
+            k += (size_t)snprintf(line + k, sizeof line - k, "%s\"%s_sum\": %.9g, \"%s_max\": %.9g",
+                                  i ? ", " : "", metric_names[i], sum[r * NMETRICS + i],
+                                  metric_names[i], max[r * NMETRICS + i]);
+        if (k < sizeof line)
+            k += (size_t)snprintf(line + k, sizeof line - k, "}");
+    }
+    if (k < sizeof line)
+        fprintf(stderr, "%s}}\n", line);
+    fflush(stderr);
+}
+
+/* Seconds from the launcher's start (LOCUS_LAUNCH_TIME, a CLOCK_REALTIME
+ * stamp set by locusrun) to the end of MPI_Init; 0 without it. */
+static double since_launch(void)
+{
+    const char *t0 = getenv("LOCUS_LAUNCH_TIME");
+    if (!t0 || !*t0 || !locus_mpi.init_done_realtime)
+        return 0;
+    char *end;
+    double v = strtod(t0, &end);
+    return *end == '\0' && v > 0 ? locus_mpi.init_done_realtime - v : 0;
+}
+
+void locus_startup_init_done(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    locus_mpi.init_done_realtime = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    locus_boot_phase(&locus_mpi.boot, LOCUS_BOOT_PH_RUN);
+}
+
+void locus_startup_report(void)
+{
+    const char *how = locus_tunable_str("LOCUS_STARTUP_REPORT");
+    int json = strcmp(how, "json") == 0;
+    if (!json && (strcmp(how, "1") != 0 && strcmp(how, "yes") != 0))
+        return;
+    locus_boot_t *b = &locus_mpi.boot;
+    locus_boot_phase(b, b->phase); /* brings the run phase's clock up to now */
+    double v[VALS] = { 0 }, sum[VALS], max[VALS];
+    locus_boot_count_t init = { 0 };
+    for (int p = 0; p < LOCUS_BOOT_NPHASES; p++) {
+        row_fill(v + p * NMETRICS, &b->count[p]);
+        if (p == LOCUS_BOOT_PH_RUN)
+            continue;
+        init.seconds += b->count[p].seconds;
+        init.puts += b->count[p].puts;
+        init.gets += b->count[p].gets;
+        init.fences += b->count[p].fences;
+        init.put_bytes += b->count[p].put_bytes;
+        init.get_bytes += b->count[p].get_bytes;
+        init.table_bytes += b->count[p].table_bytes;
+    }
+    row_fill(v + LOCUS_BOOT_NPHASES * NMETRICS, &init);
+    v[VALS - 1] = since_launch();
+    if (PMPI_Reduce(v, sum, VALS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        PMPI_Reduce(v, max, VALS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return;
+    if (b->rank != 0)
+        return;
+    if (json)
+        print_json(b, sum, max);
+    else
+        print_table(b, sum, max);
+}
