@@ -50,6 +50,31 @@ static int kvs_fence(void *ctx)
     return rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : -1;
 }
 
+/* The address exchange, done the lazy way: a card is a key
+ * "locus.<name>.<rank>", read when asked for. */
+static int kvs_rank; /* each rank is a process of its own */
+
+static int kvs_publish(void *ctx, const char *name, const char *card)
+{
+    char key[64];
+    snprintf(key, sizeof key, "locus.%s.%d", name, kvs_rank);
+    int rc = kvs_put(ctx, key, card);
+    return kvs_fence(ctx) != 0 ? -1 : rc;
+}
+
+static int kvs_card(void *ctx, const char *name, int rank, char *val, size_t vallen)
+{
+    char key[64];
+    snprintf(key, sizeof key, "locus.%s.%d", name, rank);
+    return kvs_get(ctx, key, val, vallen);
+}
+
+static const char *kvs_error(void *ctx)
+{
+    (void)ctx;
+    return "harness kvs: no such card, or the store is full";
+}
+
 int harness_open(harness_t *h, int nprocs)
 {
     if (nprocs < 1 || nprocs > HARNESS_MAX_PROCS)
@@ -94,6 +119,10 @@ void harness_init(harness_t *h, locus_tp_init_t *in, int rank,
     in->kvs.put = kvs_put;
     in->kvs.get = kvs_get;
     in->kvs.fence = kvs_fence;
+    in->kvs.publish = kvs_publish;
+    in->kvs.card = kvs_card;
+    in->kvs.error = kvs_error;
+    kvs_rank = rank;
     in->up = up;
     in->core = core;
     in->oversubscribed = h->oversubscribed;
