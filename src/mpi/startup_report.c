@@ -1,7 +1,9 @@
 /*
  * startup_report.c — LOCUS_STARTUP_REPORT: what start-up cost the job, per
  * phase (locus_boot.h), reduced over the ranks at MPI_Finalize (while the
- * transports still run) and printed by rank 0: wall time (max, sum), PMI
+ * transports still run) and printed by rank 0: wall time (max, min, sum:
+ * a collective phase's min is its cost seen by the last rank to arrive,
+ * without the wait for the others), PMI
  * puts, gets and fences, bytes, and the memory the address tables hold.
  * The counts of the run phase are the cards fetched after MPI_Init.
  */
@@ -36,19 +38,21 @@ static const char *row_name(int r)
     return r < LOCUS_BOOT_NPHASES ? locus_boot_phase_name(r) : "init";
 }
 
-static void print_table(const locus_boot_t *b, const double *sum, const double *max)
+static void print_table(const locus_boot_t *b, const double *sum, const double *max,
+                        const double *min)
 {
     fprintf(stderr, "locus: start-up of %d ranks on %d node%s (LOCUS_ADDR_EXCHANGE=%s)\n",
             b->size, b->nnodes, b->nnodes == 1 ? "" : "s",
             locus_boot_addr_name(b->addr_strategy));
-    fprintf(stderr, "  %-8s %10s %10s %8s %9s %8s %7s %11s %11s %11s\n", "phase", "ms max",
-            "ms sum", "puts", "gets", "gets max", "fences", "bytes put", "bytes got",
-            "tables");
+    fprintf(stderr, "  %-8s %10s %10s %10s %8s %9s %8s %7s %11s %11s %11s\n", "phase",
+            "ms max", "ms min", "ms sum", "puts", "gets", "gets max", "fences", "bytes put",
+            "bytes got", "tables");
     for (int r = 0; r < ROWS; r++) {
         const double *s = sum + r * NMETRICS, *m = max + r * NMETRICS;
-        fprintf(stderr, "  %-8s %10.3f %10.3f %8.0f %9.0f %8.0f %7.0f %11.0f %11.0f %11.0f\n",
-                row_name(r), m[M_SECONDS] * 1e3, s[M_SECONDS] * 1e3, s[M_PUTS], s[M_GETS],
-                m[M_GETS], m[M_FENCES], s[M_PUT_BYTES], s[M_GET_BYTES], s[M_TABLE]);
+        fprintf(stderr, "  %-8s %10.3f %10.3f %10.3f %8.0f %9.0f %8.0f %7.0f %11.0f %11.0f "
+                "%11.0f\n", row_name(r), m[M_SECONDS] * 1e3, min[r * NMETRICS + M_SECONDS] * 1e3,
+                s[M_SECONDS] * 1e3, s[M_PUTS], s[M_GETS], m[M_GETS], m[M_FENCES],
+                s[M_PUT_BYTES], s[M_GET_BYTES], s[M_TABLE]);
     }
     if (max[VALS - 1] > 0)
         fprintf(stderr, "  launch to end of MPI_Init: %.3f ms (slowest rank)\n",
@@ -56,7 +60,8 @@ static void print_table(const locus_boot_t *b, const double *sum, const double *
     fflush(stderr);
 }
 
-static void print_json(const locus_boot_t *b, const double *sum, const double *max)
+static void print_json(const locus_boot_t *b, const double *sum, const double *max,
+                       const double *min)
 {
     char line[8192];
     size_t k = (size_t)snprintf(line, sizeof line,
@@ -67,10 +72,13 @@ static void print_json(const locus_boot_t *b, const double *sum, const double *m
     for (int r = 0; r < ROWS && k < sizeof line; r++) {
         k += (size_t)snprintf(line + k, sizeof line - k, "%s\"%s\": {", r ? ", " : "",
                               row_name(r));
-        for (int i = 0; i < NMETRICS && k < sizeof line; i++)
-            k += (size_t)snprintf(line + k, sizeof line - k, "%s\"%s_sum\": %.9g, \"%s_max\": %.9g",
-                                  i ? ", " : "", metric_names[i], sum[r * NMETRICS + i],
-                                  metric_names[i], max[r * NMETRICS + i]);
+        for (int i = 0; i < NMETRICS && k < sizeof line; i++) {
+            int at = r * NMETRICS + i;
+            k += (size_t)snprintf(line + k, sizeof line - k,
+                                  "%s\"%s_sum\": %.9g, \"%s_max\": %.9g, \"%s_min\": %.9g",
+                                  i ? ", " : "", metric_names[i], sum[at], metric_names[i],
+                                  max[at], metric_names[i], min[at]);
+        }
         if (k < sizeof line)
             k += (size_t)snprintf(line + k, sizeof line - k, "}");
     }
@@ -107,7 +115,7 @@ void locus_startup_report(void)
         return;
     locus_boot_t *b = &locus_mpi.boot;
     locus_boot_phase(b, b->phase); /* brings the run phase's clock up to now */
-    double v[VALS] = { 0 }, sum[VALS], max[VALS];
+    double v[VALS] = { 0 }, sum[VALS], max[VALS], min[VALS];
     locus_boot_count_t init = { 0 };
     for (int p = 0; p < LOCUS_BOOT_NPHASES; p++) {
         row_fill(v + p * NMETRICS, &b->count[p]);
@@ -124,12 +132,13 @@ void locus_startup_report(void)
     row_fill(v + LOCUS_BOOT_NPHASES * NMETRICS, &init);
     v[VALS - 1] = since_launch();
     if (PMPI_Reduce(v, sum, VALS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-        PMPI_Reduce(v, max, VALS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        PMPI_Reduce(v, max, VALS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        PMPI_Reduce(v, min, VALS, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         return;
     if (b->rank != 0)
         return;
     if (json)
-        print_json(b, sum, max);
+        print_json(b, sum, max, min);
     else
-        print_table(b, sum, max);
+        print_table(b, sum, max, min);
 }

@@ -1,4 +1,4 @@
-"""`locus bench` subcommands: compare, sweep, list."""
+"""`locus bench` subcommands: compare, sweep, startup, report, list."""
 import argparse
 import datetime
 import json
@@ -247,6 +247,88 @@ def _compare_cluster(args, names, explicit):
                             EXIT_GRACE, finish)
 
 
+def cmd_startup(args):
+    """`startup`: launch times on an emulated cluster, each Locus strategy
+    against the peers; `--model` the fitted model (also from --from FILE)."""
+    from . import startup, startup_model
+    if args.from_json:
+        try:
+            with open(args.from_json) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise UsageError("--from %s: %s" % (args.from_json, exc))
+        if "results" not in doc or "grid" not in doc:
+            raise UsageError("--from %s: not a startup.json" % args.from_json)
+        out = args.out or os.path.dirname(os.path.abspath(args.from_json))
+    else:
+        user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
+        _finish_common(args)
+        if not user_timeout:
+            args.timeout = startup.RUN_TIMEOUT
+        if args.quick:
+            args.nodes, args.ppn = args.nodes or "1,2", args.ppn or "1,2"
+        try:
+            args.nodes = [int(v) for v in _csv(args.nodes or "1,2,4,8")]
+            args.ppn = [int(v) for v in _csv(args.ppn or "1,4,16,32")]
+        except ValueError:
+            raise UsageError("--nodes and --ppn take comma-separated integers")
+        if not args.nodes or min(args.nodes) < 1 or max(args.nodes) > 64:
+            raise UsageError("--nodes: 1 to 64 nodes")
+        if not args.ppn or min(args.ppn) < 1 or max(args.ppn) > 256:
+            raise UsageError("--ppn: 1 to 256 ranks per node")
+        if args.max_ranks < 1:
+            raise UsageError("--max-ranks must be at least 1")
+        args.strategies = _csv(args.strategies)
+        bad = [t for t in args.strategies if t not in startup.STRATEGIES]
+        if bad or not args.strategies:
+            raise UsageError("--strategies: expected some of %s, got %s"
+                             % (",".join(startup.STRATEGIES), ",".join(bad) or "none"))
+        why = cluster.usable()
+        if why:
+            raise UsageError("startup runs on an emulated cluster, which cannot be built here: "
+                             + why)
+        explicit = args.mpi is not None
+        found = _find_mpis(_csv(args.mpi if explicit else tunables.get("LOCUS_BENCH_MPIS")),
+                           explicit, args.locus_bin)
+        found.sort(key=lambda m: m.name != "locus")
+        out = args.out
+        os.makedirs(out, exist_ok=True)
+        builds, failures = _build_all(found, {"startup"}, out)
+        found = [m for m in found if "startup" in builds.get(m.name, {})]
+        if not found:
+            raise UsageError("the startup program built with no MPI")
+        args.exes = {m.name: builds[m.name]["startup"] for m in found}
+        doc = startup.run(args, found, out)
+        doc["repeats"] = args.repeats
+        doc["meta"] = _meta("Locus start-up: launch to MPI_Init, each address-exchange "
+                            "strategy against the peers", args, found, {})
+        doc["meta"]["build_failures"] = failures
+        with open(os.path.join(out, "startup.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+    doc.setdefault("repeats", 1)
+    summary = startup.summarize(doc)
+    text = startup.markdown(doc, summary)
+    with open(os.path.join(out, "startup.md"), "w") as f:
+        f.write(text)
+    print(text)
+    if not getattr(args, "no_plots", False) and startup.plot(doc, summary,
+                                                             os.path.join(out, "startup.png")):
+        runner.log("plot: %s" % os.path.join(out, "startup.png"))
+    if args.model:
+        try:
+            units = startup_model.fit(doc, summary)
+        except ValueError as exc:
+            raise UsageError("--model: %s" % exc)
+        text = startup_model.markdown(units, doc, summary)
+        with open(os.path.join(out, "startup-model.md"), "w") as f:
+            f.write(text)
+        with open(os.path.join(out, "startup-model.json"), "w") as f:
+            json.dump(startup_model.to_json(units), f, indent=1)
+        print(text)
+    runner.log("results in %s" % out)
+    return 0
+
+
 def _sweep_setting(spec):
     if "=" not in spec:
         raise UsageError("sweep wants VAR=v1,v2,... (got '%s')" % spec)
@@ -378,6 +460,23 @@ def parser():
     s.add_argument("--mpi", default="locus", help="MPI to run under (default locus)")
     s.add_argument("--np", type=int, default=None, help="ranks (default: the case's)")
     _common(s)
+    st = sub.add_parser("startup", help="launch-to-MPI_Init times on an emulated cluster: "
+                                         "each Locus address-exchange strategy and the peers")
+    st.add_argument("--nodes", default=None, help="comma list of node counts (default 1,2,4,8; "
+                                                  "quick 1,2)")
+    st.add_argument("--ppn", default=None, help="comma list of ranks per node (default "
+                                                "1,4,16,32; quick 1,2)")
+    st.add_argument("--max-ranks", type=int, default=256,
+                    help="skip layouts with more ranks (default 256)")
+    st.add_argument("--strategies", default="simple,shm,roots,lazy",
+                    help="Locus's LOCUS_ADDR_EXCHANGE values to run (default all four)")
+    st.add_argument("--mpi", default=None,
+                    help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
+    st.add_argument("--model", action="store_true",
+                    help="fit the start-up model to the runs and predict up to 10,000 x 64")
+    st.add_argument("--from", dest="from_json", default=None,
+                    help="no runs: tables, plot and model from an earlier startup.json")
+    _common(st)
     rp = sub.add_parser("report", help="redraw the table and plots from a compare/sweep JSON")
     rp.add_argument("json", help="compare.json or sweep.json")
     rp.add_argument("--out", default=None, help="output folder (default: the JSON's)")
@@ -394,7 +493,7 @@ def main(argv):
             parser().print_help()
             return 2
         return {"compare": cmd_compare, "sweep": cmd_sweep, "report": cmd_report,
-                "list": cmd_list}[args.cmd](args)
+                "list": cmd_list, "startup": cmd_startup}[args.cmd](args)
     except UsageError as exc:
         sys.stderr.write("locus bench: %s\n" % exc)
         return 2

@@ -76,18 +76,24 @@ class Nodes:
         self.subnet0 = subnet0
         self.keep = keep or (lambda: set())   # pids to spare in the namespaces (sshd)
 
-    def command(self, mpi, np, rails, exe, args, extra=()):
-        """(argv, environment) that run `exe args` on the first np nodes, one
-        rank each, under mpi (a mpis.Mpi) over `rails` rails."""
-        if np > len(self.names):
-            raise ValueError("%d ranks but only %d nodes" % (np, len(self.names)))
-        hosts = self.names[:np]
+    def command(self, mpi, np, rails, exe, args, extra=(), ppn=1, pin=True):
+        """(argv, environment) that run `exe args` as np ranks, ppn on each
+        of the first nodes, under mpi (a mpis.Mpi) over `rails` rails;
+        pin_rank binds each rank unless pin is False."""
+        nnodes = -(-np // ppn)
+        if nnodes > len(self.names):
+            raise ValueError("%d ranks, %d a node, but only %d nodes"
+                             % (np, ppn, len(self.names)))
+        hosts = ["%s:%d" % (h, ppn) for h in self.names[:nnodes]]
         targs, env = tcp_only(mpi.name, ["eth%d" % r for r in range(rails)])
-        shared = np > (os.cpu_count() or 1)
+        cpus = os.cpu_count() or 1
+        shared = np > cpus
         if mpi.name == "locus":
-            cmd = [mpi.launcher, "--host", ",".join(h + ":1" for h in hosts),
+            cmd = [mpi.launcher, "--host", ",".join(hosts),
                    "--launcher", "exec", "--launcher-exec", AGENT,
                    "--bind-to", "none", "--rails", str(rails), "-x", "LOCUS_TRANSPORTS"]
+            if ppn > cpus:
+                cmd += ["--oversubscribe"]
             if shared:
                 cmd += ["-x", "LOCUS_YIELD=always"]
         elif mpi.name == "openmpi":
@@ -103,7 +109,7 @@ class Nodes:
         else:
             raise ValueError("unknown MPI '%s'" % mpi.name)
         argv = [NODE, self.names[0]] + cmd + targs + list(extra)
-        return argv + [PIN, exe] + list(args), env
+        return argv + ([PIN] if pin else []) + [exe] + list(args), env
 
     def tx_bytes(self):
         """{(node index, interface): bytes sent so far} for every eth* of every node."""

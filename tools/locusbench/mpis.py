@@ -18,6 +18,7 @@ PROGRAMS = {
     "osu_bibw": (["osu_bibw.c", "osu_common.c", "bench_util.c"], False),
     "osu_mbw_mr": (["osu_mbw_mr.c", "osu_common.c", "bench_util.c"], False),
     "stream": (["stream.c", "bench_util.c"], True),
+    "startup": (["startup.c"], False),
 }
 
 # Peer variants. "tuned" is what the MPI's own documentation suggests for

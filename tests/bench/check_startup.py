@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Runs `locus bench startup --quick --model` (Locus's four strategies and
+every peer installed, on 1 and 2 emulated nodes) and checks its startup.json:
+every layout has a working run of every label, the times are ordered (launch
+< end of MPI_Init <= all pairs connected <= exit), and Locus's exchange made
+the PMI gets each strategy's formula says on 2 nodes x 2 ranks.
+
+usage: check_startup.py TOOLS_DIR LOCUS_BIN OUT_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+tools, locus_bin, out = sys.argv[1:4]
+if os.geteuid() != 0 or not shutil.which("ip"):
+    print("SKIPPED: the emulated cluster needs root and iproute2")
+    sys.exit(77)
+mpis = ["locus"] + [m for m, exe in (("openmpi", "mpirun.openmpi"), ("mpich", "mpiexec.mpich"))
+                    if shutil.which(exe)]
+shutil.rmtree(out, ignore_errors=True)
+p = subprocess.run([sys.executable, os.path.join(tools, "locus_bench.py"), "startup", "--quick",
+                    "--model", "--mpi", ",".join(mpis), "--locus-bin", locus_bin, "--out", out],
+                   capture_output=True, text=True, timeout=560)
+print(p.stdout[-3000:])
+print(p.stderr[-3000:])
+if p.returncode != 0:
+    print("FAIL: locus bench startup exited %d" % p.returncode)
+    sys.exit(1)
+with open(os.path.join(out, "startup.json")) as f:
+    doc = json.load(f)
+fails = []
+want = {"simple": 12, "shm": 6, "roots": 2}
+for key, by in doc["results"].items():
+    for label, runs in by.items():
+        ok = [r for r in runs if not r.get("failed")]
+        if not ok:
+            fails.append("%s %s: no run worked" % (key, label))
+            continue
+        r = ok[0]
+        if not 0 < r["init"] <= r["connected"] <= r.get("exit", r["connected"]) + 1e-3:
+            fails.append("%s %s: times out of order: %s" % (key, label, r))
+        if label.startswith("locus-") and key == "2x2":
+            strategy = label[6:]
+            gets = r["locus"]["gets"]
+            if strategy in want and gets != want[strategy]:
+                fails.append("%s %s: %d PMI gets, want %d" % (key, label, gets, want[strategy]))
+            if strategy == "lazy" and not 0 < gets <= 8:
+                fails.append("%s lazy: %d gets for 4 cross-node pairs" % (key, gets))
+for name in ("startup.md", "startup-model.md"):
+    if not os.path.exists(os.path.join(out, name)):
+        fails.append("no " + name)
+for f in fails:
+    print("FAIL:", f)
+sys.exit(1 if fails else 0)

@@ -1,0 +1,226 @@
+"""`locus bench startup --model`: the address exchange's cost carried from the
+measured points to machines of up to 10,000 nodes x 64 ranks.
+
+Unit costs, fitted to Locus's own start-up reports (LOCUS_STARTUP_REPORT) of
+the runs `locus bench startup` made (docs/startup.md states the
+assumptions):
+
+  F(N, B)  one PMI fence across N nodes after B bytes of cards were put:
+           f0 + f1*N + N*B/beta (least squares, terms that come out
+           negative dropped). locusrun's front end hears every node's
+           fence and then sends every node every pair it has not seen (the
+           keyval-cache broadcast Hydra does too), so its bytes grow as N*B.
+           Fitted on the lazy runs (one put and one fence per rank).
+  g        one PMI get, as the asking rank sees it (a round trip to its
+           node's proxy, which answers from its cache). Fitted on the shm
+           runs: the node's first rank makes P-1 gets in a row.
+  s        the proxy's share of a get when a node's L ranks all ask at once
+           (simple): they queue at one proxy. Fitted on the simple runs.
+  c        bytes of one card in a table (from the tables' sizes).
+
+Per strategy, with P = N*L ranks:
+
+  simple  F(N, P*c) + max((P-1)*g, L*(P-1)*s)       memory/node L*P*(c+8)
+  shm     F(N, P*c) + (P-1)*g + P*c/mem_bw          memory/node P*(c+8)
+  roots   F(N, P*c) + (N-1)*ceil(L*c*1.2/1000)*g + P*c/mem_bw
+                                                    memory/node P*(c+8)
+  lazy    F(N, P*c) at MPI_Init; g per peer at first contact
+  roots+fabric (a design, not built): only the roots put a card (N of
+          them); each root gets its log2(N) recursive-doubling partners'
+          cards and the roots exchange node blobs over the network:
+          F(N, N*c) + log2(N)*g + log2(N)*alpha + P*c/net_bw + P*c/mem_bw.
+          No front end carries the cards.
+
+alpha, net_bw and mem_bw are not measured here (a 2-core VM); they are
+stated assumptions (ASSUMED below).
+"""
+import math
+
+ASSUMED = {
+    "alpha_s": 5e-6,        # one network message's latency on a cluster fabric
+    "net_bw": 10e9,         # bytes/s a node receives (100 Gb/s class, 80 % of it)
+    "mem_bw": 5e9,          # bytes/s to write a node's table
+    "front_end_bw": None,   # None: use the fitted beta
+}
+SCALES = [(1, 64), (8, 64), (64, 64), (256, 64), (1024, 64), (10000, 64)]
+
+
+def _lsq(rows, nparams):
+    """Least squares y = sum(a_i * x_i) over rows [(x_1..x_n, y)] by the
+    normal equations; the coefficients, or None when singular."""
+    a = [[sum(r[i] * r[j] for r in rows) for j in range(nparams)] for i in range(nparams)]
+    b = [sum(r[i] * r[nparams] for r in rows) for i in range(nparams)]
+    for col in range(nparams):
+        piv = max(range(col, nparams), key=lambda i: abs(a[i][col]))
+        if abs(a[piv][col]) < 1e-30:
+            return None
+        a[col], a[piv], b[col], b[piv] = a[piv], a[col], b[piv], b[col]
+        for i in range(nparams):
+            if i != col:
+                f = a[i][col] / a[col][col]
+                a[i] = [x - f * y for x, y in zip(a[i], a[col])]
+                b[i] -= f * b[col]
+    return [b[i] / a[i][i] for i in range(nparams)]
+
+
+def _fit_fence(rows):
+    """(f0, f1, 1/beta) for y = f0 + f1*N + N*B/beta over rows (N, N*B, y):
+    all three where they come out non-negative, else fewer terms."""
+    for terms in ((0, 1, 2), (0, 2), (0, 1), (0,)):
+        xs = [[(1.0, r[0], r[1])[t] for t in terms] + [r[2]] for r in rows]
+        got = _lsq(xs, len(terms)) if len(rows) >= len(terms) else None
+        if got and all(v >= 0 for v in got):
+            out = [0.0, 0.0, 0.0]
+            for t, v in zip(terms, got):
+                out[t] = v
+            return out
+    return [0.0, 0.0, 0.0]
+
+
+def _median(v):
+    v = sorted(x for x in v if x is not None)
+    if not v:
+        return None
+    k = len(v) // 2
+    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
+
+
+def fit(doc, summary):
+    """Unit costs from a startup run's summary; raises ValueError when the
+    runs lack what a cost needs."""
+    pts = {}
+    for n, k in doc["grid"]:
+        s = summary["%dx%d" % (n, k)]
+        pts[(n, k)] = {l[6:]: s[l] for l in s if l.startswith("locus-")}
+    if not pts or not all("lazy" in v and "shm" in v and "simple" in v for v in pts.values()):
+        raise ValueError("the model needs Locus runs with the simple, shm and lazy strategies")
+    # card size: a shm table holds P cards and P+1 offsets, one per node
+    cards = []
+    for (n, k), v in pts.items():
+        tb = v["shm"].get("table_bytes")
+        if tb:
+            cards.append((tb / n - 216 - 8) / (n * k) - 8)  # less the header, offsets
+    c = _median(cards) or 60.0
+    # The fence: the lazy runs' exchange is one put and one fence. On one
+    # node there is no network transport and so no exchange to time.
+    rows = [(n, n * (n * k) * c, v["lazy"]["exchange_s"]) for (n, k), v in pts.items()
+            if n > 1 and v["lazy"]["exchange_s"] is not None]
+    f0, f1, inv_beta = _fit_fence(rows)
+    if inv_beta <= 0:
+        inv_beta = 1e-12  # no byte term seen: beta is unbounded by these points
+    def fence(n, bytes_):
+        return f0 + f1 * n + n * bytes_ * inv_beta
+    gs, ss = [], []
+    for (n, k), v in pts.items():
+        p = n * k
+        if p < 4:
+            continue
+        base = fence(n, p * c)
+        e = v["shm"]["exchange_s"]
+        if e is not None:
+            gs.append(max(e - base, 0.0) / (p - 1))
+        e = v["simple"]["exchange_s"]
+        if e is not None and k > 1:
+            ss.append(max(e - base, 0.0) / ((p - 1) * k))
+    g = _median(gs) or 20e-6
+    s = _median(ss) or g / 2
+    return {"f0_s": f0, "f1_s_per_node": f1, "front_end_bw": 1.0 / inv_beta, "g_s": g,
+            "s_s": s, "card_bytes": c, "points": len(pts)}
+
+
+def predict(u, n, k, assumed=ASSUMED):
+    """{strategy: (seconds, memory bytes per node, dominant phase)} at N=n, L=k."""
+    p = n * k
+    c = u["card_bytes"]
+    beta = assumed.get("front_end_bw") or u["front_end_bw"]
+    fixed = u["f0_s"] + u["f1_s_per_node"] * n
+
+    def fence(bytes_):
+        return fixed + n * bytes_ / beta
+    table = p * c / assumed["mem_bw"]
+    chunks = math.ceil(k * c * 1.2 / 1000)
+    out = {}
+    phases = {
+        "simple": {"fence": fence(p * c), "gets": max((p - 1) * u["g_s"], k * (p - 1) * u["s_s"])},
+        "shm": {"fence": fence(p * c), "gets": (p - 1) * u["g_s"], "table": table},
+        "roots": {"fence": fence(p * c), "gets": (n - 1) * chunks * u["g_s"], "table": table},
+        "lazy": {"fence": fence(p * c)},
+        "roots+fabric": {"fence": fence(n * c),
+                         "gets": math.ceil(math.log2(n)) * u["g_s"] if n > 1 else 0.0,
+                         "allgather": (math.ceil(math.log2(n)) * assumed["alpha_s"]
+                                       + p * c / assumed["net_bw"]) if n > 1 else 0.0,
+                         "table": table},
+    }
+    mem = {"simple": k * p * (c + 8), "shm": p * (c + 8), "roots": p * (c + 8),
+           "lazy": 0, "roots+fabric": p * (c + 8)}
+    for strat, ph in phases.items():
+        total = sum(ph.values())
+        dom = max(ph, key=ph.get)
+        out[strat] = (total, mem[strat], dom, ph)
+    return out
+
+
+def _fmt_s(v):
+    if v < 1e-3:
+        return "%.0f us" % (v * 1e6)
+    if v < 1:
+        return "%.1f ms" % (v * 1e3)
+    return "%.2f s" % v
+
+
+def _fmt_b(v):
+    for unit, div in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if v >= div:
+            return "%.1f %s" % (v / div, unit)
+    return "%d B" % v
+
+
+def markdown(u, doc, summary, scales=SCALES):
+    lines = ["# Start-up model: the address exchange from one node to 10,000 x 64", "",
+             "Unit costs fitted to %d measured layouts (docs/startup.md):" % u["points"], "",
+             "| cost | value |", "|---|---|",
+             "| fence, fixed (f0) | %s |" % _fmt_s(u["f0_s"]),
+             "| fence, per node (f1) | %s |" % _fmt_s(u["f1_s_per_node"]),
+             "| front end's card broadcast (beta) | %.1f MB/s |" % (u["front_end_bw"] / 1e6),
+             "| PMI get, one asker (g) | %s |" % _fmt_s(u["g_s"]),
+             "| PMI get, proxy share under load (s) | %s |" % _fmt_s(u["s_s"]),
+             "| card in a table (c) | %.0f B |" % u["card_bytes"], "",
+             "Assumed (not measurable on this machine): network latency %s, a node's network "
+             "bandwidth %.0f GB/s, table writes %.0f GB/s."
+             % (_fmt_s(ASSUMED["alpha_s"]), ASSUMED["net_bw"] / 1e9, ASSUMED["mem_bw"] / 1e9),
+             "", "## Predicted exchange time, memory per node, dominant phase", "",
+             "| nodes x ranks | " + " | ".join(["simple", "shm", "roots", "lazy (Init)",
+                                                 "roots+fabric (design)"]) + " |",
+             "|---|---|---|---|---|---|"]
+    for n, k in scales:
+        pr = predict(u, n, k)
+        cells = []
+        for st in ("simple", "shm", "roots", "lazy", "roots+fabric"):
+            t, m, dom, _ = pr[st]
+            cells.append("%s, %s, %s" % (_fmt_s(t), _fmt_b(m), dom))
+        lines.append("| %d x %d | %s |" % (n, k, " | ".join(cells)))
+    lines += ["", "## Model against the measured points (exchange, as the last rank to arrive "
+              "sees it)", "",
+              "| layout | " + " | ".join("%s measured / model" % s for s in
+                                          ("simple", "shm", "roots", "lazy")) + " |",
+              "|---|---|---|---|---|"]
+    for n, k in doc["grid"]:
+        s = summary["%dx%d" % (n, k)]
+        pr = predict(u, n, k)
+        cells = []
+        for st in ("simple", "shm", "roots", "lazy"):
+            meas = s.get("locus-" + st, {}).get("exchange_s")
+            cells.append("%s / %s" % (_fmt_s(meas) if meas is not None else "—",
+                                      _fmt_s(pr[st][0])))
+        lines.append("| %dx%d | %s |" % (n, k, " | ".join(cells)))
+    return "\n".join(lines) + "\n"
+
+
+def to_json(u, scales=SCALES):
+    out = {"units": u, "assumed": ASSUMED, "predictions": []}
+    for n, k in scales:
+        for st, (t, m, dom, ph) in predict(u, n, k).items():
+            out["predictions"].append({"nodes": n, "ranks_per_node": k, "strategy": st,
+                                       "seconds": t, "memory_per_node": m, "dominant": dom,
+                                       "phases": ph})
+    return out
