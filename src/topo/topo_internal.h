@@ -26,4 +26,10 @@ int topo_nics_virtual_scan(hwloc_topology_t hw, char (**names)[LOCUS_TOPO_NAME_M
  * or -1 (out of memory). */
 int topo_nic_virtual_fill(const locus_topo_t *topo, locus_topo_dev_t *d, const char *ifname);
 
+/* This machine's cached topology (topo_cache.c, LOCUS_TOPO_CACHE): the
+ * file that would hold it, 0; or -1 when the cache is off or unusable. */
+int topo_cache_path(char *path, size_t len);
+/* Writes hw there (atomically), and drops entries unused for a week. */
+void topo_cache_store(hwloc_topology_t hw, const char *path);
+
 #endif

@@ -187,7 +187,9 @@ oom:
     return -1;
 }
 
-static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errlen)
+/* hwloc set up to read this machine (xml NULL) or an XML file; `ours`:
+ * the file is this machine's own, cached (topo_cache.c). */
+static int hw_init(locus_topo_t *t, const char *xml, int ours, char *err, size_t errlen)
 {
     if (hwloc_topology_init(&t->hw) < 0) {
         snprintf(err, errlen, "hwloc_topology_init failed");
@@ -197,9 +199,9 @@ static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errl
     /* Disallowed PUs stay visible so `locus topo` can mark them; mapping
      * uses only t->allowed. */
     hwloc_topology_set_flags(t->hw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED
-                             | (xml_path ? 0 : HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM));
+                             | (xml && !ours ? 0 : HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM));
     hwloc_topology_set_io_types_filter(t->hw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (!xml_path) {
+    if (!xml) {
         /* Linux sysfs gives the same PCI tree as libpciaccess (which leaks
          * at exit); OpenCL and GL would initialise GPU runtimes or connect
          * to a display just to name devices sysfs already shows. */
@@ -211,18 +213,36 @@ static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errl
          * for a busy core, stalling locusrun's start-up. sysfs (the linux
          * backend) already gives the whole topology. */
         hwloc_topology_set_components(t->hw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, "x86");
+        return 0;
     }
-    if (xml_path) {
+    if (!ours) {
         /* hwloc's libxml2 importer prints parser errors on stderr; the
          * built-in one fails silently, so our one-line message stands. */
         setenv("HWLOC_LIBXML_IMPORT", "0", 0);
         /* hwloc also reports what it rejects in a file on stderr. */
         setenv("HWLOC_HIDE_ERRORS", "2", 0);
-        if (hwloc_topology_set_xml(t->hw, xml_path) < 0) {
-            snprintf(err, errlen, "cannot use topology file '%s': %s", xml_path, strerror(errno));
-            return -1;
-        }
     }
+    if (hwloc_topology_set_xml(t->hw, xml) < 0) {
+        snprintf(err, errlen, "cannot use topology file '%s': %s", xml, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errlen)
+{
+    char cached[600];
+    int cache = !xml_path && topo_cache_path(cached, sizeof cached) == 0;
+    if (cache && access(cached, R_OK) == 0) {
+        if (hw_init(t, cached, 1, err, errlen) == 0 && hwloc_topology_load(t->hw) == 0)
+            return 0;
+        /* A damaged file: discover afresh and write it again. */
+        if (t->hw)
+            hwloc_topology_destroy(t->hw);
+        t->hw = NULL;
+    }
+    if (hw_init(t, xml_path, 0, err, errlen) < 0)
+        return -1;
     if (hwloc_topology_load(t->hw) < 0) {
         if (xml_path)
             snprintf(err, errlen, "'%s' is not a valid hwloc XML topology", xml_path);
@@ -230,6 +250,8 @@ static int hw_open(locus_topo_t *t, const char *xml_path, char *err, size_t errl
             snprintf(err, errlen, "cannot read this machine's topology: %s", strerror(errno));
         return -1;
     }
+    if (cache)
+        topo_cache_store(t->hw, cached);
     return 0;
 }
 
