@@ -226,7 +226,7 @@ static int tunables_check(fe_t *fe)
 {
     static const char *const longs[] = {
         "LOCUS_PMI_TRACE", "LOCUS_PMI_KVS_KEYS_MAX", "LOCUS_PMI_KVS_BYTES_MAX",
-        "LOCUS_PMI_BARRIERS_MAX", "LOCUS_ABI_SWAP",
+        "LOCUS_PMI_BARRIERS_MAX", "LOCUS_ABI_SWAP", "LOCUS_LAUNCH_AUTOFORK",
     };
     char terr[256];
     long v;
@@ -272,6 +272,8 @@ static int links_make(fe_t *fe)
                  "--oversubscribe to place more)", o->nranks, o->ppn, o->ppn);
         rc = -1;
     }
+    long autofork = 1;
+    (void)locus_tunable_long("LOCUS_LAUNCH_AUTOFORK", &autofork, NULL, 0); /* checked before */
     if (rc == 0) {
         layout_mapping(&fe->layout, fe->mapping, sizeof fe->mapping);
         fe->nlinks = fe->layout.nnodes;
@@ -287,12 +289,14 @@ static int links_make(fe_t *fe)
         l->node = i;
         l->fd = -1;
         l->host = strdup(name);
-        /* ssh to this machine is a fork (Hydra's autofork); the exec
-         * launcher runs every host through its prefix (a namespace, a
-         * container: the name does not say which machine it is). */
+        /* A host that names this machine is a fork, whatever the
+         * launcher (Hydra's autofork): no ssh, no exec prefix, on the
+         * node the job starts from. LOCUS_LAUNCH_AUTOFORK=0 sends it
+         * through the launcher too (a prefix that does more than reach
+         * the host, e.g. enters a container). */
         l->how = o->launcher;
-        if (hosts == &here ||
-            (o->launcher == LAUNCHER_SSH && launcher_host_is_local(name, fe->hostname)))
+        if (hosts == &here || (autofork && o->launcher != LAUNCHER_LOCAL &&
+                               launcher_host_is_local(name, fe->hostname)))
             l->how = LAUNCHER_LOCAL;
         if (l->host == NULL)
             rc = -1;

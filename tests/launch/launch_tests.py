@@ -889,6 +889,20 @@ def case_hosts_fail():
             check(rc == 1 and words in err and took < 5,
                   "%s proxy: exit %d after %.1f s, %r" % (name, rc, took, err))
 
+        # A host named like this machine is forked, whatever the launcher
+        # (Hydra's autofork): a prefix that cannot start anything is not
+        # used for it, unless LOCUS_LAUNCH_AUTOFORK=0.
+        rc, out, err = run(["--launcher", "exec", "--launcher-exec", "/bin/false", "--host",
+                            HOST + ":1", PMI_RANK, "ok"])
+        check(rc == 0, "autofork of %s with the exec launcher: exit %d %r" % (HOST, rc, err))
+        rc, out, err = run(["--launcher", "exec", "--launcher-exec", "/bin/false", "--host",
+                            HOST + ":1", PMI_RANK, "ok"], env={"LOCUS_LAUNCH_AUTOFORK": "0"})
+        check(rc == 1 and "cannot start the proxy on %s" % HOST in err,
+              "LOCUS_LAUNCH_AUTOFORK=0: exit %d %r" % (rc, err))
+        rc, out, err = run(["--host", HOST + ":1", PMI_RANK, "ok"],
+                           env={"LOCUS_LAUNCH_AUTOFORK": "maybe"})
+        check(rc == 2 and "LOCUS_LAUNCH_AUTOFORK" in err, "bad autofork: %d %r" % (rc, err))
+
 
 def main():
     fn = globals().get("case_" + CASE)

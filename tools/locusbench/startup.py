@@ -133,11 +133,8 @@ def run(args, found, out_dir):
 
 
 def median(vals):
-    vals = sorted(v for v in vals if v is not None)
-    if not vals:
-        return None
-    k = len(vals) // 2
-    return vals[k] if len(vals) % 2 else (vals[k - 1] + vals[k]) / 2
+    """The median of the values that are not None (None when none are)."""
+    return runner.median([v for v in vals if v is not None])
 
 
 def summarize(doc):

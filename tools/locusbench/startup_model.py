@@ -36,6 +36,8 @@ stated assumptions (ASSUMED below).
 """
 import math
 
+from .startup import median
+
 ASSUMED = {
     "alpha_s": 5e-6,        # one network message's latency on a cluster fabric
     "net_bw": 10e9,         # bytes/s a node receives (100 Gb/s class, 80 % of it)
@@ -77,14 +79,6 @@ def _fit_fence(rows):
     return [0.0, 0.0, 0.0]
 
 
-def _median(v):
-    v = sorted(x for x in v if x is not None)
-    if not v:
-        return None
-    k = len(v) // 2
-    return v[k] if len(v) % 2 else (v[k - 1] + v[k]) / 2
-
-
 def fit(doc, summary):
     """Unit costs from a startup run's summary; raises ValueError when the
     runs lack what a cost needs."""
@@ -100,7 +94,7 @@ def fit(doc, summary):
         tb = v["shm"].get("table_bytes")
         if tb:
             cards.append((tb / n - 216 - 8) / (n * k) - 8)  # less the header, offsets
-    c = _median(cards) or 60.0
+    c = median(cards) or 60.0
     # The fence: the lazy runs' exchange is one put and one fence. On one
     # node there is no network transport and so no exchange to time.
     rows = [(n, n * (n * k) * c, v["lazy"]["exchange_s"]) for (n, k), v in pts.items()
@@ -122,8 +116,8 @@ def fit(doc, summary):
         e = v["simple"]["exchange_s"]
         if e is not None and k > 1:
             ss.append(max(e - base, 0.0) / ((p - 1) * k))
-    g = _median(gs) or 20e-6
-    s = _median(ss) or g / 2
+    g = median(gs) or 20e-6
+    s = median(ss) or g / 2
     return {"f0_s": f0, "f1_s_per_node": f1, "front_end_bw": 1.0 / inv_beta, "g_s": g,
             "s_s": s, "card_bytes": c, "points": len(pts)}
 
