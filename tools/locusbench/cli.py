@@ -260,6 +260,7 @@ def cmd_startup(args):
         if "results" not in doc or "grid" not in doc:
             raise UsageError("--from %s: not a startup.json" % args.from_json)
         out = args.out or os.path.dirname(os.path.abspath(args.from_json))
+        os.makedirs(out, exist_ok=True)
     else:
         user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
         _finish_common(args)
@@ -319,11 +320,16 @@ def cmd_startup(args):
             units = startup_model.fit(doc, summary)
         except ValueError as exc:
             raise UsageError("--model: %s" % exc)
-        text = startup_model.markdown(units, doc, summary)
+        assumed = dict(startup_model.ASSUMED)
+        if args.front_end_bw is not None:
+            if not args.front_end_bw > 0:
+                raise UsageError("--front-end-bw must be a positive number of MB/s")
+            assumed["front_end_bw"] = args.front_end_bw * 1e6
+        text = startup_model.markdown(units, doc, summary, assumed=assumed)
         with open(os.path.join(out, "startup-model.md"), "w") as f:
             f.write(text)
         with open(os.path.join(out, "startup-model.json"), "w") as f:
-            json.dump(startup_model.to_json(units), f, indent=1)
+            json.dump(startup_model.to_json(units, assumed=assumed), f, indent=1)
         print(text)
     runner.log("results in %s" % out)
     return 0
@@ -474,6 +480,9 @@ def parser():
                     help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
     st.add_argument("--model", action="store_true",
                     help="fit the start-up model to the runs and predict up to 10,000 x 64")
+    st.add_argument("--front-end-bw", type=float, default=None,
+                    help="with --model: predict with the launcher's card broadcast at this many "
+                         "MB/s instead of the rate fitted here (a scenario, stated as such)")
     st.add_argument("--from", dest="from_json", default=None,
                     help="no runs: tables, plot and model from an earlier startup.json")
     _common(st)

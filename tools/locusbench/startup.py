@@ -213,26 +213,31 @@ def plot(doc, summary, path):
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
     nodes = sorted({n for n, _ in doc["grid"]})
+    styles = ["-", "--", ":", "-.", (0, (5, 1)), (0, (1, 3))]
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, metric, title in ((axes[0], "init", "launch to end of MPI_Init"),
                               (axes[1], "connected", "launch to all pairs connected")):
-        for label in doc["labels"]:
-            for n in nodes:
+        for li, label in enumerate(doc["labels"]):
+            for ni, n in enumerate(nodes):
                 pts = [(n * k, summary["%dx%d" % (n, k)][label][metric]) for nn, k in doc["grid"]
                        if nn == n and summary["%dx%d" % (n, k)][label][metric] is not None]
                 if pts:
                     xs, ys = zip(*pts)
-                    ax.plot(xs, ys, marker="o", label="%s, %d node%s" % (label, n,
-                                                                          "s" if n > 1 else ""),
-                            linestyle="-" if label.startswith("locus") else "--")
+                    ax.plot(xs, ys, marker="o", markersize=3, color=colors[li % len(colors)],
+                            linestyle=styles[ni % len(styles)],
+                            label=label if ni == 0 else None)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("ranks")
         ax.set_ylabel("seconds")
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-    axes[1].legend(fontsize=6, ncol=2)
+    for ni, n in enumerate(nodes):
+        axes[1].plot([], [], color="gray", linestyle=styles[ni % len(styles)],
+                     label="%d node%s" % (n, "s" if n > 1 else ""))
+    axes[1].legend(fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -169,7 +169,7 @@ def _fmt_b(v):
     return "%d B" % v
 
 
-def markdown(u, doc, summary, scales=SCALES):
+def markdown(u, doc, summary, scales=SCALES, assumed=ASSUMED):
     lines = ["# Start-up model: the address exchange from one node to 10,000 x 64", "",
              "Unit costs fitted to %d measured layouts (docs/startup.md):" % u["points"], "",
              "| cost | value |", "|---|---|",
@@ -180,14 +180,17 @@ def markdown(u, doc, summary, scales=SCALES):
              "| PMI get, proxy share under load (s) | %s |" % _fmt_s(u["s_s"]),
              "| card in a table (c) | %.0f B |" % u["card_bytes"], "",
              "Assumed (not measurable on this machine): network latency %s, a node's network "
-             "bandwidth %.0f GB/s, table writes %.0f GB/s."
-             % (_fmt_s(ASSUMED["alpha_s"]), ASSUMED["net_bw"] / 1e9, ASSUMED["mem_bw"] / 1e9),
+             "bandwidth %.0f GB/s, table writes %.0f GB/s%s."
+             % (_fmt_s(assumed["alpha_s"]), assumed["net_bw"] / 1e9, assumed["mem_bw"] / 1e9,
+                "; the front end's broadcast at %.0f MB/s instead of the fitted beta "
+                "(--front-end-bw)" % (assumed["front_end_bw"] / 1e6)
+                if assumed.get("front_end_bw") else ""),
              "", "## Predicted exchange time, memory per node, dominant phase", "",
              "| nodes x ranks | " + " | ".join(["simple", "shm", "roots", "lazy (Init)",
                                                  "roots+fabric (design)"]) + " |",
              "|---|---|---|---|---|---|"]
     for n, k in scales:
-        pr = predict(u, n, k)
+        pr = predict(u, n, k, assumed)
         cells = []
         for st in ("simple", "shm", "roots", "lazy", "roots+fabric"):
             t, m, dom, _ = pr[st]
@@ -210,10 +213,10 @@ def markdown(u, doc, summary, scales=SCALES):
     return "\n".join(lines) + "\n"
 
 
-def to_json(u, scales=SCALES):
-    out = {"units": u, "assumed": ASSUMED, "predictions": []}
+def to_json(u, scales=SCALES, assumed=ASSUMED):
+    out = {"units": u, "assumed": assumed, "predictions": []}
     for n, k in scales:
-        for st, (t, m, dom, ph) in predict(u, n, k).items():
+        for st, (t, m, dom, ph) in predict(u, n, k, assumed).items():
             out["predictions"].append({"nodes": n, "ranks_per_node": k, "strategy": st,
                                        "seconds": t, "memory_per_node": m, "dominant": dom,
                                        "phases": ph})
