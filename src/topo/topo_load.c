@@ -191,7 +191,18 @@ oom:
  * the file is this machine's own, cached (topo_cache.c). */
 static int hw_init(locus_topo_t *t, const char *xml, int ours, char *err, size_t errlen)
 {
-    if (hwloc_topology_init(&t->hw) < 0) {
+    /* hwloc opens every plugin it finds at its first init; the GL, OpenCL
+     * and libxml2 ones pull in X11, an OpenCL loader, libxml2 and ICU
+     * (~3 ms a process) for components this loader turns off or does not
+     * need (hwloc parses XML itself). Only for that first init: the
+     * variable is gone before a rank could inherit it. */
+    int set = getenv("HWLOC_PLUGINS_BLACKLIST") == NULL;
+    if (set)
+        setenv("HWLOC_PLUGINS_BLACKLIST", "hwloc_gl,hwloc_opencl,hwloc_xml_libxml", 1);
+    int rc = hwloc_topology_init(&t->hw);
+    if (set)
+        unsetenv("HWLOC_PLUGINS_BLACKLIST");
+    if (rc < 0) {
         snprintf(err, errlen, "hwloc_topology_init failed");
         t->hw = NULL;
         return -1;
