@@ -6,7 +6,8 @@
  * of a specific source and tag. Every rank computes every sender's plan
  * from its seed, so each receiver knows what must arrive: each message is
  * checked byte for byte, delivered exactly once, and in order per
- * (source, tag) in the order the receives were posted.
+ * (source, tag) in the order the receives were posted (zero-byte messages,
+ * which carry no id, are counted, not ordered).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -98,7 +99,13 @@ static void accept(const unsigned char *buf, int len, int src, int tag, long pos
     received++;
     payload(check, len, src, seq);
     CHECK(memcmp(check, buf, (size_t)len) == 0, "message (%d,%d): content differs", src, seq);
-    /* Non-overtaking: later posts of (src, tag) get later messages. */
+    /* Non-overtaking: later posts of (src, tag) get later messages. A
+     * zero-byte message carries no id: which of two it is was guessed
+     * above in the order the test looked at the receives, not the order
+     * they were posted (a probe's receive is looked at at once, an earlier
+     * wildcard receive at its next test), so its order cannot be checked. */
+    if (len == 0)
+        return;
     if (post > last_post[src][tag]) {
         CHECK(seq > last_seq[src][tag], "(%d, tag %d): seq %d after %d", src, tag, seq,
               last_seq[src][tag]);
