@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "boot_priv.h"
 #include "locus_tunables.h"
 #include "shm_file.h"
 
@@ -84,19 +85,12 @@ static int fail(const char *fmt, ...)
     return -1;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double deadline(void)
 {
     long s = 60;
     if (locus_tunable_long("LOCUS_ADDR_TIMEOUT", &s, NULL, 0) != 0 || s < 1)
         s = 60;
-    return now() + (double)s;
+    return boot_now() + (double)s;
 }
 
 /* One step of a bounded wait: yield first, then sleep up to 1 ms, so the
@@ -110,7 +104,7 @@ static int wait_step(unsigned *spins, double until)
     long ns = *spins < 200 ? 20000 : 1000000;
     struct timespec ts = { 0, ns };
     nanosleep(&ts, NULL);
-    return now() > until ? -1 : 0;
+    return boot_now() > until ? -1 : 0;
 }
 
 static size_t table_size(int n, char *const *cards)
@@ -240,19 +234,18 @@ static int table_share(locus_boot_t *b, struct boot_addr *e, char *const *cards)
 
 static int put_card(locus_boot_t *b, const char *name, const char *card)
 {
-    char key[PMI_WIRE_KEYLEN_MAX], enc[PMI_WIRE_VALLEN_MAX + 1];
+    char key[PMI_WIRE_KEYLEN_MAX];
     snprintf(key, sizeof key, "locus.addr.%s.%d", name, b->rank);
-    if (locus_boot_escape(card, enc, sizeof enc) < 0 || locus_boot_put(b, key, enc) != 0)
+    if (boot_kvs_put(b, key, card) != 0)
         return fail("address exchange: PMI put of %s failed", key);
     return 0;
 }
 
 static int get_card(locus_boot_t *b, const char *name, int r, char *val, size_t vallen)
 {
-    char key[PMI_WIRE_KEYLEN_MAX], enc[PMI_WIRE_VALLEN_MAX + 1];
+    char key[PMI_WIRE_KEYLEN_MAX];
     snprintf(key, sizeof key, "locus.addr.%s.%d", name, r);
-    if (locus_boot_get(b, key, enc, sizeof enc) != 0 ||
-        locus_boot_unescape(enc, val, vallen) < 0)
+    if (boot_kvs_get(b, key, val, vallen) != 0)
         return fail("address exchange: PMI get of %s failed", key);
     return 0;
 }

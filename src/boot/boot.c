@@ -169,7 +169,7 @@ static int map_by_exchange(locus_boot_t *b, char *err, size_t errlen)
 
 /* ---- start-up phases ------------------------------------------------------ */
 
-static double mono_now(void)
+double boot_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -178,7 +178,7 @@ static double mono_now(void)
 
 void locus_boot_phase(locus_boot_t *b, int phase)
 {
-    double t = mono_now();
+    double t = boot_now();
     b->count[b->phase].seconds += t - b->phase_t0;
     b->phase = phase;
     b->phase_t0 = t;
@@ -231,7 +231,7 @@ static void set_jobid(locus_boot_t *b)
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
-    b->phase_t0 = mono_now();
+    b->phase_t0 = boot_now();
     if (addr_strategy(b, err, errlen) != 0 || boot_connect(b, err, errlen))
         return -1;
     locus_boot_phase(b, LOCUS_BOOT_PH_NODEMAP);
@@ -322,20 +322,30 @@ int locus_boot_unescape(const char *in, char *out, size_t outlen)
     return (int)n;
 }
 
-static int kvs_put(void *ctx, const char *key, const char *val)
+int boot_kvs_put(locus_boot_t *b, const char *key, const char *val)
 {
     char enc[PMI_WIRE_VALLEN_MAX + 1];
     if (locus_boot_escape(val, enc, sizeof enc) < 0)
         return -1;
-    return locus_boot_put(ctx, key, enc);
+    return locus_boot_put(b, key, enc);
+}
+
+int boot_kvs_get(locus_boot_t *b, const char *key, char *val, size_t vallen)
+{
+    char enc[PMI_WIRE_VALLEN_MAX + 1];
+    if (locus_boot_get(b, key, enc, sizeof enc))
+        return -1;
+    return locus_boot_unescape(enc, val, vallen) < 0 ? -1 : 0;
+}
+
+static int kvs_put(void *ctx, const char *key, const char *val)
+{
+    return boot_kvs_put(ctx, key, val);
 }
 
 static int kvs_get(void *ctx, const char *key, char *val, size_t vallen)
 {
-    char enc[PMI_WIRE_VALLEN_MAX + 1];
-    if (locus_boot_get(ctx, key, enc, sizeof enc))
-        return -1;
-    return locus_boot_unescape(enc, val, vallen) < 0 ? -1 : 0;
+    return boot_kvs_get(ctx, key, val, vallen);
 }
 
 static int kvs_fence(void *ctx)
