@@ -6,15 +6,19 @@
 #
 #   locus_add_mpi_test(NAME PROG NP
 #                      [ENV VAR=VALUE ...] [ARGS prog-args ...]
-#                      [LAUNCHER locusrun|hydra|hydra-port|singleton]
-#                      [EXPECT_FAIL regex] [TIMEOUT s] [LABELS ...])
+#                      [LAUNCHER locusrun|hydra|hydra-port|ompi|singleton]
+#                      [EXPECT_FAIL regex] [EXPECT_OUTPUT regex]
+#                      [TIMEOUT s] [LABELS ...])
 #       the ctest case NAME: PROG (a target, built from PROG.c in the
 #       calling folder when no such target exists yet) on NP ranks. It
 #       passes when every rank exits 0 and the output holds " No Errors"
 #       (MPICH's convention) -- or, with EXPECT_FAIL, when the job fails and
 #       its output matches the regex -- and no shared-memory segment of a
-#       finished process was left in /dev/shm.
+#       finished process was left in /dev/shm. EXPECT_OUTPUT: a passing run
+#       must also print a line matching the regex. LAUNCHER ompi is Open
+#       MPI's mpirun (its PMIx server).
 find_program(LOCUS_MPIEXEC_HYDRA NAMES mpiexec.mpich mpiexec.hydra)
+find_program(LOCUS_MPIRUN_OPENMPI mpirun.openmpi)
 set(LOCUS_MPI_TEST_RUNNER ${PROJECT_SOURCE_DIR}/tests/run_mpi_test.sh)
 
 function(locus_mpi_program TARGET)
@@ -25,7 +29,7 @@ function(locus_mpi_program TARGET)
 endfunction()
 
 function(locus_add_mpi_test NAME PROG NP)
-  cmake_parse_arguments(T "" "LAUNCHER;TIMEOUT;EXPECT_FAIL" "ENV;ARGS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "LAUNCHER;TIMEOUT;EXPECT_FAIL;EXPECT_OUTPUT" "ENV;ARGS;LABELS" ${ARGN})
   if(NOT TARGET ${PROG})
     locus_mpi_program(${PROG} ${PROG}.c)
   endif()
@@ -44,6 +48,13 @@ function(locus_add_mpi_test NAME PROG NP)
     if(T_LAUNCHER STREQUAL "hydra-port")
       set(launch ${LOCUS_MPIEXEC_HYDRA} -pmi-port -n ${NP})
     endif()
+  elseif(T_LAUNCHER STREQUAL "ompi")
+    if(NOT LOCUS_MPIRUN_OPENMPI OR NOT LOCUS_HAVE_PMIX)
+      add_test(NAME ${NAME} COMMAND sh -c "echo 'SKIPPED: needs Open MPI (mpirun.openmpi) and a Locus built with OpenPMIx'; exit 77")
+      set_tests_properties(${NAME} PROPERTIES SKIP_RETURN_CODE 77)
+      return()
+    endif()
+    set(launch ${LOCUS_MPIRUN_OPENMPI} --allow-run-as-root --oversubscribe -n ${NP})
   elseif(T_LAUNCHER STREQUAL "singleton")
     set(launch "")
   else()
@@ -55,6 +66,8 @@ function(locus_add_mpi_test NAME PROG NP)
   set(expect "")
   if(DEFINED T_EXPECT_FAIL)
     set(expect --expect-fail "${T_EXPECT_FAIL}")
+  elseif(DEFINED T_EXPECT_OUTPUT)
+    set(expect --expect-output "${T_EXPECT_OUTPUT}")
   endif()
   add_test(NAME ${NAME}
            COMMAND sh ${LOCUS_MPI_TEST_RUNNER} ${expect} ${launch} $<TARGET_FILE:${PROG}> ${T_ARGS})

@@ -1,15 +1,20 @@
 #!/bin/sh
-# run_mpi_test.sh [--expect-fail REGEX] CMD... : runs an MPI test command.
+# run_mpi_test.sh [--expect-fail REGEX | --expect-output REGEX] CMD... :
+# runs an MPI test command.
 #
-# Passes when CMD exits 0 and printed " No Errors" (MPICH's convention), or
-# with --expect-fail when CMD exits non-zero and its output matches REGEX
-# (grep -E). Either way it fails when a shared-memory segment of Locus
+# Passes when CMD exits 0 and printed " No Errors" (MPICH's convention)
+# (and, with --expect-output, a line matching REGEX), or with --expect-fail
+# when CMD exits non-zero and its output matches REGEX (grep -E). Either way it fails when a shared-memory segment of Locus
 # (/dev/shm/locus.*.<pid>) appeared during the run and the process that
 # created it is gone: a leak (segments of other jobs running at the same
 # time belong to live processes). Exit 77 from CMD is passed on (a skip).
 expect=""
+want=""
 if [ "${1:-}" = "--expect-fail" ]; then
     expect=$2
+    shift 2
+elif [ "${1:-}" = "--expect-output" ]; then
+    want=$2
     shift 2
 fi
 segs() { ls /dev/shm 2>/dev/null | grep '^locus\..*\.[0-9][0-9]*$'; }
@@ -42,6 +47,10 @@ if [ -n "$expect" ]; then
 fi
 if [ $rc -ne 0 ]; then
     echo "FAILED: exit status $rc" >&2
+    exit 1
+fi
+if [ -n "$want" ] && ! printf '%s\n' "$out" | grep -Eq "$want"; then
+    echo "FAILED: output lacks '$want'" >&2
     exit 1
 fi
 case "$out" in

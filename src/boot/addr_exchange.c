@@ -245,7 +245,7 @@ static int get_card(locus_boot_t *b, const char *name, int r, char *val, size_t 
 {
     char key[PMI_WIRE_KEYLEN_MAX];
     snprintf(key, sizeof key, "locus.addr.%s.%d", name, r);
-    if (boot_kvs_get(b, key, val, vallen) != 0)
+    if (boot_kvs_get(b, r, key, val, vallen) != 0)
         return fail("address exchange: PMI get of %s failed", key);
     return 0;
 }
@@ -456,9 +456,12 @@ static int blob_parse(locus_boot_t *b, int node, char *raw, char **cards)
 /* Gets node `node`'s blob and files its cards into cards[]. */
 static int blob_get(locus_boot_t *b, const char *name, int node, char **cards)
 {
+    int root = 0; /* the node's first rank put the blob */
+    while (b->node_of[root] != node)
+        root++;
     char key[PMI_WIRE_KEYLEN_MAX], val[PMI_WIRE_VALLEN_MAX + 1];
     snprintf(key, sizeof key, "locus.addr.%s.n%d", name, node);
-    if (locus_boot_get(b, key, val, sizeof val) != 0)
+    if (locus_boot_get(b, root, key, val, sizeof val) != 0)
         return fail("address exchange: PMI get of %s failed", key);
     char *slash;
     long nchunks = strtol(val, &slash, 10);
@@ -478,7 +481,7 @@ static int blob_get(locus_boot_t *b, const char *name, int node, char **cards)
     int rc = 0;
     for (long i = 1; i < nchunks && rc == 0; i++) {
         snprintf(key, sizeof key, "locus.addr.%s.n%d.%ld", name, node, i);
-        if (locus_boot_get(b, key, val, sizeof val) != 0) {
+        if (locus_boot_get(b, root, key, val, sizeof val) != 0) {
             rc = fail("address exchange: PMI get of %s failed", key);
         } else {
             memcpy(enc + n, val, strlen(val) + 1);

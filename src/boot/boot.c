@@ -151,7 +151,7 @@ static int map_by_exchange(locus_boot_t *b, char *err, size_t errlen)
         snprintf(key, sizeof key, "locus-host-%d", r);
         if (r == b->rank) {
             strcpy(val, host);
-        } else if (locus_boot_get(b, key, val, sizeof val)) {
+        } else if (locus_boot_get(b, r, key, val, sizeof val)) {
             snprintf(err, errlen, "PMI: no node name for rank %d", r);
             free(names);
             return -1;
@@ -232,7 +232,7 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     b->phase_t0 = boot_now();
-    if (addr_strategy(b, err, errlen) != 0 || boot_connect(b, err, errlen))
+    if (addr_strategy(b, err, errlen) != 0 || boot_pm_connect(b, err, errlen))
         return -1;
     locus_boot_phase(b, LOCUS_BOOT_PH_NODEMAP);
     set_jobid(b);
@@ -244,17 +244,14 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
     if (b->singleton) {
         b->nnodes = 1;
     } else {
-        char val[PMI_WIRE_VALLEN_MAX + 1];
-        int n = -1;
-        if (locus_boot_get(b, "PMI_process_mapping", val, sizeof val) == 0)
-            n = locus_boot_parse_mapping(val, b->size, b->node_of);
+        int n = boot_pm_node_map(b, b->node_of);
         if (n > 0) {
             b->mapping_from = 1;
             /* locusrun numbers nodes in order of their first rank, as the
              * mapping's reader does: the two must agree. */
             int id = launcher_node_id(b);
             if (id >= 0 && id != b->node_of[b->rank]) {
-                snprintf(err, errlen, "PMI_process_mapping puts rank %d on node %d, but "
+                snprintf(err, errlen, "the process manager's node map puts rank %d on node %d, but "
                          "LOCUS_NODE_ID says node %d", b->rank, b->node_of[b->rank], id);
                 return -1;
             }
@@ -285,15 +282,16 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
     return 0;
 }
 
-/* PMI-1 values cannot hold spaces or non-printable bytes; the transports'
- * values may, so the kvs escapes them as %XX (and '%' itself). */
+/* PMI-1 values cannot hold spaces or non-printable bytes, PMI-2 values no
+ * ';'; the transports' values may, so the kvs escapes them as %XX (and '%'
+ * itself). */
 int locus_boot_escape(const char *in, char *out, size_t outlen)
 {
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
         if (n + 4 > outlen)
             return -1;
-        if (*p <= 32 || *p >= 127 || *p == '%')
+        if (*p <= 32 || *p >= 127 || *p == '%' || *p == ';')
             n += (size_t)snprintf(out + n, outlen - n, "%%%02X", *p);
         else
             out[n++] = (char)*p;
@@ -330,10 +328,10 @@ int boot_kvs_put(locus_boot_t *b, const char *key, const char *val)
     return locus_boot_put(b, key, enc);
 }
 
-int boot_kvs_get(locus_boot_t *b, const char *key, char *val, size_t vallen)
+int boot_kvs_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen)
 {
     char enc[PMI_WIRE_VALLEN_MAX + 1];
-    if (locus_boot_get(b, key, enc, sizeof enc))
+    if (locus_boot_get(b, owner, key, enc, sizeof enc))
         return -1;
     return locus_boot_unescape(enc, val, vallen) < 0 ? -1 : 0;
 }
@@ -343,9 +341,9 @@ static int kvs_put(void *ctx, const char *key, const char *val)
     return boot_kvs_put(ctx, key, val);
 }
 
-static int kvs_get(void *ctx, const char *key, char *val, size_t vallen)
+static int kvs_get(void *ctx, int owner, const char *key, char *val, size_t vallen)
 {
-    return boot_kvs_get(ctx, key, val, vallen);
+    return boot_kvs_get(ctx, owner, key, val, vallen);
 }
 
 static int kvs_fence(void *ctx)

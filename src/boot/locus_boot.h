@@ -1,13 +1,15 @@
 /*
  * locus_boot.h — how a rank learns who it is and where its peers are: the
- * PMI-1 client (PMI_FD from locusrun or Hydra, or PMI_PORT + PMI_ID), the
- * node map (PMI_process_mapping, checked against locusrun's LOCUS_NODE_ID;
+ * process-manager client (PMI-1 over PMI_FD from locusrun or Hydra, or
+ * PMI_PORT + PMI_ID; PMI-2 over PMI_FD as Slurm's pmi2 plugin and Hydra
+ * serve it; PMIx through libpmix under Open MPI's mpirun, prterun or
+ * srun --mpi=pmix; LOCUS_PMI chooses), the node map (PMI_process_mapping, checked against locusrun's LOCUS_NODE_ID;
  * else an exchange of node ids, or host names without locusrun) and the
  * key-value exchange the transports use for their addresses. A node is
  * what the launcher says it is: two network namespaces sharing a kernel
  * and a host name are two nodes, and only ranks of one node share memory.
  *
- * Without PMI_FD/PMI_PORT the process is a singleton: rank 0 of 1.
+ * Without any of them the process is a singleton: rank 0 of 1.
  */
 #ifndef LOCUS_BOOT_H
 #define LOCUS_BOOT_H
@@ -41,21 +43,26 @@ typedef struct {
 enum { LOCUS_ADDR_SIMPLE, LOCUS_ADDR_SHM, LOCUS_ADDR_ROOTS, LOCUS_ADDR_LAZY };
 
 struct boot_addr; /* a published card table (addr_exchange.c) */
+struct boot_pm;   /* the process-manager backend (boot_priv.h) */
 
 typedef struct {
     int rank, size;
     int appnum;
     int universe_size;
     int singleton;            /* no process manager */
-    int fd;                   /* PMI socket, -1 for a singleton */
+    const struct boot_pm *pm; /* PMI-1, PMI-2 or PMIx; NULL for a singleton */
+    int fd;                   /* PMI-1/PMI-2 socket, else -1 */
     pmi_reader_t rd;
+    void *pmix;               /* PMIx backend's state */
+    int fence_step;           /* PMI-2: which reply of a fence comes next */
     char kvsname[PMI_WIRE_KVSNAME_MAX + 1];
     char jobid[PMI_WIRE_KVSNAME_MAX + 1]; /* LOCUS_JOBID or the kvs name, [A-Za-z0-9_.-] */
     int *node_of;             /* [size] node number of every world rank */
     int nnodes;
     int local_rank, local_size;
     int *local_ranks;         /* [local_size] world ranks on this node, ascending */
-    int mapping_from;         /* 1: PMI_process_mapping, 2: exchange of node ids (locusrun's
+    int mapping_from;         /* 1: the process manager's map (PMI_process_mapping,
+                                 PMIx node ids), 2: exchange of node ids (locusrun's
                                  LOCUS_NODE_ID, else host names), 0: singleton */
     int vallen_max;           /* the process manager's longest PMI value */
     int addr_strategy;        /* LOCUS_ADDR_* */
@@ -71,6 +78,9 @@ typedef struct {
  */
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen);
 
+/* "pmi1", "pmi2", "pmix" or "singleton". */
+const char *locus_boot_pm_name(const locus_boot_t *b);
+
 /* Closes the current phase's clock and starts `phase`. */
 void locus_boot_phase(locus_boot_t *b, int phase);
 const char *locus_boot_phase_name(int phase);
@@ -80,10 +90,13 @@ const char *locus_boot_addr_name(int strategy);
  * locus_tp_init_t. */
 locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b);
 
-/* PMI put (kvs), get (blocks until the value exists after a fence) and
- * barrier. Return 0 or -1. Singletons keep puts in no store: get fails. */
+/* PMI put (kvs), get (blocks until the value exists after a fence; owner
+ * is the rank that put it, -1 when unknown, which PMIx may not find) and
+ * barrier, over whichever interface was chosen; values are printable
+ * ASCII without blanks or ';' (boot_kvs_put escapes the rest). Return 0
+ * or -1. Singletons keep puts in no store: get fails. */
 int locus_boot_put(locus_boot_t *b, const char *key, const char *val);
-int locus_boot_get(locus_boot_t *b, const char *key, char *val, size_t vallen);
+int locus_boot_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen);
 int locus_boot_fence(locus_boot_t *b);
 
 /* A fence that keeps calling progress(arg) while it waits, so peers that
@@ -92,7 +105,7 @@ int locus_boot_fence(locus_boot_t *b);
 int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void *arg);
 
 /* Asks the process manager to kill the job with exit code `code` (PMI
- * abort; no reply), then exits. Never returns. */
+ * abort), then exits. Never returns. */
 void locus_boot_abort(locus_boot_t *b, int code, const char *msg);
 
 /*
@@ -106,12 +119,12 @@ int locus_boot_card(locus_boot_t *b, const char *name, int rank, char *val, size
 const char *locus_boot_addr_error(const locus_boot_t *b);
 void locus_boot_addr_free(locus_boot_t *b);
 
-/* %XX escaping of bytes PMI-1 values cannot carry (space, controls, '%',
- * non-ASCII). Return the length written, or -1 when out does not fit. */
+/* %XX escaping of bytes PMI values cannot carry (space, controls, '%',
+ * ';' for PMI-2, non-ASCII). Return the length written, or -1 when out does not fit. */
 int locus_boot_escape(const char *in, char *out, size_t outlen);
 int locus_boot_unescape(const char *in, char *out, size_t outlen);
 
-/* PMI finalize handshake and cleanup. */
+/* The process manager's finalize handshake and cleanup. */
 void locus_boot_finalize(locus_boot_t *b);
 
 /*

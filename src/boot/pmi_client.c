@@ -1,4 +1,5 @@
-/* The PMI-1 client: connection, handshake and the lock-step commands. */
+/* The PMI-1 backend: connection, handshake and the lock-step commands;
+ * the wire helpers PMI-2 shares. */
 #include "locus_boot.h"
 
 #include <errno.h>
@@ -80,7 +81,7 @@ static int connect_port(const char *hostport, char *err, size_t errlen)
     return fd;
 }
 
-static int parse_int(const char *s, int *out)
+int boot_parse_int(const char *s, int *out)
 {
     if (!s || !*s)
         return -1;
@@ -104,7 +105,7 @@ static int initack_take(const pmi_msg_t *m, locus_boot_t *b, int *got_rank, int 
         const char *v = pmi_msg_get(m, keys[i]);
         if (v == NULL)
             continue;
-        if (parse_int(v, dst[i]) != 0) {
+        if (boot_parse_int(v, dst[i]) != 0) {
             snprintf(err, errlen, "PMI: initack: %s=%s is not a number", keys[i], v);
             return -1;
         }
@@ -147,37 +148,33 @@ static int boot_initack(locus_boot_t *b, char *err, size_t errlen)
     return 0;
 }
 
-int boot_connect(locus_boot_t *b, char *err, size_t errlen)
+/* The descriptor and PMI_RANK/PMI_SIZE that Hydra, locusrun and Slurm
+ * export with it (PMI-1 and PMI-2 alike). */
+int boot_take_fd(locus_boot_t *b, char *err, size_t errlen)
 {
     const char *fds = getenv("PMI_FD");
-    const char *port = getenv("PMI_PORT");
-    b->fd = -1;
-    b->rank = 0;
-    b->size = 1;
-    if (getenv("PMIX_RANK") && !fds && !port) {
-        snprintf(err, errlen, "started by a PMIx launcher (Open MPI's mpirun?): "
-                 "Locus speaks PMI-1; use locusrun or mpiexec.mpich");
+    if (boot_parse_int(fds, &b->fd)) {
+        snprintf(err, errlen, "PMI_FD=%s: not a file descriptor number", fds ? fds : "");
         return -1;
     }
-    if (!fds && !port) {
-        b->singleton = 1;
-        return 0;
+    const char *r = getenv("PMI_RANK"), *s = getenv("PMI_SIZE");
+    if ((r && boot_parse_int(r, &b->rank)) || (s && boot_parse_int(s, &b->size)) || b->size < 1 ||
+        b->rank >= b->size) {
+        snprintf(err, errlen, "PMI_RANK=%s PMI_SIZE=%s: not a valid rank/size",
+                 r ? r : "", s ? s : "");
+        return -1;
     }
-    if (fds) {
-        if (parse_int(fds, &b->fd)) {
-            snprintf(err, errlen, "PMI_FD=%s: not a file descriptor number", fds);
+    pmi_reader_init(&b->rd, b->fd);
+    return 0;
+}
+
+static int pmi1_connect(locus_boot_t *b, char *err, size_t errlen)
+{
+    if (getenv("PMI_FD")) {
+        if (boot_take_fd(b, err, errlen))
             return -1;
-        }
-        const char *r = getenv("PMI_RANK"), *s = getenv("PMI_SIZE");
-        if ((r && parse_int(r, &b->rank)) || (s && parse_int(s, &b->size)) || b->size < 1 ||
-            b->rank >= b->size) {
-            snprintf(err, errlen, "PMI_RANK=%s PMI_SIZE=%s: not a valid rank/size",
-                     r ? r : "", s ? s : "");
-            return -1;
-        }
-        pmi_reader_init(&b->rd, b->fd);
     } else {
-        b->fd = connect_port(port, err, errlen);
+        b->fd = connect_port(getenv("PMI_PORT"), err, errlen);
         if (b->fd < 0)
             return -1;
         pmi_reader_init(&b->rd, b->fd);
@@ -195,11 +192,11 @@ int boot_connect(locus_boot_t *b, char *err, size_t errlen)
     if (boot_call(b, line, len, "maxes", &m, err, errlen))
         return -1;
     b->vallen_max = PMI_WIRE_VALLEN_MAX;
-    parse_int(pmi_msg_get(&m, "vallen_max"), &b->vallen_max);
+    boot_parse_int(pmi_msg_get(&m, "vallen_max"), &b->vallen_max);
     len = pmi_msg_format(line, sizeof line, "get_appnum", NULL);
     if (boot_call(b, line, len, "appnum", &m, err, errlen))
         return -1;
-    parse_int(pmi_msg_get(&m, "appnum"), &b->appnum);
+    boot_parse_int(pmi_msg_get(&m, "appnum"), &b->appnum);
     len = pmi_msg_format(line, sizeof line, "get_my_kvsname", NULL);
     if (boot_call(b, line, len, "my_kvsname", &m, err, errlen))
         return -1;
@@ -212,116 +209,119 @@ int boot_connect(locus_boot_t *b, char *err, size_t errlen)
     b->universe_size = b->size;
     len = pmi_msg_format(line, sizeof line, "get_universe_size", NULL);
     if (boot_call(b, line, len, "universe_size", &m, err, errlen) == 0)
-        parse_int(pmi_msg_get(&m, "size"), &b->universe_size);
+        boot_parse_int(pmi_msg_get(&m, "size"), &b->universe_size);
     return 0;
 }
 
-int locus_boot_put(locus_boot_t *b, const char *key, const char *val)
+static int pmi1_put(locus_boot_t *b, const char *key, const char *val)
 {
-    if (b->singleton)
-        return 0;
     char line[PMI_WIRE_LINE_MAX], err[256];
     pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "put", "kvsname", b->kvsname, "key", key,
                              "value", val, NULL);
-    locus_boot_count_t *c = &b->count[b->phase];
-    c->puts++;
-    c->put_bytes += (long)(strlen(key) + strlen(val));
     return boot_call(b, line, len, "put_result", &m, err, sizeof err);
 }
 
-int locus_boot_get(locus_boot_t *b, const char *key, char *val, size_t vallen)
+/* The value of a get_result / kvs-get-response into val: 0, or -1 when
+ * it was not found or does not fit. */
+int boot_wire_value(const pmi_msg_t *m, char *val, size_t vallen)
 {
-    if (b->singleton)
-        return -1;
-    char line[PMI_WIRE_LINE_MAX], err[256];
-    pmi_msg_t m;
-    int len = pmi_msg_format(line, sizeof line, "get", "kvsname", b->kvsname, "key", key, NULL);
-    b->count[b->phase].gets++;
-    if (boot_call(b, line, len, "get_result", &m, err, sizeof err))
-        return -1;
-    const char *found = pmi_msg_get(&m, "found");
-    const char *v = pmi_msg_get(&m, "value");
-    b->count[b->phase].get_bytes += v ? (long)strlen(v) : 0;
-    if (!v || (found && strcmp(found, "FALSE") == 0))
-        return -1;
-    if (strlen(v) >= vallen)
+    const char *found = pmi_msg_get(m, "found");
+    const char *v = pmi_msg_get(m, "value");
+    if (!v || (found && strcmp(found, "FALSE") == 0) || strlen(v) >= vallen)
         return -1;
     strcpy(val, v);
     return 0;
 }
 
-int locus_boot_fence(locus_boot_t *b)
+static int pmi1_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen)
 {
-    if (b->singleton)
-        return 0;
+    (void)owner; /* one kvs for the job */
     char line[PMI_WIRE_LINE_MAX], err[256];
     pmi_msg_t m;
-    int len = pmi_msg_format(line, sizeof line, "barrier_in", NULL);
-    b->count[b->phase].fences++;
-    return boot_call(b, line, len, "barrier_out", &m, err, sizeof err);
+    int len = pmi_msg_format(line, sizeof line, "get", "kvsname", b->kvsname, "key", key, NULL);
+    if (boot_call(b, line, len, "get_result", &m, err, sizeof err))
+        return -1;
+    return boot_wire_value(&m, val, vallen);
 }
 
-int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void *arg)
+static int pmi1_node_map(locus_boot_t *b, int *node_of)
 {
-    if (b->singleton)
+    char val[PMI_WIRE_VALLEN_MAX + 1];
+    if (pmi1_get(b, -1, "PMI_process_mapping", val, sizeof val) != 0)
         return 0;
+    int n = locus_boot_parse_mapping(val, b->size, node_of);
+    return n > 0 ? n : 0;
+}
+
+static int pmi1_fence_begin(locus_boot_t *b)
+{
     char line[PMI_WIRE_LINE_MAX];
-    pmi_msg_t m;
     int len = pmi_msg_format(line, sizeof line, "barrier_in", NULL);
-    b->count[b->phase].fences++;
-    if (len < 0 || pmi_write_all(b->fd, line, (size_t)len) != 0)
-        return -1;
-    /* Spin while progress moves something; once idle a while, sleep in
-     * poll() a millisecond at a time so a long wait costs no CPU. */
-    long idle = 0;
-    for (;;) {
+    return len < 0 || pmi_write_all(b->fd, line, (size_t)len) != 0 ? -1 : 0;
+}
+
+int boot_wire_fence_test(locus_boot_t *b, const char *expect, int any_rc, int wait_ms)
+{
+    pmi_msg_t m;
+    for (int round = 0; round < 2; round++) {
         int rc = pmi_reader_next(&b->rd, &m);
         if (rc == PMI_WIRE_OK) {
             const char *rcs = pmi_msg_get(&m, "rc");
-            return strcmp(m.cmd, "barrier_out") == 0 && (!rcs || strcmp(rcs, "0") == 0) ? 0 : -1;
+            return strcmp(m.cmd, expect) == 0 && (any_rc || !rcs || strcmp(rcs, "0") == 0) ? 1 : -1;
         }
-        if (rc != PMI_WIRE_EAGAIN)
-            return -1;
-        int n = progress(arg);
-        if (n < 0)
-            return -1;
-        idle = n > 0 ? 0 : idle + 1;
+        if (rc != PMI_WIRE_EAGAIN || round == 1)
+            return rc == PMI_WIRE_EAGAIN ? 0 : -1;
         struct pollfd p = { .fd = b->fd, .events = POLLIN };
-        rc = poll(&p, 1, idle > 1000 ? 1 : 0);
+        rc = poll(&p, 1, wait_ms);
         if (rc < 0 && errno != EINTR)
             return -1;
-        if (rc > 0 && (rc = pmi_reader_fill(&b->rd)) <= 0 && rc != PMI_WIRE_EAGAIN)
+        if (rc <= 0)
+            return 0;
+        if ((rc = pmi_reader_fill(&b->rd)) <= 0 && rc != PMI_WIRE_EAGAIN)
             return -1;
     }
+    return 0;
 }
 
-void locus_boot_abort(locus_boot_t *b, int code, const char *msg)
+static int pmi1_fence_test(locus_boot_t *b, int wait_ms)
+{
+    return boot_wire_fence_test(b, "barrier_out", 0, wait_ms);
+}
+
+static void pmi1_abort(locus_boot_t *b, int code, const char *msg)
 {
     (void)msg; /* PMI-1 values cannot carry spaces; the caller printed it */
-    if (!b->singleton && b->fd >= 0) {
+    if (b->fd >= 0) {
         char line[PMI_WIRE_LINE_MAX], num[16];
         snprintf(num, sizeof num, "%d", code);
         int len = pmi_msg_format(line, sizeof line, "abort", "exitcode", num, NULL);
         if (len > 0)
             pmi_write_all(b->fd, line, (size_t)len);
     }
-    _exit(code ? code : 1);
 }
 
-void locus_boot_finalize(locus_boot_t *b)
+/* Sends `line`, waits for `expect`, closes the descriptor. */
+void boot_wire_finalize(locus_boot_t *b, const char *line, int len, const char *expect)
 {
-    if (!b->singleton && b->fd >= 0) {
-        char line[PMI_WIRE_LINE_MAX], err[256];
-        pmi_msg_t m;
-        int len = pmi_msg_format(line, sizeof line, "finalize", NULL);
-        boot_call(b, line, len, "finalize_ack", &m, err, sizeof err);
-        close(b->fd);
-        b->fd = -1;
-    }
-    locus_boot_addr_free(b);
-    free(b->node_of);
-    free(b->local_ranks);
-    b->node_of = NULL;
-    b->local_ranks = NULL;
+    if (b->fd < 0)
+        return;
+    char err[256];
+    pmi_msg_t m;
+    boot_call(b, line, len, expect, &m, err, sizeof err);
+    close(b->fd);
+    b->fd = -1;
 }
+
+static void pmi1_finalize(locus_boot_t *b)
+{
+    char line[PMI_WIRE_LINE_MAX];
+    boot_wire_finalize(b, line, pmi_msg_format(line, sizeof line, "finalize", NULL),
+                       "finalize_ack");
+}
+
+const boot_pm_t boot_pm_pmi1 = {
+    .name = "pmi1", .connect = pmi1_connect, .put = pmi1_put, .get = pmi1_get,
+    .node_map = pmi1_node_map, .fence_begin = pmi1_fence_begin,
+    .fence_test = pmi1_fence_test, .abort = pmi1_abort, .finalize = pmi1_finalize,
+};

@@ -224,6 +224,7 @@ void pmi_reader_init(pmi_reader_t *r, int fd)
     r->fd = fd;
     r->len = 0;
     r->discarding = 0;
+    r->v2 = 0;
 }
 
 int pmi_reader_fill(pmi_reader_t *r)
@@ -257,6 +258,8 @@ static void reader_consume(pmi_reader_t *r, size_t n)
 
 int pmi_reader_next(pmi_reader_t *r, pmi_msg_t *msg)
 {
+    if (r->v2)
+        return pmi2_reader_next(r, msg);
     char *nl = memchr(r->buf, '\n', r->len);
     if (nl == NULL) {
         if (r->discarding) {

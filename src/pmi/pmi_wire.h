@@ -6,6 +6,9 @@
  * tokens, ended by '\n'. Limits follow Hydra's: keys up to 64 bytes, values
  * up to 1024, kvs names up to 256. Values are ASCII 33..126 (no spaces).
  *
+ * PMI-2 frames (pmi2_*) carry the same messages: a 6-byte decimal length,
+ * then "cmd=<name>;key=val;...;". They parse into the same pmi_msg_t.
+ *
  * Nothing here does I/O except pmi_reader_fill()/pmi_write_all(); nothing
  * allocates. Every function that can fail returns a negative PMI_WIRE_E*
  * code and never crashes on hostile input.
@@ -66,6 +69,7 @@ typedef struct {
     int fd;
     size_t len;
     int discarding;           /* inside an overlong line: drop to its '\n' */
+    int v2;                   /* PMI-2 framing (set after the PMI-1 "init") */
     char buf[2 * PMI_WIRE_LINE_MAX];
 } pmi_reader_t;
 
@@ -85,6 +89,20 @@ int pmi_reader_next(pmi_reader_t *r, pmi_msg_t *msg);
 
 /* Blocking: fill until a message is parsed. */
 int pmi_reader_wait(pmi_reader_t *r, pmi_msg_t *msg);
+
+/* PMI-2: parses one frame's body (after the 6-byte length) into msg. */
+int pmi2_msg_parse(pmi_msg_t *msg, const char *body, size_t len);
+
+/* PMI-2: formats the 6-byte length and "cmd=<cmd>;k1=v1;...;" from a
+ * NULL-terminated key, value list (a NULL value is written empty).
+ * Returns the whole frame's length, or PMI_WIRE_EMALFORMED (a ';' or
+ * newline in a key or value, '=' in a key), ETOOLONG or ETOOMANY. */
+int pmi2_msg_format(char *out, size_t cap, const char *cmd, ...);
+
+/* PMI-2: pmi_reader_next for frames (pmi_reader_next calls it when
+ * r->v2 is set). A header that is not a number loses the buffered bytes
+ * and gives PMI_WIRE_EMALFORMED. */
+int pmi2_reader_next(pmi_reader_t *r, pmi_msg_t *msg);
 
 /* write(2) until all of buf is written (retries EINTR). */
 int pmi_write_all(int fd, const char *buf, size_t len);

@@ -62,7 +62,8 @@ typedef struct {
 typedef struct {
     void *ctx;
     int (*put)(void *ctx, const char *key, const char *val);
-    int (*get)(void *ctx, const char *key, char *val, size_t vallen);
+    /* owner: the rank that put the key (PMIx keeps values per process). */
+    int (*get)(void *ctx, int owner, const char *key, char *val, size_t vallen);
     int (*fence)(void *ctx); /* collective over all ranks of the job */
     /* Collective over the job: publishes this rank's card for `name` (one
      * line of printable text, "-" when set-up failed, so every rank still

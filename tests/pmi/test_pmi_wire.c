@@ -1,6 +1,7 @@
 /*
- * Unit test of the PMI-1 codec: Hydra's own lines parse, formatting round
- * trips, and a fixed list of malformed inputs each gives its error code.
+ * Unit test of the PMI-1 and PMI-2 codecs: Hydra's and Slurm's own lines
+ * parse, formatting round trips, and a fixed list of malformed inputs each
+ * gives its error code.
  */
 #include "pmi_wire.h"
 
@@ -179,12 +180,66 @@ static void test_reader(void)
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
 }
 
+static int parse2(pmi_msg_t *m, const char *s)
+{
+    return pmi2_msg_parse(m, s, strlen(s));
+}
+
+/* PMI-2 frames as Hydra 4.0 and Slurm write them (recorded from Hydra). */
+static void test_pmi2(void)
+{
+    static pmi_msg_t m;
+    static pmi_reader_t r;
+    char out[PMI_WIRE_LINE_MAX + 16];
+    CHECK(parse2(&m, "cmd=fullinit-response;pmi-version=2;pmi-subversion=0;rank=1;size=2;"
+                     "appnum=0;debugged=FALSE;pmiverbose=FALSE;rc=0;") == 0);
+    CHECK(strcmp(m.cmd, "fullinit-response") == 0 && m.ntokens == 8);
+    CHECK(strcmp(pmi_msg_get(&m, "rank"), "1") == 0 && strcmp(pmi_msg_get(&m, "rc"), "0") == 0);
+    CHECK(parse2(&m, "cmd=kvs-get-response;found=TRUE;value=a;;b=c;rc=0;") == 0);
+    CHECK(strcmp(pmi_msg_get(&m, "value"), "a;b=c") == 0);
+    CHECK(parse2(&m, "cmd=kvs-get-response;found=FALSE;value=;rc=0;") == 0);
+    CHECK(strcmp(pmi_msg_get(&m, "value"), "") == 0);
+    CHECK(parse2(&m, "cmd=x;k=v") == PMI_WIRE_EMALFORMED);      /* no final ';' */
+    CHECK(parse2(&m, "cmd=x;novalue;") == PMI_WIRE_EMALFORMED);
+    CHECK(parse2(&m, "cmd=x;=v;") == PMI_WIRE_EMALFORMED);
+    CHECK(parse2(&m, "key=x;") == PMI_WIRE_EMALFORMED);
+    CHECK(parse2(&m, "cmd=;") == PMI_WIRE_EMALFORMED);
+    CHECK(parse2(&m, "cmd=x;k=a\\b;") == 0);                   /* a backslash is a byte */
+
+    int n = pmi2_msg_format(out, sizeof out, "kvs-put", "key", "k0", "value", "v=1", NULL);
+    CHECK(n == 6 + 29 && memcmp(out, "29    cmd=kvs-put;key=k0;value=v=1;", (size_t)n) == 0);
+    CHECK(pmi2_msg_format(out, sizeof out, "kvs-put", "key", "k", "value", "a;b", NULL) ==
+          PMI_WIRE_EMALFORMED);
+    CHECK(pmi2_msg_format(out, sizeof out, "kvs-put", "k=", "v", NULL) == PMI_WIRE_EMALFORMED);
+    CHECK(pmi2_msg_format(out, 12, "kvs-fence", NULL) == PMI_WIRE_ETOOLONG);
+
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    pmi_reader_init(&r, sv[0]);
+    r.v2 = 1;
+    /* Right-justified (MPICH) and left-justified (Slurm) lengths, split
+     * across writes. */
+    CHECK(pmi_write_all(sv[1], "    28cmd=kvs-fence-", 20) == 0);
+    CHECK(pmi_reader_fill(&r) == 20 && pmi_reader_next(&r, &m) == PMI_WIRE_EAGAIN);
+    CHECK(pmi_write_all(sv[1], "response;rc=0;", 14) == 0);
+    CHECK(pmi_write_all(sv[1], "27    cmd=finalize-response;rc=0;", 33) == 0);
+    CHECK(pmi_reader_wait(&r, &m) == 0 && strcmp(m.cmd, "kvs-fence-response") == 0);
+    CHECK(pmi_reader_wait(&r, &m) == 0 && strcmp(m.cmd, "finalize-response") == 0);
+    CHECK(pmi_write_all(sv[1], "cmd=init pmi_version=2\n", 23) == 0);
+    CHECK(pmi_reader_wait(&r, &m) == PMI_WIRE_EMALFORMED);   /* not a length */
+    CHECK(pmi_write_all(sv[1], "999999", 6) == 0);
+    CHECK(pmi_reader_wait(&r, &m) == PMI_WIRE_ETOOLONG);
+    close(sv[1]);
+    close(sv[0]);
+}
+
 int main(void)
 {
     test_hydra_lines();
     test_malformed();
     test_format();
     test_reader();
+    test_pmi2();
     for (int c = 0; c >= -7; c--)
         CHECK(pmi_wire_strerror(c) != NULL);
     if (failures) {

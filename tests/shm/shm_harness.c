@@ -28,8 +28,9 @@ static int kvs_put(void *ctx, const char *key, const char *val)
     return rc;
 }
 
-static int kvs_get(void *ctx, const char *key, char *val, size_t vallen)
+static int kvs_get(void *ctx, int owner, const char *key, char *val, size_t vallen)
 {
+    (void)owner;
     harness_kvs_t *k = ctx;
     int rc = -1;
     pthread_mutex_lock(&k->mu);
@@ -66,7 +67,7 @@ static int kvs_card(void *ctx, const char *name, int rank, char *val, size_t val
 {
     char key[64];
     snprintf(key, sizeof key, "locus.%s.%d", name, rank);
-    return kvs_get(ctx, key, val, vallen);
+    return kvs_get(ctx, rank, key, val, vallen);
 }
 
 static const char *kvs_error(void *ctx)

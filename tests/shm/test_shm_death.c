@@ -170,13 +170,13 @@ static int fence_once(void *kvs)
     return 0;
 }
 
-static int (*harness_get)(void *, const char *, char *, size_t);
+static int (*harness_get)(void *, int, const char *, char *, size_t);
 
-static int get_after_reuse(void *kvs, const char *key, char *val, size_t len)
+static int get_after_reuse(void *kvs, int owner, const char *key, char *val, size_t len)
 {
     if (wait_flag(&ctl->go, 20) != 0)
         return -1;
-    return harness_get(kvs, key, val, len);
+    return harness_get(kvs, owner, key, val, len);
 }
 
 static int make(int rank, core_t *c, char *err, size_t errlen)

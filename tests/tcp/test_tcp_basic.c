@@ -199,7 +199,7 @@ static int stranger_rank(harness_t *h, int rank, void *arg)
         locus_tp_init_t in;
         harness_init(h, &in, rank, &rup, &c);
         locus_tp_kvs_t kvs = in.kvs;
-        CHECK(kvs.get(kvs.ctx, "locus.tcp.0", card, sizeof card) == 0, "no card of rank 0");
+        CHECK(kvs.get(kvs.ctx, 0, "locus.tcp.0", card, sizeof card) == 0, "no card of rank 0");
         int fd = raw_connect(card, &to);
         CHECK(fd >= 0, "cannot connect to rank 0");
         char junk[sizeof(tcp_hello_t)];

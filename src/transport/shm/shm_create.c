@@ -328,7 +328,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
         if (l == in->local_rank)
             continue;
         snprintf(key, sizeof key, "locus.shm.%d", in->local_ranks[l]);
-        if (kvs->get(kvs->ctx, key, val, sizeof val) != 0) {
+        if (kvs->get(kvs->ctx, in->local_ranks[l], key, val, sizeof val) != 0) {
             snprintf(err, errlen, "shm: kvs get of %s failed", key);
             rc = -1;
             break;
