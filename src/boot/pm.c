@@ -76,8 +76,10 @@ int boot_pm_connect(locus_boot_t *b, char *err, size_t errlen)
     b->rank = 0;
     b->size = 1;
     b->pm = NULL;
-    if (pm_choose(b, err, errlen) != 0)
+    if (pm_choose(b, err, errlen) != 0) {
+        b->pm = NULL; /* nothing to tell an abort to */
         return -1;
+    }
     if (!b->pm) {
         b->singleton = 1;
         return 0;
@@ -152,8 +154,15 @@ int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void 
 
 void locus_boot_abort(locus_boot_t *b, int code, const char *msg)
 {
-    if (!b->singleton && b->pm)
+    if (!b->singleton && b->pm) {
+        /* Hydra stops forwarding a job's output as soon as one rank aborts
+         * (through PMI-1, or a PMI-2 abort it does not know): give it a
+         * moment to pass on the line the caller printed first. */
+        fflush(stderr);
+        struct timespec pause = { 0, 200 * 1000 * 1000 };
+        nanosleep(&pause, NULL);
         b->pm->abort(b, code, msg);
+    }
     _exit(code ? code : 1);
 }
 

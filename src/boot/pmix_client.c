@@ -3,8 +3,8 @@
  * Open MPI's mpirun, prterun and srun --mpi=pmix serve. Locus's kvs is one
  * flat name space, PMIx's is per process: a put is PMIx_Put(GLOBAL), a
  * fence commits and collects (PMIX_COLLECT_DATA) and a get asks for the
- * key from any process of the namespace (PMIX_RANK_UNDEF). The node map
- * comes from the server's per-process PMIX_NODEID, with no exchange.
+ * key from the process that put it. The node map comes from the server's
+ * per-process job data (PMIX_NODEID or PMIX_HOSTNAME), with no exchange.
  */
 #include "locus_boot.h"
 
@@ -112,29 +112,56 @@ static int pmix_get(locus_boot_t *b, int owner, const char *key, char *val, size
     return rc;
 }
 
+/* PMIX_HOSTNAME of rank r into out (a string the server gives for every
+ * process, where PMIX_NODEID may cover only this node's: Open MPI 4.1). */
+static int pmix_get_host(locus_boot_t *b, int r, char *out, size_t outlen)
+{
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, state(b)->me.nspace, (pmix_rank_t)r);
+    pmix_value_t *v = NULL;
+    if (PMIx_Get(&p, PMIX_HOSTNAME, NULL, 0, &v) != PMIX_SUCCESS || !v)
+        return -1;
+    int rc = v->type == PMIX_STRING && v->data.string ? 0 : -1;
+    if (rc == 0)
+        snprintf(out, outlen, "%s", v->data.string);
+    PMIX_VALUE_RELEASE(v);
+    return rc;
+}
+
+/* Node of every rank from the server's job data, no exchange: PMIX_NODEID
+ * where the server gives it for every rank, else PMIX_HOSTNAME. Numbered
+ * by first appearance, as the PMI mapping's reader does. */
 static int pmix_node_map(locus_boot_t *b, int *node_of)
 {
-    for (int r = 0; r < b->size; r++) {
-        long id;
-        if (pmix_get_int(b, (pmix_rank_t)r, PMIX_NODEID, &id) || id < 0 || id > 0x7fffffff)
-            return 0;
-        node_of[r] = (int)id;
-    }
-    /* Renumber by first appearance, as the PMI mapping's reader does. */
-    int nnodes = 0;
-    int *ids = malloc((size_t)b->size * sizeof *ids);
-    if (!ids)
+    enum { HOSTLEN = 256 };
+    char (*names)[HOSTLEN] = malloc((size_t)b->size * sizeof *names);
+    if (!names)
         return 0;
-    for (int r = 0; r < b->size; r++) {
+    int by_id = 1, nnodes = 0;
+    for (int r = 0; r < b->size && nnodes >= 0; r++) {
+        long id = -1;
+        if (by_id && (pmix_get_int(b, (pmix_rank_t)r, PMIX_NODEID, &id) || id < 0)) {
+            by_id = 0;
+            r = -1;     /* start again by host name */
+            nnodes = 0;
+            continue;
+        }
+        char key[HOSTLEN];
+        if (by_id)
+            snprintf(key, sizeof key, "#%ld", id);
+        else if (pmix_get_host(b, r, key, sizeof key) != 0)
+            nnodes = -1;
+        if (nnodes < 0)
+            break;
         int j;
-        for (j = 0; j < nnodes && ids[j] != node_of[r]; j++)
+        for (j = 0; j < nnodes && strcmp(names[j], key) != 0; j++)
             ;
         if (j == nnodes)
-            ids[nnodes++] = node_of[r];
+            snprintf(names[nnodes++], HOSTLEN, "%s", key);
         node_of[r] = j;
     }
-    free(ids);
-    return nnodes;
+    free(names);
+    return nnodes > 0 ? nnodes : 0;
 }
 
 static void fence_done(pmix_status_t status, void *cbdata)
@@ -172,13 +199,14 @@ static int pmix_fence_test(locus_boot_t *b, int wait_ms)
 
 static void pmix_abort(locus_boot_t *b, int code, const char *msg)
 {
-    (void)b;
-    PMIx_Abort(code, msg ? msg : "", NULL, 0);
+    if (b->pmix) /* else PMIx_Init failed: there is no server to tell */
+        PMIx_Abort(code, msg ? msg : "", NULL, 0);
 }
 
 static void pmix_finalize(locus_boot_t *b)
 {
-    PMIx_Finalize(NULL, 0);
+    if (b->pmix)
+        PMIx_Finalize(NULL, 0);
     free(b->pmix);
     b->pmix = NULL;
 }

@@ -28,11 +28,7 @@ static int init_fail(const char *why)
 {
     fprintf(stderr, "locus: MPI_Init: %s\n", why);
     fflush(stderr);
-    /* Hydra stops forwarding a job's output as soon as one rank aborts
-     * through PMI: give it a moment to pass this line on first. */
-    struct timespec pause = { 0, 200 * 1000 * 1000 };
-    nanosleep(&pause, NULL);
-    if (!locus_mpi.boot.singleton && locus_mpi.boot.fd >= 0)
+    if (!locus_mpi.boot.singleton && locus_mpi.boot.pm)
         locus_boot_abort(&locus_mpi.boot, 2, why);
     exit(2);
 }

@@ -15,6 +15,7 @@ import glob
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -594,6 +595,63 @@ def case_addr():
             if strategy in ("shm", "roots"):
                 check(net["table_bytes_sum"] > 0 and rep["phases"]["net"]["table_bytes_max"]
                       * N >= net["table_bytes_sum"], "%s: tables %s" % (what, net))
+
+
+def case_pm():
+    """Locus programs started by the other process managers across nodes,
+    through the same rsh stand-in the benchmarks use: Open MPI's mpirun
+    (PMIx) and MPICH's Hydra (PMI-1, and PMI-2 with LOCUS_PMI=pmi2). Each
+    rank reaches its node's other rank through shm and the other node's
+    through tcp, the report names the interface, the node map came from
+    the process manager (no node-name exchange), and nothing is left."""
+    if not MPI_PROGS:
+        print("SKIPPED: no network transport (src/transport/tcp) built yet")
+        sys.exit(77)
+    here = os.path.dirname(os.path.abspath(__file__))
+    tools = os.path.join(here, "..", "..", "tools", "locusbench")
+    agent, netns_node = os.path.join(tools, "netns_rsh"), os.path.join(tools, "netns_node")
+    hostlist = "%s:2,%s:2" % (node(0), node(1))
+    rail0 = "198.18.%d.0/24" % SUBNET
+    ompi = shutil.which("mpirun.openmpi")
+    hydra = shutil.which("mpiexec.mpich") or shutil.which("mpiexec.hydra")
+    launchers = {}
+    if ompi:
+        launchers["ompi"] = ("pmix", [ompi, "--allow-run-as-root", "-n", "4", "--host", hostlist,
+                                      "--bind-to", "none", "--mca", "plm_rsh_agent", agent,
+                                      "--mca", "oob_tcp_if_include", rail0]
+                             + sum((["-x", v] for v in ("LOCUS_VERBOSE", "LOCUS_JOBID",
+                                                         "LOCUS_STARTUP_REPORT", "LOCUS_PMI")), []))
+    if hydra:
+        for pm in ("pmi1", "pmi2"):
+            launchers["hydra-" + pm] = (pm, [hydra, "-n", "4", "-hosts", hostlist, "-launcher",
+                                             "rsh", "-launcher-exec", agent, "-localhost",
+                                             "198.18.%d.1" % SUBNET, "-bind-to", "none"])
+    if not launchers:
+        print("SKIPPED: neither mpirun.openmpi nor mpiexec.mpich is installed")
+        sys.exit(77)
+    for prog in MPI_PROGS[:2]:
+        for lname, (pm, argv) in launchers.items():
+            jobid = "pmtest%d" % os.getpid()
+            env = dict(os.environ, LOCUS_VERBOSE="1", LOCUS_JOBID=jobid,
+                       LOCUS_STARTUP_REPORT="json", LOCUS_PMI=pm)
+            t0 = time.monotonic()
+            p = subprocess.run([netns_node, node(0)] + argv + prog.split(), capture_output=True,
+                               text=True, timeout=280, env=env, stdin=subprocess.DEVNULL)
+            out, err = p.stdout, p.stderr
+            what = "%s %s" % (lname, os.path.basename(prog.split()[0]))
+            print("%s: rc=%d in %.2f s" % (what, p.returncode, time.monotonic() - t0))
+            if not check(p.returncode == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
+                         % (what, p.returncode, out[-2000:], err[-2000:])):
+                continue
+            routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers",
+                                out + err)
+            check(sorted(routes) == ["0", "1", "2", "3"], "%s: not every rank on shm 1 peer + "
+                  "tcp 2 peers: %s" % (what, [l for l in (out + err).splitlines() if " of 4 " in l]))
+            rep = startup_report(out + err)
+            check(rep and rep["pm"] == pm and rep["nodes"] == 2 and
+                  rep["phases"]["nodemap"]["gets_sum"] == 0,
+                  "%s: report %s" % (what, rep and {k: rep[k] for k in ("pm", "nodes")}))
+            check_nothing_left(jobid)
 
 
 def tx_bytes(n, dev):
