@@ -98,6 +98,29 @@ static void queue_tunables(ctl_outq_t *q)
     }
 }
 
+/* --mpi pmix: every node's name and every rank's node, which a PMIx
+ * server publishes to its clients (PMIX_NODE_MAP, PMIX_HOSTNAME...). */
+static void queue_pmix(fe_t *fe, ctl_outq_t *q)
+{
+    size_t cap = 16, n = 0;
+    for (int i = 0; i < fe->nlinks; i++)
+        cap += strlen(fe->links[i].host) + 1;
+    cap += 12 * (size_t)fe->o->nranks;
+    char *hosts = malloc(cap), *nodes = malloc(cap);
+    if (hosts && nodes) {
+        hosts[0] = nodes[0] = '\0';
+        for (int i = 0; i < fe->nlinks; i++)
+            n += (size_t)snprintf(hosts + n, cap - n, "%s%s", i ? "," : "", fe->links[i].host);
+        n = 0;
+        for (int r = 0; r < fe->o->nranks; r++)
+            n += (size_t)snprintf(nodes + n, cap - n, "%s%d", r ? "," : "",
+                                  fe->layout.node_of[r]);
+        ctl_queuel(q, "pmix", hosts, nodes, (char *)NULL);
+    }
+    free(hosts);
+    free(nodes);
+}
+
 /* Queues node l's part of the job (docs/locusrun.md lists the verbs). */
 static void queue_job(fe_t *fe, fe_link_t *l)
 {
@@ -139,6 +162,8 @@ static void queue_job(fe_t *fe, fe_link_t *l)
         ctl_queuel(q, "place", o->place_argv[i], (char *)NULL);
     if (o->report_bindings)
         ctl_queuel(q, "report", (char *)NULL);
+    if (o->mpi_pmix)
+        queue_pmix(fe, q);
 }
 
 static void queue_ranks_and_start(fe_t *fe)

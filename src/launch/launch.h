@@ -113,6 +113,7 @@ typedef struct {
     const char *launcher_exec; /* --launcher-exec words, NULL: default */
     int report_bindings;
     int startup_report;        /* --startup-report */
+    int mpi_pmix;              /* --mpi pmix: the proxies serve PMIx too */
     int tag_output;
     int dry_run;
     int no_abi_swap;           /* --no-abi-swap: leave the loader path alone */

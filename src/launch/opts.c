@@ -21,7 +21,7 @@ static const char usage[] =
     "                [--oversubscribe] [--nic LIST] [--rails R] [--mem-on NODE]\n"
     "                [--launcher ssh|exec|local] [--launcher-exec CMD]\n"
     "                [--report-bindings] [--tag-output] [--timeout SEC] [--no-abi-swap]\n"
-    "                [--startup-report]\n"
+    "                [--startup-report] [--mpi pmi1|pmix]\n"
     "                [-x VAR[=VAL]] [--topology FILE.xml --dry-run] prog [args...]\n"
     "  -n, -np N          number of ranks (default 1; with hosts: all their slots)\n"
     "  -H, --host LIST    nodes to run on, HOST or HOST:SLOTS, comma-separated\n"
@@ -39,6 +39,8 @@ static const char usage[] =
     "  --no-abi-swap      do not put Locus's libmpi_abi.so.1 first on the ranks' loader path\n"
     "  --startup-report   print what start-up cost (LOCUS_STARTUP_REPORT=1): per phase from\n"
     "                     rank 0 at MPI_Finalize, and what each node's PMI server served\n"
+    "  --mpi pmix         serve PMIx too (OpenPMIx), for programs built with Open MPI;\n"
+    "                     pmi1 (default): PMI-1 only (Locus, MPICH)\n"
     "See docs/locusrun.md.\n";
 
 static int parse_nranks(const char *opt, const char *val, int *out, char *err,
@@ -194,6 +196,29 @@ static int parse_host_option(launch_opts_t *o, const char *opt, const char *val,
     return -1;
 }
 
+/* --mpi pmi|pmi1|pmix (srun's option): which process-manager interfaces
+ * the proxies serve. PMI-1 always; PMIx besides it with pmix. */
+static int parse_mpi(const char *val, launch_opts_t *o, char *err, size_t errlen)
+{
+    if (!strcmp(val, "pmi") || !strcmp(val, "pmi1") || !strcmp(val, "none")) {
+        o->mpi_pmix = 0;
+        return 0;
+    }
+    if (!strcmp(val, "pmix")) {
+#ifdef LOCUS_HAVE_PMIX
+        o->mpi_pmix = 1;
+        return 0;
+#else
+        snprintf(err, errlen, "--mpi pmix: this locusrun was built without OpenPMIx "
+                 "(install libpmix-dev and rebuild)");
+        return -1;
+#endif
+    }
+    snprintf(err, errlen, "--mpi %s: expected pmi1 or pmix (locusrun serves PMI-1 to every "
+             "rank, and PMIx too with pmix)", val);
+    return -1;
+}
+
 /* Defaults and cross-checks of the node options, once all are read. */
 static int opts_finish_hosts(launch_opts_t *o, char *err, size_t errlen)
 {
@@ -269,7 +294,8 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
         int is_n = !strcmp(opt, "-n") || !strcmp(opt, "-np") || !strcmp(opt, "--np") ||
                    !strcmp(opt, "--n");
         int known = is_n || !strcmp(opt, "--timeout") || !strcmp(opt, "-x") ||
-                    !strcmp(opt, "--topology") || host_option(opt) != HOPT_NONE;
+                    !strcmp(opt, "--topology") || !strcmp(opt, "--mpi") ||
+                    host_option(opt) != HOPT_NONE;
         if (known) {
             if (val == NULL) {
                 snprintf(err, errlen, "%s: needs a value", opt);
@@ -294,6 +320,8 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
             }
             if (!strcmp(opt, "--topology"))
                 o->topology = val;
+            if (!strcmp(opt, "--mpi") && parse_mpi(val, o, err, errlen) < 0)
+                return 2;
             i += takes;
             continue;
         }

@@ -109,7 +109,7 @@ static int outputs_open(const proxy_t *px)
 
 static void event_loop(proxy_t *px, ctl_msg_t *m)
 {
-    size_t cap = 3 + 3 * (size_t)px->nlocal;
+    size_t cap = 4 + 3 * (size_t)px->nlocal;
     struct pollfd *fds = calloc(cap, sizeof *fds);
     prank_t **who = calloc(cap, sizeof *who);
     int *what = calloc(cap, sizeof *what);
@@ -140,6 +140,10 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
         if (!px->ctl_lost) {
             fds[n] = (struct pollfd){ .fd = px->ctl_in, .events = POLLIN };
             what[n++] = -2;
+        }
+        if (proxy_pmix_wake_fd(px) >= 0) {
+            fds[n] = (struct pollfd){ .fd = proxy_pmix_wake_fd(px), .events = POLLIN };
+            what[n++] = -4;
         }
         if (px->stdin_fd >= 0 && (px->inlen > 0 || px->stdin_eof)) {
             fds[n] = (struct pollfd){ .fd = px->stdin_fd, .events = POLLOUT };
@@ -187,6 +191,8 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
                 }
             } else if (what[i] == -3) {
                 stdin_pump(px);
+            } else if (what[i] == -4) {
+                proxy_pmix_progress(px);
             } else if (what[i] == 0) {
                 prank_t *p = who[i];
                 int got = p->pmi_rd ? pmi_reader_fill(p->pmi_rd) : PMI_WIRE_EIO;
@@ -225,6 +231,8 @@ static void proxy_free(proxy_t *px)
         free(px->uenv[i]);
     free(px->uenv);
     kvs_free(&px->kvs);
+    free(px->pmix_hosts);
+    free(px->pmix_node_of);
     for (int i = 0; i < px->nbarriers; i++)
         free(px->barriers[i].in);
     free(px->barriers);
@@ -251,7 +259,7 @@ static int ranks_start(proxy_t *px)
         chdir(getenv("HOME")) != 0) {
         /* No such directory on this node: like mpirun, start in $HOME. */
     }
-    if (proxy_plan(px) < 0)
+    if (proxy_plan(px) < 0 || proxy_pmix_start(px) < 0)
         return -1;
     px->leader = 0;
     px->node_ncpus = proxy_node_ncpus(px);
@@ -365,6 +373,7 @@ int launch_proxy_run(int ctl_in, int ctl_out)
         ctl_drain(px, &m);  /* what came in behind `start` */
         event_loop(px, &m);
         proxy_finish(px);
+        proxy_pmix_stop(px);
         served_report(px, host);
         ctl_sendl(px->ctl_out, "done", (char *)NULL);
     }

@@ -115,6 +115,11 @@ typedef struct {
     pmi_msg_t pmsg;            /* the PMI request being served */
     locus_topo_t *topo;
     int node_ncpus;            /* distinct PUs the local ranks may use (LOCUS_NODE_NCPUS) */
+    /* --mpi pmix: every node's name (comma list) and rank's node, from the
+     * front end; the server's state (proxy_pmix.c) once started. */
+    char *pmix_hosts;
+    int *pmix_node_of;
+    struct proxy_pmix *pmix;
     struct {                   /* PMI requests served, for LOCUS_STARTUP_REPORT */
         long puts, gets, gets_missed, barriers, fences_relayed, bytes_in, bytes_out;
     } served;
@@ -130,10 +135,30 @@ void proxy_pmi_serve(proxy_t *px, prank_t *p);
 /* Closes rank p's PMI connection (EOF, error or a broken client); without
  * a finalize first this is a failure once the rank has not exited soon. */
 void proxy_pmi_drop(proxy_t *px, prank_t *p);
+/* Rank p asked to abort the job with exit code `code` (PMI-1 or PMIx). */
+void proxy_rank_abort(proxy_t *px, prank_t *p, long code, const char *msg);
 /* A barrier spanning nodes completed job-wide (front end's barrier_out). */
 void proxy_pmi_barrier_done(proxy_t *px, const char *group);
 /* Stores a pair from another node (the front end's kvs). */
 int proxy_kvs_remote(proxy_t *px, const char *key, const char *val);
+
+/* proxy_pmix.c: the PMIx server (locusrun --mpi pmix), beside PMI-1.
+ * start: before the first rank is forked (server, namespace, clients);
+ * 0, or -1 after reporting the failure. fork_env: the variables that lead
+ * rank p's PMIx client to this server (NULL-terminated, PMIx's to free
+ * with proxy_pmix_env_free), NULL without a server. wake_fd: readable
+ * when progress has work (-1 without a server). fence_done: a barrier
+ * the front end completed, 1 when it was one of PMIx's. stop: after the
+ * last rank; removes the server's directory. */
+int proxy_pmix_start(proxy_t *px);
+char **proxy_pmix_fork_env(proxy_t *px, prank_t *p);
+void proxy_pmix_env_free(char **env);
+int proxy_pmix_wake_fd(const proxy_t *px);
+void proxy_pmix_progress(proxy_t *px);
+int proxy_pmix_fence_done(proxy_t *px, const char *group);
+void proxy_pmix_stop(proxy_t *px);
+/* proxy_setup.c's "pmix HOSTS NODES" message. 0, or -1 when malformed. */
+int proxy_pmix_setup(proxy_t *px, const char *hosts, const char *nodes);
 
 /* proxy_setup.c: reads setup messages until `start`. Returns 0, or -1
  * (after telling the front end) when one is malformed or the front end

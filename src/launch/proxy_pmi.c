@@ -259,6 +259,8 @@ static void barrier_check(proxy_t *px, pbarrier_t *b)
 
 void proxy_pmi_barrier_done(proxy_t *px, const char *group)
 {
+    if (proxy_pmix_fence_done(px, group))
+        return;
     for (int i = px->nbarriers - 1; i >= 0; i--)
         if (px->barriers[i].relayed && strcmp(px->barriers[i].group, group) == 0)
             barrier_finish(px, &px->barriers[i]);
@@ -338,9 +340,8 @@ static void do_barrier(proxy_t *px, prank_t *p, const pmi_msg_t *m)
     barrier_check(px, b);
 }
 
-static void do_abort(proxy_t *px, prank_t *p, const char *code_s, const char *msg)
+void proxy_rank_abort(proxy_t *px, prank_t *p, long code, const char *msg)
 {
-    long code = code_s ? strtol(code_s, NULL, 10) : 1;
     int status = (int)(code & 0xff);
     if (status == 0)
         status = 1;  /* an abort is a failure even with code 0 */
@@ -383,7 +384,7 @@ static int try_raw_abort(proxy_t *px, prank_t *p)
         if (*end && (msg == NULL || end < msg))
             *end = '\0';
     }
-    do_abort(px, p, code, msg);
+    proxy_rank_abort(px, p, code ? strtol(code, NULL, 10) : 1, msg);
     return 1;
 }
 
@@ -394,7 +395,8 @@ static void dispatch(proxy_t *px, prank_t *p, const pmi_msg_t *m)
     char num[32];
 
     if (strcmp(cmd, "abort") == 0) {
-        do_abort(px, p, pmi_msg_get(m, "exitcode"), pmi_msg_get(m, "message"));
+        const char *code = pmi_msg_get(m, "exitcode");
+        proxy_rank_abort(px, p, code ? strtol(code, NULL, 10) : 1, pmi_msg_get(m, "message"));
         return;
     }
     if (resp == NULL) {

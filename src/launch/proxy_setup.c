@@ -103,6 +103,8 @@ static int setup_msg(proxy_t *px, const ctl_msg_t *m)
         px->report = 1;
         return 0;
     }
+    if (!strcmp(v, "pmix") && m->nwords == 3)
+        return proxy_pmix_setup(px, m->words[1], m->words[2]);
     if (!strcmp(v, "rank") && m->nwords == 3)
         return setup_rank(px, m);
     if (!strcmp(v, "start"))

@@ -24,7 +24,8 @@
 static const char *const scrub[] = {
     "PMI_PORT", "PMI_ID", "PMI_SPAWNED", "PMI_JOBID", "PMIX_VERSION",
     "PMIX_RANK", "PMIX_NAMESPACE", "PMIX_SERVER_URI2", "PMIX_SERVER_URI3",
-    "PMIX_SERVER_URI4", "PRTE_LAUNCHED", "OMPI_COMM_WORLD_SIZE",
+    "PMIX_SERVER_URI4", "PMIX_SERVER_URI41", "PMIX_SERVER_URI21", "PMIX_SERVER_URI",
+    "PRTE_LAUNCHED", "OMPI_COMM_WORLD_SIZE",
     "OMPI_COMM_WORLD_RANK", "PMI_FD", "PMI_RANK", "PMI_SIZE",
 };
 
@@ -148,7 +149,7 @@ int proxy_node_ncpus(const proxy_t *px)
 
 /* In the child: never returns. */
 static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
-                       int in_fd, int out_w, int err_w)
+                       int in_fd, int out_w, int err_w, char **pmix_env)
 {
     setpgid(0, px->pgid > 0 ? px->pgid : 0);
     /* A kill -9 of the proxy must take the rank down with it. */
@@ -193,6 +194,14 @@ static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
         put_env(px->env[i]);
     for (int i = 0; i < p->nenv; i++)
         put_env(p->env[i]);
+    for (int i = 0; pmix_env && pmix_env[i]; i++)
+        put_env(pmix_env[i]);
+    /* Open MPI 4.1 takes a PMIx server for its own mpirun's, or for one
+     * of the resource managers it knows (Slurm, IBM's JSM); anything else
+     * makes it a singleton. JSM's marker leads it down the direct-launch
+     * path srun --mpi=pmix takes: everything from PMIx, already bound. */
+    if (pmix_env)
+        setenv("JSM_JSRUN_PORT", "locusrun", 1);
     set_int("PMI_FD", pmi_fd);
     set_int("PMI_RANK", p->rank);
     set_int("PMI_SIZE", px->size);
@@ -247,11 +256,15 @@ int proxy_rank_spawn(proxy_t *px, prank_t *p)
         close(errp[0]); close(errp[1]);
         return -1;
     }
+    /* The PMIx server's variables for this rank (--mpi pmix), made here:
+     * libpmix must not run in the child. */
+    char **pmix_env = proxy_pmix_fork_env(px, p);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(px, p, parent, sv[1], in[0], out[1], errp[1]);
+        child_exec(px, p, parent, sv[1], in[0], out[1], errp[1], pmix_env);
     int saved = errno;
+    proxy_pmix_env_free(pmix_env);
     close(sv[1]);
     close(out[1]);
     close(errp[1]);

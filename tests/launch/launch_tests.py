@@ -21,6 +21,7 @@ import time
 
 CASE, LOCUSRUN, PMI_RANK, MPICH_HELLO, TOPODIR = sys.argv[1:6]
 BOOT_NODES = sys.argv[6] if len(sys.argv) > 6 else ""
+OMPI_HELLO = sys.argv[7] if len(sys.argv) > 7 else ""
 # An exec-launcher prefix that runs every "node" here (tests/launch/fake_rsh).
 FAKE_RSH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_rsh")
 EXEC = ["--launcher", "exec", "--launcher-exec", FAKE_RSH]
@@ -393,6 +394,52 @@ def case_mpich():
     check(rc == 0, "exit %d: %s" % (rc, err))
     got = sorted(re.findall(r"^hello rank (\d+) of (\d+) sum (\d+)$", out, re.M))
     check(got == [(str(r), "4", "6") for r in range(4)], "MPICH ranks: %s\n%s" % (got, err))
+
+
+def ompi_hello_or_skip():
+    if not OMPI_HELLO or not os.path.exists(OMPI_HELLO):
+        print("SKIPPED: mpicc.openmpi or OpenPMIx not found, no Open MPI-built program to run")
+        sys.exit(77)
+
+
+def case_ompi():
+    """An Open MPI-built program under locusrun --mpi pmix: every rank sees
+    the job (sizes, the allreduce), and runs where locusrun bound it."""
+    ompi_hello_or_skip()
+    rc, out, err = run(["--mpi", "pmix", "-n", "4", "--oversubscribe", OMPI_HELLO], timeout=50)
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    got = sorted(re.findall(r"^hello rank (\d+) of (\d+) sum (\d+)$", out, re.M))
+    check(got == [(str(r), "4", "6") for r in range(4)], "Open MPI ranks: %s\n%s" % (got, err))
+    rc, out, err = run(["--mpi=pmix", "-n", "2", "--bind-to", "core", "--report-bindings",
+                        OMPI_HELLO], timeout=50)
+    check(rc == 0, "bound run: exit %d: %s" % (rc, err))
+    planned = dict(re.findall(r"rank (\d+) bound to .*?PUs? (\S+),", err))
+    seen = dict(re.findall(r"^affinity rank (\d+) cpus (\S+)$", out, re.M))
+    check(len(seen) == 2 and planned == seen,
+          "ranks run where locusrun bound them: planned %s, seen %s\n%s" % (planned, seen, err))
+    left = glob.glob("/tmp/locus-pmix.*")
+    check(not left, "PMIx server directories left: %s" % left)
+
+
+def case_ompi_abort():
+    """MPI_Abort of an Open MPI rank reaches locusrun through PMIx: the job
+    ends with the rank's code and a line naming it, nothing left behind."""
+    ompi_hello_or_skip()
+    t0 = time.monotonic()
+    rc, out, err = run(["--mpi", "pmix", "-n", "3", "--oversubscribe", OMPI_HELLO, "abort"],
+                       timeout=50)
+    check(rc == 3, "exit %d (want 3): %s" % (rc, err))
+    check(re.search(r"rank 1 \(pid \d+\) on \S+ called abort with exit code 3", err),
+          "no abort line: %s" % err)
+    print("abort to exit: %.2f s" % (time.monotonic() - t0))
+    left = glob.glob("/tmp/locus-pmix.*")
+    check(not left, "PMIx server directories left: %s" % left)
+
+
+def case_ompi_badmpi():
+    rc, out, err = run(["--mpi", "pmi3", "-n", "1", "/bin/true"])
+    check(rc == 2 and "--mpi pmi3: expected pmi1 or pmix" in err and err.count("\n") == 1,
+          "bad --mpi: exit %d: %r" % (rc, err))
 
 
 def case_tagoutput():
