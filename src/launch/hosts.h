@@ -36,6 +36,15 @@ int hosts_parse_list(launch_hosts_t *h, const char *list, char *err, size_t errl
  */
 int hosts_parse_file(launch_hosts_t *h, const char *path, char *err, size_t errlen);
 
+/*
+ * Appends the nodes of a Slurm allocation: nodelist in Slurm's hostlist
+ * syntax ("n[0-3,7],gpu[01-02]"), tasks as SLURM_TASKS_PER_NODE gives them
+ * ("2(x3),1": the slots; NULL or "": 1 each). Returns 0, or -1 with a
+ * one-line reason naming the variable (slurm.c).
+ */
+int hosts_from_slurm(launch_hosts_t *h, const char *nodelist, const char *tasks, char *err,
+                     size_t errlen);
+
 void hosts_free(launch_hosts_t *h);
 
 /* Whether name is a valid host name for us: [A-Za-z0-9._-], not starting

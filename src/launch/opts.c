@@ -5,6 +5,7 @@
  */
 #include "launch.h"
 #include "locus_place.h"
+#include "locus_tunables.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,11 +16,16 @@
 
 #define NRANKS_MAX 100000
 
+/* How proxies start through Slurm: one step of one task per node, sharing
+ * the allocation's resources with the job's other steps, no PMI plugin of
+ * Slurm's, output unbuffered (it carries the control stream). */
+#define SLURM_PREFIX "srun --nodes=1 --ntasks=1 --overlap --mpi=none --unbuffered --nodelist"
+
 static const char usage[] =
     "usage: locusrun -n N [--host H1[:S],H2[:S]... | --hostfile FILE] [--ppn K]\n"
     "                [--map-by node|slot|POLICY] [--bind-to LEVEL] [--cpus-per-rank T]\n"
     "                [--oversubscribe] [--nic LIST] [--rails R] [--mem-on NODE]\n"
-    "                [--launcher ssh|exec|local] [--launcher-exec CMD]\n"
+    "                [--launcher ssh|exec|slurm|local] [--launcher-exec CMD]\n"
     "                [--report-bindings] [--tag-output] [--timeout SEC] [--no-abi-swap]\n"
     "                [--startup-report] [--mpi pmi1|pmix]\n"
     "                [-x VAR[=VAL]] [--topology FILE.xml --dry-run] prog [args...]\n"
@@ -28,7 +34,9 @@ static const char usage[] =
     "  --hostfile FILE    nodes from a file (\"host slots=N\" or \"host:N\" lines)\n"
     "  -N, --ppn K        K ranks per node\n"
     "  --map-by node      ranks round-robin over nodes (default: fill each node's slots)\n"
-    "  --launcher L       how proxies reach nodes: ssh (default with hosts), exec, local\n"
+    "  --launcher L       how proxies reach nodes: ssh (default with hosts), exec, local,\n"
+    "                     slurm (srun; the default inside a Slurm allocation, whose\n"
+    "                     SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE are the hosts)\n"
     "  --launcher-exec C  the ssh command, or the exec launcher's prefix (C HOST CMD...)\n"
     "  --report-bindings  print each rank's PUs, NUMA node, NIC and GPU before start\n"
     "  --tag-output       prefix every output line with \"[rank] \"\n"
@@ -180,8 +188,12 @@ static int parse_host_option(launch_opts_t *o, const char *opt, const char *val,
             o->launcher = LAUNCHER_EXEC;
         } else if (!strcmp(val, "local") || !strcmp(val, "fork")) {
             o->launcher = LAUNCHER_LOCAL;
+        } else if (!strcmp(val, "slurm") || !strcmp(val, "srun")) {
+            o->launcher = LAUNCHER_EXEC; /* srun ... -w HOST CMD: an exec prefix */
+            o->launcher_exec = SLURM_PREFIX;
         } else {
-            snprintf(err, errlen, "%s: '%s' is not a launcher (ssh, exec or local)", opt, val);
+            snprintf(err, errlen, "%s: '%s' is not a launcher (ssh, exec, slurm or local)", opt,
+                     val);
             return -1;
         }
         return 0;
@@ -222,6 +234,19 @@ static int parse_mpi(const char *val, launch_opts_t *o, char *err, size_t errlen
 /* Defaults and cross-checks of the node options, once all are read. */
 static int opts_finish_hosts(launch_opts_t *o, char *err, size_t errlen)
 {
+    /* Inside a Slurm allocation (sbatch, salloc) without hosts of our own:
+     * its nodes and task counts, and proxies started by srun (as Open
+     * MPI's mpirun and Hydra do there). */
+    const char *nodelist = getenv("SLURM_JOB_NODELIST");
+    if (o->hosts.n == 0 && nodelist && *nodelist && strcmp(locus_tunable_str("LOCUS_SLURM"), "0")) {
+        if (hosts_from_slurm(&o->hosts, nodelist, getenv("SLURM_TASKS_PER_NODE"), err,
+                             errlen) < 0)
+            return -1;
+        if (!o->launcher_given) {
+            o->launcher = LAUNCHER_EXEC;
+            o->launcher_exec = SLURM_PREFIX;
+        }
+    }
     if (o->launcher == LAUNCHER_EXEC && o->launcher_exec == NULL) {
         snprintf(err, errlen, "--launcher exec: needs --launcher-exec 'COMMAND PREFIX' "
                  "(run as PREFIX HOST CMD...)");

@@ -777,6 +777,45 @@ def node_lines(out):
     return got
 
 
+def case_slurm_env():
+    """Inside a Slurm allocation locusrun takes SLURM_JOB_NODELIST (hostlist
+    syntax) and SLURM_TASKS_PER_NODE as its hosts and starts its proxies
+    with srun (here a stand-in on PATH that records its arguments and runs
+    the command locally); bad values give one line naming the variable;
+    LOCUS_SLURM=0 or --host ignores the allocation."""
+    with tempfile.TemporaryDirectory() as d:
+        log = os.path.join(d, "srun.log")
+        srun = os.path.join(d, "srun")
+        with open(srun, "w") as f:
+            f.write("#!/bin/sh\necho \"$*\" >> %s\n"
+                    "while [ \"$1\" != --nodelist ]; do shift; done\nshift 2\nexec \"$@\"\n" % log)
+        os.chmod(srun, 0o755)
+        env = {"SLURM_JOB_NODELIST": "h[0-1],g[08-09]", "SLURM_TASKS_PER_NODE": "2(x2),1(x2)",
+               "SLURM_JOB_ID": "42", "PATH": d + ":" + os.environ["PATH"],
+               "LOCUS_LAUNCH_AUTOFORK": "0"}
+        rc, out, err = run([PMI_RANK, "ok", "nodes"], env=env)
+        check(rc == 0, "in an allocation: exit %d: %s" % (rc, err))
+        got = node_lines(out)
+        want = [0, 0, 1, 1, 2, 3]
+        check(sorted(got) == list(range(6)) and
+              all(got[r]["node"] == str(n) for r, n in enumerate(want)) and
+              got[0]["mapping"] == "(vector,(0,2,2),(2,2,1))",
+              "nodes from SLURM_JOB_NODELIST: %s" % got)
+        calls = open(log).read().splitlines() if os.path.exists(log) else []
+        hosts = sorted(c.split("--nodelist ")[1].split()[0] for c in calls if "--nodelist " in c)
+        check(hosts == ["g08", "g09", "h0", "h1"] and
+              all(c.startswith("--nodes=1 --ntasks=1 --overlap --mpi=none --unbuffered")
+                  for c in calls), "srun calls: %s" % calls)
+        for var, val in (("SLURM_JOB_NODELIST", "h[0-"), ("SLURM_TASKS_PER_NODE", "2(x9)")):
+            rc, out, err = run([PMI_RANK, "ok"], env=dict(env, **{var: val}))
+            check(rc == 2 and err.startswith("locusrun: %s=%s" % (var, val)) and
+                  err.count("\n") == 1, "bad %s: exit %d: %r" % (var, rc, err))
+        rc, out, err = run(["-n", "2", PMI_RANK, "ok", "nodes"], env=dict(env, LOCUS_SLURM="0"))
+        check(rc == 0 and len(node_lines(out)) == 2 and
+              all(kv["nnodes"] == "1" for kv in node_lines(out).values()),
+              "LOCUS_SLURM=0: exit %d %s %s" % (rc, out, err))
+
+
 def case_hosts_layout():
     """Ranks over nodes (by slot, by node, --ppn, hostfile forms,
     oversubscription): every rank's node id, local rank and the job's
