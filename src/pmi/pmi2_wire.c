@@ -6,6 +6,7 @@
  * since Slurm does not read the doubled form.
  */
 #include "pmi_wire.h"
+#include "pmi_wire_priv.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -41,12 +42,8 @@ static int pmi2_token_take(char *s, size_t len, size_t *pos, const char **key,
         }
         *out++ = c;
         i++;
-        if (v == NULL) {
-            if (++klen > PMI_WIRE_KEYLEN_MAX)
-                return PMI_WIRE_ETOOLONG;
-        } else if (++vlen > PMI_WIRE_VALLEN_MAX) {
+        if (pmi_wire_count(v != NULL, &klen, &vlen) != PMI_WIRE_OK)
             return PMI_WIRE_ETOOLONG;
-        }
     }
     if (klen == 0 || v == NULL)
         return PMI_WIRE_EMALFORMED;
@@ -78,14 +75,9 @@ int pmi2_msg_parse(pmi_msg_t *msg, const char *body, size_t len)
         return PMI_WIRE_EMALFORMED;
     msg->cmd = val;
     while (pos < len) {
-        if (msg->ntokens == PMI_WIRE_TOKENS_MAX)
-            return PMI_WIRE_ETOOMANY;
         rc = pmi2_token_take(msg->storage, len, &pos, &key, &val);
-        if (rc != PMI_WIRE_OK)
+        if (rc != PMI_WIRE_OK || (rc = pmi_wire_add_token(msg, key, val)) != PMI_WIRE_OK)
             return rc;
-        msg->tokens[msg->ntokens].key = key;
-        msg->tokens[msg->ntokens].val = val;
-        msg->ntokens++;
     }
     return PMI_WIRE_OK;
 }

@@ -8,6 +8,7 @@
  * copied, so hostile input can only produce an error code.
  */
 #include "pmi_wire.h"
+#include "pmi_wire_priv.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -25,6 +26,23 @@ static int is_blank(char c)
 static int is_token_byte(unsigned char c)
 {
     return c >= 33 && c <= 126;
+}
+
+int pmi_wire_add_token(pmi_msg_t *msg, const char *key, const char *val)
+{
+    if (msg->ntokens == PMI_WIRE_TOKENS_MAX)
+        return PMI_WIRE_ETOOMANY;
+    msg->tokens[msg->ntokens].key = key;
+    msg->tokens[msg->ntokens].val = val;
+    msg->ntokens++;
+    return PMI_WIRE_OK;
+}
+
+int pmi_wire_count(int in_value, size_t *klen, size_t *vlen)
+{
+    if (in_value)
+        return ++*vlen > PMI_WIRE_VALLEN_MAX ? PMI_WIRE_ETOOLONG : PMI_WIRE_OK;
+    return ++*klen > PMI_WIRE_KEYLEN_MAX ? PMI_WIRE_ETOOLONG : PMI_WIRE_OK;
 }
 
 /*
@@ -62,12 +80,8 @@ static int token_take(char *s, size_t len, size_t *pos, const char **key,
         }
         *out++ = (char)c;
         i++;
-        if (v == NULL) {
-            if (++klen > PMI_WIRE_KEYLEN_MAX)
-                return PMI_WIRE_ETOOLONG;
-        } else if (++vlen > PMI_WIRE_VALLEN_MAX) {
+        if (pmi_wire_count(v != NULL, &klen, &vlen) != PMI_WIRE_OK)
             return PMI_WIRE_ETOOLONG;
-        }
     }
     if (klen == 0)
         return PMI_WIRE_EMALFORMED;
@@ -121,14 +135,9 @@ int pmi_msg_parse(pmi_msg_t *msg, const char *line, size_t len)
             pos++;
         if (pos >= len)
             break;
-        if (msg->ntokens == PMI_WIRE_TOKENS_MAX)
-            return PMI_WIRE_ETOOMANY;
         rc = token_take(s, len, &pos, &key, &val);
-        if (rc != PMI_WIRE_OK)
+        if (rc != PMI_WIRE_OK || (rc = pmi_wire_add_token(msg, key, val)) != PMI_WIRE_OK)
             return rc;
-        msg->tokens[msg->ntokens].key = key;
-        msg->tokens[msg->ntokens].val = val;
-        msg->ntokens++;
     }
     return PMI_WIRE_OK;
 }
