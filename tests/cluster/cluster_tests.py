@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -669,6 +670,109 @@ def case_pm():
     check_nothing_left(None)
     left = glob.glob("/tmp/locus-pmix.*")
     check(not left, "PMIx server directories left: %s" % left)
+
+
+def slurm_run(argv, env, timeout=280):
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env,
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check_routes_and_report(what, text, pm):
+    """4 ranks on 2 nodes: shm to the node's other rank, tcp to the other
+    node's two; the start-up report names the interface, the node map came
+    from the process manager."""
+    routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers", text)
+    check(sorted(routes) == ["0", "1", "2", "3"], "%s: not every rank on shm 1 peer + tcp 2 "
+          "peers: %s" % (what, [l for l in text.splitlines() if " of 4 " in l]))
+    rep = startup_report(text)
+    check(rep and rep["pm"] == pm and rep["nodes"] == 2 and
+          rep["phases"]["nodemap"]["gets_sum"] == 0,
+          "%s: report %s" % (what, rep and {k: rep[k] for k in ("pm", "nodes")}))
+
+
+def case_slurm():
+    """A real Slurm on the emulated nodes (scripts/slurm: slurmctld, a
+    slurmd per node, munge). Locus programs (the stress test, the
+    collectives check) start under srun --mpi=pmi2 and --mpi=pmix on 2
+    nodes x 2 tasks; locusrun inside an sbatch allocation takes its nodes
+    from SLURM_JOB_NODELIST and starts its proxies with srun; a rank's
+    kill -9 under srun ends the step. Then Slurm goes down and nothing of it
+    or of the jobs is left."""
+    if not MPI_PROGS:
+        print("SKIPPED: no network transport (src/transport/tcp) built yet")
+        sys.exit(77)
+    if not (shutil.which("slurmctld") and shutil.which("slurmd") and shutil.which("srun")
+            and shutil.which("munged")):
+        print("SKIPPED: Slurm is not installed (slurmctld slurmd slurm-client munge, see "
+              "scripts/bootstrap)")
+        sys.exit(77)
+    slurm = os.path.join(os.path.dirname(os.path.abspath(CLUSTER)), "slurm")
+    t0 = time.monotonic()
+    p = subprocess.run([slurm, "up", "--cluster", NAME], capture_output=True, text=True,
+                       timeout=120)
+    print("slurm up: rc=%d in %.2f s %s" % (p.returncode, time.monotonic() - t0, p.stderr))
+    if not check(p.returncode == 0, "scripts/slurm up failed: %s %s" % (p.stdout, p.stderr)):
+        subprocess.run([slurm, "down", "--cluster", NAME], capture_output=True, timeout=120)
+        return
+    conf = "/run/locus-slurm/%s/slurm.conf" % NAME
+    env = dict(os.environ, SLURM_CONF=conf, LOCUS_VERBOSE="1", LOCUS_STARTUP_REPORT="json")
+    try:
+        for mpi in ("pmi2", "pmix"):
+            for prog in MPI_PROGS[:2]:
+                what = "srun --mpi=%s %s" % (mpi, os.path.basename(prog.split()[0]))
+                t0 = time.monotonic()
+                rc, out, err = slurm_run(["srun", "-N", "2", "-n", "4", "--mpi=" + mpi]
+                                         + prog.split(), env)
+                print("%s: rc=%d in %.2f s" % (what, rc, time.monotonic() - t0))
+                if check(rc == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
+                         % (what, rc, out[-2000:], err[-2000:])):
+                    check_routes_and_report(what, out + err, mpi)
+        # locusrun in a batch job: the allocation's nodes, proxies by srun.
+        with tempfile.TemporaryDirectory(dir="/run/locus-slurm/" + NAME) as d:
+            script, outf = os.path.join(d, "job.sh"), os.path.join(d, "job.out")
+            with open(script, "w") as f:
+                f.write("#!/bin/sh\nexec %s %s\n" % (LOCUSRUN, MPI_PROGS[1]))
+            os.chmod(script, 0o755)
+            t0 = time.monotonic()
+            rc, out, err = slurm_run(["sbatch", "-N", "2", "-n", "4", "--wait", "-o", outf,
+                                      script], env, timeout=280)
+            text = open(outf).read() if os.path.exists(outf) else ""
+            print("sbatch with locusrun inside: rc=%d in %.2f s" % (rc, time.monotonic() - t0))
+            if check(rc == 0 and " No Errors" in text, "sbatch + locusrun: exit %d\n%s\n%s"
+                     % (rc, text[-2000:], err[-1000:])):
+                check_routes_and_report("sbatch + locusrun", text, "pmi1")
+        # A task killed under srun: the step ends, non-zero, nothing left.
+        job = subprocess.Popen(["srun", "-N", "2", "-n", "4", "--kill-on-bad-exit=1",
+                                "sleep", "300"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+        pids = []
+        end = time.monotonic() + 30
+        while len(pids) < 4 and time.monotonic() < end:
+            pids = [int(d) for d in os.listdir("/proc") if d.isdigit() and
+                    b"SLURM_CONF=" + conf.encode() in environ_of(int(d)) and
+                    open("/proc/%s/comm" % d).read().strip() == "sleep"]
+            time.sleep(0.1)
+        if check(len(pids) == 4, "srun ranks found: %s" % pids):
+            os.kill(pids[0], signal.SIGKILL)
+            try:
+                rc = job.wait(timeout=60)
+                check(rc != 0, "srun after a rank's kill -9: exit %d" % rc)
+            except subprocess.TimeoutExpired:
+                check(False, "srun did not end within 60 s of a rank's kill -9")
+        job.kill()
+        job.communicate()
+    finally:
+        t0 = time.monotonic()
+        p = subprocess.run([slurm, "down", "--cluster", NAME], capture_output=True, text=True,
+                           timeout=120)
+        print("slurm down: rc=%d in %.2f s" % (p.returncode, time.monotonic() - t0))
+    check(p.returncode == 0, "scripts/slurm down failed: %s" % p.stderr)
+    check(not os.path.exists("/run/locus-slurm/" + NAME), "Slurm state left")
+    left = [int(d) for d in os.listdir("/proc") if d.isdigit() and alive(int(d)) and
+            b"SLURM_CONF=" + conf.encode() in environ_of(int(d))]
+    check(not left, "processes of this Slurm left: %s" % left)
+    check_nothing_left(None)
 
 
 def tx_bytes(n, dev):
