@@ -14,6 +14,10 @@
  *           node's table: N(N-1) gets times the chunks per blob, N puts.
  *   lazy    every rank puts, fence, and nothing more: a card is fetched
  *           when a transport first asks for it (one get per peer dialled).
+ *   fabric  as roots, but only each root's "root card" (where it listens)
+ *           goes through PMI: N puts; the blobs travel root to root over
+ *           TCP by Bruck's allgather (addr_fabric.c), each root getting the
+ *           ceil(log2 N) root cards it dials: N*ceil(log2 N) gets.
  *
  * Every rank fences exactly once in publish, whatever fails, so no rank is
  * left waiting; a rank that has no card publishes "-".
@@ -31,6 +35,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "boot_fabric.h"
 #include "boot_priv.h"
 #include "locus_tunables.h"
 #include "shm_file.h"
@@ -429,6 +434,15 @@ static int blob_put(locus_boot_t *b, const char *name, const char *blob)
     return rc;
 }
 
+/* The first rank of node n: it put the node's blob or root card. */
+static int root_of(const locus_boot_t *b, int node)
+{
+    int r = 0;
+    while (b->node_of[r] != node)
+        r++;
+    return r;
+}
+
 /* Files the cards of node `node`'s blob (lines "<rank> <card>", which it
  * cuts up) into cards[]; every rank of that node must be there once. */
 static int blob_parse(locus_boot_t *b, int node, char *raw, char **cards)
@@ -456,9 +470,7 @@ static int blob_parse(locus_boot_t *b, int node, char *raw, char **cards)
 /* Gets node `node`'s blob and files its cards into cards[]. */
 static int blob_get(locus_boot_t *b, const char *name, int node, char **cards)
 {
-    int root = 0; /* the node's first rank put the blob */
-    while (b->node_of[root] != node)
-        root++;
+    int root = root_of(b, node);
     char key[PMI_WIRE_KEYLEN_MAX], val[PMI_WIRE_VALLEN_MAX + 1];
     snprintf(key, sizeof key, "locus.addr.%s.n%d", name, node);
     if (locus_boot_get(b, root, key, val, sizeof val) != 0)
@@ -530,7 +542,65 @@ static int publish_roots(locus_boot_t *b, struct boot_addr *e, const char *card,
     return rc;
 }
 
-/* ---- the four strategies ---------------------------------------------- */
+typedef struct {
+    locus_boot_t *b;
+    const char *name;
+} root_ctx_t;
+
+static int root_card_get(void *ctx, int node, char *out, size_t cap)
+{
+    root_ctx_t *rc = ctx;
+    char key[PMI_WIRE_KEYLEN_MAX];
+    snprintf(key, sizeof key, "locus.addr.%s.f%d", rc->name, node);
+    return boot_kvs_get(rc->b, root_of(rc->b, node), key, out, cap);
+}
+
+/* fabric: roots' gather as in roots; the root's card through PMI, the
+ * blobs over TCP among the roots. */
+static int publish_fabric(locus_boot_t *b, struct boot_addr *e, const char *card, int rc)
+{
+    if (b->local_rank > 0)
+        return publish_roots(b, e, card, rc); /* a non-root's part is the same */
+    int node = b->node_of[b->rank], nn = b->nnodes;
+    char **cards = cards_new(b->size), **blobs = calloc((size_t)nn, sizeof *blobs);
+    size_t *lens = calloc((size_t)nn, sizeof *lens);
+    char *blob = gather_take(b, e->name, card), rcard[512] = "-", key[PMI_WIRE_KEYLEN_MAX];
+    char err[256];
+    boot_fabric_t *f = NULL;
+    if (!cards || !blobs || !lens || !blob)
+        rc = cards && blobs && lens ? -1 : fail("address exchange: out of memory");
+    if (rc == 0 && nn > 1 && boot_fabric_listen(&f, rcard, sizeof rcard, err, sizeof err) != 0)
+        rc = fail("%s", err);
+    snprintf(key, sizeof key, "locus.addr.%s.f%d", e->name, node);
+    if (nn > 1 && boot_kvs_put(b, key, rc == 0 ? rcard : "-") != 0 && rc == 0)
+        rc = fail("address exchange: PMI put of %s failed", key);
+    if (locus_boot_fence(b) != 0 && rc == 0)
+        rc = fail("address exchange: PMI fence failed");
+    if (rc == 0) {
+        blobs[node] = blob;
+        lens[node] = strlen(blob);
+        blob = NULL;
+        root_ctx_t ctx = { b, e->name };
+        if (nn > 1 && boot_fabric_allgather(f, node, nn, blobs, lens, root_card_get, &ctx,
+                                            deadline() - boot_now(), err, sizeof err) != 0)
+            rc = fail("%s", err);
+    }
+    for (int n = 0; rc == 0 && n < nn; n++)
+        if (blob_parse(b, n, blobs[n], cards) != 0)
+            rc = -1;
+    boot_fabric_close(f);
+    if (table_share(b, e, rc == 0 ? cards : NULL) != 0)
+        rc = -1;
+    for (int n = 0; blobs && n < nn; n++)
+        free(blobs[n]);
+    free(blobs);
+    free(lens);
+    free(blob);
+    cards_free(cards, b->size);
+    return rc;
+}
+
+/* ---- the strategies ----------------------------------------------------- */
 
 static int valid_name(const char *name)
 {
@@ -569,6 +639,8 @@ int locus_boot_publish(locus_boot_t *b, const char *name, const char *card)
     int strategy = b->addr_strategy;
     if (strategy == LOCUS_ADDR_ROOTS)
         return publish_roots(b, e, card, rc);
+    if (strategy == LOCUS_ADDR_FABRIC)
+        return publish_fabric(b, e, card, rc);
     if (put_card(b, name, card) != 0)
         rc = -1;
     if (locus_boot_fence(b) != 0 && rc == 0)

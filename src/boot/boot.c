@@ -191,22 +191,24 @@ const char *locus_boot_phase_name(int phase)
     return phase >= 0 && phase < LOCUS_BOOT_NPHASES ? names[phase] : "?";
 }
 
-static const char *const addr_names[] = { "simple", "shm", "roots", "lazy" };
+static const char *const addr_names[LOCUS_ADDR_NSTRATEGIES] = {
+    "simple", "shm", "roots", "lazy", "fabric" };
 
 const char *locus_boot_addr_name(int strategy)
 {
-    return strategy >= 0 && strategy < 4 ? addr_names[strategy] : "?";
+    return strategy >= 0 && strategy < LOCUS_ADDR_NSTRATEGIES ? addr_names[strategy] : "?";
 }
 
 static int addr_strategy(locus_boot_t *b, char *err, size_t errlen)
 {
     const char *s = locus_tunable_str("LOCUS_ADDR_EXCHANGE");
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < LOCUS_ADDR_NSTRATEGIES; i++)
         if (strcmp(s, addr_names[i]) == 0) {
             b->addr_strategy = i;
             return 0;
         }
-    snprintf(err, errlen, "LOCUS_ADDR_EXCHANGE=%.40s: expected simple, shm, roots or lazy", s);
+    snprintf(err, errlen, "LOCUS_ADDR_EXCHANGE=%.40s: expected simple, shm, roots, lazy or "
+             "fabric", s);
     return -1;
 }
 

@@ -40,7 +40,8 @@ typedef struct {
 } locus_boot_count_t;
 
 /* LOCUS_ADDR_EXCHANGE: how transports' cards travel (addr_exchange.c). */
-enum { LOCUS_ADDR_SIMPLE, LOCUS_ADDR_SHM, LOCUS_ADDR_ROOTS, LOCUS_ADDR_LAZY };
+enum { LOCUS_ADDR_SIMPLE, LOCUS_ADDR_SHM, LOCUS_ADDR_ROOTS, LOCUS_ADDR_LAZY,
+       LOCUS_ADDR_FABRIC, LOCUS_ADDR_NSTRATEGIES };
 
 struct boot_addr; /* a published card table (addr_exchange.c) */
 struct boot_pm;   /* the process-manager backend (boot_priv.h) */

@@ -10,12 +10,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -318,6 +320,46 @@ double launch_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+const char *launch_tmpdir(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] == '/' && strlen(t) < 200 ? t : "/tmp";
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int launch_rmtree(const char *path)
+{
+    return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The PMIx servers' directories of the job (locusrun --mpi pmix). */
+static int pmix_dirs_cleanup(const char *jobid)
+{
+    char prefix[128];
+    int plen = snprintf(prefix, sizeof prefix, "locus-pmix.%s.", jobid);
+    DIR *d = opendir(launch_tmpdir());
+    if (d == NULL || plen <= 0 || (size_t)plen >= sizeof prefix) {
+        if (d)
+            closedir(d);
+        return 0;
+    }
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        char path[512];
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0 ||
+            snprintf(path, sizeof path, "%s/%s", launch_tmpdir(), e->d_name) >= (int)sizeof path)
+            continue;
+        removed += launch_rmtree(path) == 0;
+    }
+    closedir(d);
+    return removed;
+}
+
 int launch_shm_cleanup(const char *jobid)
 {
     char prefix[128];
@@ -335,5 +377,5 @@ int launch_shm_cleanup(const char *jobid)
             removed++;
     }
     closedir(d);
-    return removed;
+    return removed + pmix_dirs_cleanup(jobid);
 }

@@ -150,8 +150,15 @@ const char *launch_signame(int sig);
 /* Monotonic time in seconds. */
 double launch_now(void);
 
-/* Removes /dev/shm/locus.<jobid>.* ; returns how many were removed. */
+/* Removes the job's files on this node: /dev/shm/locus.<jobid>.* and the
+ * PMIx servers' <TMPDIR>/locus-pmix.<jobid>.<node>; returns how many. */
 int launch_shm_cleanup(const char *jobid);
+
+/* $TMPDIR when it is an absolute path, else /tmp. */
+const char *launch_tmpdir(void);
+
+/* Removes a directory and what it holds (never following links): 0 or -1. */
+int launch_rmtree(const char *path);
 
 /* Whether jobid is one locusrun makes ([A-Za-z0-9_-], at most 60 bytes). */
 int launch_jobid_ok(const char *jobid);

@@ -23,7 +23,6 @@
 #ifdef LOCUS_HAVE_PMIX
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <pmix.h>
 #include <pmix_server.h>
 #include <pthread.h>
@@ -317,7 +316,8 @@ int proxy_pmix_start(proxy_t *px)
     pthread_mutex_init(&s->mu, NULL);
     the_server = px->pmix = s;
     snprintf(s->nspace, sizeof s->nspace, "locus.%s", px->jobid);
-    snprintf(s->dir, sizeof s->dir, "/tmp/locus-pmix.%s.%d", px->jobid, px->nodeid);
+    snprintf(s->dir, sizeof s->dir, "%s/locus-pmix.%s.%d", launch_tmpdir(), px->jobid,
+             px->nodeid);
     if (mkdir(s->dir, 0700) < 0) {
         proxy_fail(px, NULL, 1, "%s: PMIx server: cannot make %s: %s", px->host, s->dir,
                    strerror(errno));
@@ -374,6 +374,11 @@ void proxy_pmix_env_free(char **env)
 int proxy_pmix_wake_fd(const proxy_t *px)
 {
     return px->pmix ? px->pmix->wake[0] : -1;
+}
+
+const char *proxy_pmix_dir(const proxy_t *px)
+{
+    return px->pmix ? px->pmix->dir : NULL;
 }
 
 static void hex_put(char *out, const char *data, size_t n)
@@ -470,7 +475,8 @@ int proxy_pmix_fence_done(proxy_t *px, const char *group)
     size_t at = 0;
     for (int n = 0; buf && n < px->nnodes; n++) {
         if (n == px->nodeid) {
-            memcpy(buf + at, r->data, r->ndata);
+            if (r->ndata)
+                memcpy(buf + at, r->data, r->ndata);
             at += r->ndata;
         } else {
             size_t len = strlen(vals[n]) - 1;
@@ -531,12 +537,6 @@ void proxy_pmix_progress(proxy_t *px)
     }
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path) < 0 && errno != ENOENT ? -1 : 0;
-}
-
 void proxy_pmix_stop(proxy_t *px)
 {
     struct proxy_pmix *s = px->pmix;
@@ -552,7 +552,7 @@ void proxy_pmix_stop(proxy_t *px)
     if (s->server_up)
         PMIx_server_finalize();
     if (s->dir[0])
-        nftw(s->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+        launch_rmtree(s->dir);
     close(s->wake[0]);
     close(s->wake[1]);
     pthread_mutex_destroy(&s->mu);
@@ -586,6 +586,11 @@ int proxy_pmix_wake_fd(const proxy_t *px)
 {
     (void)px;
     return -1;
+}
+const char *proxy_pmix_dir(const proxy_t *px)
+{
+    (void)px;
+    return NULL;
 }
 void proxy_pmix_progress(proxy_t *px)
 {

@@ -202,6 +202,11 @@ static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
      * path srun --mpi=pmix takes: everything from PMIx, already bound. */
     if (pmix_env)
         setenv("JSM_JSRUN_PORT", "locusrun", 1);
+    /* Its session directory goes in the server's, which the job's end (or
+     * locusrun's cleanup) removes even when the ranks were killed. */
+    const char *sdir = pmix_env ? proxy_pmix_dir(px) : NULL;
+    if (sdir)
+        setenv("OMPI_MCA_orte_tmpdir_base", sdir, 1);
     set_int("PMI_FD", pmi_fd);
     set_int("PMI_RANK", p->rank);
     set_int("PMI_SIZE", px->size);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs `locus bench startup --quick --model` (Locus's four strategies and
+"""Runs `locus bench startup --quick --model` (Locus's five strategies and
 every peer installed, on 1 and 2 emulated nodes) and checks its startup.json:
 every layout has a working run of every Locus strategy (and each peer one at
 least: their own start-up is not under test), the times are ordered (launch
@@ -32,7 +32,7 @@ if p.returncode != 0:
 with open(os.path.join(out, "startup.json")) as f:
     doc = json.load(f)
 fails = []
-want = {"simple": 12, "shm": 6, "roots": 2}
+want = {"simple": 12, "shm": 6, "roots": 2, "fabric": 2}
 peer_ok = {}
 for key, by in doc["results"].items():
     for label, runs in by.items():

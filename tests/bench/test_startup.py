@@ -81,16 +81,16 @@ class ModelTest(unittest.TestCase):
     def test_predictions_grow_as_designed(self):
         small = startup_model.predict(self.UNITS, 2, 64)
         big = startup_model.predict(self.UNITS, 256, 64)
-        for s in ("simple", "shm", "roots", "lazy", "roots+fabric"):
+        for s in ("simple", "shm", "roots", "lazy", "fabric"):
             self.assertGreater(big[s][0], small[s][0], s)
         # one table a node against one a rank
         self.assertEqual(big["simple"][1], 64 * big["shm"][1])
         self.assertEqual(big["shm"][1], big["roots"][1])
         # gets: simple's queue at the proxy dominates at scale; shm and roots
-        # cut them; the fabric design removes the front end's broadcast
+        # cut them; fabric removes the front end's broadcast of the ranks' cards
         self.assertLess(big["roots"][3]["gets"], big["shm"][3]["gets"])
         self.assertLess(big["shm"][3]["gets"], big["simple"][3]["gets"])
-        self.assertLess(big["roots+fabric"][3]["fence"], big["roots"][3]["fence"] / 20)
+        self.assertLess(big["fabric"][3]["fence"], big["roots"][3]["fence"] / 20)
         self.assertIn("10000 x 64", startup_model.markdown(
             self.UNITS, synthetic(self.UNITS, self.GRID),
             startup.summarize(synthetic(self.UNITS, self.GRID))))

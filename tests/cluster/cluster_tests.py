@@ -547,7 +547,9 @@ def case_addr():
     node while a node's cards fit a PMI value; LOCUS_ADDR_CHUNK=100 cuts
     eight cards into several),
     lazy none at start-up and at most one per pair of ranks on different
-    nodes afterwards. Layouts with even and uneven nodes."""
+    nodes afterwards, fabric one put per node (the root's card) and
+    N*ceil(log2 N) gets (each root dials its Bruck partners). Layouts with
+    even and uneven nodes."""
     if not MPI_PROGS:
         print("SKIPPED: no network transport (src/transport/tcp) built yet")
         sys.exit(77)
@@ -556,7 +558,7 @@ def case_addr():
     for counts in layouts:
         N, P = len(counts), sum(counts)
         remote_pairs = (P * P - sum(c * c for c in counts)) // 2
-        for strategy in ("simple", "shm", "roots", "lazy"):
+        for strategy in ("simple", "shm", "roots", "lazy", "fabric"):
             if counts == (8, 8) and strategy != "roots":
                 continue
             e = dict(env, LOCUS_ADDR_EXCHANGE=strategy, LOCUS_STARTUP_REPORT="json")
@@ -589,11 +591,16 @@ def case_addr():
                       "%s: %d puts, %d gets; want %s and N-1 gets of each"
                       % (what, puts, gets, "several chunks a node" if chunked
                          else "one put a node"))
+            elif strategy == "fabric":
+                steps = (N - 1).bit_length()  # ceil(log2 N)
+                check(puts == N and gets == N * steps and run_["gets_sum"] == 0,
+                      "%s: %d puts, %d gets (%d after); want %d, %d, 0"
+                      % (what, puts, gets, run_["gets_sum"], N, N * steps))
             else:
                 check(gets == 0 and puts == P and 0 < run_["gets_sum"] <= 2 * remote_pairs,
                       "%s: %d gets at start-up, %d after (pairs across nodes: %d)"
                       % (what, gets, run_["gets_sum"], remote_pairs))
-            if strategy in ("shm", "roots"):
+            if strategy in ("shm", "roots", "fabric"):
                 check(net["table_bytes_sum"] > 0 and rep["phases"]["net"]["table_bytes_max"]
                       * N >= net["table_bytes_sum"], "%s: tables %s" % (what, net))
 
@@ -631,6 +638,7 @@ def case_pm():
                                              "198.18.%d.1" % SUBNET, "-bind-to", "none"])
     locus_pmix = [LOCUSRUN, "--mpi", "pmix", "--launcher", "exec", "--launcher-exec", agent,
                   "--host", hostlist]
+    tmp = tempfile.mkdtemp()  # where locusrun's PMIx servers keep their files
     launchers["locusrun-pmix"] = ("pmix", locus_pmix)
     # The stress test under each; the collectives cross nodes the same way
     # whatever started them (cluster_mpi, cluster_slurm run them).
@@ -638,7 +646,7 @@ def case_pm():
         for lname, (pm, argv) in launchers.items():
             jobid = "pmtest%d" % os.getpid()
             env = dict(os.environ, LOCUS_VERBOSE="1", LOCUS_JOBID=jobid,
-                       LOCUS_STARTUP_REPORT="json", LOCUS_PMI=pm)
+                       LOCUS_STARTUP_REPORT="json", LOCUS_PMI=pm, TMPDIR=tmp)
             t0 = time.monotonic()
             here0 = [] if argv[0] == LOCUSRUN else [netns_node, node(0)]
             p = subprocess.run(here0 + argv + prog.split(), capture_output=True,
@@ -664,14 +672,16 @@ def case_pm():
     if not os.path.exists(ompi_hello):
         print("no Open MPI-built program (mpicc.openmpi, OpenPMIx): locusrun --mpi pmix "
               "ran Locus programs only")
+        check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
+        os.rmdir(tmp)
         return
-    rc, out, err = run(locus_pmix[1:] + [ompi_hello], timeout=120)
+    rc, out, err = run(locus_pmix[1:] + [ompi_hello], timeout=120, env={"TMPDIR": tmp})
     got = sorted(re.findall(r"^hello rank (\d+) of (\d+) sum (\d+)$", out, re.M))
     check(rc == 0 and got == [(str(r), "4", "6") for r in range(4)],
           "Open MPI program under locusrun --mpi pmix: exit %d, %s\n%s" % (rc, got, err[-2000:]))
     check_nothing_left(None)
-    left = glob.glob("/tmp/locus-pmix.*")
-    check(not left, "PMIx server directories left: %s" % left)
+    check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
+    os.rmdir(tmp)
 
 
 def slurm_run(argv, env, timeout=280):

@@ -406,34 +406,38 @@ def case_ompi():
     """An Open MPI-built program under locusrun --mpi pmix: every rank sees
     the job (sizes, the allreduce), and runs where locusrun bound it."""
     ompi_hello_or_skip()
-    rc, out, err = run(["--mpi", "pmix", "-n", "4", "--oversubscribe", OMPI_HELLO], timeout=50)
+    tmp = tempfile.mkdtemp()  # the servers' directories go under TMPDIR
+    env = {"TMPDIR": tmp}
+    rc, out, err = run(["--mpi", "pmix", "-n", "4", "--oversubscribe", OMPI_HELLO], timeout=50,
+                       env=env)
     check(rc == 0, "exit %d: %s" % (rc, err))
     got = sorted(re.findall(r"^hello rank (\d+) of (\d+) sum (\d+)$", out, re.M))
     check(got == [(str(r), "4", "6") for r in range(4)], "Open MPI ranks: %s\n%s" % (got, err))
     rc, out, err = run(["--mpi=pmix", "-n", "2", "--bind-to", "core", "--report-bindings",
-                        OMPI_HELLO], timeout=50)
+                        OMPI_HELLO], timeout=50, env=env)
     check(rc == 0, "bound run: exit %d: %s" % (rc, err))
     planned = dict(re.findall(r"rank (\d+) bound to .*?PUs? (\S+),", err))
     seen = dict(re.findall(r"^affinity rank (\d+) cpus (\S+)$", out, re.M))
     check(len(seen) == 2 and planned == seen,
           "ranks run where locusrun bound them: planned %s, seen %s\n%s" % (planned, seen, err))
-    left = glob.glob("/tmp/locus-pmix.*")
-    check(not left, "PMIx server directories left: %s" % left)
+    check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
+    os.rmdir(tmp)
 
 
 def case_ompi_abort():
     """MPI_Abort of an Open MPI rank reaches locusrun through PMIx: the job
     ends with the rank's code and a line naming it, nothing left behind."""
     ompi_hello_or_skip()
+    tmp = tempfile.mkdtemp()
     t0 = time.monotonic()
     rc, out, err = run(["--mpi", "pmix", "-n", "3", "--oversubscribe", OMPI_HELLO, "abort"],
-                       timeout=50)
+                       timeout=50, env={"TMPDIR": tmp})
     check(rc == 3, "exit %d (want 3): %s" % (rc, err))
     check(re.search(r"rank 1 \(pid \d+\) on \S+ called abort with exit code 3", err),
           "no abort line: %s" % err)
     print("abort to exit: %.2f s" % (time.monotonic() - t0))
-    left = glob.glob("/tmp/locus-pmix.*")
-    check(not left, "PMIx server directories left: %s" % left)
+    check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
+    os.rmdir(tmp)
 
 
 def case_ompi_badmpi():

@@ -18,7 +18,7 @@ import time
 
 from . import cluster, runner
 
-STRATEGIES = ("simple", "shm", "roots", "lazy")
+STRATEGIES = ("simple", "shm", "roots", "lazy", "fabric")
 LINE = re.compile(r"startup: ranks (\d+) main_first ([\d.]+) init_done ([\d.]+) "
                   r"connected ([\d.]+)")
 FIN = re.compile(r"startup: finalize_done ([\d.]+)")

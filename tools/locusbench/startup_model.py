@@ -25,11 +25,11 @@ Per strategy, with P = N*L ranks:
   roots   F(N, P*c) + (N-1)*ceil(L*c*1.2/1000)*g + P*c/mem_bw
                                                     memory/node P*(c+8)
   lazy    F(N, P*c) at MPI_Init; g per peer at first contact
-  roots+fabric (a design, not built): only the roots put a card (N of
-          them); each root gets its log2(N) recursive-doubling partners'
-          cards and the roots exchange node blobs over the network:
-          F(N, N*c) + log2(N)*g + log2(N)*alpha + P*c/net_bw + P*c/mem_bw.
-          No front end carries the cards.
+  fabric  only the roots put a card (N of them, where they listen); each
+          root gets the ceil(log2 N) cards of the roots it dials in Bruck's
+          allgather, and the node blobs travel root to root over the network:
+          F(N, N*c) + ceil(log2 N)*(g + alpha) + P*c/net_bw + P*c/mem_bw.
+          No front end carries the ranks' cards.
 
 alpha, net_bw and mem_bw are not measured here (a 2-core VM); they are
 stated assumptions (ASSUMED below).
@@ -45,6 +45,7 @@ ASSUMED = {
     "front_end_bw": None,   # None: use the fitted beta
 }
 SCALES = [(1, 64), (8, 64), (64, 64), (256, 64), (1024, 64), (10000, 64)]
+MEASURED = ("simple", "shm", "roots", "lazy", "fabric")
 
 
 def _lsq(rows, nparams):
@@ -139,14 +140,14 @@ def predict(u, n, k, assumed=ASSUMED):
         "shm": {"fence": fence(p * c), "gets": (p - 1) * u["g_s"], "table": table},
         "roots": {"fence": fence(p * c), "gets": (n - 1) * chunks * u["g_s"], "table": table},
         "lazy": {"fence": fence(p * c)},
-        "roots+fabric": {"fence": fence(n * c),
-                         "gets": math.ceil(math.log2(n)) * u["g_s"] if n > 1 else 0.0,
-                         "allgather": (math.ceil(math.log2(n)) * assumed["alpha_s"]
-                                       + p * c / assumed["net_bw"]) if n > 1 else 0.0,
-                         "table": table},
+        "fabric": {"fence": fence(n * c),
+                   "gets": math.ceil(math.log2(n)) * u["g_s"] if n > 1 else 0.0,
+                   "allgather": (math.ceil(math.log2(n)) * assumed["alpha_s"]
+                                 + p * c / assumed["net_bw"]) if n > 1 else 0.0,
+                   "table": table},
     }
     mem = {"simple": k * p * (c + 8), "shm": p * (c + 8), "roots": p * (c + 8),
-           "lazy": 0, "roots+fabric": p * (c + 8)}
+           "lazy": 0, "fabric": p * (c + 8)}
     for strat, ph in phases.items():
         total = sum(ph.values())
         dom = max(ph, key=ph.get)
@@ -187,25 +188,25 @@ def markdown(u, doc, summary, scales=SCALES, assumed=ASSUMED):
                 if assumed.get("front_end_bw") else ""),
              "", "## Predicted exchange time, memory per node, dominant phase", "",
              "| nodes x ranks | " + " | ".join(["simple", "shm", "roots", "lazy (Init)",
-                                                 "roots+fabric (design)"]) + " |",
+                                                 "fabric"]) + " |",
              "|---|---|---|---|---|---|"]
     for n, k in scales:
         pr = predict(u, n, k, assumed)
         cells = []
-        for st in ("simple", "shm", "roots", "lazy", "roots+fabric"):
+        for st in ("simple", "shm", "roots", "lazy", "fabric"):
             t, m, dom, _ = pr[st]
             cells.append("%s, %s, %s" % (_fmt_s(t), _fmt_b(m), dom))
         lines.append("| %d x %d | %s |" % (n, k, " | ".join(cells)))
     lines += ["", "## Model against the measured points (exchange, as the last rank to arrive "
               "sees it)", "",
               "| layout | " + " | ".join("%s measured / model" % s for s in
-                                          ("simple", "shm", "roots", "lazy")) + " |",
-              "|---|---|---|---|---|"]
+                                          MEASURED) + " |",
+              "|---|" + "---|" * len(MEASURED)]
     for n, k in doc["grid"]:
         s = summary["%dx%d" % (n, k)]
         pr = predict(u, n, k)
         cells = []
-        for st in ("simple", "shm", "roots", "lazy"):
+        for st in MEASURED:
             meas = s.get("locus-" + st, {}).get("exchange_s")
             cells.append("%s / %s" % (_fmt_s(meas) if meas is not None else "—",
                                       _fmt_s(pr[st][0])))
