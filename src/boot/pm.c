@@ -138,17 +138,20 @@ int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void 
     b->count[b->phase].fences++;
     if (b->pm->fence_begin(b) != 0)
         return -1;
-    /* Spin while progress moves something; once idle a while, wait a
+    /* Progress first, then look for the reply: the fence cannot have
+     * completed before this process entered it, and what progress starts
+     * (a deferred free, a peer's last message) must run at least once.
+     * Spin while progress moves something; once idle a while, wait a
      * millisecond at a time so a long wait costs no CPU. */
     long idle = 0;
     for (;;) {
-        int rc = b->pm->fence_test(b, idle > 1000 ? 1 : 0);
-        if (rc != 0)
-            return rc > 0 ? 0 : -1;
         int n = progress(arg);
         if (n < 0)
             return -1;
         idle = n > 0 ? 0 : idle + 1;
+        int rc = b->pm->fence_test(b, idle > 1000 ? 1 : 0);
+        if (rc != 0)
+            return rc > 0 ? 0 : -1;
     }
 }
 
