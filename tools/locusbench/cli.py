@@ -474,8 +474,8 @@ def parser():
                                                 "1,4,16,32; quick 1,2)")
     st.add_argument("--max-ranks", type=int, default=256,
                     help="skip layouts with more ranks (default 256)")
-    st.add_argument("--strategies", default="simple,shm,roots,lazy",
-                    help="Locus's LOCUS_ADDR_EXCHANGE values to run (default all four)")
+    st.add_argument("--strategies", default="simple,shm,roots,lazy,fabric",
+                    help="Locus's LOCUS_ADDR_EXCHANGE values to run (default all five)")
     st.add_argument("--mpi", default=None,
                     help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
     st.add_argument("--model", action="store_true",

@@ -37,6 +37,15 @@ def layouts(nodes, ppns, max_ranks):
     return sorted(out, key=lambda t: (t[0] * t[1], t[0]))
 
 
+def first_error(text):
+    """The first line of a failed run's output that says what went wrong
+    (the proxies' served-counts lines come after it), else its end."""
+    for line in text.splitlines():
+        if ("locus:" in line or "locusrun:" in line) and "served" not in line:
+            return line.strip()[:300]
+    return text[-300:].strip()
+
+
 def labels_for(found, strategies):
     """[(label, mpi, env)]: Locus once per strategy, each peer once."""
     out = []
@@ -115,7 +124,7 @@ def run(args, found, out_dir):
                         nd.kill_strays()
                     if res is None:
                         runner.log("%s %s: failed (rc %s): %s" % (key, label, rc,
-                                                                  (err or out)[-300:].strip()))
+                                                                  first_error(err or out)))
                         res = {"failed": True, "rc": rc}
                     elif hung:
                         res["hung_at_exit"] = True
