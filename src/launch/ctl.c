@@ -373,8 +373,13 @@ int launch_shm_cleanup(const char *jobid)
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
             continue;
+        char path[512];
         if (unlinkat(dirfd(d), e->d_name, 0) == 0)
             removed++;
+        else if (errno == EISDIR &&
+                 snprintf(path, sizeof path, "/dev/shm/%s", e->d_name) < (int)sizeof path &&
+                 launch_rmtree(path) == 0)
+            removed++; /* a directory: Open MPI's segments under --mpi pmix */
     }
     closedir(d);
     return removed + pmix_dirs_cleanup(jobid);

@@ -150,8 +150,9 @@ const char *launch_signame(int sig);
 /* Monotonic time in seconds. */
 double launch_now(void);
 
-/* Removes the job's files on this node: /dev/shm/locus.<jobid>.* and the
- * PMIx servers' <TMPDIR>/locus-pmix.<jobid>.<node>; returns how many. */
+/* Removes the job's files on this node: /dev/shm/locus.<jobid>.* (files,
+ * and directories with what they hold) and the PMIx servers'
+ * <TMPDIR>/locus-pmix.<jobid>.<node>; returns how many. */
 int launch_shm_cleanup(const char *jobid);
 
 /* $TMPDIR when it is an absolute path, else /tmp. */

@@ -154,8 +154,9 @@ int proxy_pmix_start(proxy_t *px);
 char **proxy_pmix_fork_env(proxy_t *px, prank_t *p);
 void proxy_pmix_env_free(char **env);
 int proxy_pmix_wake_fd(const proxy_t *px);
-/* The server's directory ($TMPDIR/locus-pmix.<jobid>.<node>), or NULL. */
-const char *proxy_pmix_dir(const proxy_t *px);
+/* In a rank's child before exec: what Open MPI needs besides PMIx's
+ * variables (proxy_pmix.c says why). */
+void proxy_pmix_child_env(const proxy_t *px);
 void proxy_pmix_progress(proxy_t *px);
 int proxy_pmix_fence_done(proxy_t *px, const char *group);
 void proxy_pmix_stop(proxy_t *px);

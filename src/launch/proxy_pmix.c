@@ -57,6 +57,7 @@ struct proxy_pmix {
     int server_up;
     char nspace[PMIX_MAX_NSLEN + 1];
     char dir[256];              /* the server's rendezvous files */
+    char shmdir[256];           /* /dev/shm/locus.<jobid>.pmix-n<node>: Open MPI's segments */
 };
 
 /* libpmix's upcalls carry no context of ours; one server per proxy. */
@@ -323,6 +324,10 @@ int proxy_pmix_start(proxy_t *px)
                    strerror(errno));
         return -1;
     }
+    /* Under the job's /dev/shm prefix, so the node's cleanup removes it. */
+    snprintf(s->shmdir, sizeof s->shmdir, "/dev/shm/locus.%s.pmix-n%d", px->jobid, px->nodeid);
+    if (mkdir(s->shmdir, 0700) < 0)
+        s->shmdir[0] = '\0'; /* Open MPI then uses its default */
     /* No shared-memory data store: its files would outlive a killed proxy. */
     setenv("PMIX_MCA_gds", "hash", 1);
     char host[256];
@@ -376,9 +381,23 @@ int proxy_pmix_wake_fd(const proxy_t *px)
     return px->pmix ? px->pmix->wake[0] : -1;
 }
 
-const char *proxy_pmix_dir(const proxy_t *px)
+/*
+ * Open MPI 4.1 takes a PMIx server for its own mpirun's, or for one of the
+ * resource managers it knows (Slurm, IBM's JSM); anything else makes each
+ * rank a singleton. JSM's marker leads it down the direct-launch path srun
+ * --mpi=pmix takes: everything from PMIx, already bound. Its session
+ * directory and its shared-memory segments go in this job's directories,
+ * which the job's end (or locusrun's cleanup) removes even when the ranks
+ * were killed.
+ */
+void proxy_pmix_child_env(const proxy_t *px)
 {
-    return px->pmix ? px->pmix->dir : NULL;
+    if (!px->pmix)
+        return;
+    setenv("JSM_JSRUN_PORT", "locusrun", 1);
+    setenv("OMPI_MCA_orte_tmpdir_base", px->pmix->dir, 1);
+    if (px->pmix->shmdir[0])
+        setenv("OMPI_MCA_btl_vader_backing_directory", px->pmix->shmdir, 1);
 }
 
 static void hex_put(char *out, const char *data, size_t n)
@@ -553,6 +572,8 @@ void proxy_pmix_stop(proxy_t *px)
         PMIx_server_finalize();
     if (s->dir[0])
         launch_rmtree(s->dir);
+    if (s->shmdir[0])
+        launch_rmtree(s->shmdir);
     close(s->wake[0]);
     close(s->wake[1]);
     pthread_mutex_destroy(&s->mu);
@@ -587,10 +608,9 @@ int proxy_pmix_wake_fd(const proxy_t *px)
     (void)px;
     return -1;
 }
-const char *proxy_pmix_dir(const proxy_t *px)
+void proxy_pmix_child_env(const proxy_t *px)
 {
     (void)px;
-    return NULL;
 }
 void proxy_pmix_progress(proxy_t *px)
 {

@@ -196,17 +196,8 @@ static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
         put_env(p->env[i]);
     for (int i = 0; pmix_env && pmix_env[i]; i++)
         put_env(pmix_env[i]);
-    /* Open MPI 4.1 takes a PMIx server for its own mpirun's, or for one
-     * of the resource managers it knows (Slurm, IBM's JSM); anything else
-     * makes it a singleton. JSM's marker leads it down the direct-launch
-     * path srun --mpi=pmix takes: everything from PMIx, already bound. */
     if (pmix_env)
-        setenv("JSM_JSRUN_PORT", "locusrun", 1);
-    /* Its session directory goes in the server's, which the job's end (or
-     * locusrun's cleanup) removes even when the ranks were killed. */
-    const char *sdir = pmix_env ? proxy_pmix_dir(px) : NULL;
-    if (sdir)
-        setenv("OMPI_MCA_orte_tmpdir_base", sdir, 1);
+        proxy_pmix_child_env(px);
     set_int("PMI_FD", pmi_fd);
     set_int("PMI_RANK", p->rank);
     set_int("PMI_SIZE", px->size);

@@ -421,7 +421,20 @@ def case_ompi():
     check(len(seen) == 2 and planned == seen,
           "ranks run where locusrun bound them: planned %s, seen %s\n%s" % (planned, seen, err))
     check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
+    check(not pmix_shm_left(), "Open MPI's segments left: %s" % pmix_shm_left())
     os.rmdir(tmp)
+
+
+def pmix_shm_left():
+    """/dev/shm/locus.<jobid>.pmix-n<node> directories (Open MPI's segments
+    under --mpi pmix) of locusrun jobs that have ended (the jobid starts
+    with the front end's pid)."""
+    left = []
+    for f in glob.glob("/dev/shm/locus.*.pmix-n*"):
+        pid = os.path.basename(f).split(".")[1].split("-")[0]
+        if pid.isdigit() and not os.path.exists("/proc/" + pid):
+            left.append(f)
+    return left
 
 
 def case_ompi_abort():
@@ -437,6 +450,7 @@ def case_ompi_abort():
           "no abort line: %s" % err)
     print("abort to exit: %.2f s" % (time.monotonic() - t0))
     check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
+    check(not pmix_shm_left(), "Open MPI's segments left: %s" % pmix_shm_left())
     os.rmdir(tmp)
 
 
