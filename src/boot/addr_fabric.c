@@ -122,36 +122,64 @@ int boot_fabric_listen(boot_fabric_t **out, char *card, size_t cap, char *err, s
     return 0;
 }
 
+/* Whether addr is one of this machine's own IPv4 addresses: another
+ * node's root card can list one too (a docker0 172.17.0.1 on every node),
+ * and dialling it would reach this machine, not that root. */
+static int is_local_addr(struct in_addr addr)
+{
+    struct ifaddrs *ifs = NULL;
+    int local = 0;
+    if (getifaddrs(&ifs) != 0)
+        return 0;
+    for (struct ifaddrs *i = ifs; i && !local; i = i->ifa_next)
+        local = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+                ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr.s_addr;
+    freeifaddrs(ifs);
+    return local;
+}
+
 /* Connects to the first address of a root card "ip,ip:port" that answers
- * before `until`; the descriptor (non-blocking) or -1. */
+ * before `until`, this machine's own addresses last (they reach another
+ * node only when both "nodes" are this machine); the descriptor
+ * (non-blocking) or -1. */
+static int dial_one(struct sockaddr_in *sa, double until)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)sa, sizeof *sa) == 0)
+        return fd;
+    struct pollfd pf = { .fd = fd, .events = POLLOUT };
+    double left = until - boot_now();
+    int soerr = -1;
+    socklen_t sl = sizeof soerr;
+    if (errno == EINPROGRESS && left > 0 &&
+        poll(&pf, 1, (int)(left > 5 ? 5000 : left * 1000) + 1) == 1 &&
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
+        return fd;
+    close(fd);
+    return -1;
+}
+
 static int dial(const char *card, double until)
 {
     const char *colon = strrchr(card, ':');
     if (!colon)
         return -1;
     int port = atoi(colon + 1);
-    for (const char *p = card; p < colon;) {
-        size_t len = strcspn(p, ",:");
-        char ip[INET_ADDRSTRLEN];
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-        snprintf(ip, sizeof ip, "%.*s", (int)(len < sizeof ip ? len : sizeof ip - 1), p);
-        p += len + (p[len] == ',');
-        if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-            continue;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-            return -1;
-        if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
-            return fd;
-        struct pollfd pf = { .fd = fd, .events = POLLOUT };
-        double left = until - boot_now();
-        int soerr = -1;
-        socklen_t sl = sizeof soerr;
-        if (errno == EINPROGRESS && left > 0 &&
-            poll(&pf, 1, (int)(left > 5 ? 5000 : left * 1000) + 1) == 1 &&
-            getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
-            return fd;
-        close(fd);
+    for (int pass = 0; pass < 2; pass++) {
+        for (const char *p = card; p < colon;) {
+            size_t len = strcspn(p, ",:");
+            char ip[INET_ADDRSTRLEN];
+            struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+            snprintf(ip, sizeof ip, "%.*s", (int)(len < sizeof ip ? len : sizeof ip - 1), p);
+            p += len + (p[len] == ',');
+            if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1 || is_local_addr(sa.sin_addr) != pass)
+                continue;
+            int fd = dial_one(&sa, until);
+            if (fd >= 0)
+                return fd;
+        }
     }
     return -1;
 }
