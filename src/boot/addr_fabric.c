@@ -125,17 +125,13 @@ int boot_fabric_listen(boot_fabric_t **out, char *card, size_t cap, char *err, s
 /* Whether addr is one of this machine's own IPv4 addresses: another
  * node's root card can list one too (a docker0 172.17.0.1 on every node),
  * and dialling it would reach this machine, not that root. */
-static int is_local_addr(struct in_addr addr)
+static int is_local_addr(const struct ifaddrs *ifs, struct in_addr addr)
 {
-    struct ifaddrs *ifs = NULL;
-    int local = 0;
-    if (getifaddrs(&ifs) != 0)
-        return 0;
-    for (struct ifaddrs *i = ifs; i && !local; i = i->ifa_next)
-        local = i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
-                ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr.s_addr;
-    freeifaddrs(ifs);
-    return local;
+    for (const struct ifaddrs *i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == addr.s_addr)
+            return 1;
+    return 0;
 }
 
 /* Connects to the first address of a root card "ip,ip:port" that answers
@@ -166,22 +162,27 @@ static int dial(const char *card, double until)
     const char *colon = strrchr(card, ':');
     if (!colon)
         return -1;
-    int port = atoi(colon + 1);
-    for (int pass = 0; pass < 2; pass++) {
+    int port = atoi(colon + 1), fd = -1;
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0)
+        ifs = NULL; /* then every address counts as another machine's */
+    for (int pass = 0; pass < 2 && fd < 0; pass++) {
         for (const char *p = card; p < colon;) {
             size_t len = strcspn(p, ",:");
             char ip[INET_ADDRSTRLEN];
             struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
             snprintf(ip, sizeof ip, "%.*s", (int)(len < sizeof ip ? len : sizeof ip - 1), p);
             p += len + (p[len] == ',');
-            if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1 || is_local_addr(sa.sin_addr) != pass)
+            if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1 ||
+                is_local_addr(ifs, sa.sin_addr) != pass)
                 continue;
-            int fd = dial_one(&sa, until);
-            if (fd >= 0)
-                return fd;
+            if ((fd = dial_one(&sa, until)) >= 0)
+                break;
         }
     }
-    return -1;
+    if (ifs)
+        freeifaddrs(ifs);
+    return fd;
 }
 
 /* Bytes a message needs in all, once its header and block headers are in
@@ -271,6 +272,9 @@ static int step_run(boot_fabric_t *f, int fd, const unsigned char *out, size_t l
             }
         if (poll(pf, (nfds_t)np, 100) < 0 && errno != EINTR)
             return -1;
+        /* Backwards: dropping conn i moves the last conn into its place,
+         * one already served (conns are polled in index order, after the
+         * listener, which only appends). */
         for (int k = np - 1; k >= 0; k--) {
             if (!pf[k].revents)
                 continue;

@@ -119,6 +119,16 @@ static void sanitize(char *s)
             *s = '_';
 }
 
+int boot_node_index(char (*names)[BOOT_NODE_NAME], int *nnodes, const char *name)
+{
+    int j;
+    for (j = 0; j < *nnodes && strncmp(names[j], name, BOOT_NODE_NAME - 1) != 0; j++)
+        ;
+    if (j == *nnodes)
+        snprintf(names[(*nnodes)++], BOOT_NODE_NAME, "%.*s", BOOT_NODE_NAME - 1, name);
+    return j;
+}
+
 /*
  * Without a process mapping, ranks exchange who they are: the launcher's
  * node id where there is one (two network namespaces on one kernel are two
@@ -141,7 +151,7 @@ static int map_by_exchange(locus_boot_t *b, char *err, size_t errlen)
         snprintf(err, errlen, "PMI: node identity exchange failed");
         return -1;
     }
-    char (*names)[256] = malloc((size_t)b->size * sizeof *names);
+    char (*names)[BOOT_NODE_NAME] = malloc((size_t)b->size * sizeof *names);
     if (!names) {
         snprintf(err, errlen, "out of memory for %d node names", b->size);
         return -1;
@@ -156,12 +166,7 @@ static int map_by_exchange(locus_boot_t *b, char *err, size_t errlen)
             free(names);
             return -1;
         }
-        int j;
-        for (j = 0; j < nnodes && strncmp(names[j], val, 255) != 0; j++)
-            ;
-        if (j == nnodes)
-            snprintf(names[nnodes++], 256, "%.255s", val);
-        b->node_of[r] = j;
+        b->node_of[r] = boot_node_index(names, &nnodes, val);
     }
     free(names);
     return nnodes;

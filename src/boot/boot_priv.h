@@ -52,6 +52,11 @@ void boot_wire_finalize(locus_boot_t *b, const char *line, int len, const char *
 int boot_pm_connect(locus_boot_t *b, char *err, size_t errlen);
 int boot_pm_node_map(locus_boot_t *b, int *node_of);
 
+/* Node names seen so far, numbered by first appearance (as the PMI
+ * mapping's reader numbers node ids): the index of `name`, added when new. */
+enum { BOOT_NODE_NAME = 256 };
+int boot_node_index(char (*names)[BOOT_NODE_NAME], int *nnodes, const char *name);
+
 /* Monotonic seconds (phase clocks, bounded waits). */
 double boot_now(void);
 /* PMI put/get of a value that may hold any byte (escaped as %XX). */

@@ -97,10 +97,13 @@ static int pmix_put(locus_boot_t *b, const char *key, const char *val)
     return PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS ? 0 : -1;
 }
 
-static int pmix_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen)
+/* A string value of `rank`'s into val: 0, or -1 when absent, not a
+ * string or too long. */
+static int pmix_get_str(locus_boot_t *b, pmix_rank_t rank, const char *key, char *val,
+                        size_t vallen)
 {
     pmix_proc_t p;
-    PMIX_LOAD_PROCID(&p, state(b)->me.nspace, owner >= 0 ? (pmix_rank_t)owner : PMIX_RANK_UNDEF);
+    PMIX_LOAD_PROCID(&p, state(b)->me.nspace, rank);
     pmix_value_t *v = NULL;
     if (PMIx_Get(&p, key, NULL, 0, &v) != PMIX_SUCCESS || !v)
         return -1;
@@ -112,29 +115,18 @@ static int pmix_get(locus_boot_t *b, int owner, const char *key, char *val, size
     return rc;
 }
 
-/* PMIX_HOSTNAME of rank r into out (a string the server gives for every
- * process, where PMIX_NODEID may cover only this node's: Open MPI 4.1). */
-static int pmix_get_host(locus_boot_t *b, int r, char *out, size_t outlen)
+static int pmix_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen)
 {
-    pmix_proc_t p;
-    PMIX_LOAD_PROCID(&p, state(b)->me.nspace, (pmix_rank_t)r);
-    pmix_value_t *v = NULL;
-    if (PMIx_Get(&p, PMIX_HOSTNAME, NULL, 0, &v) != PMIX_SUCCESS || !v)
-        return -1;
-    int rc = v->type == PMIX_STRING && v->data.string ? 0 : -1;
-    if (rc == 0)
-        snprintf(out, outlen, "%s", v->data.string);
-    PMIX_VALUE_RELEASE(v);
-    return rc;
+    return pmix_get_str(b, owner >= 0 ? (pmix_rank_t)owner : PMIX_RANK_UNDEF, key, val, vallen);
 }
 
 /* Node of every rank from the server's job data, no exchange: PMIX_NODEID
- * where the server gives it for every rank, else PMIX_HOSTNAME. Numbered
- * by first appearance, as the PMI mapping's reader does. */
+ * where the server gives it for every rank, else PMIX_HOSTNAME (a string
+ * the server gives for every process, where PMIX_NODEID may cover only
+ * this node's: Open MPI 4.1). */
 static int pmix_node_map(locus_boot_t *b, int *node_of)
 {
-    enum { HOSTLEN = 256 };
-    char (*names)[HOSTLEN] = malloc((size_t)b->size * sizeof *names);
+    char (*names)[BOOT_NODE_NAME] = malloc((size_t)b->size * sizeof *names);
     if (!names)
         return 0;
     int by_id = 1, nnodes = 0;
@@ -146,19 +138,14 @@ static int pmix_node_map(locus_boot_t *b, int *node_of)
             nnodes = 0;
             continue;
         }
-        char key[HOSTLEN];
+        char key[BOOT_NODE_NAME];
         if (by_id)
             snprintf(key, sizeof key, "#%ld", id);
-        else if (pmix_get_host(b, r, key, sizeof key) != 0)
+        else if (pmix_get_str(b, (pmix_rank_t)r, PMIX_HOSTNAME, key, sizeof key) != 0)
             nnodes = -1;
         if (nnodes < 0)
             break;
-        int j;
-        for (j = 0; j < nnodes && strcmp(names[j], key) != 0; j++)
-            ;
-        if (j == nnodes)
-            snprintf(names[nnodes++], HOSTLEN, "%s", key);
-        node_of[r] = j;
+        node_of[r] = boot_node_index(names, &nnodes, key);
     }
     free(names);
     return nnodes > 0 ? nnodes : 0;

@@ -37,7 +37,7 @@ static int parse_slots(const char *s, int *out)
     return 0;
 }
 
-static int hosts_add(launch_hosts_t *h, const char *name, int slots)
+int hosts_add(launch_hosts_t *h, const char *name, int slots)
 {
     for (int i = 0; i < h->n; i++) {
         if (strcmp(h->hosts[i].name, name) == 0) {

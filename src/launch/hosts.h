@@ -45,6 +45,10 @@ int hosts_parse_file(launch_hosts_t *h, const char *path, char *err, size_t errl
 int hosts_from_slurm(launch_hosts_t *h, const char *nodelist, const char *tasks, char *err,
                      size_t errlen);
 
+/* Appends host `name` (checked by the caller) with `slots`; a host already
+ * there gets them added. 0, or -1 (out of memory, too many slots). */
+int hosts_add(launch_hosts_t *h, const char *name, int slots);
+
 void hosts_free(launch_hosts_t *h);
 
 /* Whether name is a valid host name for us: [A-Za-z0-9._-], not starting

@@ -10,15 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Appends host `name` with `slots` (hosts_parse_list does the checks). */
 static int add_host(launch_hosts_t *h, const char *name, int slots, char *err, size_t errlen)
 {
-    char word[LAUNCH_HOST_MAX + 16];
-    if (snprintf(word, sizeof word, "%s:%d", name, slots) >= (int)sizeof word) {
-        snprintf(err, errlen, "SLURM_JOB_NODELIST: host name '%.40s...' too long", name);
+    if (!hosts_name_ok(name)) {
+        snprintf(err, errlen, "SLURM_JOB_NODELIST: '%.60s' is not a host name", name);
         return -1;
     }
-    return hosts_parse_list(h, word, err, errlen);
+    if (hosts_add(h, name, slots) < 0) {
+        snprintf(err, errlen, "SLURM_TASKS_PER_NODE: too many slots on %.60s", name);
+        return -1;
+    }
+    return 0;
 }
 
 /*
@@ -98,7 +100,7 @@ static int next_tasks(const char **p, long *count, long *repeat)
     char *end;
     *count = strtol(*p, &end, 10);
     *repeat = 1;
-    if (end == *p || *count < 1 || *count > 1000000)
+    if (end == *p || *count < 1 || *count > 100000) /* locusrun's slots bound */
         return -1;
     if (end[0] == '(' && end[1] == 'x') {
         const char *r = end + 2;

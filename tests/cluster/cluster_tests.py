@@ -524,10 +524,15 @@ def case_mpi():
                                              time.monotonic() - t0))
             check(rc == 0 and " No Errors" in out, "%s %s: exit %d\n%s\n%s"
                   % (lname, prog, rc, out[-2000:], err[-2000:]))
-            routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers", err)
-            check(sorted(routes) == ["0", "1", "2", "3"],
-                  "%s %s: not every rank on shm 1 peer + tcp 2 peers: %s"
-                  % (lname, prog, [l for l in err.splitlines() if " of 4 " in l]))
+            check_routes("%s %s" % (lname, prog), err)
+
+
+def check_routes(what, text):
+    """4 ranks on 2 nodes (LOCUS_VERBOSE's report): each reaches its node's
+    other rank through shm and the other node's two through tcp."""
+    routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers", text)
+    check(sorted(routes) == ["0", "1", "2", "3"], "%s: not every rank on shm 1 peer + tcp 2 "
+          "peers: %s" % (what, [l for l in text.splitlines() if " of 4 " in l]))
 
 
 def startup_report(err):
@@ -657,14 +662,7 @@ def case_pm():
             if not check(p.returncode == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
                          % (what, p.returncode, out[-2000:], err[-2000:])):
                 continue
-            routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers",
-                                out + err)
-            check(sorted(routes) == ["0", "1", "2", "3"], "%s: not every rank on shm 1 peer + "
-                  "tcp 2 peers: %s" % (what, [l for l in (out + err).splitlines() if " of 4 " in l]))
-            rep = startup_report(out + err)
-            check(rep and rep["pm"] == pm and rep["nodes"] == 2 and
-                  rep["phases"]["nodemap"]["gets_sum"] == 0,
-                  "%s: report %s" % (what, rep and {k: rep[k] for k in ("pm", "nodes")}))
+            check_routes_and_report(what, out + err, pm)
             # locusrun names its jobs itself: its own cleanup is checked by
             # the other cases; here, nothing may be left in the namespaces.
             check_nothing_left(None if argv[0] == LOCUSRUN else jobid)
@@ -691,12 +689,9 @@ def slurm_run(argv, env, timeout=280):
 
 
 def check_routes_and_report(what, text, pm):
-    """4 ranks on 2 nodes: shm to the node's other rank, tcp to the other
-    node's two; the start-up report names the interface, the node map came
-    from the process manager."""
-    routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*tcp 2 peers", text)
-    check(sorted(routes) == ["0", "1", "2", "3"], "%s: not every rank on shm 1 peer + tcp 2 "
-          "peers: %s" % (what, [l for l in text.splitlines() if " of 4 " in l]))
+    """check_routes, and the start-up report names the interface and the
+    node map came from the process manager (no node-name gets)."""
+    check_routes(what, text)
     rep = startup_report(text)
     check(rep and rep["pm"] == pm and rep["nodes"] == 2 and
           rep["phases"]["nodemap"]["gets_sum"] == 0,
