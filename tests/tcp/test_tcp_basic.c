@@ -192,7 +192,7 @@ static int stranger_rank(harness_t *h, int rank, void *arg)
         CHECK(rc >= 0 && c.ndeliver == 3 && !c.order_errors, "rank 2's messages: %d", c.ndeliver);
         tcp_stats_t st;
         tcp_tp_stats(c.tp, &st);
-        CHECK(st.rejected == 3, "%llu refused hellos, expected 3", (unsigned long long)st.rejected);
+        CHECK(st.rejected == 4, "%llu refused hellos, expected 4", (unsigned long long)st.rejected);
     } else if (rank == 1) { /* the stranger */
         char card[400];
         struct sockaddr_in to;
@@ -209,8 +209,9 @@ static int stranger_rank(harness_t *h, int rank, void *arg)
         close(fd);
         tcp_card_t cd;
         tcp_card_parse(card, &cd, err, sizeof err);
-        tcp_hello_t hl = { TCP_HELLO_MAGIC, TCP_WIRE_VERSION, 0, 1, 1, 0, 65536, 0,
-                           42, cd.nonce ^ 1 };
+        tcp_hello_t hl = { .magic = TCP_HELLO_MAGIC, .version = TCP_WIRE_VERSION, .rail = 0,
+                           .nconn = 1, .src = 1, .dst = 0, .eager_max = 65536, .cls = 0,
+                           .ncls = 1, .src_nonce = 42, .dst_nonce = cd.nonce ^ 1 };
         fd = raw_connect(card, &to);
         CHECK(write(fd, &hl, sizeof hl) == (ssize_t)sizeof hl, "write");
         CHECK(raw_answer(fd) == TCP_HELLO_BAD, "hello with a wrong nonce not refused");
@@ -220,6 +221,13 @@ static int stranger_rank(harness_t *h, int rank, void *arg)
         fd = raw_connect(card, &to);
         CHECK(write(fd, &hl, sizeof hl) == (ssize_t)sizeof hl, "write");
         CHECK(raw_answer(fd) == TCP_HELLO_BAD, "hello from an impossible rank not refused");
+        close(fd);
+        hl.src = 1;
+        hl.cls = 3; /* a traffic class that does not exist */
+        hl.ncls = 3;
+        fd = raw_connect(card, &to);
+        CHECK(write(fd, &hl, sizeof hl) == (ssize_t)sizeof hl, "write");
+        CHECK(raw_answer(fd) == TCP_HELLO_BAD, "hello with an impossible class not refused");
         close(fd);
         /* Silence: dropped after LOCUS_TCP_CONNECT_TIMEOUT (1 s here). */
         fd = raw_connect(card, &to);
@@ -447,6 +455,10 @@ int main(void)
         { "LOCUS_NET_IFACES", "nosuch0", "no interface 'nosuch0'" },
         { "LOCUS_NET_IFACES", "lo,lo", "'lo' listed twice" },
         { "LOCUS_NET_IFACES", ",", "no interface named" },
+        { "LOCUS_QOS", "fast", "LOCUS_QOS=fast: expected off, static or adaptive" },
+        { "LOCUS_QOS_DSCP", "46,0", "LOCUS_QOS_DSCP=46,0: expected three DSCP values" },
+        { "LOCUS_QOS_DSCP", "46,0,64", "LOCUS_QOS_DSCP=46,0,64: expected three DSCP values" },
+        { "LOCUS_QOS_SHARE", "101", "LOCUS_QOS_SHARE=101: expected 0..100" },
     };
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
         bad += run(2, bad_config_rank, (void *)cfgs[i], cfgs[i][0]);

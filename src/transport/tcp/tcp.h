@@ -29,10 +29,26 @@ typedef struct {
     int nrails;
     uint64_t eager_max;
     uint64_t queued_max;          /* most bytes ever queued for one peer */
+    /* traffic classes (LOCUS_QOS), indexed normal, latency, bulk */
+    int qos;                      /* 0 off, 1 static, 2 adaptive */
+    uint64_t cls_frames[3];       /* frames sent per class (DATA: per message) */
+    uint64_t cls_bytes[3];        /* bytes sent per class */
+    uint64_t raised;              /* adaptive: sends moved up to the latency class */
+    uint64_t denied;              /* adaptive: raises refused by the budget */
+    uint64_t probes;              /* adaptive: probe round trips measured */
+    uint64_t congested;           /* adaptive: times a path was found congested */
+    uint64_t probe_max_us;        /* longest probe round trip */
+    uint64_t held;                /* message frames that came ahead of their turn */
+    uint64_t held_max;            /* most held at once for one peer */
 } tcp_stats_t;
 
 /* Copies the counters of a transport made by locus_tp_tcp_create(). */
 void tcp_tp_stats(const locus_tp_t *tp, tcp_stats_t *out);
+
+/* The marks on this rank's connection to peer for class cls (0 normal,
+ * 1 latency, 2 bulk) on rail 0, read back from the socket: IP_TOS and
+ * SO_PRIORITY. Returns 0, or -1 when that connection is not open. */
+int tcp_tp_lane_marks(const locus_tp_t *tp, int peer, int cls, int *tos, int *prio);
 
 /* A rank's card, as published in the kvs under "locus.tcp.<rank>". */
 typedef struct {

@@ -57,7 +57,7 @@ int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events)
     return epoll_ctl(tp->ep, op, c->fd, &ev);
 }
 
-tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int rail, int dialled)
+tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int cls, int rail, int dialled)
 {
     tcp_conn_t *c = calloc(1, sizeof *c);
     if (!c || !(c->rbuf = malloc(TCP_RBUF_SIZE))) {
@@ -69,6 +69,8 @@ tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int rail, int dialled)
     c->state = TCP_C_CLOSED;
     c->peer = peer;
     c->rail = rail;
+    c->cls = cls;
+    c->lane = TCP_LANE(cls, rail);
     c->dialled = dialled;
     c->next = tp->conns;
     tp->conns = c;
@@ -120,7 +122,7 @@ static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
                  c->rail, r->ifname, ip_str(r->addr.sin_addr, mine), c->peer,
                  ip_str(to->sin_addr, ip), ntohs(to->sin_port), strerror(err));
         c->fallback = 1;
-        tp->stats.fallbacks++;
+        tp->stats.fallbacks += c->cls == TCP_CLS_NORMAL; /* rails, not each class's connection */
         conn_connect(tp, c);
         return;
     }
@@ -156,6 +158,8 @@ static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
         return;
     }
     tcp_sock_tune(tp, c->fd);
+    if (tp->peers[c->peer].ncls > 1)
+        tcp_qos_mark(tp, c->fd, c->cls);
     if (c->fallback == 0) {
         struct sockaddr_in src = r->addr;
         src.sin_port = 0;
@@ -221,17 +225,19 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
     pe->eager_max = (uint64_t)tp->cfg.eager_max < pe->card->eager_max
                         ? (uint64_t)tp->cfg.eager_max : pe->card->eager_max;
     pe->nconn = tp->nrails < pe->card->nrails ? tp->nrails : pe->card->nrails;
+    pe->ncls = tp->ncls;
     pe->state = TCP_P_DIALING;
     tp->stats.dials++;
-    for (int i = 0; i < pe->nconn && !tp->failed; i++) {
-        tcp_conn_t *c = tcp_conn_new(tp, p, i, 1);
-        if (!c) {
-            tcp_fail(tp, -ENOMEM, "out of memory");
-            break;
+    for (int k = 0; k < pe->ncls; k++)
+        for (int i = 0; i < pe->nconn && !tp->failed; i++) {
+            tcp_conn_t *c = tcp_conn_new(tp, p, k, i, 1);
+            if (!c) {
+                tcp_fail(tp, -ENOMEM, "out of memory");
+                return tp->failed;
+            }
+            pe->conn[c->lane] = c;
+            conn_connect(tp, c);
         }
-        pe->conn[i] = c;
-        conn_connect(tp, c);
-    }
     return tp->failed;
 }
 
@@ -239,8 +245,8 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
 void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err)
 {
     int p = c->peer, state = c->state;
-    if (p >= 0 && tp->peers[p].conn[c->rail] == c)
-        tp->peers[p].conn[c->rail] = NULL;
+    if (p >= 0 && tp->peers[p].conn[c->lane] == c)
+        tp->peers[p].conn[c->lane] = NULL;
     tcp_conn_close(tp, c);
     if (state == TCP_C_ACCEPTED || state == TCP_C_REJECTING || tp->draining)
         return; /* a stranger, or a loser of a dial race, or shutting down */

@@ -52,7 +52,7 @@ void tcp_note(const tcp_tp_t *tp, const char *fmt, ...)
     fprintf(stderr, "%s\n", line);
 }
 
-static int cfg_range(const char *name, long v, long lo, long hi, char *err, size_t errlen)
+int tcp_cfg_range(const char *name, long v, long lo, long hi, char *err, size_t errlen)
 {
     if (v >= lo && v <= hi)
         return 0;
@@ -75,17 +75,17 @@ static int cfg_read(tcp_cfg_t *c, char *err, size_t errlen)
         locus_tunable_long("LOCUS_VERBOSE", &verbose, err, errlen))
         return -1;
     c->verbose = verbose > 0;
-    if (cfg_range("LOCUS_TCP_EAGER_MAX", c->eager_max, 0, 64L << 20, err, errlen) ||
-        cfg_range("LOCUS_TCP_CHUNK_SIZE", c->chunk_size, 4096, 64L << 20, err, errlen) ||
-        cfg_range("LOCUS_TCP_SNDBUF", c->sndbuf, 0, 1L << 30, err, errlen) ||
-        cfg_range("LOCUS_TCP_RCVBUF", c->rcvbuf, 0, 1L << 30, err, errlen) ||
-        cfg_range("LOCUS_TCP_SENDQ_MAX", c->sendq_max, 4096, 1L << 34, err, errlen) ||
-        cfg_range("LOCUS_TCP_CONNECT_TIMEOUT", c->connect_timeout, 1, 3600, err, errlen) ||
-        cfg_range("LOCUS_TCP_BYE_TIMEOUT", c->bye_timeout, 1, 3600, err, errlen) ||
-        cfg_range("LOCUS_TCP_USER_TIMEOUT", c->user_timeout, 0, 3600, err, errlen) ||
-        cfg_range("LOCUS_TCP_RAILS", c->max_rails, 0, TCP_MAX_RAILS, err, errlen))
+    if (tcp_cfg_range("LOCUS_TCP_EAGER_MAX", c->eager_max, 0, 64L << 20, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_CHUNK_SIZE", c->chunk_size, 4096, 64L << 20, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_SNDBUF", c->sndbuf, 0, 1L << 30, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_RCVBUF", c->rcvbuf, 0, 1L << 30, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_SENDQ_MAX", c->sendq_max, 4096, 1L << 34, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_CONNECT_TIMEOUT", c->connect_timeout, 1, 3600, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_BYE_TIMEOUT", c->bye_timeout, 1, 3600, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_USER_TIMEOUT", c->user_timeout, 0, 3600, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_RAILS", c->max_rails, 0, TCP_MAX_RAILS, err, errlen))
         return -1;
-    return 0;
+    return tcp_qos_cfg_read(&c->qos, err, errlen);
 }
 
 static void tp_destroy(tcp_tp_t *tp)
@@ -97,7 +97,9 @@ static void tp_destroy(tcp_tp_t *tp)
         close(tp->ep);
     if (tp->peers)
         for (int p = 0; p < tp->size; p++) {
-            tcp_queue_free(&tp->peers[p].waitq);
+            for (int k = 0; k < TCP_CLASSES; k++)
+                tcp_queue_free(&tp->peers[p].waitq[k]);
+            tcp_held_free(&tp->peers[p]);
             free(tp->peers[p].card);
         }
     tp_ids_free(&tp->sids);
@@ -141,6 +143,7 @@ static int setup_local(tcp_tp_t *tp, char *err, size_t errlen)
 {
     if (cfg_read(&tp->cfg, err, errlen) != 0)
         return -1;
+    tp->ncls = tp->cfg.qos.mode == TCP_QOS_OFF ? 1 : TCP_CLASSES;
     tp->peers = calloc((size_t)tp->size, sizeof *tp->peers);
     if (!tp->peers) {
         snprintf(err, errlen, "tcp: out of memory for %d peers", tp->size);
@@ -224,7 +227,12 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     }
     tp->stats.nrails = tp->nrails;
     tp->stats.eager_max = (uint64_t)tp->cfg.eager_max;
+    tp->stats.qos = tp->cfg.qos.mode;
     rails_report(tp);
+    if (tp->ncls > 1)
+        tcp_note(tp, "traffic classes (LOCUS_QOS=%s): DSCP latency %d, normal %d, bulk %d",
+                 tcp_qos_name(tp->cfg.qos.mode), tp->cfg.qos.dscp[TCP_CLS_LATENCY],
+                 tp->cfg.qos.dscp[TCP_CLS_NORMAL], tp->cfg.qos.dscp[TCP_CLS_BULK]);
     *out = &tp->base;
     return 0;
 }

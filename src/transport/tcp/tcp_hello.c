@@ -18,6 +18,7 @@ void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c)
     tcp_hello_t h = {
         .magic = TCP_HELLO_MAGIC, .version = TCP_WIRE_VERSION,
         .rail = (uint8_t)c->rail, .nconn = (uint8_t)pe->nconn,
+        .cls = (uint8_t)c->cls, .ncls = (uint8_t)pe->ncls,
         .src = tp->rank, .dst = c->peer, .eager_max = (uint32_t)tp->cfg.eager_max,
         .src_nonce = tp->nonce, .dst_nonce = pe->card->nonce,
     };
@@ -45,7 +46,7 @@ void tcp_accept_all(tcp_tp_t *tp, tcp_rail_t *rail)
                      errno == EMFILE ? " (raise the open-files limit, ulimit -n)" : "");
             return;
         }
-        tcp_conn_t *c = tcp_conn_new(tp, -1, rail->index, 0);
+        tcp_conn_t *c = tcp_conn_new(tp, -1, 0, rail->index, 0);
         if (!c) {
             close(fd);
             tcp_fail(tp, -ENOMEM, "out of memory");
@@ -89,9 +90,12 @@ static const char *hello_problem(const tcp_tp_t *tp, const tcp_conn_t *c, const 
         return "impossible source rank";
     if (h->nconn < 1 || h->nconn > tp->nrails || h->rail >= h->nconn || h->rail != c->rail)
         return "impossible rail";
+    if (h->ncls < 1 || h->ncls > TCP_CLASSES || h->cls >= h->ncls)
+        return "impossible traffic class";
     const tcp_peer_t *pe = &tp->peers[h->src];
-    if (pe->state == TCP_P_INCOMING && (pe->conn[h->rail] || pe->nconn != h->nconn))
-        return "a second connection for the same rail";
+    if (pe->state == TCP_P_INCOMING &&
+        (pe->conn[TCP_LANE(h->cls, h->rail)] || pe->nconn != h->nconn || pe->ncls != h->ncls))
+        return "a second connection for the same rail and class";
     return NULL;
 }
 
@@ -99,7 +103,7 @@ static const char *hello_problem(const tcp_tp_t *tp, const tcp_conn_t *c, const 
 static void dials_abort(tcp_tp_t *tp, int p)
 {
     tcp_peer_t *pe = &tp->peers[p];
-    for (int i = 0; i < TCP_MAX_RAILS; i++)
+    for (int i = 0; i < TCP_LANES; i++)
         if (pe->conn[i]) {
             tcp_queue_free(&pe->conn[i]->q); /* only the hello: frames wait in waitq */
             tcp_conn_close(tp, pe->conn[i]);
@@ -111,8 +115,8 @@ static void dials_abort(tcp_tp_t *tp, int p)
 static void lane_open(tcp_tp_t *tp, tcp_conn_t *c)
 {
     tcp_peer_t *pe = &tp->peers[c->peer];
-    if (c->rail == 0 && pe->waitq.head) {
-        tcp_queue_splice(&c->q, &pe->waitq);
+    if (c->rail == 0 && pe->waitq[c->cls].head) {
+        tcp_queue_splice(&c->q, &pe->waitq[c->cls]);
         tcp_conn_dirty(tp, c);
     }
 }
@@ -137,9 +141,14 @@ static void hello_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_t *h)
     }
     pe->state = TCP_P_INCOMING;
     pe->nconn = h->nconn;
+    pe->ncls = h->ncls;
+    c->cls = h->cls;
+    c->lane = TCP_LANE(h->cls, h->rail);
+    if (h->ncls > 1)
+        tcp_qos_mark(tp, c->fd, c->cls);
     pe->eager_max = (uint64_t)tp->cfg.eager_max < h->eager_max ? (uint64_t)tp->cfg.eager_max
                                                                : h->eager_max;
-    pe->conn[h->rail] = c;
+    pe->conn[c->lane] = c;
     c->peer = p;
     ack_send(tp, c, TCP_HELLO_OK);
     tcp_conn_state(tp, c, TCP_C_OPEN);
@@ -161,10 +170,10 @@ static void ack_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_ack_t *a)
     }
     if (a->status == TCP_HELLO_LOST) {
         /* It dials us too and its dial wins: wait for it, keep the frames. */
-        pe->conn[c->rail] = NULL;
+        pe->conn[c->lane] = NULL;
         tcp_conn_close(tp, c);
         int left = 0;
-        for (int i = 0; i < TCP_MAX_RAILS; i++)
+        for (int i = 0; i < TCP_LANES; i++)
             left |= pe->conn[i] != NULL;
         if (!left) {
             pe->state = TCP_P_LOST;

@@ -68,16 +68,16 @@ void tcp_conn_dirty(tcp_tp_t *tp, tcp_conn_t *c)
     tp->dirty = c;
 }
 
-/* A frame that must stay in order with the pair's other MSG/RTS/CTS/BYE:
- * rail 0 once it is open, the peer's wait queue until then. */
-void tcp_lane_push(tcp_tp_t *tp, int peer, tcp_qent_t *e)
+/* A message or control frame of class cls: on that class's rail 0 once it
+ * is open, the class's wait queue until then. */
+void tcp_lane_push(tcp_tp_t *tp, int peer, int cls, tcp_qent_t *e)
 {
-    tcp_conn_t *c = tp->peers[peer].conn[0];
+    tcp_conn_t *c = tp->peers[peer].conn[TCP_LANE(cls, 0)];
     if (c && c->state == TCP_C_OPEN) {
         tcp_queue_push(&c->q, e);
         tcp_conn_dirty(tp, c);
     } else {
-        tcp_queue_push(&tp->peers[peer].waitq, e);
+        tcp_queue_push(&tp->peers[peer].waitq[cls], e);
     }
 }
 

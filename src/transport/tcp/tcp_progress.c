@@ -160,7 +160,7 @@ static int bye_pending(const tcp_tp_t *tp)
     for (const tcp_conn_t *c = tp->conns; c; c = c->next)
         n += (c->state == TCP_C_OPEN && (c->q.head || !c->bye_rcvd)) ||
              ((c->state == TCP_C_CONNECTING || c->state == TCP_C_HELLO_WAIT) && c->rail == 0 &&
-              tp->peers[c->peer].waitq.head);
+              tp->peers[c->peer].waitq[c->cls].head);
     return n;
 }
 
@@ -191,8 +191,9 @@ void tcp_shutdown(tcp_tp_t *tp)
         tcp_note(tp, "finalize: %d connection%s did not finish (goodbye) within %ld s", left,
                  left == 1 ? "" : "s", tp->cfg.bye_timeout);
     for (int p = 0; p < tp->size; p++)
-        if (tp->peers[p].waitq.head)
-            tcp_note(tp, "finalize: messages to rank %d never left (no connection)", p);
+        for (int k = 0; k < TCP_CLASSES; k++)
+            if (tp->peers[p].waitq[k].head)
+                tcp_note(tp, "finalize: messages to rank %d never left (no connection)", p);
     while (tp->conns)
         tcp_conn_close(tp, tp->conns);
     grave_empty(tp);

@@ -20,14 +20,14 @@ static int proto_error(tcp_tp_t *tp, const tcp_conn_t *c, const char *what)
     return -1;
 }
 
-/* Sends a rail-0 frame (head = frame + core header, then data): straight
- * to the socket when the lane is open and idle, else (and for whatever the
- * socket did not take) queued with a copy of the data. */
-static int lane_send(tcp_tp_t *tp, int dst, const unsigned char *head, size_t hl,
+/* Sends a frame (head = frame + core header, then data) on rail 0 of class
+ * cls: straight to the socket when that lane is open and idle, else (and
+ * for whatever the socket did not take) queued with a copy of the data. */
+static int lane_send(tcp_tp_t *tp, int dst, int cls, const unsigned char *head, size_t hl,
                      const void *data, size_t len)
 {
     tcp_peer_t *pe = &tp->peers[dst];
-    tcp_conn_t *c = pe->conn[0];
+    tcp_conn_t *c = pe->conn[TCP_LANE(cls, 0)];
     size_t done = 0;
     if (c && c->state == TCP_C_OPEN && !c->q.head && !c->flushing) {
         struct iovec iov[2] = { { (void *)head, hl }, { (void *)data, len } };
@@ -60,11 +60,11 @@ static int lane_send(tcp_tp_t *tp, int dst, const unsigned char *head, size_t hl
     pe->queued += hl + len;
     if (pe->queued > tp->stats.queued_max)
         tp->stats.queued_max = pe->queued;
-    tcp_lane_push(tp, dst, e);
+    tcp_lane_push(tp, dst, cls, e);
     return 0;
 }
 
-static size_t head_make(unsigned char *head, int type, size_t hdrlen, const void *hdr,
+size_t tcp_head_make(unsigned char *head, int type, size_t hdrlen, const void *hdr,
                         uint32_t a, uint64_t b, uint64_t c)
 {
     tcp_frame_t f = { .type = (uint8_t)type, .hdrlen = (uint8_t)hdrlen, .a = a, .b = b, .c = c };
@@ -72,6 +72,24 @@ static size_t head_make(unsigned char *head, int type, size_t hdrlen, const void
     if (hdrlen)
         memcpy(head + sizeof f, hdr, hdrlen);
     return sizeof f + hdrlen;
+}
+
+/* A control frame (CTS, PING, PONG) on rail 0 of class cls. Never refused
+ * (no AGAIN): they are small and bounded by the messages in flight. Written
+ * at once where the lane is open: the peer is waiting on it. */
+void tcp_ctl_send(tcp_tp_t *tp, int peer, int cls, const unsigned char *head, size_t hl)
+{
+    tcp_qent_t *e = tcp_qent_new(0);
+    if (!e) {
+        tcp_fail(tp, -ENOMEM, "out of memory for a control frame");
+        return;
+    }
+    memcpy(e->head, head, hl);
+    e->head_len = (uint32_t)hl;
+    tcp_lane_push(tp, peer, cls, e);
+    tcp_conn_t *c = tp->peers[peer].conn[TCP_LANE(cls, 0)];
+    if (c && c->state == TCP_C_OPEN)
+        tcp_conn_flush(tp, c);
 }
 
 int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
@@ -100,9 +118,10 @@ int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
         return LOCUS_TP_AGAIN;
     }
     unsigned char head[TCP_HEAD_MAX];
+    int cls = tcp_qos_class(tp, dst, eager ? TCP_KIND_MSG : TCP_KIND_CONTROL, cost);
     if (eager) {
-        size_t hl = head_make(head, TCP_F_MSG, hdrlen, hdr, pe->tx_seq++, len, 0);
-        int rc = lane_send(tp, dst, head, hl, data, len);
+        size_t hl = tcp_head_make(head, TCP_F_MSG, hdrlen, hdr, pe->tx_seq++, len, 0);
+        int rc = lane_send(tp, dst, cls, head, hl, data, len);
         if (rc < 0)
             return rc;
         tp->stats.eager_sent++;
@@ -117,8 +136,8 @@ int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
     s->buf = data;
     s->len = len;
     s->ctx = ctx;
-    size_t hl = head_make(head, TCP_F_RTS, hdrlen, hdr, pe->tx_seq++, len, s->id);
-    int rc = lane_send(tp, dst, head, hl, NULL, 0);
+    size_t hl = tcp_head_make(head, TCP_F_RTS, hdrlen, hdr, pe->tx_seq++, len, s->id);
+    int rc = lane_send(tp, dst, cls, head, hl, NULL, 0);
     if (rc < 0)
         return rc;
     pe->outstanding++;
@@ -152,18 +171,9 @@ int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     r->want = len < r->len ? len : r->len;
     r->ctx = ctx;
     r->state = TCP_R_RECEIVING;
-    /* Control frames are never refused (no AGAIN here): they are small and
-     * bounded by the large messages in flight. */
-    tcp_qent_t *e = tcp_qent_new(0);
-    if (!e) {
-        tcp_fail(tp, -ENOMEM, "out of memory for a clear-to-send");
-        return tp->failed;
-    }
-    e->head_len = (uint32_t)head_make(e->head, TCP_F_CTS, 0, NULL, r->sid, r->want, r->id);
-    tcp_lane_push(tp, r->peer, e);
-    tcp_conn_t *c = tp->peers[r->peer].conn[0];
-    if (c && c->state == TCP_C_OPEN)
-        tcp_conn_flush(tp, c); /* the sender waits on it: do not wait for progress */
+    unsigned char head[TCP_HEAD_MAX];
+    size_t hl = tcp_head_make(head, TCP_F_CTS, 0, NULL, r->sid, r->want, r->id);
+    tcp_ctl_send(tp, r->peer, tcp_qos_class(tp, r->peer, TCP_KIND_CONTROL, hl), head, hl);
     if (r->want == 0)
         rndv_complete(tp, r, 0);
     else
@@ -209,12 +219,13 @@ void tcp_qent_written(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e)
     free(e);
 }
 
-/* The open rail of pe with the least queued, if it has room for a chunk. */
-static tcp_conn_t *rail_pick(tcp_peer_t *pe, uint64_t window)
+/* The open rail of pe's class cls with the least queued, if it has room
+ * for a chunk. */
+static tcp_conn_t *rail_pick(tcp_peer_t *pe, int cls, uint64_t window)
 {
     tcp_conn_t *best = NULL;
     for (int i = 0; i < pe->nconn; i++) {
-        tcp_conn_t *c = pe->conn[i];
+        tcp_conn_t *c = pe->conn[TCP_LANE(cls, i)];
         if (c && c->state == TCP_C_OPEN && c->chunk_queued < window &&
             (!best || c->chunk_queued < best->chunk_queued))
             best = c;
@@ -243,7 +254,7 @@ static int pump_peer(tcp_tp_t *tp, tcp_peer_t *pe)
     uint64_t window = 2 * (uint64_t)tp->cfg.chunk_size;
     int n = 0;
     tcp_conn_t *c;
-    while (pe->act_head && (c = rail_pick(pe, window))) {
+    while (pe->act_head && (c = rail_pick(pe, pe->act_head->cls, window))) {
         tcp_sreq_t *s = pe->act_head;
         uint64_t chunk = chunk_for(tp, pe, s);
         tcp_qent_t *e = tcp_qent_new(0);
@@ -252,7 +263,7 @@ static int pump_peer(tcp_tp_t *tp, tcp_peer_t *pe)
             return -1;
         }
         uint64_t m = s->want - s->queued < chunk ? s->want - s->queued : chunk;
-        e->head_len = (uint32_t)head_make(e->head, TCP_F_DATA, 0, NULL, s->rid, s->queued, m);
+        e->head_len = (uint32_t)tcp_head_make(e->head, TCP_F_DATA, 0, NULL, s->rid, s->queued, m);
         e->data = s->buf + s->queued;
         e->data_len = m;
         e->is_data = 1;
@@ -291,63 +302,22 @@ int tcp_pump(tcp_tp_t *tp)
 
 /* ---- arriving frames ---- */
 
-static int msg_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f,
-                     const unsigned char *p, size_t avail)
+/* An RTS in its turn (tcp_order.c): the core decides where the data goes. */
+int tcp_rndv_arrived(tcp_tp_t *tp, int peer, const tcp_frame_t *f, const unsigned char *hdr)
 {
-    tcp_peer_t *pe = &tp->peers[c->peer];
-    size_t need = sizeof *f + f->hdrlen + f->b;
-    if (need <= avail) {
-        pe->rx_seq++;
-        if (!tp->draining)
-            tp->up.deliver(tp->core, c->peer, p + sizeof *f, f->hdrlen,
-                           p + sizeof *f + f->hdrlen, f->b);
-        return (int)need;
-    }
-    if (need <= TCP_RBUF_SIZE)
-        return 0; /* the rest is on its way; it will fit */
-    c->big = malloc(f->hdrlen + f->b);
-    if (!c->big) {
-        tcp_fail(tp, -ENOMEM, "out of memory for a %llu-byte message",
-                 (unsigned long long)f->b);
-        return -1;
-    }
-    c->big_len = f->hdrlen + f->b;
-    c->big_got = 0;
-    c->fr = *f;
-    c->rx = TCP_RX_BIG;
-    return (int)sizeof *f;
-}
-
-void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c)
-{
-    tp->peers[c->peer].rx_seq++;
-    c->rx = TCP_RX_HEAD;
-    if (!tp->draining)
-        tp->up.deliver(tp->core, c->peer, c->big, c->fr.hdrlen, c->big + c->fr.hdrlen, c->fr.b);
-    free(c->big);
-    c->big = NULL;
-}
-
-static int rts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f,
-                     const unsigned char *p, size_t avail)
-{
-    size_t need = sizeof *f + f->hdrlen;
-    if (need > avail)
-        return 0;
-    tp->peers[c->peer].rx_seq++;
     if (tp->draining)
-        return (int)need;
+        return 0;
     locus_tp_rndv_t *r = tp_ids_get(&tp->rids, sizeof *r);
     if (!r) {
         tcp_fail(tp, -ENOMEM, "out of memory for a large receive");
         return -1;
     }
-    r->peer = c->peer;
+    r->peer = peer;
     r->state = TCP_R_ARRIVED;
     r->sid = (uint32_t)f->c;
     r->len = f->b;
-    tp->up.rndv_arrived(tp->core, c->peer, p + sizeof *f, f->hdrlen, f->b, r);
-    return (int)need;
+    tp->up.rndv_arrived(tp->core, peer, hdr, f->hdrlen, f->b, r);
+    return 0;
 }
 
 static int cts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
@@ -359,6 +329,7 @@ static int cts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
         return proto_error(tp, c, "clear-to-send for no waiting send");
     s->rid = (uint32_t)f->c;
     s->want = f->b < s->len ? f->b : s->len;
+    s->cls = tcp_qos_class(tp, c->peer, TCP_KIND_DATA, s->want);
     if (s->want == 0) {
         send_complete(tp, s);
         return (int)sizeof *f;
@@ -402,14 +373,12 @@ int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t 
     case TCP_F_RTS:
         if (c->rail != 0 || f.hdrlen > LOCUS_TP_HDR_MAX)
             return proto_error(tp, c, "message frame off rail 0 or with a long header");
-        if (f.a != pe->rx_seq)
-            return proto_error(tp, c, "message out of sequence (lost, repeated or overtaken)");
         if (f.type == TCP_F_RTS)
             return f.c > UINT32_MAX ? proto_error(tp, c, "bad request id")
-                                    : rts_frame(tp, c, &f, p, avail);
+                                    : tcp_rts_frame(tp, c, &f, p, avail);
         if (f.b > (uint64_t)tp->cfg.eager_max)
             return proto_error(tp, c, "eager message above the eager limit");
-        return msg_frame(tp, c, &f, p, avail);
+        return tcp_msg_frame(tp, c, &f, p, avail);
     case TCP_F_CTS:
         return c->rail != 0 ? proto_error(tp, c, "clear-to-send off rail 0")
                             : cts_frame(tp, c, &f);
@@ -419,6 +388,12 @@ int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t 
         c->bye_rcvd = 1;
         if (c->rail == 0)
             pe->bye = 1;
+        return (int)sizeof f;
+    case TCP_F_PING:
+        tcp_qos_ping(tp, c, &f);
+        return (int)sizeof f;
+    case TCP_F_PONG:
+        tcp_qos_pong(tp, c, &f);
         return (int)sizeof f;
     default:
         return proto_error(tp, c, "unknown frame type");

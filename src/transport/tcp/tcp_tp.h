@@ -7,9 +7,14 @@
  * (rail i to the peer's rail i), all dialled by the same side. When both
  * sides dial at once the lower rank's dial wins (the higher rank accepts
  * it and drops its own; the lower rank refuses the higher one's with
- * TCP_HELLO_LOST). Frames that must stay in order (MSG, RTS, CTS, BYE) use
- * rail 0; rendezvous DATA chunks go to whichever open rail has the least
- * queued, so a large message is striped and a faster rail carries more.
+ * TCP_HELLO_LOST). With LOCUS_QOS on, every rail has one connection per
+ * traffic class (latency, normal, bulk: a lane), each marked with its DSCP
+ * (tcp_qos.c). Message frames (MSG, RTS) and CTS use rail 0 of their
+ * class; the receiver puts MSG and RTS back in the pair's order by their
+ * sequence (a frame that overtook an older one on another class waits in
+ * the peer's held list). Rendezvous DATA chunks go to whichever open rail of
+ * their class has the least queued, so a large message is striped and a
+ * faster rail carries more.
  *
  * Objects are never freed inside progress() while an event may still
  * point at them: a closed connection goes to a graveyard emptied at the
@@ -30,10 +35,29 @@
 #define TCP_RBUF_SIZE (64 * 1024)
 #define TCP_HEAD_MAX (sizeof(tcp_frame_t) + LOCUS_TP_HDR_MAX)
 
+/* Traffic classes. NORMAL is 0 so that with QoS off (one class) lane i is
+ * rail i, as before classes existed. */
+enum { TCP_CLS_NORMAL = 0, TCP_CLS_LATENCY = 1, TCP_CLS_BULK = 2, TCP_CLASSES = 3 };
+#define TCP_LANE(cls, rail) ((cls) * TCP_MAX_RAILS + (rail))
+#define TCP_LANES (TCP_CLASSES * TCP_MAX_RAILS)
+
+enum { TCP_QOS_OFF, TCP_QOS_STATIC, TCP_QOS_ADAPTIVE };
+
+typedef struct {
+    int mode;                        /* TCP_QOS_* */
+    int dscp[TCP_CLASSES];           /* by TCP_CLS_* */
+    long small;                      /* eager messages up to this are latency-class */
+    long share;                      /* adaptive: % of the bytes the latency class may take */
+    long floor;                      /* adaptive: bytes per window it may take regardless */
+    long probe_us;                   /* adaptive: probe period per busy path */
+    long delay_us;                   /* adaptive: queueing delay that means congestion */
+} tcp_qos_cfg_t;
+
 typedef struct {
     long eager_max, chunk_size, sndbuf, rcvbuf, sendq_max;
     long connect_timeout, bye_timeout, user_timeout, max_rails;
     int verbose;
+    tcp_qos_cfg_t qos;
 } tcp_cfg_t;
 
 /* epoll's data.ptr points at a rail or a connection: both start with kind. */
@@ -84,6 +108,8 @@ struct tcp_conn {
     int state;                       /* TCP_C_* */
     int peer;                        /* world rank, -1 before the hello */
     int rail;
+    int cls;                         /* TCP_CLS_* (the acceptor learns it from the hello) */
+    int lane;                        /* TCP_LANE(cls, rail): its slot in the peer's conn[] */
     int dialled;                     /* we dialled it (else accepted) */
     int fallback;                    /* connect stage: 0 bound to the rail, 1 any route */
     int bye_rcvd;                    /* peer said goodbye on it */
@@ -117,11 +143,35 @@ enum {
     TCP_P_INCOMING                   /* we accepted theirs */
 };
 
+/* A message frame (MSG or RTS) that arrived ahead of its turn: kept, with
+ * its core header and payload, until the older ones came on other lanes. */
+typedef struct tcp_held tcp_held_t;
+struct tcp_held {
+    tcp_held_t *next;                /* by sequence */
+    tcp_frame_t f;
+    unsigned char *body;             /* core header, then the payload (MSG) */
+};
+
+/* Adaptive QoS's view of the path to one peer (tcp_qos.c). */
+typedef struct {
+    uint64_t probe_ns;               /* when the probe in flight left (0: none) */
+    uint64_t last_probe_ns;
+    uint64_t last_send_ns;           /* the path is probed only while in use */
+    uint64_t base_ns;                /* smallest probe round trip seen: the idle path */
+    uint64_t excess_ns;              /* moving average of round trip minus base */
+    uint32_t probe_id;
+    int congested;
+} tcp_path_t;
+
 typedef struct {
     int state;                       /* TCP_P_* */
     int nconn;                       /* rails used with this peer */
-    tcp_conn_t *conn[TCP_MAX_RAILS];
-    tcp_queue_t waitq;               /* rail-0 frames until conn[0] is open */
+    int ncls;                        /* traffic classes (1: QoS off) */
+    tcp_conn_t *conn[TCP_LANES];     /* by TCP_LANE(cls, rail) */
+    tcp_queue_t waitq[TCP_CLASSES];  /* a class's rail-0 frames until that lane is open */
+    tcp_held_t *held;                /* message frames ahead of rx_seq */
+    uint32_t nheld;
+    tcp_path_t path;
     uint64_t queued;                 /* bytes of MSG/RTS frames not yet written */
     uint32_t tx_seq, rx_seq;
     uint64_t eager_max;              /* for this pair */
@@ -137,6 +187,7 @@ typedef struct {
 typedef struct tcp_sreq {
     uint32_t id, busy;
     int peer;
+    int cls;                         /* its DATA chunks' class */
     uint32_t rid;
     const unsigned char *buf;
     uint64_t len, want, queued, written;
@@ -180,12 +231,16 @@ typedef struct {
     int draining;                    /* finalize: read and drop, no upcalls */
     int failed;                      /* negative once a fatal error happened */
     char errmsg[256];
+    int ncls;                        /* classes this rank opens with a peer */
+    uint64_t win_ns;                 /* adaptive budget: start of the current window */
+    uint64_t win_all[2], win_hi[2];  /* bytes sent, all and raised: this window, last one */
     tcp_stats_t stats;
 } tcp_tp_t;
 
 extern const locus_tp_ops_t tcp_tp_ops;
 
 /* tcp_create.c */
+int tcp_cfg_range(const char *name, long v, long lo, long hi, char *err, size_t errlen);
 void tcp_fail(tcp_tp_t *tp, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tcp_note(const tcp_tp_t *tp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -196,7 +251,7 @@ int tcp_rails_pick(tcp_tp_t *tp, char *err, size_t errlen);
 int tcp_addr_is_local(const tcp_tp_t *tp, struct in_addr a);
 
 /* tcp_conn.c: connections, dialling */
-tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int rail, int dialled);
+tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int cls, int rail, int dialled);
 void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state); /* handshake states get a deadline */
 int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events);
 int tcp_peer_dial(tcp_tp_t *tp, int peer);
@@ -221,7 +276,7 @@ int tcp_conn_flush(tcp_tp_t *tp, tcp_conn_t *c);
 void tcp_conn_writable_again(tcp_tp_t *tp, tcp_conn_t *c); /* EPOLLOUT after a full socket */
 int tcp_flush_dirty(tcp_tp_t *tp);
 int tcp_conn_read(tcp_tp_t *tp, tcp_conn_t *c);
-void tcp_lane_push(tcp_tp_t *tp, int peer, tcp_qent_t *e);
+void tcp_lane_push(tcp_tp_t *tp, int peer, int cls, tcp_qent_t *e);
 
 /* tcp_proto.c: messages and the rendezvous */
 int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
@@ -230,9 +285,29 @@ int tcp_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
                      int hints);
 int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t avail);
 void tcp_data_done(tcp_tp_t *tp, tcp_conn_t *c);
-void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c);
+size_t tcp_head_make(unsigned char *head, int type, size_t hdrlen, const void *hdr, uint32_t a,
+                     uint64_t b, uint64_t c);
+void tcp_ctl_send(tcp_tp_t *tp, int peer, int cls, const unsigned char *head, size_t hl);
+int tcp_rndv_arrived(tcp_tp_t *tp, int peer, const tcp_frame_t *f, const unsigned char *hdr);
 void tcp_qent_written(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e);
 int tcp_pump(tcp_tp_t *tp);
+
+/* tcp_order.c: message frames put back in the pair's order */
+int tcp_msg_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f, const unsigned char *p,
+                  size_t avail);
+int tcp_rts_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f, const unsigned char *p,
+                  size_t avail);
+void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_held_free(tcp_peer_t *pe);
+
+/* tcp_qos.c: traffic classes */
+int tcp_qos_cfg_read(tcp_qos_cfg_t *q, char *err, size_t errlen);
+void tcp_qos_mark(const tcp_tp_t *tp, int fd, int cls);
+enum { TCP_KIND_MSG, TCP_KIND_CONTROL, TCP_KIND_DATA };
+int tcp_qos_class(tcp_tp_t *tp, int peer, int kind, size_t bytes);
+void tcp_qos_pong(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
+void tcp_qos_ping(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
+const char *tcp_qos_name(int mode);
 
 /* tcp_progress.c */
 int tcp_tp_progress(locus_tp_t *t);

@@ -14,10 +14,12 @@
  *   DATA  a = receiver's request id  b = offset  c = bytes  + that many bytes
  *         (chunks of one message may travel on several rails, any order)
  *   BYE   nothing follows on this connection (clean shutdown)
+ *   PING  a = probe id  b = sender's clock (adaptive QoS: on the normal class)
+ *   PONG  a, b echoed (on the latency class, so only the way out queues)
  *
- * MSG and RTS go on rail 0 only, numbered per pair: the receiver checks the
- * sequence, so a message that overtook another (a future traffic class on
- * its own connection) is caught rather than matched out of order.
+ * MSG and RTS go on rail 0 of their traffic class, numbered per pair: the
+ * receiver delivers them in sequence order whatever lane each came by, and
+ * a repeated or (with one class) overtaken sequence fails the job.
  */
 #ifndef TCP_WIRE_H
 #define TCP_WIRE_H
@@ -25,7 +27,7 @@
 #include <stdint.h>
 
 #define TCP_HELLO_MAGIC 0x314c434cu /* "LCL1" read as little-endian */
-#define TCP_WIRE_VERSION 1
+#define TCP_WIRE_VERSION 2
 
 typedef struct {
     uint32_t magic;
@@ -34,7 +36,9 @@ typedef struct {
     uint8_t nconn;        /* rails the dialler opens with this peer */
     int32_t src, dst;     /* world ranks: dialler, acceptor */
     uint32_t eager_max;   /* dialler's eager limit (the pair uses the smaller) */
-    uint32_t pad;
+    uint8_t cls;          /* the traffic class of this connection */
+    uint8_t ncls;         /* classes the dialler opens with this peer (1: no QoS) */
+    uint16_t pad;
     uint64_t src_nonce;   /* dialler's nonce (from its card) */
     uint64_t dst_nonce;   /* acceptor's nonce as read from its card: proves the
                              dialler read this job's kvs */
@@ -52,12 +56,12 @@ typedef struct {
     uint32_t status;      /* TCP_HELLO_* */
 } tcp_hello_ack_t;
 
-enum { TCP_F_MSG = 1, TCP_F_RTS, TCP_F_CTS, TCP_F_DATA, TCP_F_BYE };
+enum { TCP_F_MSG = 1, TCP_F_RTS, TCP_F_CTS, TCP_F_DATA, TCP_F_BYE, TCP_F_PING, TCP_F_PONG };
 
 typedef struct {
     uint8_t type;
     uint8_t hdrlen;       /* MSG, RTS: bytes of core header that follow */
-    uint16_t rsv;         /* 0 (a traffic class may go here later) */
+    uint16_t rsv;         /* 0 */
     uint32_t a;
     uint64_t b;
     uint64_t c;
