@@ -793,13 +793,31 @@ def class_packets(ns, dev):
             re.finditer(r"^class htb (\S+) .*\n\s*Sent \d+ bytes (\d+) pkt", p.stdout, re.M)}
 
 
+def qos_job(name, mode, prog):
+    """Packets per class at node 1's switch port while a Locus job of one
+    rank per node sends 1 MiB from node 0 to node 1 with LOCUS_QOS=mode."""
+    before = class_packets(name + "-sw", "n1r0")
+    largs, env = LAUNCHERS["exec"]
+    rc, out, err = run(largs + ["--host", "%s-n0:1,%s-n1:1" % (name, name), prog, "1", "1"],
+                       env=dict(env, LOCUS_QOS=mode), timeout=120)
+    check(rc == 0 and " No Errors" in out, "LOCUS_QOS=%s job: exit %d\n%s\n%s"
+          % (mode, rc, out[-800:], err[-800:]))
+    after = class_packets(name + "-sw", "n1r0")
+    got = {c: after.get(c, 0) - before.get(c, 0) for c in ("1:10", "1:20", "1:30")}
+    print("LOCUS_QOS=%s: packets per class at switch port n1r0: %s" % (mode, got))
+    return got
+
+
 def case_qos_switch():
     """scripts/cluster up --qos: every switch port toward a node is a
     strict-priority port, classifying by DSCP. UDP datagrams sent with ToS
     0xb8 (EF), 0x20 (CS1) and 0 from node 0 to node 1 land in the port's
     classes 1:10, 1:30 and 1:20 (the qdisc's own counters); --qos without
-    --rate is refused with one line. A cluster of its own (locus-qs), torn
-    down at the end."""
+    --rate is refused with one line. Then Locus's own marks on the wire: a
+    job sending a 1 MiB message with LOCUS_QOS=static puts its
+    rendezvous data in CS1 (>= 700 packets of 1500 bytes) and its control
+    frames in EF; with LOCUS_QOS=off nothing reaches either class. A
+    cluster of its own (locus-qs), torn down at the end."""
     name, sub = "locus-qs", 120
     p = subprocess.run([CLUSTER, "up", "--name", name, "--nodes", "2", "--rails", "1", "--qos",
                         "--subnet", str(sub)], capture_output=True, text=True, timeout=60)
@@ -826,6 +844,13 @@ def case_qos_switch():
         print("switch port n1r0, packets per class:", got)
         check(got["1:10"] == 40 and got["1:30"] == 25 and got["1:20"] >= 15,
               "DSCP classes at the switch: %s (want 40 EF, 25 CS1, >= 15 default)" % got)
+        if MPI_PROGS:
+            got = qos_job(name, "static", MPI_PROGS[0])
+            check(got["1:30"] >= 700 and got["1:10"] > 0,
+                  "LOCUS_QOS=static: %s (want >= 700 CS1 data packets and some EF)" % got)
+            got = qos_job(name, "off", MPI_PROGS[0])
+            check(got["1:30"] == 0 and got["1:10"] == 0 and got["1:20"] >= 700,
+                  "LOCUS_QOS=off: %s (want everything in the default class)" % got)
     finally:
         subprocess.run([CLUSTER, "down", "--name", name], capture_output=True, timeout=60)
     left = [ns for ns in subprocess.run(["ip", "netns", "list"], capture_output=True,
