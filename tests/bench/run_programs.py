@@ -15,7 +15,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 
-from locusbench import fit, mpis, parsers, runner  # noqa: E402
+from locusbench import congestion, fit, mpis, parsers, runner  # noqa: E402
 
 TIMEOUT = 180
 
@@ -119,11 +119,27 @@ def checks(c):
         expect(len(p["placement"]) == 1 and "2 threads" in p["placement"][0],
                "placement line with 2 OpenMP threads: %s" % p["placement"])
 
+    def congestion_one_node():
+        # One node: two victims and two sinks, no congestor (the cluster
+        # run, bench_congestion_quick, has them): the phases, the victims'
+        # tests and the STOP/END protocol end cleanly, the lines parse.
+        out = c.ok_run("congestion", 4, ["--quick"])
+        r = congestion.parse_run(out)
+        expect(r is not None, "congestion: incomplete output: %s" % out[-600:])
+        expect((r["config"]["nodes"], r["config"]["victims"], r["config"]["sinks"],
+                r["config"]["congestors"]) == (1, 2, 2, 0), "roles: %s" % r["config"])
+        for t, _, _ in congestion.TESTS:
+            for ph in congestion.PHASES:
+                expect(r["tests"][t][ph]["n"] > 0 and r["tests"][t][ph]["avg"] > 0,
+                       "%s %s: %s" % (t, ph, r["tests"][t][ph]))
+
     def bad_input():
         for prog, np, args, msg in (("pingpong", 2, ["--end", "5"], "pingpong: --end"),
                                     ("imb", 2, ["NoSuchBench"], "unknown benchmark"),
                                     ("osu_bw", 2, ["-m", "x"], "bad -m"),
-                                    ("stream", 1, ["-n", "12"], "bad array size")):
+                                    ("stream", 1, ["-n", "12"], "bad array size"),
+                                    ("congestion", 2, ["--window", "0"], "usage: congestion"),
+                                    ("congestion", 1, [], "the victim tests need 2")):
             cmd, rc, out, err = c.run(prog, np, args)
             expect(rc == 2, "%s exit status %s, want 2" % (" ".join(cmd), rc))
             expect(msg in err, "%s: stderr lacks %r: %s" % (prog, msg, err[-300:]))
@@ -137,6 +153,7 @@ def checks(c):
     c.check("osu_mbw_mr 1..64", osu("osu_mbw_mr", 2, 1, 64, "messages_per_s"))
     c.check("osu_latency --json", osu_json)
     c.check("stream: validates, OpenMP threads, placement", stream)
+    c.check("congestion --quick on one node", congestion_one_node)
     c.check("bad input: exit 2 with the program's message", bad_input)
 
 

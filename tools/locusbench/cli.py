@@ -1,14 +1,15 @@
-"""`locus bench` subcommands: compare, sweep, startup, report, list."""
+"""`locus bench` subcommands: compare, sweep, startup, congestion, report, list."""
 import argparse
 import datetime
 import json
 import os
 import platform
 import re
+import signal
 import sys
 
 from . import mpis as mpimod
-from . import cluster, report, runner, suites, tunables
+from . import cluster, congestion, report, runner, suites, tunables
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -335,6 +336,93 @@ def cmd_startup(args):
     return 0
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def cmd_congestion(args):
+    """`congestion`: the victim tests alone and under congestion on an
+    emulated cluster with strict-priority switch ports, Locus with each
+    LOCUS_QOS mode against the peers (also from --from FILE)."""
+    if args.from_json:
+        try:
+            with open(args.from_json) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as exc:
+            raise UsageError("--from %s: %s" % (args.from_json, exc))
+        if not all(k in doc for k in ("labels", "results", "params")):
+            raise UsageError("--from %s: not a congestion.json" % args.from_json)
+        out = args.out or os.path.dirname(os.path.abspath(args.from_json))
+        os.makedirs(out, exist_ok=True)
+    else:
+        user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
+        _finish_common(args)
+        if not user_timeout:
+            args.timeout = congestion.RUN_TIMEOUT
+        if not 3 <= args.nodes <= 64:
+            raise UsageError("--nodes %d: 3 to 64 (2 victim nodes and at least one of "
+                             "congestors)" % args.nodes)
+        if not 2 <= args.ppn <= 64:
+            raise UsageError("--ppn %d: 2 to 64 (a victim node holds victims and sinks)"
+                             % args.ppn)
+        if not re.fullmatch(r"[0-9]+(\.[0-9]+)?([kmg]?bit|[kmg]?bps)", args.rate):
+            raise UsageError("--rate %s: like 50mbit, 1gbit" % args.rate)
+        args.qos_modes = _csv(args.qos_modes)
+        bad = [q for q in args.qos_modes if q not in congestion.QOS_MODES]
+        if bad or not args.qos_modes or len(set(args.qos_modes)) != len(args.qos_modes):
+            raise UsageError("--qos-modes: expected some of %s, got %s"
+                             % (",".join(congestion.QOS_MODES), ",".join(bad or args.qos_modes)
+                                or "none"))
+        if args.tcp_cc in ("", "default"):
+            args.tcp_cc = None
+        elif not re.fullmatch(r"[a-z0-9_]+", args.tcp_cc):
+            raise UsageError("--tcp-cc %s: an algorithm name (reno, bbr) or default"
+                             % args.tcp_cc)
+        why = cluster.usable()
+        if why:
+            raise UsageError("congestion runs on an emulated cluster, which cannot be built "
+                             "here: " + why)
+        explicit = args.mpi is not None
+        found = _find_mpis(_csv(args.mpi if explicit else tunables.get("LOCUS_BENCH_MPIS")),
+                           explicit, args.locus_bin)
+        found.sort(key=lambda m: m.name != "locus")
+        out = args.out
+        os.makedirs(out, exist_ok=True)
+        # A SIGTERM (a batch system's, a test's timeout) unwinds like ^C, so
+        # the job and the emulated cluster go as on any other way out.
+        signal.signal(signal.SIGTERM, _interrupt)
+        builds, failures = _build_all(found, {"congestion"}, out)
+        found = [m for m in found if "congestion" in builds.get(m.name, {})]
+        if not found:
+            raise UsageError("the congestion program built with no MPI")
+        doc = congestion.run(args, found, {m.name: builds[m.name]["congestion"] for m in found})
+        doc["repeats"] = args.repeats
+        doc["meta"] = _meta("Locus congestion: victim tests alone and under congestion, each "
+                            "LOCUS_QOS mode against the peers", args, found,
+                            {l: {"env": {"LOCUS_QOS": l[6:]}} for l in doc["labels"]
+                             if l.startswith("locus-")})
+        doc["meta"]["placement"] = ("%d ranks per node (network namespace); launchers do not "
+                                    "bind; each launcher runs on node 0 and starts its daemons "
+                                    "through netns_rsh; all MPIs on TCP" % args.ppn)
+        doc["meta"]["build_failures"] = failures
+        with open(os.path.join(out, "congestion.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+    doc.setdefault("repeats", 1)
+    summary = congestion.summarize(doc)
+    text = congestion.markdown(doc, summary)
+    with open(os.path.join(out, "congestion.md"), "w") as f:
+        f.write(text)
+    print(text)
+    if not getattr(args, "no_plots", False) and congestion.plot(
+            doc, summary, os.path.join(out, "congestion.png")):
+        runner.log("plot: %s" % os.path.join(out, "congestion.png"))
+    runner.log("results in %s" % out)
+    missing = [l for l in doc["labels"] if summary[l]["ok"] == 0]
+    for l in missing:
+        runner.log("no successful run under %s" % l)
+    return 1 if missing else 0
+
+
 def _sweep_setting(spec):
     if "=" not in spec:
         raise UsageError("sweep wants VAR=v1,v2,... (got '%s')" % spec)
@@ -486,6 +574,27 @@ def parser():
     st.add_argument("--from", dest="from_json", default=None,
                     help="no runs: tables, plot and model from an earlier startup.json")
     _common(st)
+    cg = sub.add_parser("congestion", help="victim latency, Allreduce and bandwidth alone and "
+                                           "under congestion on an emulated cluster with "
+                                           "priority switch ports: each LOCUS_QOS mode and the "
+                                           "peers (GPCNeT-style)")
+    cg.add_argument("--nodes", type=int, default=4,
+                    help="nodes of the emulated cluster: 2 of victims and sinks, the rest "
+                         "congestors (default 4)")
+    cg.add_argument("--ppn", type=int, default=2, help="ranks per node (default 2)")
+    cg.add_argument("--rate", default=congestion.DEFAULT_RATE,
+                    help="rate of every link, each way (default %s)" % congestion.DEFAULT_RATE)
+    cg.add_argument("--qos-modes", default="off,static,adaptive",
+                    help="Locus's LOCUS_QOS values to run (default off,static,adaptive)")
+    cg.add_argument("--tcp-cc", default=congestion.DEFAULT_TCP_CC,
+                    help="TCP congestion control of the nodes (default %s: it fills switch "
+                         "queues as CUBIC would; 'default' leaves this machine's)"
+                         % congestion.DEFAULT_TCP_CC)
+    cg.add_argument("--mpi", default=None,
+                    help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
+    cg.add_argument("--from", dest="from_json", default=None,
+                    help="no runs: table and plot from an earlier congestion.json")
+    _common(cg)
     rp = sub.add_parser("report", help="redraw the table and plots from a compare/sweep JSON")
     rp.add_argument("json", help="compare.json or sweep.json")
     rp.add_argument("--out", default=None, help="output folder (default: the JSON's)")
@@ -502,7 +611,8 @@ def main(argv):
             parser().print_help()
             return 2
         return {"compare": cmd_compare, "sweep": cmd_sweep, "report": cmd_report,
-                "list": cmd_list, "startup": cmd_startup}[args.cmd](args)
+                "list": cmd_list, "startup": cmd_startup,
+                "congestion": cmd_congestion}[args.cmd](args)
     except UsageError as exc:
         sys.stderr.write("locus bench: %s\n" % exc)
         return 2

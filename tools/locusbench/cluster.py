@@ -195,10 +195,12 @@ def script_path():
 class Cluster:
     """An emulated cluster from scripts/cluster for the length of a `with`:
     built (or found already up with the same shape, then left up), taken
-    down on the way out whatever happened, if this built it."""
+    down on the way out whatever happened, if this built it. With qos the
+    switch ports toward the nodes are strict-priority ports (--qos)."""
 
-    def __init__(self, name, nodes, rails, rate, subnet, script=None):
+    def __init__(self, name, nodes, rails, rate, subnet, script=None, qos=False):
         self.name, self.n, self.rails, self.rate, self.subnet = name, nodes, rails, rate, subnet
+        self.qos = qos
         self.script = script or script_path()
         self.built = False
         self.state = "/run/locus-cluster/" + name
@@ -212,6 +214,8 @@ class Cluster:
         args = ["--nodes", str(self.n), "--rails", str(self.rails), "--subnet", str(self.subnet)]
         if self.rate:
             args += ["--rate", self.rate]
+        if self.qos:
+            args += ["--qos"]
         r = self._run("up", *args)
         if r.returncode != 0:
             raise RuntimeError("scripts/cluster up failed: %s" % (r.stderr or r.stdout).strip())
@@ -243,6 +247,7 @@ class Cluster:
 
     def describe(self):
         return {"name": self.name, "nodes": self.n, "rails": self.rails, "rate": self.rate,
+                "qos": self.qos,
                 "subnets": "198.18.%d-%d.0/24" % (self.subnet, self.subnet + self.rails - 1),
                 "exec_prefix": AGENT, "launcher_on": NODE + " " + self.name + "-n0",
                 "rank_pinning": PIN}

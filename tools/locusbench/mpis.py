@@ -19,6 +19,7 @@ PROGRAMS = {
     "osu_mbw_mr": (["osu_mbw_mr.c", "osu_common.c", "bench_util.c"], False),
     "stream": (["stream.c", "bench_util.c"], True),
     "startup": (["startup.c"], False),
+    "congestion": (["congestion.c"], False),
 }
 
 # Peer variants. "tuned" is what the MPI's own documentation suggests for
