@@ -12,8 +12,7 @@
  * PONG back on the latency class, so the round trip grows with the queue on
  * the way out. A path whose round trip stays above its idle value by
  * LOCUS_QOS_DELAY_US is congested: its control frames and small messages
- * move up to the latency class and its rendezvous data down to bulk,
- * within a budget (LOCUS_QOS_SHARE of the rank's bytes, or
+ * move up to the latency class, within a budget (LOCUS_QOS_SHARE of the rank's bytes, or
  * LOCUS_QOS_FLOOR per window): a class that carries everything favours
  * nothing.
  */
@@ -227,7 +226,10 @@ int tcp_qos_class(tcp_tp_t *tp, int peer, int kind, size_t bytes)
     } else if (mode == TCP_QOS_ADAPTIVE) {
         uint64_t now = tcp_now_ns();
         window_roll(tp, now);
-        if (path_congested(tp, peer, now)) {
+        /* Only raises: data moved down to bulk on a path judged congested
+         * would starve behind another rank's data still judged clear
+         * (strict priority), and paths flip as TCP's queues fill and drain. */
+        if (kind != TCP_KIND_DATA && path_congested(tp, peer, now)) {
             cls = static_class(tp, kind, bytes);
             if (cls == TCP_CLS_LATENCY && !budget_allows(tp, bytes)) {
                 cls = TCP_CLS_NORMAL;
