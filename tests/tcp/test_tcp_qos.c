@@ -114,18 +114,26 @@ static void marks_check(qcore_t *c, int peer, const int dscp[3])
     }
 }
 
+/* This process's transport as rank `rank` (0 on success). */
+static int setup(harness_t *h, int rank, qcore_t *c)
+{
+    my_rank = rank;
+    locus_tp_init_t in;
+    harness_init(h, &in, rank, &qup, c);
+    char err[256];
+    if (locus_tp_tcp_create(&in, &c->tp, err, sizeof err) != 0) {
+        fprintf(stderr, "rank %d: %s\n", rank, err);
+        return 1;
+    }
+    return 0;
+}
+
 static int order_rank(harness_t *h, int rank, void *arg)
 {
     const int *dscp = arg;
     static qcore_t c;
-    my_rank = rank;
-    locus_tp_init_t in;
-    harness_init(h, &in, rank, &qup, &c);
-    char err[256];
-    if (locus_tp_tcp_create(&in, &c.tp, err, sizeof err) != 0) {
-        fprintf(stderr, "rank %d: %s\n", rank, err);
+    if (setup(h, rank, &c) != 0)
         return 1;
-    }
     volatile int *flags = h->kvs->flags;
     if (rank == 0) {
         static unsigned char *bufs[MSGS]; /* a rendezvous send's buffer stays until sent */
@@ -195,14 +203,8 @@ static int adaptive_rank(harness_t *h, int rank, void *arg)
     const char *expect = arg; /* "raised" or "denied" */
     static qcore_t c;
     all_small = 1;
-    my_rank = rank;
-    locus_tp_init_t in;
-    harness_init(h, &in, rank, &qup, &c);
-    char err[256];
-    if (locus_tp_tcp_create(&in, &c.tp, err, sizeof err) != 0) {
-        fprintf(stderr, "rank %d: %s\n", rank, err);
+    if (setup(h, rank, &c) != 0)
         return 1;
-    }
     volatile int *flags = h->kvs->flags;
     static unsigned char b[8];
     if (rank == 0) {

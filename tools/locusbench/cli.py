@@ -248,20 +248,59 @@ def _compare_cluster(args, names, explicit):
                             EXIT_GRACE, finish)
 
 
+def _load_doc(args, keys, what):
+    """--from FILE: the JSON of an earlier run, and the folder to write to."""
+    try:
+        with open(args.from_json) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise UsageError("--from %s: %s" % (args.from_json, exc))
+    if not isinstance(doc, dict) or not all(k in doc for k in keys):
+        raise UsageError("--from %s: not a %s" % (args.from_json, what))
+    out = args.out or os.path.dirname(os.path.abspath(args.from_json))
+    os.makedirs(out, exist_ok=True)
+    return doc, out
+
+
+def _cluster_program(args, prog):
+    """For a benchmark on an emulated cluster: the MPIs (Locus first), prog
+    built with each ({name: exe}), and the build failures."""
+    why = cluster.usable()
+    if why:
+        raise UsageError("%s runs on an emulated cluster, which cannot be built here: %s"
+                         % (prog, why))
+    explicit = args.mpi is not None
+    found = _find_mpis(_csv(args.mpi if explicit else tunables.get("LOCUS_BENCH_MPIS")),
+                       explicit, args.locus_bin)
+    found.sort(key=lambda m: m.name != "locus")
+    os.makedirs(args.out, exist_ok=True)
+    builds, failures = _build_all(found, {prog}, args.out)
+    found = [m for m in found if prog in builds.get(m.name, {})]
+    if not found:
+        raise UsageError("the %s program built with no MPI" % prog)
+    return found, {m.name: builds[m.name][prog] for m in found}, failures
+
+
+def _render(args, doc, mod, out, base):
+    """Writes and prints base.md, draws base.png: mod's summary of doc."""
+    doc.setdefault("repeats", 1)
+    summary = mod.summarize(doc)
+    text = mod.markdown(doc, summary)
+    with open(os.path.join(out, base + ".md"), "w") as f:
+        f.write(text)
+    print(text)
+    png = os.path.join(out, base + ".png")
+    if not getattr(args, "no_plots", False) and mod.plot(doc, summary, png):
+        runner.log("plot: %s" % png)
+    return summary
+
+
 def cmd_startup(args):
     """`startup`: launch times on an emulated cluster, each Locus strategy
     against the peers; `--model` the fitted model (also from --from FILE)."""
     from . import startup, startup_model
     if args.from_json:
-        try:
-            with open(args.from_json) as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise UsageError("--from %s: %s" % (args.from_json, exc))
-        if "results" not in doc or "grid" not in doc:
-            raise UsageError("--from %s: not a startup.json" % args.from_json)
-        out = args.out or os.path.dirname(os.path.abspath(args.from_json))
-        os.makedirs(out, exist_ok=True)
+        doc, out = _load_doc(args, ("results", "grid"), "startup.json")
     else:
         user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
         _finish_common(args)
@@ -285,21 +324,8 @@ def cmd_startup(args):
         if bad or not args.strategies:
             raise UsageError("--strategies: expected some of %s, got %s"
                              % (",".join(startup.STRATEGIES), ",".join(bad) or "none"))
-        why = cluster.usable()
-        if why:
-            raise UsageError("startup runs on an emulated cluster, which cannot be built here: "
-                             + why)
-        explicit = args.mpi is not None
-        found = _find_mpis(_csv(args.mpi if explicit else tunables.get("LOCUS_BENCH_MPIS")),
-                           explicit, args.locus_bin)
-        found.sort(key=lambda m: m.name != "locus")
+        found, args.exes, failures = _cluster_program(args, "startup")
         out = args.out
-        os.makedirs(out, exist_ok=True)
-        builds, failures = _build_all(found, {"startup"}, out)
-        found = [m for m in found if "startup" in builds.get(m.name, {})]
-        if not found:
-            raise UsageError("the startup program built with no MPI")
-        args.exes = {m.name: builds[m.name]["startup"] for m in found}
         doc = startup.run(args, found, out)
         doc["repeats"] = args.repeats
         doc["meta"] = _meta("Locus start-up: launch to MPI_Init, each address-exchange "
@@ -307,15 +333,7 @@ def cmd_startup(args):
         doc["meta"]["build_failures"] = failures
         with open(os.path.join(out, "startup.json"), "w") as f:
             json.dump(doc, f, indent=1)
-    doc.setdefault("repeats", 1)
-    summary = startup.summarize(doc)
-    text = startup.markdown(doc, summary)
-    with open(os.path.join(out, "startup.md"), "w") as f:
-        f.write(text)
-    print(text)
-    if not getattr(args, "no_plots", False) and startup.plot(doc, summary,
-                                                             os.path.join(out, "startup.png")):
-        runner.log("plot: %s" % os.path.join(out, "startup.png"))
+    summary = _render(args, doc, startup, out, "startup")
     if args.model:
         try:
             units = startup_model.fit(doc, summary)
@@ -345,15 +363,7 @@ def cmd_congestion(args):
     emulated cluster with strict-priority switch ports, Locus with each
     LOCUS_QOS mode against the peers (also from --from FILE)."""
     if args.from_json:
-        try:
-            with open(args.from_json) as f:
-                doc = json.load(f)
-        except (OSError, ValueError) as exc:
-            raise UsageError("--from %s: %s" % (args.from_json, exc))
-        if not all(k in doc for k in ("labels", "results", "params")):
-            raise UsageError("--from %s: not a congestion.json" % args.from_json)
-        out = args.out or os.path.dirname(os.path.abspath(args.from_json))
-        os.makedirs(out, exist_ok=True)
+        doc, out = _load_doc(args, ("labels", "results", "params"), "congestion.json")
     else:
         user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
         _finish_common(args)
@@ -378,24 +388,12 @@ def cmd_congestion(args):
         elif not re.fullmatch(r"[a-z0-9_]+", args.tcp_cc):
             raise UsageError("--tcp-cc %s: an algorithm name (reno, bbr) or default"
                              % args.tcp_cc)
-        why = cluster.usable()
-        if why:
-            raise UsageError("congestion runs on an emulated cluster, which cannot be built "
-                             "here: " + why)
-        explicit = args.mpi is not None
-        found = _find_mpis(_csv(args.mpi if explicit else tunables.get("LOCUS_BENCH_MPIS")),
-                           explicit, args.locus_bin)
-        found.sort(key=lambda m: m.name != "locus")
-        out = args.out
-        os.makedirs(out, exist_ok=True)
         # A SIGTERM (a batch system's, a test's timeout) unwinds like ^C, so
         # the job and the emulated cluster go as on any other way out.
         signal.signal(signal.SIGTERM, _interrupt)
-        builds, failures = _build_all(found, {"congestion"}, out)
-        found = [m for m in found if "congestion" in builds.get(m.name, {})]
-        if not found:
-            raise UsageError("the congestion program built with no MPI")
-        doc = congestion.run(args, found, {m.name: builds[m.name]["congestion"] for m in found})
+        found, exes, failures = _cluster_program(args, "congestion")
+        out = args.out
+        doc = congestion.run(args, found, exes)
         doc["repeats"] = args.repeats
         doc["meta"] = _meta("Locus congestion: victim tests alone and under congestion, each "
                             "LOCUS_QOS mode against the peers", args, found,
@@ -407,15 +405,7 @@ def cmd_congestion(args):
         doc["meta"]["build_failures"] = failures
         with open(os.path.join(out, "congestion.json"), "w") as f:
             json.dump(doc, f, indent=1)
-    doc.setdefault("repeats", 1)
-    summary = congestion.summarize(doc)
-    text = congestion.markdown(doc, summary)
-    with open(os.path.join(out, "congestion.md"), "w") as f:
-        f.write(text)
-    print(text)
-    if not getattr(args, "no_plots", False) and congestion.plot(
-            doc, summary, os.path.join(out, "congestion.png")):
-        runner.log("plot: %s" % os.path.join(out, "congestion.png"))
+    summary = _render(args, doc, congestion, out, "congestion")
     runner.log("results in %s" % out)
     missing = [l for l in doc["labels"] if summary[l]["ok"] == 0]
     for l in missing:
