@@ -85,10 +85,9 @@ except OSError as exc:
 left = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
 check(congestion.NAME + "-" not in left, "the cluster's namespaces are still there: %s" % left)
 check(not os.path.exists("/run/locus-cluster/" + congestion.NAME), "cluster state left")
-new = {n for n in os.listdir("/dev/shm") if n.startswith("locus")} - shm_before
-# Another test's job may be running beside this one: only a file nobody
-# uses any more is a leftover.
-stale = [n for n in new if "/dev/shm/" + n not in congestion.in_use(["/dev/shm/" + n])]
+# Another test's job may be running beside this one: only a file of a job
+# whose launcher is gone, which nobody uses any more, is a leftover.
+stale = congestion.leftovers(shm_before)
 check(not stale, "/dev/shm files left: %s" % stale)
 for f in fails:
     print("FAIL:", f)

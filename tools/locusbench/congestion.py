@@ -270,19 +270,32 @@ def in_use(paths):
     return used & set(paths)
 
 
-def clean_shm(before):
-    """Removes the /dev/shm/locus* files a killed run left (new since
-    `before` and used by no process any more); returns how many."""
-    new = ["/dev/shm/" + n for n in _shm_locus() - before]
+def _launcher_alive(name):
+    """Whether the launcher of the job a /dev/shm/locus.<pid>-<hex>...
+    file belongs to still runs: its files are its to remove then (another
+    test's job may be running beside this one)."""
+    m = re.match(r"locus\.(\d+)-", name)
+    return bool(m) and os.path.exists("/proc/" + m.group(1))
+
+
+def leftovers(before):
+    """The /dev/shm/locus* files new since `before` that no process uses
+    and whose job's launcher is gone: what a job left behind."""
+    new = ["/dev/shm/" + n for n in _shm_locus() - before if not _launcher_alive(n)]
     busy = in_use(new)
+    return [p for p in new if p not in busy]
+
+
+def clean_shm(before):
+    """Removes what a killed run left (leftovers since `before`); returns
+    how many."""
     n = 0
-    for p in new:
-        if p not in busy:
-            try:
-                os.unlink(p) if not os.path.isdir(p) else os.rmdir(p)
-                n += 1
-            except OSError:
-                pass
+    for p in leftovers(before):
+        try:
+            os.unlink(p) if not os.path.isdir(p) else os.rmdir(p)
+            n += 1
+        except OSError:
+            pass
     return n
 
 
