@@ -562,6 +562,10 @@ int main(int argc, char **argv)
         if (c.rank == 0)
             fprintf(stderr, "congestion: %d victim(s) on %d node(s); the victim tests need 2 "
                     "(run on at least 2 nodes)\n", count[ROLE_VICTIM], nnodes);
+        free(leaders);
+        free(node);
+        free(role);
+        MPI_Comm_free(&shm);
         MPI_Finalize();
         return 2;
     }
