@@ -102,35 +102,11 @@ int pmi2_msg_format(char *out, size_t cap, const char *cmd, ...)
     size_t limit = cap < PMI_WIRE_LINE_MAX + PMI2_HDR + 1 ? cap : PMI_WIRE_LINE_MAX + PMI2_HDR + 1;
     if (limit < PMI2_HDR + 6)
         return PMI_WIRE_ETOOLONG;
+    static const pmi_wire_style_t v2 = { pmi2_put, ';', 1, 0 };
     size_t n = PMI2_HDR;
-    memcpy(out + n, "cmd=", 4);
-    n += 4;
-    int rc = pmi2_put(out, limit, &n, cmd, PMI_WIRE_KEYLEN_MAX, 1);
     va_list ap;
     va_start(ap, cmd);
-    int ntok = 0;
-    while (rc == PMI_WIRE_OK) {
-        if (n + 1 >= limit) {
-            rc = PMI_WIRE_ETOOLONG;
-            break;
-        }
-        out[n++] = ';';
-        const char *key = va_arg(ap, const char *);
-        if (key == NULL)
-            break;
-        const char *val = va_arg(ap, const char *);
-        if (++ntok > PMI_WIRE_TOKENS_MAX) {
-            rc = PMI_WIRE_ETOOMANY;
-            break;
-        }
-        rc = pmi2_put(out, limit, &n, key, PMI_WIRE_KEYLEN_MAX, 1);
-        if (rc == PMI_WIRE_OK && n + 1 < limit)
-            out[n++] = '=';
-        else if (rc == PMI_WIRE_OK)
-            rc = PMI_WIRE_ETOOLONG;
-        if (rc == PMI_WIRE_OK)
-            rc = pmi2_put(out, limit, &n, val ? val : "", PMI_WIRE_VALLEN_MAX, 0);
-    }
+    int rc = pmi_wire_tokens(out, limit, &n, &v2, cmd, ap);
     va_end(ap);
     if (rc != PMI_WIRE_OK) {
         out[0] = '\0';

@@ -174,7 +174,7 @@ static int format_put(char *out, size_t cap, size_t *n, const char *s,
     return PMI_WIRE_OK;
 }
 
-static int format_char(char *out, size_t cap, size_t *n, char c)
+int pmi_wire_char(char *out, size_t cap, size_t *n, char c)
 {
     if (*n + 1 >= cap)
         return PMI_WIRE_ETOOLONG;
@@ -182,44 +182,54 @@ static int format_char(char *out, size_t cap, size_t *n, char c)
     return PMI_WIRE_OK;
 }
 
-int pmi_msg_format(char *out, size_t cap, const char *cmd, ...)
+int pmi_wire_tokens(char *out, size_t cap, size_t *n, const pmi_wire_style_t *st,
+                    const char *cmd, va_list ap)
 {
-    if (out == NULL || cap == 0 || cmd == NULL)
-        return PMI_WIRE_EMALFORMED;
-    size_t n = 0;
-    size_t limit = cap < PMI_WIRE_LINE_MAX + 2 ? cap : PMI_WIRE_LINE_MAX + 2;
-    int rc = PMI_WIRE_OK;
-    va_list ap;
-
-    out[0] = '\0';
-    if (limit < 5)
+    if (*n + 4 >= cap)
         return PMI_WIRE_ETOOLONG;
-    memcpy(out, "cmd=", 4);
-    n = 4;
-    rc = format_put(out, limit, &n, cmd, PMI_WIRE_KEYLEN_MAX, 1);
-    va_start(ap, cmd);
-    int ntok = 0;
-    while (rc == PMI_WIRE_OK) {
+    memcpy(out + *n, "cmd=", 4);
+    *n += 4;
+    int rc = st->put(out, cap, n, cmd, PMI_WIRE_KEYLEN_MAX, 1);
+    if (rc == PMI_WIRE_OK && st->sep_after)
+        rc = pmi_wire_char(out, cap, n, st->sep);
+    for (int ntok = 0; rc == PMI_WIRE_OK;) {
         const char *key = va_arg(ap, const char *);
         if (key == NULL)
             break;
         const char *val = va_arg(ap, const char *);
-        if (++ntok > PMI_WIRE_TOKENS_MAX) {
-            rc = PMI_WIRE_ETOOMANY;
-            break;
-        }
-        rc = format_char(out, limit, &n, ' ');
+        if (++ntok > PMI_WIRE_TOKENS_MAX)
+            return PMI_WIRE_ETOOMANY;
+        if (!st->sep_after)
+            rc = pmi_wire_char(out, cap, n, st->sep);
         if (rc == PMI_WIRE_OK)
-            rc = format_put(out, limit, &n, key, PMI_WIRE_KEYLEN_MAX, 1);
-        if (rc == PMI_WIRE_OK && val != NULL) {
-            rc = format_char(out, limit, &n, '=');
+            rc = st->put(out, cap, n, key, PMI_WIRE_KEYLEN_MAX, 1);
+        if (rc == PMI_WIRE_OK && (val != NULL || !st->bare_key)) {
+            rc = pmi_wire_char(out, cap, n, '=');
             if (rc == PMI_WIRE_OK)
-                rc = format_put(out, limit, &n, val, PMI_WIRE_VALLEN_MAX, 0);
+                rc = st->put(out, cap, n, val ? val : "", PMI_WIRE_VALLEN_MAX, 0);
         }
+        if (rc == PMI_WIRE_OK && st->sep_after)
+            rc = pmi_wire_char(out, cap, n, st->sep);
     }
+    return rc;
+}
+
+int pmi_msg_format(char *out, size_t cap, const char *cmd, ...)
+{
+    static const pmi_wire_style_t v1 = { format_put, ' ', 0, 1 };
+    if (out == NULL || cap == 0 || cmd == NULL)
+        return PMI_WIRE_EMALFORMED;
+    size_t n = 0;
+    size_t limit = cap < PMI_WIRE_LINE_MAX + 2 ? cap : PMI_WIRE_LINE_MAX + 2;
+    out[0] = '\0';
+    if (limit < 5)
+        return PMI_WIRE_ETOOLONG;
+    va_list ap;
+    va_start(ap, cmd);
+    int rc = pmi_wire_tokens(out, limit, &n, &v1, cmd, ap);
     va_end(ap);
     if (rc == PMI_WIRE_OK)
-        rc = format_char(out, limit, &n, '\n');
+        rc = pmi_wire_char(out, limit, &n, '\n');
     if (rc != PMI_WIRE_OK) {
         out[0] = '\0';
         return rc;

@@ -20,25 +20,30 @@ static int seq_error(tcp_tp_t *tp, const tcp_conn_t *c)
     return -1;
 }
 
-/* 0: f is the pair's next message; 1: it is ahead (to hold); -1: failed. */
+/* 0: f is the pair's next message; 1: it is ahead (to hold; hold() finds
+ * a repeat of a held one); -1: failed. */
 static int seq_check(tcp_tp_t *tp, const tcp_conn_t *c, const tcp_frame_t *f)
 {
     const tcp_peer_t *pe = &tp->peers[c->peer];
     int32_t d = (int32_t)(f->a - pe->rx_seq);
     if (d == 0)
         return 0;
-    if (d < 0 || pe->ncls < 2)
-        return seq_error(tp, c);
-    for (const tcp_held_t *h = pe->held; h; h = h->next)
-        if (h->f.a == f->a)
-            return seq_error(tp, c);
-    return 1;
+    return d < 0 || pe->ncls < 2 ? seq_error(tp, c) : 1;
 }
 
-/* Keeps f (body: its core header and payload, now owned by the list). */
-static int hold(tcp_tp_t *tp, int peer, const tcp_frame_t *f, unsigned char *body)
+/* Keeps f, from c (body: its core header and payload, now owned by the
+ * list), in sequence order. */
+static int hold(tcp_tp_t *tp, const tcp_conn_t *c, const tcp_frame_t *f, unsigned char *body)
 {
-    tcp_peer_t *pe = &tp->peers[peer];
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    int32_t d = (int32_t)(f->a - pe->rx_seq);
+    tcp_held_t **pp = &pe->held;
+    while (*pp && (int32_t)((*pp)->f.a - pe->rx_seq) < d)
+        pp = &(*pp)->next;
+    if (*pp && (*pp)->f.a == f->a) {
+        free(body);
+        return seq_error(tp, c); /* a repeat of one already held */
+    }
     tcp_held_t *h = malloc(sizeof *h);
     if (!h) {
         free(body);
@@ -47,10 +52,6 @@ static int hold(tcp_tp_t *tp, int peer, const tcp_frame_t *f, unsigned char *bod
     }
     h->f = *f;
     h->body = body;
-    int32_t d = (int32_t)(f->a - pe->rx_seq);
-    tcp_held_t **pp = &pe->held;
-    while (*pp && (int32_t)((*pp)->f.a - pe->rx_seq) < d)
-        pp = &(*pp)->next;
     h->next = *pp;
     *pp = h;
     pe->nheld++;
@@ -60,8 +61,8 @@ static int hold(tcp_tp_t *tp, int peer, const tcp_frame_t *f, unsigned char *bod
     return 0;
 }
 
-static int hold_copy(tcp_tp_t *tp, int peer, const tcp_frame_t *f, const unsigned char *body,
-                     size_t len)
+static int hold_copy(tcp_tp_t *tp, const tcp_conn_t *c, const tcp_frame_t *f,
+                     const unsigned char *body, size_t len)
 {
     unsigned char *copy = malloc(len ? len : 1);
     if (!copy) {
@@ -69,7 +70,7 @@ static int hold_copy(tcp_tp_t *tp, int peer, const tcp_frame_t *f, const unsigne
         return -1;
     }
     memcpy(copy, body, len);
-    return hold(tp, peer, f, copy);
+    return hold(tp, c, f, copy);
 }
 
 static void deliver(tcp_tp_t *tp, int peer, const tcp_frame_t *f, const unsigned char *body)
@@ -114,7 +115,7 @@ static int arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f, const unsi
     if (ahead < 0)
         return -1;
     if (ahead)
-        return hold_copy(tp, c->peer, f, body, len) < 0 ? -1 : (int)(sizeof *f + len);
+        return hold_copy(tp, c, f, body, len) < 0 ? -1 : (int)(sizeof *f + len);
     deliver(tp, c->peer, f, body);
     release(tp, c->peer);
     return (int)(sizeof *f + len);
@@ -151,7 +152,7 @@ void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c)
     c->rx = TCP_RX_HEAD;
     int ahead = seq_check(tp, c, &c->fr);
     if (ahead > 0) {
-        hold(tp, c->peer, &c->fr, big);
+        hold(tp, c, &c->fr, big);
         return;
     }
     if (ahead == 0) {
