@@ -181,14 +181,13 @@ static int shm_scatter_call(const coll_step_t *st)
 }
 
 /* The shared-segment path for blocks of nb bytes (alg: the variable's
- * choice); on 2 ranks only from pair_min bytes. */
+ * choice). */
 static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
-                      size_t nb, size_t pair_min, coll_call_fn call, const void *sbuf,
-                      size_t scount, locus_dtype_t *sdt, void *rbuf, size_t rcount,
-                      locus_dtype_t *rdt, int root)
+                      size_t nb, coll_call_fn call, const void *sbuf, size_t scount,
+                      locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
+                      int root)
 {
-    if ((alg == ALG_AUTO && c->size == 2 && nb < pair_min) ||
-        !coll_shm_usable(s, c, st, alg, nb, 0))
+    if (!coll_shm_usable(s, c, st, alg, nb, 0))
         return 0;
     coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
                                  .dst = rbuf, .count2 = rcount, .dt2 = rdt, .root = root,
@@ -209,7 +208,7 @@ static void rooted_uniform(locus_coll_sched_t *s, int gathering, const void *sbu
     if (nb == 0)
         return;   /* blocks are alike on every rank: no data anywhere */
     coll_state_t *st = coll_state(c);
-    if (st && shm_blocks(s, c, st, st->gather, nb, COLL_SHM_PAIR_MIN,
+    if (st && shm_blocks(s, c, st, st->gather, nb,
                          gathering ? shm_gather_call : shm_scatter_call, sbuf, scount, sdt, rbuf,
                          rcount, rdt, root))
         return;
@@ -382,7 +381,7 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
     int hier = alg == ALG_AUTO && coll_use_hier(c, st, s->blocking);
     /* Every rank waits for every other: small blocks go by flag records,
      * one cache line each way on 2 ranks (coll_shm.c). */
-    if (!hier && shm_blocks(s, c, st, alg, rcount * locus_dtype_size(rdt), 0, shm_gather_call,
+    if (!hier && shm_blocks(s, c, st, alg, rcount * locus_dtype_size(rdt), shm_gather_call,
                             sbuf, scount, sdt, rbuf, rcount, rdt, -1))
         return;
     if (alg == ALG_AUTO || alg == ALG_SHM)

@@ -231,11 +231,6 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
  * available — made on first use, collectively. */
 int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
                     size_t bytes, size_t op_max);
-/* On two ranks, rooted operations below this many bytes go by message:
- * one message costs less than the barrier's three cache-line hand-offs
- * (2-core VM: gather of 8 B 0.37 us by message, 0.48 through the
- * segment; from 256 B the segment wins). */
-#define COLL_SHM_PAIR_MIN 256
 int coll_shm_barrier(locus_coll_comm_t *c);
 int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c);
 /* 1 when coll_shm_reduce can reduce dt with op: a predefined op on

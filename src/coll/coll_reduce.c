@@ -342,8 +342,7 @@ void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size
         return;
     }
     int alg = st->reduce;
-    if ((alg != ALG_AUTO || c->size > 2 || bytes >= COLL_SHM_PAIR_MIN) &&
-        coll_shm_reduces(dt, op) &&
+    if (coll_shm_reduces(dt, op) &&
         coll_shm_usable(s, c, st, alg, bytes, alg == ALG_SHM ? st->shm_allreduce_max : 0)) {
         /* Past a slot the tree's single-copy receives beat three passes
          * through the segment (2 ranks, 64 KiB: 11 us against 39). */

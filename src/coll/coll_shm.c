@@ -3,8 +3,10 @@
  * communicator whose members all share this node: one segment per
  * communicator (made on first use with the shm transport's file helpers,
  * unlinked at once after everyone has mapped it, so nothing stays in
- * /dev/shm), a sense-reversing barrier on one counter, and bcast/allreduce
- * through per-rank slots.
+ * /dev/shm), a sense-reversing barrier on one counter, flag records for
+ * the operations where every rank waits for every other, rooted records
+ * for those where data flows from or to one rank, and per-rank slots for
+ * the rest.
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -35,6 +37,9 @@
  * it), and still 48 bytes of it on the sequence word's cache line. */
 #define SHM_FLAG_OFF 16
 #define SHM_FLAG_DATA (SHM_FLAG_REC - SHM_FLAG_OFF)
+/* Rooted records per rank: how many rooted operations a rank may run
+ * ahead of the slowest before it waits. */
+#define SHM_ROOTED_DEPTH 4
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint count;   /* arrivals in the current barrier */
@@ -56,8 +61,12 @@ struct coll_shm {
     char *chunks;         /* 2 chunks of SHM_CHUNK bytes (large bcast) */
     char *red;            /* 2 sets of size+1 SHM_RCHUNK pieces (large allreduce) */
     char *flags;          /* 2 records of SHM_FLAG_REC bytes per rank */
+    char *rooted;         /* SHM_ROOTED_DEPTH records of `rrec` bytes per rank */
+    char *rdone;          /* per rank, one line: the last rooted operation it finished */
     uint64_t fseq;        /* flag operations so far */
-    size_t slot, len;
+    uint64_t rseq;        /* rooted operations so far */
+    uint64_t rfree;       /* every rank had finished this rooted operation when I last looked */
+    size_t slot, rrec, len;
     int size, rank;
     unsigned sense;       /* my sense for the next barrier */
     unsigned gen;         /* operations so far: picks the slot set */
@@ -90,8 +99,10 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     size_t slot = (want + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
     if (slot == 0)
         slot = SHM_LINE;
+    size_t rrec = (SHM_FLAG_OFF + slot + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
     size_t len = sizeof(shm_hdr_t) + 2 * (size_t)c->size * slot + 2 * SHM_CHUNK +
-                 2 * ((size_t)c->size + 1) * SHM_RCHUNK + 2 * (size_t)c->size * SHM_FLAG_REC;
+                 2 * ((size_t)c->size + 1) * SHM_RCHUNK + 2 * (size_t)c->size * SHM_FLAG_REC +
+                 (size_t)c->size * (SHM_ROOTED_DEPTH * rrec + SHM_LINE);
     void *base = NULL;
     if (c->rank == 0) {
         snprintf(what, sizeof what, "coll.%u", c->id);
@@ -122,7 +133,10 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     seg->chunks = seg->slots + 2 * (size_t)c->size * slot;
     seg->red = seg->chunks + 2 * SHM_CHUNK;
     seg->flags = seg->red + 2 * ((size_t)c->size + 1) * SHM_RCHUNK;
+    seg->rooted = seg->flags + 2 * (size_t)c->size * SHM_FLAG_REC;
+    seg->rdone = seg->rooted + (size_t)c->size * SHM_ROOTED_DEPTH * rrec;
     seg->slot = slot;
+    seg->rrec = rrec;
     seg->len = len;
     seg->size = c->size;
     seg->rank = c->rank;
@@ -220,6 +234,70 @@ static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
     return (const char *)w + SHM_FLAG_OFF;
 }
 
+/*
+ * Rooted operations (bcast, scatter, and gather and reduce to a root):
+ * only the root's record matters to the others, or only theirs to the
+ * root, so nobody waits for a barrier. Each writer fills its own record
+ * (SHM_ROOTED_DEPTH of them per rank, used in turn) and publishes the
+ * operation's number in it; every rank notes in its done line when it
+ * has finished an operation. A record is rewritten SHM_ROOTED_DEPTH
+ * operations later, once every rank's done line has reached the one in
+ * between, i.e. every reader is through with it; a rank so far ahead
+ * waits there.
+ */
+static char *rooted_rec(const coll_shm_t *seg, int rank, uint64_t q)
+{
+    return seg->rooted +
+           ((size_t)rank * SHM_ROOTED_DEPTH + (size_t)(q % SHM_ROOTED_DEPTH)) * seg->rrec;
+}
+
+static _Atomic uint64_t *rooted_done(const coll_shm_t *seg, int rank)
+{
+    return (_Atomic uint64_t *)(void *)(seg->rdone + (size_t)rank * SHM_LINE);
+}
+
+/* My record's data area for rooted operation q, once every rank has
+ * finished the operation that last used it; NULL if the job died. The
+ * lowest done line seen is kept, so a rank in step with the others
+ * looks at them once every few operations, not every time. */
+static char *rooted_claim(coll_shm_t *seg, uint64_t q)
+{
+    uint64_t need = q > SHM_ROOTED_DEPTH ? q - SHM_ROOTED_DEPTH : 0;
+    for (unsigned spins = 1; seg->rfree < need; spins++) {
+        uint64_t low = UINT64_MAX;
+        for (int i = 0; i < seg->size; i++) {
+            uint64_t d = atomic_load_explicit(rooted_done(seg, i), memory_order_acquire);
+            low = d < low ? d : low;
+        }
+        seg->rfree = low;
+        if (low < need && shm_wait_turn(seg, spins) < 0)
+            return NULL;
+    }
+    return rooted_rec(seg, seg->rank, q) + SHM_FLAG_OFF;
+}
+
+static void rooted_publish(coll_shm_t *seg, uint64_t q)
+{
+    atomic_store_explicit((_Atomic uint64_t *)(void *)rooted_rec(seg, seg->rank, q), q,
+                          memory_order_release);
+}
+
+/* rank's data of rooted operation q, once published; NULL if the job died. */
+static const char *rooted_wait(coll_shm_t *seg, int rank, uint64_t q)
+{
+    _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)rooted_rec(seg, rank, q);
+    for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++)
+        if (shm_wait_turn(seg, spins) < 0)
+            return NULL;
+    return (const char *)w + SHM_FLAG_OFF;
+}
+
+static int rooted_finish(coll_shm_t *seg, uint64_t q)
+{
+    atomic_store_explicit(rooted_done(seg, seg->rank), q, memory_order_release);
+    return LOCUS_SUCCESS;
+}
+
 int coll_shm_barrier(locus_coll_comm_t *c)
 {
     coll_shm_t *seg = c->state->shm_seg;
@@ -238,13 +316,20 @@ int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_c
     size_t n = count * locus_dtype_size(dt);
     int rc = LOCUS_SUCCESS;
     if (n <= seg->slot) {
-        char *slot = shm_slot(seg, 0);
-        if (c->rank == root)
-            locus_dtype_pack(buf, count, dt, 0, slot, n);
-        rc = shm_barrier(seg);
-        if (rc == LOCUS_SUCCESS && c->rank != root)
-            locus_dtype_unpack(buf, count, dt, 0, slot, n);
-        return rc;
+        uint64_t q = ++seg->rseq;
+        if (c->rank == root) {
+            char *rec = rooted_claim(seg, q);
+            if (!rec)
+                return LOCUS_ERR_OTHER;
+            locus_dtype_pack(buf, count, dt, 0, rec, n);
+            rooted_publish(seg, q);
+            return rooted_finish(seg, q);
+        }
+        const char *rec = rooted_wait(seg, root, q);
+        if (!rec)
+            return LOCUS_ERR_OTHER;
+        locus_dtype_unpack(buf, count, dt, 0, rec, n);
+        return rooted_finish(seg, q);
     }
     /* Pipelined: pack and unpack by stream offset, chunk by chunk. */
     for (size_t off = 0; off < n && rc == LOCUS_SUCCESS; off += SHM_CHUNK) {
@@ -290,6 +375,33 @@ static int shm_allreduce_large(coll_shm_t *seg, const char *src, char *dst, size
     return LOCUS_SUCCESS;
 }
 
+/* Reduce to root through rooted records: the others publish their data
+ * and go on; root combines, starting from its own (predefined ops
+ * commute, and src may be dst when in place). */
+static int shm_reduce_rooted(coll_shm_t *seg, const char *src, char *dst, size_t n, int op,
+                             locus_elem_t el, int root)
+{
+    uint64_t q = ++seg->rseq;
+    if (seg->rank != root) {
+        char *rec = rooted_claim(seg, q);
+        if (!rec)
+            return LOCUS_ERR_OTHER;
+        memcpy(rec, src, n);
+        rooted_publish(seg, q);
+        return rooted_finish(seg, q);
+    }
+    if (src != dst)
+        memcpy(dst, src, n);
+    for (int i = 0; i < seg->size; i++) {
+        const char *x = i == root ? NULL : rooted_wait(seg, i, q);
+        if (i != root && !x)
+            return LOCUS_ERR_OTHER;
+        if (x)
+            locus_op_apply(op, el, x, dst, n / locus_elem_size(el));
+    }
+    return rooted_finish(seg, q);
+}
+
 int coll_shm_reduces(locus_dtype_t *dt, const locus_op_t *op)
 {
     /* Predefined ops on data that is already a C array of its kind. */
@@ -312,6 +424,8 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
     const char *src = sbuf == LOCUS_COLL_IN_PLACE ? (const char *)rbuf + tlb
                                                   : (const char *)sbuf + tlb;
     char *dst = (char *)rbuf + tlb;
+    if (root >= 0 && n <= seg->slot)
+        return shm_reduce_rooted(seg, src, dst, n, op->id, el, root);
     /* Past a few cache lines per rank, reading every slot on every rank
      * costs more than a second barrier: split the work (measured on 8
      * ranks of a 16-core Xeon: 4 KiB took 13.8 us combined everywhere,
@@ -361,29 +475,37 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     char *set = shm_slot(seg, 0);   /* before the barrier moves to the other set */
     int me = seg->rank, in_place = sbuf == LOCUS_COLL_IN_PLACE;
     size_t rn = rcount * locus_dtype_size(rdt);
-    /* My block, packed where the others read it: a flag record (small
-     * allgather) or my slot. */
+    /* My block, packed where the others read it: a rooted record (gather),
+     * a flag record (small allgather) or my slot. */
     uint64_t q = 0;
-    int flags = root < 0 && rn <= SHM_FLAG_DATA;
-    char *mine = flags ? flag_open(seg, &q) : set + (size_t)me * seg->slot;
+    int rooted = root >= 0, flags = !rooted && rn <= SHM_FLAG_DATA;
+    char *mine = rooted  ? rooted_claim(seg, q = ++seg->rseq)
+                 : flags ? flag_open(seg, &q)
+                         : set + (size_t)me * seg->slot;
+    if (!mine)
+        return LOCUS_ERR_OTHER;
     if (in_place)
         locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
     else
         locus_dtype_pack(sbuf, scount, sdt, 0, mine, scount * locus_dtype_size(sdt));
-    if (flags)
+    if (rooted)
+        rooted_publish(seg, q);
+    else if (flags)
         flag_publish(seg, q);
     else if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
-    if (root >= 0 && root != me)
-        return LOCUS_SUCCESS;
+    if (rooted && root != me)
+        return rooted_finish(seg, q);
     for (int i = 0; i < seg->size; i++) {
-        const char *x = flags ? flag_wait(seg, i, q) : set + (size_t)i * seg->slot;
+        const char *x = rooted ? rooted_wait(seg, i, q)
+                        : flags ? flag_wait(seg, i, q)
+                                : set + (size_t)i * seg->slot;
         if (!x)
             return LOCUS_ERR_OTHER;
         if (!(i == me && in_place))
             locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
     }
-    return LOCUS_SUCCESS;
+    return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
 }
 
 int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
@@ -420,17 +542,38 @@ int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *
                      size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
 {
     coll_shm_t *seg = c->state->shm_seg;
-    char *set = shm_slot(seg, 0);
-    int me = seg->rank, in_place = rbuf == LOCUS_COLL_IN_PLACE;
+    int me = seg->rank, p = seg->size, in_place = rbuf == LOCUS_COLL_IN_PLACE;
+    size_t nb = rcount * locus_dtype_size(rdt);
+    /* All blocks in the root's rooted record when they fit one slot
+     * together (root's nb, from its send side, is the same bytes). */
     if (me == root)
-        for (int i = 0; i < seg->size; i++)
+        nb = scount * locus_dtype_size(sdt);
+    int rooted = nb * (size_t)p <= seg->slot;
+    uint64_t q = rooted ? ++seg->rseq : 0;
+    char *set = shm_slot(seg, 0);
+    const char *from = set + (size_t)me * seg->slot;
+    if (me == root) {
+        char *to = rooted ? rooted_claim(seg, q) : set;
+        if (!to)
+            return LOCUS_ERR_OTHER;
+        for (int i = 0; i < p; i++)
             if (!(i == me && in_place))
                 locus_dtype_pack(block_at(sbuf, scount, sdt, i), scount, sdt, 0,
-                                 set + (size_t)i * seg->slot, scount * locus_dtype_size(sdt));
-    if (shm_barrier(seg) != LOCUS_SUCCESS)
+                                 to + (rooted ? (size_t)i * nb : (size_t)i * seg->slot), nb);
+        if (rooted) {
+            rooted_publish(seg, q);
+            from = to + (size_t)me * nb;
+        }
+    }
+    if (rooted && me != root) {
+        const char *rec = rooted_wait(seg, root, q);
+        if (!rec)
+            return LOCUS_ERR_OTHER;
+        from = rec + (size_t)me * nb;
+    } else if (!rooted && shm_barrier(seg) != LOCUS_SUCCESS) {
         return LOCUS_ERR_OTHER;
+    }
     if (!(me == root && in_place))
-        locus_dtype_unpack(rbuf, rcount, rdt, 0, set + (size_t)me * seg->slot,
-                           rcount * locus_dtype_size(rdt));
-    return LOCUS_SUCCESS;
+        locus_dtype_unpack(rbuf, rcount, rdt, 0, from, nb);
+    return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
 }
