@@ -43,6 +43,7 @@ struct coll_step {
     locus_op_t *op;               /* REDUCE, CALL */
     coll_call_fn call;            /* CALL */
     int root;                     /* CALL */
+    size_t at;                    /* CALL: an element offset */
 };
 
 struct locus_coll_sched {
@@ -231,6 +232,9 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
  * available — made on first use, collectively. */
 int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
                     size_t bytes, size_t op_max);
+/* Slots never exceed this (a larger LOCUS_COLL_SHM_MAX must not ask tmpfs
+ * for gigabytes): up to min(LOCUS_COLL_SHM_MAX, this) an operation fits. */
+#define COLL_SHM_SLOT_CAP ((size_t)1 << 20)
 int coll_shm_barrier(locus_coll_comm_t *c);
 int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c);
 /* 1 when coll_shm_reduce can reduce dt with op: a predefined op on
@@ -239,6 +243,10 @@ int coll_shm_reduces(locus_dtype_t *dt, const locus_op_t *op);
 /* Reduce to root, or to every rank with root < 0 (allreduce). */
 int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
                     locus_op_t *op, int root, locus_coll_comm_t *c);
+/* Reduce_scatter of a vector of total elements that fits one slot, with
+ * an op coll_shm_reduces takes: my block is count elements from at. */
+int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t at, size_t count,
+                            locus_dtype_t *dt, locus_op_t *op, locus_coll_comm_t *c);
 /* Gather to root, or to every rank with root < 0 (allgather), and
  * scatter, of blocks that fit one slot (LOCUS_COLL_SHM_MAX bytes). */
 int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,

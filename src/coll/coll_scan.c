@@ -33,6 +33,12 @@ static void redscat_ring(locus_coll_sched_t *s, const char *src, char *rbuf, cha
     }
 }
 
+static int shm_reduce_scatter_call(const coll_step_t *st)
+{
+    return coll_shm_reduce_scatter(st->src, st->dst, st->count, st->at, st->count2, st->dt,
+                                   st->op, st->comm);
+}
+
 void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rbuf,
                                const size_t *rcounts, locus_dtype_t *dt, locus_op_t *op,
                                locus_coll_comm_t *c)
@@ -54,16 +60,14 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
         free(disps);
         return;   /* every rank knows all counts: nothing to reduce anywhere */
     }
-    /* Small, on one node: the whole vector through the shared segment
-     * (an allreduce there costs one wait), then my block from it. */
+    /* Small, on one node: everyone's whole vector through the shared
+     * segment, each rank combining its own block of them. */
+    size_t bytes = total * locus_dtype_size(dt);
     if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) &&
-        coll_shm_usable(s, c, st, ALG_AUTO, total * locus_dtype_size(dt), 0)) {
-        char *all = coll_sched_tmp(s, dt, total);
-        if (all) {
-            coll_build_allreduce(s, sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf, all, total, dt,
-                                 op, c);
-            coll_copy(s, coll_at(all, dt, disps[r]), rcounts[r], dt, rbuf, rcounts[r], dt);
-        }
+        bytes <= COLL_SHM_SLOT_CAP && coll_shm_usable(s, c, st, ALG_AUTO, bytes, 0)) {
+        coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = total,
+                                     .at = (size_t)disps[r], .count2 = rcounts[r], .dt = dt,
+                                     .op = op, .call = shm_reduce_scatter_call });
         free(disps);
         return;
     }

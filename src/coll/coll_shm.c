@@ -19,7 +19,6 @@
 #include "shm_file.h"
 
 #define SHM_LINE 64
-#define SHM_SLOT_CAP ((size_t)1 << 20)
 /* Large broadcasts stream through two chunks of this size. */
 #define SHM_CHUNK ((size_t)64 << 10)
 /* Larger allreduces go through two sets of size+1 pieces of this size. */
@@ -95,7 +94,7 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     char name[320] = "", what[32], err[256];
     /* Slots are capped so a large LOCUS_COLL_SHM_MAX cannot ask tmpfs for
      * gigabytes; bigger payloads simply take the message path. */
-    size_t want = st->shm_max < SHM_SLOT_CAP ? st->shm_max : SHM_SLOT_CAP;
+    size_t want = st->shm_max < COLL_SHM_SLOT_CAP ? st->shm_max : COLL_SHM_SLOT_CAP;
     size_t slot = (want + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
     if (slot == 0)
         slot = SHM_LINE;
@@ -398,6 +397,40 @@ static int shm_reduce_rooted(coll_shm_t *seg, const char *src, char *dst, size_t
             return LOCUS_ERR_OTHER;
         if (x)
             locus_op_apply(op, el, x, dst, n / locus_elem_size(el));
+    }
+    return rooted_finish(seg, q);
+}
+
+int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t at, size_t count,
+                            locus_dtype_t *dt, locus_op_t *op, locus_coll_comm_t *c)
+{
+    /* Everyone publishes its whole vector; each rank with a block waits
+     * for the others' records and combines just that block, while ranks
+     * without one go on at once. */
+    coll_shm_t *seg = c->state->shm_seg;
+    locus_elem_t el = locus_dtype_elem(dt);
+    size_t n = total * locus_dtype_size(dt), per = locus_dtype_size(dt) / locus_elem_size(el);
+    ptrdiff_t tlb, text;
+    locus_dtype_true_extent(dt, &tlb, &text);
+    const char *src = (const char *)(sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf) + tlb;
+    uint64_t q = ++seg->rseq;
+    char *mine = rooted_claim(seg, q);
+    if (!mine)
+        return LOCUS_ERR_OTHER;
+    memcpy(mine, src, n);
+    rooted_publish(seg, q);
+    int me = seg->rank;
+    size_t off = at * locus_dtype_size(dt), len = count * locus_dtype_size(dt);
+    if (len) {
+        char *dst = (char *)rbuf + tlb;
+        memcpy(dst, mine + off, len);   /* from my record: in place, src overlaps dst */
+        for (int i = 0; i < seg->size; i++) {
+            const char *x = i == me ? NULL : rooted_wait(seg, i, q);
+            if (i != me && !x)
+                return LOCUS_ERR_OTHER;
+            if (x)
+                locus_op_apply(op->id, el, x + off, dst, count * per);
+        }
     }
     return rooted_finish(seg, q);
 }
