@@ -68,8 +68,12 @@ int main(void)
     run(&pt, 64 << 10, 0, 3.0, 12.0, 200);
     c = run(&pt, 4 * mib, 0, 15.0, 12.0, 200);
     CHECK(c <= 200 / SHM_PATH_EXPLORE + 2, "4 MiB learned from 64 KiB: %d of 200 by CMA", c);
-    CHECK(run(&pt, 16 << 10, 0, 0.1, 100.0, 50) == 0, "below SHM_PATH_MIN, the rule");
-    CHECK(run(&pt, 16 << 10, 1, 100.0, 0.1, 50) == 50, "below SHM_PATH_MIN, the rule (CMA)");
+    CHECK(run(&pt, SHM_PATH_MIN / 2, 0, 0.1, 100.0, 50) == 0, "below SHM_PATH_MIN, the rule");
+    CHECK(run(&pt, SHM_PATH_MIN / 2, 1, 100.0, 0.1, 50) == 50, "below SHM_PATH_MIN, the rule (CMA)");
+    /* The smallest measured class learns like the others. */
+    c = run(&pt, SHM_PATH_MIN, 0, 3.0, 12.0, 200);
+    CHECK(c >= 200 - 200 / SHM_PATH_EXPLORE - 4, "SHM_PATH_MIN, pipeline slow: %d of 200 by CMA",
+          c);
 
     if (errors)
         fprintf(stderr, "%d check(s) failed\n", errors);

@@ -16,8 +16,8 @@
 
 #include <stdint.h>
 
-#define SHM_PATH_MIN (64u << 10)   /* smaller messages follow the rule */
-#define SHM_PATH_CLASSES 7         /* 64K, 128K, ..., 2M, 4M and up */
+#define SHM_PATH_MIN (8u << 10)    /* smaller messages follow the rule */
+#define SHM_PATH_CLASSES 10        /* 8K, 16K, ..., 2M, 4M and up */
 #define SHM_PATH_EXPLORE 64
 #define SHM_PATH_MARGIN 1.15       /* the other path must be this much faster */
 
