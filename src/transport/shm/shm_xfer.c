@@ -180,6 +180,12 @@ static int owed_flush(shm_tp_t *tp)
     return n;
 }
 
+/* Collective traffic this large goes by plain CMA, unmeasured. */
+static int bulk_cma(uint64_t want, int hints)
+{
+    return (hints & LOCUS_TP_RECV_BULK) && want >= BULK_CMA_MIN;
+}
+
 /* auto: CMA for every large message when ranks outnumber cores: the
  * pipelined copy needs the sender running at the same time, CMA only the
  * receiver (measured 20-35% faster with 8 ranks on 2 cores). Otherwise CMA
@@ -198,10 +204,13 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
      * receiver alone) is what Open MPI uses too. On the 2-core VM it ran
      * reduce/allreduce/reduce_scatter of 256 KiB-4 MiB 1.3-1.9x faster
      * than the measured choice whichever way the machine was running;
-     * from 32 KiB it is at least even (8-16 KiB: the pipeline's 1.7 and
-     * 3.4 us against 3.2 and 4.3 by CMA, 2 ranks, reduce). */
-    if (hints & LOCUS_TP_RECV_BULK)
-        return want >= BULK_CMA_MIN;
+     * from 32 KiB it is at least even. Below, the measured choice, as for
+     * any message: 8-16 KiB reduce on 2 ranks took 1.7 and 3.4 us by the
+     * pipeline against 3.2 and 4.3 by CMA while the vCPUs shared a cache,
+     * and 5.5 and 10 against 3.3 and 4.1 (Open MPI's, by CMA) while they
+     * did not. */
+    if (bulk_cma(want, hints))
+        return 1;
     return shm_path_choose(&p->path, want, want >= tp->cma_min);
 }
 
@@ -288,7 +297,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
         if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && r->want >= SPLIT_MIN &&
             !p->no_split && !(hints & LOCUS_TP_RECV_BULK))
             return split_start(tp, p, r);
-        int measured = path_measured(tp, p) && !(hints & LOCUS_TP_RECV_BULK);
+        int measured = path_measured(tp, p) && !bulk_cma(r->want, hints);
         uint64_t t0 = measured ? shm_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
         if (rc == -ECONNRESET)
