@@ -7,7 +7,9 @@
  * or later, some truncated. At the end /dev/shm holds nothing of the job.
  *
  *   test_shm_xfer NPROCS MSGS_PER_PROC MAX_SIZE EXPECT
- * EXPECT: cma (every large message by CMA), pipe (none by CMA), any.
+ * EXPECT: cma (every large message by CMA), pipe (none by CMA), split
+ * (some by the split single copy), splitfail (the splits fall back), bulk
+ * (every large message received as collective traffic: none split), any.
  */
 #include "shm.h"
 #include "shm_harness.h"
@@ -105,9 +107,12 @@ static void up_deliver(void *core, int src, const void *hdr, size_t hdrlen,
         verify(c, src, &h, data, len);
 }
 
+/* Receive hints for every large message (LOCUS_TP_RECV_BULK in "bulk"). */
+static int recv_hints;
+
 static void post(core_t *c, recv_t *r)
 {
-    int rc = c->tp->ops->rndv_recv(c->tp, r->rndv, r->buf, r->want, r, 0);
+    int rc = c->tp->ops->rndv_recv(c->tp, r->rndv, r->buf, r->want, r, recv_hints);
     if (rc != 0)
         FAIL(c, "rndv_recv: %d", rc);
 }
@@ -295,6 +300,9 @@ static int run_rank(harness_t *hs, int rank, void *arg)
     if (strcmp(a->expect, "split") == 0 && (st.split_recv == 0 || st.cma_fallbacks != 0))
         FAIL(&c, "expected split single copies, got %llu (%llu fallbacks)",
              (unsigned long long)st.split_recv, (unsigned long long)st.cma_fallbacks);
+    if (strcmp(a->expect, "bulk") == 0 && (st.split_recv != 0 || st.cma_recv == 0))
+        FAIL(&c, "expected collective traffic by plain CMA, never split: got %llu split, %llu CMA",
+             (unsigned long long)st.split_recv, (unsigned long long)st.cma_recv);
     if (strcmp(a->expect, "splitfail") == 0 &&
         (st.split_recv != 0 || st.cma_fallbacks == 0 || st.cma_fallbacks > MAX_PENDING ||
          st.cma_recv == 0))
@@ -321,6 +329,8 @@ int main(int argc, char **argv)
         return 2;
     }
     args_t a = { atoi(argv[2]), (size_t)atol(argv[3]), argv[4] };
+    if (strcmp(a.expect, "bulk") == 0)
+        recv_hints = LOCUS_TP_RECV_BULK;
     int n = atoi(argv[1]);
     harness_set_jobid("shmx");
     harness_t h;

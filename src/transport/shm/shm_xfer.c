@@ -292,8 +292,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     if (cma_wanted(tp, p, r->want, hints)) {
         /* Splitting needs the sender to take its half at once: collective
          * traffic keeps it busy with its own transfers, and the split then
-         * ran 2-4x slower than one side copying it all (reduce and
-         * allgather of 64 KiB-4 MiB on 2 ranks). */
+         * ran 2-4x slower than one side copying it all. */
         if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && r->want >= SPLIT_MIN &&
             !p->no_split && !(hints & LOCUS_TP_RECV_BULK))
             return split_start(tp, p, r);

@@ -1,11 +1,15 @@
 /*
- * coll_bulk_path.c — collective traffic takes the transport's one-copy
- * path: on 2 ranks of one node with single copy allowed (LOCUS_SINGLE_COPY
- * auto, no calibration cache), every large message of an allgather, a
- * reduce and a reduce_scatter is read by the receiver with CMA, never
- * split with the sender nor pipelined through the pool, whatever a lone
- * stream would choose; the results are checked. Skips (77) where the
- * kernel refuses CMA between the ranks.
+ * coll_pair_path.c — on 2 ranks of one node, collective traffic takes the
+ * transport's large-message paths like any message: the partner of a
+ * pair waits on this very exchange, so the split single copy (it writes
+ * one half while I read the other) is open to it. With the rule set to
+ * CMA from 512 KiB (LOCUS_SHM_CMA_MIN), the first 1 MiB message each rank
+ * receives goes by the split; every large message of an allgather, a
+ * reduce and a reduce_scatter is counted (pvars) and the results are
+ * checked. (With more ranks the sender has other transfers of the
+ * collective to serve and the receiver reads them by plain CMA:
+ * shm_xfer_2_bulk.) Skips (77) where the kernel refuses CMA between the
+ * ranks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +47,7 @@ int main(int argc, char **argv)
     tc_rank = rank;
     if (size != 2) {
         if (rank == 0)
-            fprintf(stderr, "coll_bulk_path: needs 2 ranks\n");
+            fprintf(stderr, "coll_pair_path: needs 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_T_pvar_session_create(&sess);
@@ -82,11 +86,13 @@ int main(int argc, char **argv)
     }
     MPI_T_pvar_stop(sess, MPI_T_PVAR_ALL_HANDLES);
     /* Per round each rank receives one large message in each collective:
-     * the peer's block, the child's vector at the root, the peer's half. */
+     * the peer's block, the child's vector at the root, the peer's half;
+     * each by one of the paths, the first by the split. */
     unsigned long long want = ROUNDS * 2ull + ROUNDS / 2;
-    CHECK(rd(cma) == want, "cma_recv %llu, want %llu", rd(cma), want);
-    CHECK(rd(split) == 0, "split_recv %llu: collective traffic was split", rd(split));
-    CHECK(rd(pipe) == 0, "pipe_recv %llu: collective traffic was pipelined", rd(pipe));
+    CHECK(rd(cma) + rd(pipe) == want, "cma_recv %llu + pipe_recv %llu, want %llu", rd(cma),
+          rd(pipe), want);
+    CHECK(rd(split) >= 1, "split_recv %llu: collective traffic of a pair was never split",
+          rd(split));
     free(a);
     free(b);
     MPI_T_pvar_session_free(&sess);
