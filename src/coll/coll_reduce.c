@@ -221,8 +221,8 @@ static void reduce_binomial_direct(locus_coll_sched_t *s, const void *src, void 
     ptrdiff_t ext = coll_extent(dt);
     for (int m = 1, k = 0; m < mask; m <<= 1)
         if (vr + m < p)
-            coll_recv(s, c, in + (ptrdiff_t)count * ext * k++, count, dt, (vr + m + root) % p,
-                      tag);
+            coll_recv_reduced(s, c, in + (ptrdiff_t)count * ext * k++, count, dt,
+                              (vr + m + root) % p, tag);
     if (src != acc)
         coll_copy(s, src, count, dt, acc, count, dt);
     coll_fence(s);

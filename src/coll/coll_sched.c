@@ -86,6 +86,15 @@ void coll_recv(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t co
     xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag);
 }
 
+void coll_recv_reduced(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
+                       locus_dtype_t *dt, int peer, int tag)
+{
+    int n = s->nsteps;
+    coll_recv(s, c, buf, count, dt, peer, tag);
+    if (s->nsteps > n)
+        s->steps[n].hints = LOCUS_COLL_RECV_REDUCED;
+}
+
 void coll_fence(locus_coll_sched_t *s)
 {
     if (s->nsteps > 0 && s->steps[s->nsteps - 1].kind != STEP_FENCE)
@@ -242,7 +251,8 @@ static void post(locus_coll_sched_t *s, const coll_step_t *st)
     }
     int rc = st->kind == STEP_SEND
                  ? p->isend(st->comm, st->src, st->count, st->dt, st->peer, st->tag, &r)
-                 : p->irecv(st->comm, st->dst, st->count, st->dt, st->peer, st->tag, &r);
+                 : p->irecv(st->comm, st->dst, st->count, st->dt, st->peer, st->tag, st->hints,
+                            &r);
     if (rc != LOCUS_SUCCESS)
         fail(s, rc);
     else

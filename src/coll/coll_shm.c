@@ -217,20 +217,33 @@ static char *flag_open(coll_shm_t *seg, uint64_t *q)
     return flag_rec(seg, seg->rank, *q) + SHM_FLAG_OFF;
 }
 
-static void flag_publish(coll_shm_t *seg, uint64_t q)
+/* A record (flag or rooted): its sequence word, then its data from
+ * SHM_FLAG_OFF. Publishing stores operation q's number with release
+ * order, after the data. */
+static void rec_publish(char *rec, uint64_t q)
 {
-    atomic_store_explicit((_Atomic uint64_t *)(void *)flag_rec(seg, seg->rank, q), q,
-                          memory_order_release);
+    atomic_store_explicit((_Atomic uint64_t *)(void *)rec, q, memory_order_release);
 }
 
-/* rank's data of flag operation q, once published; NULL if the job died. */
-static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
+/* The record's data once operation q is published in it; NULL if the
+ * job died. */
+static const char *rec_wait(const coll_shm_t *seg, char *rec, uint64_t q)
 {
-    _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)flag_rec(seg, rank, q);
+    _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)rec;
     for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++)
         if (shm_wait_turn(seg, spins) < 0)
             return NULL;
-    return (const char *)w + SHM_FLAG_OFF;
+    return rec + SHM_FLAG_OFF;
+}
+
+static void flag_publish(coll_shm_t *seg, uint64_t q)
+{
+    rec_publish(flag_rec(seg, seg->rank, q), q);
+}
+
+static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
+{
+    return rec_wait(seg, flag_rec(seg, rank, q), q);
 }
 
 /*
@@ -277,18 +290,12 @@ static char *rooted_claim(coll_shm_t *seg, uint64_t q)
 
 static void rooted_publish(coll_shm_t *seg, uint64_t q)
 {
-    atomic_store_explicit((_Atomic uint64_t *)(void *)rooted_rec(seg, seg->rank, q), q,
-                          memory_order_release);
+    rec_publish(rooted_rec(seg, seg->rank, q), q);
 }
 
-/* rank's data of rooted operation q, once published; NULL if the job died. */
 static const char *rooted_wait(coll_shm_t *seg, int rank, uint64_t q)
 {
-    _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)rooted_rec(seg, rank, q);
-    for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++)
-        if (shm_wait_turn(seg, spins) < 0)
-            return NULL;
-    return (const char *)w + SHM_FLAG_OFF;
+    return rec_wait(seg, rooted_rec(seg, rank, q), q);
 }
 
 static int rooted_finish(coll_shm_t *seg, uint64_t q)

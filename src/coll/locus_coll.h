@@ -39,6 +39,10 @@ typedef struct coll_state coll_state_t;             /* private to the layer */
 
 /* ---- what the layer above provides --------------------------------------- */
 
+/* Hints of irecv. REDUCED: the data is combined into the receiver's own
+ * as soon as it arrives. */
+enum { LOCUS_COLL_RECV_REDUCED = 1 };
+
 typedef struct {
     /* Nonblocking send / receive of count elements of dt to / from comm rank
      * peer, on c's collective context (never matched by user messages),
@@ -46,7 +50,7 @@ typedef struct {
     int (*isend)(locus_coll_comm_t *c, const void *buf, size_t count, locus_dtype_t *dt,
                  int peer, int tag, locus_coll_req_t **req);
     int (*irecv)(locus_coll_comm_t *c, void *buf, size_t count, locus_dtype_t *dt, int peer,
-                 int tag, locus_coll_req_t **req);
+                 int tag, int hints, locus_coll_req_t **req);
     /* 0 while req is pending; 1 when complete, with *err its code. Makes
      * no progress itself. */
     int (*test)(locus_coll_req_t *req, int *err);

@@ -30,7 +30,7 @@ static int cp_isend(locus_coll_comm_t *cc, const void *buf, size_t count, locus_
 }
 
 static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_t *dt, int peer,
-                    int tag, locus_coll_req_t **req)
+                    int tag, int hints, locus_coll_req_t **req)
 {
     locus_comm_t *c = comm_of(cc);
     locus_req_t *r = locus_core_req_get(locus_core());
@@ -40,10 +40,13 @@ static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_
      * other transfers of the same collective, so the transport reads it by
      * plain CMA (LOCUS_TP_RECV_BULK). The partner of a pair waits on this
      * very exchange: the receive takes the measured paths like any
-     * message, the split single copy included (2 ranks, 1 MiB, 2-vCPU VM:
-     * bcast 35-44 us against 120-131 by plain CMA, allreduce 90 against
-     * 144-168, allgather 74-76 against 103-123, gather 55 against 105). */
-    r->bulk = cc->size > 2;
+     * message, the split single copy included, unless the data is reduced
+     * on arrival. Measured on 2 ranks of the 2-vCPU VM, 1 MiB, plain CMA
+     * against the measured paths, in its fast / slow state: bcast
+     * 120-131 / 483-528 us against 35-50 / 259-260, gather 105 / 104-108
+     * against 55 / 67, allreduce 144-168 / 590 against 86-106 / 558-606;
+     * but reduce 110 / 108-112 against 60-75 / 222-228. */
+    r->bulk = cc->size > 2 || (hints & LOCUS_COLL_RECV_REDUCED);
     locus_p2p_irecv(buf, count, dt, peer, tag, c, c->ctx_coll, r);
     *req = (locus_coll_req_t *)r;
     return MPI_SUCCESS;

@@ -6,7 +6,8 @@
  * CMA from 512 KiB (LOCUS_SHM_CMA_MIN), the first 1 MiB message each rank
  * receives goes by the split; every large message of an allgather, a
  * reduce and a reduce_scatter is counted (pvars) and the results are
- * checked. (With more ranks the sender has other transfers of the
+ * checked. A reduce's data, combined on arrival, is read by the root
+ * alone (plain CMA, never split). (With more ranks the sender has other transfers of the
  * collective to serve and the receiver reads them by plain CMA:
  * shm_xfer_2_bulk.) Skips (77) where the kernel refuses CMA between the
  * ranks.
@@ -93,6 +94,16 @@ int main(int argc, char **argv)
           rd(pipe), want);
     CHECK(rd(split) >= 1, "split_recv %llu: collective traffic of a pair was never split",
           rd(split));
+    /* Data reduced on arrival is read by the receiver alone, never split:
+     * each rank is the root of half the reduces here. */
+    unsigned long long split0 = rd(split), cma0 = rd(cma);
+    MPI_T_pvar_start(sess, MPI_T_PVAR_ALL_HANDLES);
+    for (int r = 0; r < ROUNDS; r++)
+        MPI_Reduce(a, b, n, MPI_FLOAT, MPI_SUM, r % 2, MPI_COMM_WORLD);
+    MPI_T_pvar_stop(sess, MPI_T_PVAR_ALL_HANDLES);
+    CHECK(rd(split) == split0, "reduce: %llu split receives", rd(split) - split0);
+    CHECK(rd(cma) - cma0 == ROUNDS / 2, "reduce: %llu CMA receives, want %d", rd(cma) - cma0,
+          ROUNDS / 2);
     free(a);
     free(b);
     MPI_T_pvar_session_free(&sess);
