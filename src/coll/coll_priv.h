@@ -124,7 +124,7 @@ struct coll_state {
     /* Algorithm choices and thresholds, from the LOCUS_COLL_* variables. */
     int barrier, bcast, reduce, allreduce, allgather, alltoall, gather, reduce_scatter, scan;
     size_t bcast_large, allreduce_large, allgather_large, alltoall_small;
-    size_t shm_max, shm_bcast_max, shm_allreduce_max;
+    size_t shm_max, shm_bcast_max, shm_allreduce_max, shm_oversub_max;
     int hier;                  /* -1 auto, 0 off, 1 on */
     int shm;                   /* shared-memory fast path allowed */
     long node_size;            /* LOCUS_COLL_NODE_SIZE (testing), 0: real nodes */
@@ -236,6 +236,12 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
  * available — made on first use, collectively. */
 int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
                     size_t bytes, size_t op_max);
+/* bytes, capped at what a slot can hold. */
+size_t coll_shm_limit(size_t bytes);
+/* The slots' size on an oversubscribed node (LOCUS_COLL_SHM_OVERSUB_MAX;
+ * 0 elsewhere): allgather blocks and alltoall buffers up to
+ * coll_shm_limit() of it take the slots. */
+size_t coll_shm_oversub_max(const locus_coll_comm_t *c, const coll_state_t *st);
 /* Slots never exceed this (a larger LOCUS_COLL_SHM_MAX must not ask tmpfs
  * for gigabytes): up to min(LOCUS_COLL_SHM_MAX, this) an operation fits. */
 #define COLL_SHM_SLOT_CAP ((size_t)1 << 20)

@@ -66,6 +66,7 @@ struct coll_shm {
     uint64_t rseq;        /* rooted operations so far */
     uint64_t rfree;       /* every rank had finished this rooted operation when I last looked */
     size_t slot, rrec, len;
+    size_t rcap;          /* data bytes of a rooted record */
     int size, rank;
     unsigned sense;       /* my sense for the next barrier */
     unsigned gen;         /* operations so far: picks the slot set */
@@ -93,12 +94,16 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
 {
     char name[320] = "", what[32], err[256];
     /* Slots are capped so a large LOCUS_COLL_SHM_MAX cannot ask tmpfs for
-     * gigabytes; bigger payloads simply take the message path. */
-    size_t want = st->shm_max < COLL_SHM_SLOT_CAP ? st->shm_max : COLL_SHM_SLOT_CAP;
-    size_t slot = (want + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
-    if (slot == 0)
-        slot = SHM_LINE;
-    size_t rrec = (SHM_FLAG_OFF + slot + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
+     * gigabytes; bigger payloads simply take the message path. Rooted
+     * records hold LOCUS_COLL_SHM_MAX bytes; on an oversubscribed node
+     * the slots grow to coll_shm_oversub_max. */
+    size_t rcap = (coll_shm_limit(st->shm_max) + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
+    if (rcap == 0)
+        rcap = SHM_LINE;
+    size_t slot = rcap, big = coll_shm_limit(coll_shm_oversub_max(c, st));
+    if (big > slot)
+        slot = (big + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
+    size_t rrec = (SHM_FLAG_OFF + rcap + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
     size_t len = sizeof(shm_hdr_t) + 2 * (size_t)c->size * slot + 2 * SHM_CHUNK +
                  2 * ((size_t)c->size + 1) * SHM_RCHUNK + 2 * (size_t)c->size * SHM_FLAG_REC +
                  (size_t)c->size * (SHM_ROOTED_DEPTH * rrec + SHM_LINE);
@@ -136,6 +141,7 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     seg->rdone = seg->rooted + (size_t)c->size * SHM_ROOTED_DEPTH * rrec;
     seg->slot = slot;
     seg->rrec = rrec;
+    seg->rcap = rcap;
     seg->len = len;
     seg->size = c->size;
     seg->rank = c->rank;
@@ -145,12 +151,23 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     return seg;
 }
 
+size_t coll_shm_limit(size_t bytes)
+{
+    return bytes < COLL_SHM_SLOT_CAP ? bytes : COLL_SHM_SLOT_CAP;
+}
+
+size_t coll_shm_oversub_max(const locus_coll_comm_t *c, const coll_state_t *st)
+{
+    return c->yield ? st->shm_oversub_max : 0;
+}
+
 int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st,
                     int alg, size_t bytes, size_t op_max)
 {
     if (!s->blocking || !(alg == ALG_SHM || (alg == ALG_AUTO && st->shm)))
         return 0;
-    if ((bytes > st->shm_max && bytes > op_max) || !coll_is_node_local(c) || c->size < 2)
+    if ((bytes > coll_shm_limit(st->shm_max) && bytes > op_max) || !coll_is_node_local(c) ||
+        c->size < 2)
         return 0;
     if (st->shm_state == 0) {
         st->shm_state = 2;   /* setup runs flat collectives on c */
@@ -321,7 +338,7 @@ int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_c
     coll_shm_t *seg = c->state->shm_seg;
     size_t n = count * locus_dtype_size(dt);
     int rc = LOCUS_SUCCESS;
-    if (n <= seg->slot) {
+    if (n <= seg->rcap) {
         uint64_t q = ++seg->rseq;
         if (c->rank == root) {
             char *rec = rooted_claim(seg, q);
@@ -464,7 +481,7 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
     const char *src = sbuf == LOCUS_COLL_IN_PLACE ? (const char *)rbuf + tlb
                                                   : (const char *)sbuf + tlb;
     char *dst = (char *)rbuf + tlb;
-    if (root >= 0 && n <= seg->slot)
+    if (root >= 0 && n <= seg->rcap)
         return shm_reduce_rooted(seg, src, dst, n, op->id, el, root);
     /* Past a few cache lines per rank, reading every slot on every rank
      * costs more than a second barrier: split the work (measured on 8
@@ -518,7 +535,7 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     /* My block, packed where the others read it: a rooted record (gather),
      * a flag record (small allgather) or my slot. */
     uint64_t q = 0;
-    int rooted = root >= 0, flags = !rooted && rn <= SHM_FLAG_DATA;
+    int rooted = root >= 0 && rn <= seg->rcap, flags = root < 0 && rn <= SHM_FLAG_DATA;
     char *mine = rooted  ? rooted_claim(seg, q = ++seg->rseq)
                  : flags ? flag_open(seg, &q)
                          : set + (size_t)me * seg->slot;
@@ -534,8 +551,8 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
         flag_publish(seg, q);
     else if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
-    if (rooted && root != me)
-        return rooted_finish(seg, q);
+    if (root >= 0 && root != me)
+        return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
     for (int i = 0; i < seg->size; i++) {
         const char *x = rooted ? rooted_wait(seg, i, q)
                         : flags ? flag_wait(seg, i, q)
@@ -588,7 +605,7 @@ int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *
      * together (root's nb, from its send side, is the same bytes). */
     if (me == root)
         nb = scount * locus_dtype_size(sdt);
-    int rooted = nb * (size_t)p <= seg->slot;
+    int rooted = nb * (size_t)p <= seg->rcap;
     uint64_t q = rooted ? ++seg->rseq : 0;
     char *set = shm_slot(seg, 0);
     const char *from = set + (size_t)me * seg->slot;
