@@ -190,8 +190,7 @@ static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t 
                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
                       int root)
 {
-    size_t op_max = root < 0 ? coll_shm_limit(coll_shm_oversub_max(c, st)) : 0;
-    if (!coll_shm_usable(s, c, st, alg, nb, op_max))
+    if (!coll_shm_usable(s, c, st, alg, nb, root < 0 ? COLL_SHM_SLOT : 0))
         return 0;
     coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
                                  .dst = rbuf, .count2 = rcount, .dt2 = rdt, .root = root,

@@ -236,12 +236,10 @@ void coll_ag_doubling(locus_coll_sched_t *s, char *acc, locus_dtype_t *dt, int t
  * available — made on first use, collectively. */
 int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
                     size_t bytes, size_t op_max);
-/* bytes, capped at what a slot can hold. */
-size_t coll_shm_limit(size_t bytes);
-/* The slots' size on an oversubscribed node (LOCUS_COLL_SHM_OVERSUB_MAX;
- * 0 elsewhere): allgather blocks and alltoall buffers up to
- * coll_shm_limit() of it take the slots. */
-size_t coll_shm_oversub_max(const locus_coll_comm_t *c, const coll_state_t *st);
+/* op_max of the operations held in the slots (allgather, alltoall): as
+ * large as the slots, which grow to LOCUS_COLL_SHM_OVERSUB_MAX when every
+ * member finds the node oversubscribed. */
+#define COLL_SHM_SLOT ((size_t)-1)
 /* Slots never exceed this (a larger LOCUS_COLL_SHM_MAX must not ask tmpfs
  * for gigabytes): up to min(LOCUS_COLL_SHM_MAX, this) an operation fits. */
 #define COLL_SHM_SLOT_CAP ((size_t)1 << 20)

@@ -87,45 +87,65 @@ void coll_shm_free(coll_shm_t *seg)
     free(seg);
 }
 
-/* Makes the segment: rank 0 creates and names it, the rest map it; all
- * agree (through messages, the fast path being off meanwhile) whether it
- * worked. Collective over c. */
+/* bytes, capped at what a slot may hold: a large LOCUS_COLL_SHM_MAX must
+ * not ask tmpfs for gigabytes; bigger payloads take the message path. */
+static size_t shm_limit(size_t bytes)
+{
+    return bytes < COLL_SHM_SLOT_CAP ? bytes : COLL_SHM_SLOT_CAP;
+}
+
+static size_t shm_lines(size_t bytes)
+{
+    size_t n = (bytes + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
+    return n ? n : SHM_LINE;
+}
+
+/* Bytes of a segment for size ranks. */
+static size_t shm_len(int size, size_t slot, size_t rcap)
+{
+    size_t p = (size_t)size, rrec = shm_lines(SHM_FLAG_OFF + rcap);
+    return sizeof(shm_hdr_t) + 2 * p * slot + 2 * SHM_CHUNK + 2 * (p + 1) * SHM_RCHUNK +
+           2 * p * SHM_FLAG_REC + p * (SHM_ROOTED_DEPTH * rrec + SHM_LINE);
+}
+
+/* Makes the segment: rank 0 sizes, creates and names it, the rest map it
+ * with rank 0's sizes (so all agree on its layout, and on whether the
+ * slots grew); all agree (through messages, the fast path being off
+ * meanwhile) whether it worked. Collective over c. */
 static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
 {
-    char name[320] = "", what[32], err[256];
-    /* Slots are capped so a large LOCUS_COLL_SHM_MAX cannot ask tmpfs for
-     * gigabytes; bigger payloads simply take the message path. Rooted
-     * records hold LOCUS_COLL_SHM_MAX bytes; on an oversubscribed node
-     * the slots grow to coll_shm_oversub_max. */
-    size_t rcap = (coll_shm_limit(st->shm_max) + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
-    if (rcap == 0)
-        rcap = SHM_LINE;
-    size_t slot = rcap, big = coll_shm_limit(coll_shm_oversub_max(c, st));
-    if (big > slot)
-        slot = (big + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
-    size_t rrec = (SHM_FLAG_OFF + rcap + SHM_LINE - 1) / SHM_LINE * SHM_LINE;
-    size_t len = sizeof(shm_hdr_t) + 2 * (size_t)c->size * slot + 2 * SHM_CHUNK +
-                 2 * ((size_t)c->size + 1) * SHM_RCHUNK + 2 * (size_t)c->size * SHM_FLAG_REC +
-                 (size_t)c->size * (SHM_ROOTED_DEPTH * rrec + SHM_LINE);
+    char what[32], err[256];
+    /* Rooted records hold LOCUS_COLL_SHM_MAX bytes, and so do the slots,
+     * but on an oversubscribed node those grow to
+     * LOCUS_COLL_SHM_OVERSUB_MAX (coll_shm_usable, COLL_SHM_SLOT). */
+    struct { char name[320]; uint64_t slot, rcap; } plan = { "", 0, 0 };
     void *base = NULL;
     if (c->rank == 0) {
+        plan.rcap = shm_lines(shm_limit(st->shm_max));
+        plan.slot = plan.rcap;
+        if (c->yield && shm_limit(st->shm_oversub_max) > plan.slot)
+            plan.slot = shm_lines(shm_limit(st->shm_oversub_max));
         snprintf(what, sizeof what, "coll.%u", c->id);
-        shm_file_name(name, sizeof name, what, 0);
-        if (shm_file_create(name, len, &base, err, sizeof err) != 0)
-            name[0] = '\0';
+        shm_file_name(plan.name, sizeof plan.name, what, 0);
+        if (shm_file_create(plan.name, shm_len(c->size, plan.slot, plan.rcap), &base, err,
+                            sizeof err) != 0)
+            plan.name[0] = '\0';
     }
-    locus_dtype_t *chars = locus_dtype_basic(LOCUS_EL_CHAR);
-    if (locus_coll_bcast(name, sizeof name, chars, 0, c) != LOCUS_SUCCESS)
-        name[0] = '\0';
+    locus_dtype_t *bytes = locus_dtype_basic(LOCUS_EL_BYTE);
+    if (locus_coll_bcast(&plan, sizeof plan, bytes, 0, c) != LOCUS_SUCCESS)
+        plan.name[0] = '\0';
+    size_t slot = plan.slot, rcap = plan.rcap, rrec = shm_lines(SHM_FLAG_OFF + rcap);
+    size_t len = shm_len(c->size, slot, rcap);
     size_t got = 0;
-    if (c->rank != 0 && name[0] && shm_file_attach(name, len, &base, &got, err, sizeof err) != 0)
+    if (c->rank != 0 && plan.name[0] &&
+        shm_file_attach(plan.name, len, &base, &got, err, sizeof err) != 0)
         base = NULL;
     int ok = base != NULL, all = 0;
     if (locus_coll_allreduce(&ok, &all, 1, locus_dtype_basic(LOCUS_EL_INT),
                              locus_op_predefined(LOCUS_OP_MIN), c) != LOCUS_SUCCESS)
         all = 0;
-    if (c->rank == 0 && name[0])
-        shm_unlink(name);   /* everyone has it mapped (or gave up) by now */
+    if (c->rank == 0 && plan.name[0])
+        shm_unlink(plan.name);   /* everyone has it mapped (or gave up) by now */
     coll_shm_t *seg = all ? calloc(1, sizeof(*seg)) : NULL;
     if (!seg) {
         if (base)
@@ -151,30 +171,26 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     return seg;
 }
 
-size_t coll_shm_limit(size_t bytes)
-{
-    return bytes < COLL_SHM_SLOT_CAP ? bytes : COLL_SHM_SLOT_CAP;
-}
-
-size_t coll_shm_oversub_max(const locus_coll_comm_t *c, const coll_state_t *st)
-{
-    return c->yield ? st->shm_oversub_max : 0;
-}
-
 int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st,
                     int alg, size_t bytes, size_t op_max)
 {
     if (!s->blocking || !(alg == ALG_SHM || (alg == ALG_AUTO && st->shm)))
         return 0;
-    if ((bytes > coll_shm_limit(st->shm_max) && bytes > op_max) || !coll_is_node_local(c) ||
-        c->size < 2)
+    if (!coll_is_node_local(c) || c->size < 2)
         return 0;
+    /* Made at the first operation that may take the path, whatever its
+     * size: the slots' size is agreed there, so every member judges the
+     * size against the same limit. */
     if (st->shm_state == 0) {
         st->shm_state = 2;   /* setup runs flat collectives on c */
         st->shm_seg = shm_setup(c, st);
         st->shm_state = st->shm_seg ? 1 : -1;
     }
-    return st->shm_state == 1;
+    if (st->shm_state != 1)
+        return 0;
+    if (op_max == COLL_SHM_SLOT)
+        op_max = st->shm_seg->slot;
+    return bytes <= shm_limit(st->shm_max) || bytes <= op_max;
 }
 
 /* One turn of a wait on the segment: every so often it keeps other
@@ -533,9 +549,13 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     int me = seg->rank, in_place = sbuf == LOCUS_COLL_IN_PLACE;
     size_t rn = rcount * locus_dtype_size(rdt);
     /* My block, packed where the others read it: a rooted record (gather),
-     * a flag record (small allgather) or my slot. */
+     * a flag record (small allgather) or my slot. A gather's block size
+     * comes from the root's receive side there and from the send side
+     * elsewhere (the others' receive arguments are not significant), so
+     * all decide alike. */
+    size_t nb = root >= 0 && me != root ? scount * locus_dtype_size(sdt) : rn;
     uint64_t q = 0;
-    int rooted = root >= 0 && rn <= seg->rcap, flags = root < 0 && rn <= SHM_FLAG_DATA;
+    int rooted = root >= 0 && nb <= seg->rcap, flags = root < 0 && rn <= SHM_FLAG_DATA;
     char *mine = rooted  ? rooted_claim(seg, q = ++seg->rseq)
                  : flags ? flag_open(seg, &q)
                          : set + (size_t)me * seg->slot;
