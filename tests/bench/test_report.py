@@ -50,6 +50,22 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(runner.median([4, 1, 3, 2]), 2.5)
         self.assertIsNone(runner.median([]))
 
+    def test_best_over_repeats(self):
+        # runs are x1, x3, x1 of a latency: the best is x1 (the median too);
+        # as a rate the best is x3 (the median x1)
+        runs = self.results["osu_latency"]["locus"]
+        best, _ = runner.aggregate(runs, "best", "lower")
+        self.assertEqual(best, self.lat_series)
+        most, _ = runner.aggregate(runs, "best", "higher")
+        self.assertEqual(most, {x: 3.0 * v for x, v in self.lat_series.items()})
+        med, _ = runner.aggregate(runs, "median", "higher")
+        self.assertEqual(med, self.lat_series)
+        self.assertEqual(runner.best([4, 1, 3], "higher"), 4)
+        self.assertEqual(runner.best([4, 1, 3], "lower"), 1)
+        self.assertIsNone(runner.best([]))
+        s = report.summarize([self.lat], self.results, self.labels, "locus", "best")
+        self.assertTrue(all(r["values"]["locus"] == self.lat_series[r["x"]] for r in s[0]["rows"]))
+
     def test_summary_ratios(self):
         s = report.summarize([self.lat, self.bw], self.results, self.labels, "locus")
         lat, bw = s

@@ -77,6 +77,7 @@ def _meta(title, args, found, variants):
         "host": platform.node(),
         "cores": os.cpu_count(),
         "repeats": args.repeats,
+        "stat": getattr(args, "stat", "median"),
         "quick": bool(args.quick),
         "placement": "one rank per core, bound (Open MPI --bind-to core, MPICH -bind-to core, "
                      "Locus default)",
@@ -100,6 +101,10 @@ def _common(p):
 
 
 def _finish_common(args):
+    if getattr(args, "stat", "median") is None:
+        args.stat = tunables.get("LOCUS_BENCH_STAT")
+    if getattr(args, "stat", "median") not in ("median", "best"):
+        raise UsageError("--stat/LOCUS_BENCH_STAT must be median or best, not '%s'" % args.stat)
     if args.repeats is None:
         args.repeats = 1 if args.quick else tunables.get_int("LOCUS_BENCH_REPEATS")
     if args.repeats < 1:
@@ -170,7 +175,8 @@ def _compare_run(args, cases, found, cfgs, meta, launch=None, grace=None, finish
     labels = [label for label, _, _ in cfgs]
     results, seconds = runner.run_jobs(jobs_by_case, args.repeats, args.quick, args.timeout,
                                        os.path.join(args.out, "raw"), launch, grace)
-    summary = report.summarize(cases, results, labels, "locus")
+    summary = report.summarize(cases, results, labels, "locus", args.stat)
+    meta["stat"] = args.stat
     meta["run_seconds"] = seconds
     meta["suites"] = args.suite
     meta["build_failures"] = build_failures
@@ -522,6 +528,9 @@ def parser():
     c.add_argument("--np", default=None,
                    help="comma list of rank counts: only the cases that run on them "
                         "(e.g. 2,4 for the collectives; default all)")
+    c.add_argument("--stat", default=None, choices=("median", "best"),
+                   help="what is reported of the repeats per size: median, or best (each "
+                        "MPI's least disturbed run; default LOCUS_BENCH_STAT, median)")
     _common(c)
     c.add_argument("--nodes", type=int, default=None,
                    help="multi-node mode: N nodes of an emulated cluster (network namespaces, "

@@ -35,16 +35,17 @@ def advantage(ref, peer, better):
     return peer / ref if better == "lower" else ref / peer
 
 
-def summarize(cases, results, labels, reference):
-    """Per case: medians per config and x, the reference's advantage over each
-    other config and over the best of them. Returns a list of dicts."""
+def summarize(cases, results, labels, reference, stat="median"):
+    """Per case: medians (or with stat "best" the best of the repeats) per
+    config and x, the reference's advantage over each other config and over
+    the best of them. Returns a list of dicts."""
     out = []
     for case in cases:
         slots = results.get(case.id, {})
         have = [l for l in labels if l in slots]
         med, extras, failures, notes = {}, {}, {}, {}
         for l in have:
-            med[l], extras[l] = aggregate(slots[l])
+            med[l], extras[l] = aggregate(slots[l], stat, case.better)
             failures[l] = slots[l]["failures"]
             if slots[l].get("notes"):
                 notes[l] = slots[l]["notes"]
@@ -81,7 +82,7 @@ def summarize(cases, results, labels, reference):
 def markdown(summary, meta, ref_name="Locus"):
     """The report as Markdown text."""
     lines = ["# %s" % meta.get("title", "Locus benchmark comparison"), ""]
-    for k in ("note", "date", "host", "cores", "suites", "repeats", "quick", "cluster",
+    for k in ("note", "date", "host", "cores", "suites", "repeats", "stat", "quick", "cluster",
               "placement", "exit_grace_s", "run_seconds", "command"):
         if k in meta:
             v = meta[k]
@@ -114,7 +115,8 @@ def markdown(summary, meta, ref_name="Locus"):
     for mpi, errs in (meta.get("build_failures") or {}).items():
         lines += ["", "**%s: %d program(s) failed to build:**" % (mpi, len(errs)), ""]
         lines += ["- %s" % e.replace("\n", " ")[:300] for e in errs]
-    lines += ["", "Values are medians over the interleaved repeats."]
+    lines += ["", "Values are %s over the interleaved repeats." % (
+        "each MPI's best (its least disturbed run)" if meta.get("stat") == "best" else "medians")]
     if meta.get("sweep_variable"):
         lines[-1] += " Columns are the values of %s; `best` is the best of them." \
             % meta["sweep_variable"]

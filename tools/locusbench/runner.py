@@ -201,14 +201,24 @@ def median(values):
     return v[n // 2] if n % 2 else 0.5 * (v[n // 2 - 1] + v[n // 2])
 
 
-def aggregate(slot):
-    """Median over repeats per x (and per extra); None where no run succeeded."""
+def best(values, better="lower"):
+    """The best of the repeats: the least disturbed run's figure."""
+    if not values:
+        return None
+    return min(values) if better == "lower" else max(values)
+
+
+def aggregate(slot, stat="median", better="lower"):
+    """Median (stat "median") or best (stat "best", in the case's sense of
+    better) over repeats per x; the extras' medians; None where no run
+    succeeded."""
+    pick = median if stat == "median" else (lambda v: best(v, better))
     xs = []
     for run in slot["runs"]:
         for x in run:
             if x not in xs:
                 xs.append(x)
-    med = {x: median([run[x] for run in slot["runs"] if x in run]) for x in xs}
+    med = {x: pick([run[x] for run in slot["runs"] if x in run]) for x in xs}
     keys = []
     for e in slot["extras"]:
         for k in e:

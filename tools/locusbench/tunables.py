@@ -6,6 +6,7 @@ import os
 DEFAULTS = {
     "LOCUS_BENCH_MPIS": "locus,openmpi,mpich",
     "LOCUS_BENCH_REPEATS": "3",
+    "LOCUS_BENCH_STAT": "median",
     "LOCUS_BENCH_TIMEOUT": "900",
     "LOCUS_BENCH_LOCUS_BIN": "",
 }
