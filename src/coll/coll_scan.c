@@ -64,7 +64,7 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
      * segment, each rank combining its own block of them. */
     size_t bytes = total * locus_dtype_size(dt);
     if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) &&
-        bytes <= COLL_SHM_SLOT_CAP && coll_shm_usable(s, c, st, ALG_AUTO, bytes, 0)) {
+        coll_shm_usable(s, c, st, ALG_AUTO, bytes, 0)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = total,
                                      .at = (size_t)disps[r], .count2 = rcounts[r], .dt = dt,
                                      .op = op, .call = shm_reduce_scatter_call });

@@ -57,7 +57,7 @@ static coll_step_t *step_add(locus_coll_sched_t *s, int kind)
 }
 
 static void xfer_add(locus_coll_sched_t *s, int kind, locus_coll_comm_t *c, const void *sbuf,
-                     void *rbuf, size_t count, locus_dtype_t *dt, int peer, int tag)
+                     void *rbuf, size_t count, locus_dtype_t *dt, int peer, int tag, int hints)
 {
     if (peer < 0)
         return;
@@ -72,27 +72,25 @@ static void xfer_add(locus_coll_sched_t *s, int kind, locus_coll_comm_t *c, cons
     st->dt = dt;
     st->peer = peer;
     st->tag = tag;
+    st->hints = hints;
 }
 
 void coll_send(locus_coll_sched_t *s, locus_coll_comm_t *c, const void *buf, size_t count,
                locus_dtype_t *dt, int peer, int tag)
 {
-    xfer_add(s, STEP_SEND, c, buf, NULL, count, dt, peer, tag);
+    xfer_add(s, STEP_SEND, c, buf, NULL, count, dt, peer, tag, 0);
 }
 
 void coll_recv(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
                locus_dtype_t *dt, int peer, int tag)
 {
-    xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag);
+    xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, 0);
 }
 
 void coll_recv_reduced(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
                        locus_dtype_t *dt, int peer, int tag)
 {
-    int n = s->nsteps;
-    coll_recv(s, c, buf, count, dt, peer, tag);
-    if (s->nsteps > n)
-        s->steps[n].hints = LOCUS_COLL_RECV_REDUCED;
+    xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, LOCUS_COLL_RECV_REDUCED);
 }
 
 void coll_fence(locus_coll_sched_t *s)

@@ -279,9 +279,17 @@ void locus_core_send_control(locus_core_t *c, int world, const locus_hdr_t *h);
 int locus_core_cancel_send(locus_core_t *c, locus_req_t *r);
 void locus_core_cancel_answered(locus_core_t *c, int world, const locus_hdr_t *h);
 
+/* Completes a send nothing holds any more. Its callers have just cleared
+ * one of these bytes: the flags are read one byte each (relaxed atomic
+ * loads are never merged), because a wider load the compiler would make
+ * of them overlaps that store and must wait for every older store to
+ * drain, ring cells the peer core holds included (a third of the time of
+ * an 8-byte osu_bw). */
 static inline void locus_core_send_check(locus_core_t *c, locus_req_t *r)
 {
-    if (!r->tp_busy && !r->ack_wait && !r->queued && !r->cancel_wait)
+    if (!__atomic_load_n(&r->tp_busy, __ATOMIC_RELAXED) &&
+        !__atomic_load_n(&r->ack_wait, __ATOMIC_RELAXED) &&
+        !__atomic_load_n(&r->queued, __ATOMIC_RELAXED) && !r->cancel_wait)
         locus_core_complete(c, r);
 }
 

@@ -54,14 +54,8 @@ int locus_core_isend(locus_core_t *c, locus_req_t *r)
         r->tp_busy = 1;
         int rc = p->tp->ops->send(p->tp, r->world, &r->hdr, r->hdrlen, r->sbuf, r->len, r);
         if (__builtin_expect(rc == LOCUS_TP_DONE, 1)) {
-            /* Not locus_core_send_check: the compiler reads its four flags
-             * as one word, which overlaps this byte store, so the load
-             * waits for every older store to drain, the ring cells the
-             * peer holds included (a third of an 8-byte osu_bw). Here the
-             * request is fresh: not queued, no cancel pending. */
             r->tp_busy = 0;
-            if (!r->ack_wait)
-                locus_core_complete(c, r);
+            locus_core_send_check(c, r);
             return 0;
         }
         if (rc == LOCUS_TP_PENDING)

@@ -9,33 +9,21 @@ congestion.md has its tables and that the cluster, its processes and any
 
 usage: check_congestion.py TOOLS_DIR LOCUS_BIN OUT_DIR
 """
-import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 
+from benchcli import run_quick, skip_without_cluster
+
 tools, locus_bin, out = sys.argv[1:4]
-if os.geteuid() != 0 or not shutil.which("ip"):
-    print("SKIPPED: the emulated cluster needs root and iproute2")
-    sys.exit(77)
+skip_without_cluster()
 sys.path.insert(0, tools)
 from locusbench import congestion  # noqa: E402
 
-shutil.rmtree(out, ignore_errors=True)
 shm_before = {n for n in os.listdir("/dev/shm") if n.startswith("locus")}
-p = subprocess.run([sys.executable, os.path.join(tools, "locus_bench.py"), "congestion",
-                    "--quick", "--mpi", "locus", "--qos-modes", "off,static",
-                    "--locus-bin", locus_bin, "--out", out],
-                   capture_output=True, text=True, timeout=560)
-print(p.stdout[-3000:])
-print(p.stderr[-3000:])
-if p.returncode != 0:
-    print("FAIL: locus bench congestion exited %d" % p.returncode)
-    sys.exit(1)
-with open(os.path.join(out, "congestion.json")) as f:
-    doc = json.load(f)
+doc = run_quick(tools, "congestion", ["--quick", "--mpi", "locus", "--qos-modes", "off,static",
+                                      "--locus-bin", locus_bin], out, "congestion.json")
 fails = []
 
 

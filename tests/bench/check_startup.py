@@ -8,29 +8,18 @@ the PMI gets each strategy's formula says on 2 nodes x 2 ranks.
 
 usage: check_startup.py TOOLS_DIR LOCUS_BIN OUT_DIR
 """
-import json
 import os
 import shutil
-import subprocess
 import sys
 
+from benchcli import run_quick, skip_without_cluster
+
 tools, locus_bin, out = sys.argv[1:4]
-if os.geteuid() != 0 or not shutil.which("ip"):
-    print("SKIPPED: the emulated cluster needs root and iproute2")
-    sys.exit(77)
+skip_without_cluster()
 mpis = ["locus"] + [m for m, exe in (("openmpi", "mpirun.openmpi"), ("mpich", "mpiexec.mpich"))
                     if shutil.which(exe)]
-shutil.rmtree(out, ignore_errors=True)
-p = subprocess.run([sys.executable, os.path.join(tools, "locus_bench.py"), "startup", "--quick",
-                    "--model", "--mpi", ",".join(mpis), "--locus-bin", locus_bin, "--out", out],
-                   capture_output=True, text=True, timeout=560)
-print(p.stdout[-3000:])
-print(p.stderr[-3000:])
-if p.returncode != 0:
-    print("FAIL: locus bench startup exited %d" % p.returncode)
-    sys.exit(1)
-with open(os.path.join(out, "startup.json")) as f:
-    doc = json.load(f)
+doc = run_quick(tools, "startup", ["--quick", "--model", "--mpi", ",".join(mpis),
+                                   "--locus-bin", locus_bin], out, "startup.json")
 fails = []
 want = {"simple": 12, "shm": 6, "roots": 2, "fabric": 2}
 peer_ok = {}

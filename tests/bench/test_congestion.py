@@ -3,14 +3,11 @@ CIF rules, the summary over repeats, the tables, and the CLI's checks of bad
 input (exit 2, one line) and --from, on synthetic runs."""
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import unittest
 
+from benchcli import assert_usage_errors, run_cli
 from locusbench import congestion
-
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def output(lat=(20.0, 40.0, 2000.0, 9000.0), ar=(15.0, 30.0, 3000.0, 12000.0),
@@ -144,33 +141,25 @@ class SummaryTest(unittest.TestCase):
 
 
 class CliTest(unittest.TestCase):
-    def run_cli(self, *args):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "locus_bench.py")]
-                              + list(args), capture_output=True, text=True, timeout=60)
-
     def test_bad_input_exits_2_with_one_line(self):
-        for args in (["--nodes", "2"], ["--nodes", "x"], ["--ppn", "1"], ["--rate", "fast"],
-                     ["--qos-modes", "off,fast"], ["--qos-modes", "off,off"],
-                     ["--tcp-cc", "no such"], ["--from", "/nonexistent.json"],
-                     ["--mpi", "lam"]):
-            p = self.run_cli("congestion", *args)
-            self.assertEqual(p.returncode, 2, (args, p.stderr))
-            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (args, p.stderr))
-            self.assertTrue(p.stderr.startswith("locus bench: "), p.stderr)
+        assert_usage_errors(self, *(["congestion"] + a for a in (
+            ["--nodes", "2"], ["--nodes", "x"], ["--ppn", "1"], ["--rate", "fast"],
+            ["--qos-modes", "off,fast"], ["--qos-modes", "off,off"], ["--tcp-cc", "no such"],
+            ["--from", "/nonexistent.json"], ["--mpi", "lam"])))
 
     def test_from_json_redraws(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "congestion.json")
             with open(path, "w") as f:
                 json.dump(SummaryTest().doc(), f)
-            p = self.run_cli("congestion", "--from", path, "--no-plots")
+            p = run_cli("congestion", "--from", path, "--no-plots")
             self.assertEqual(p.returncode, 1, p.stderr)   # mpich: no run worked
             self.assertIn("no successful run under mpich", p.stderr)
             self.assertIn("| locus-off | 100.0X | 200.0X |", p.stdout)
             self.assertTrue(os.path.exists(os.path.join(d, "congestion.md")))
             with open(path, "w") as f:
                 json.dump({"grid": []}, f)
-            p = self.run_cli("congestion", "--from", path)
+            p = run_cli("congestion", "--from", path)
             self.assertEqual(p.returncode, 2)
             self.assertIn("not a congestion.json", p.stderr)
 

@@ -3,13 +3,11 @@
 and the CLI's checks of bad input (exit 2, one line)."""
 import json
 import os
-import subprocess
-import sys
 import unittest
 
+from benchcli import assert_usage_errors, run_cli
 from locusbench import startup, startup_model
 
-ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 REPORT = {"ranks": 4, "nodes": 2, "strategy": "roots", "launch_to_init_s": 0.03,
           "phases": {p: {"%s_%s" % (m, a): 0 for m in ("seconds", "puts", "gets", "fences",
@@ -105,19 +103,10 @@ class ModelTest(unittest.TestCase):
 
 
 class CliTest(unittest.TestCase):
-    def run_cli(self, *args):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "tools", "locus_bench.py")]
-                              + list(args), capture_output=True, text=True, timeout=60)
-
     def test_bad_input_exits_2_with_one_line(self):
-        for args in (["startup", "--nodes", "0"], ["startup", "--nodes", "a,b"],
-                     ["startup", "--ppn", "0"], ["startup", "--strategies", "fast"],
-                     ["startup", "--max-ranks", "0"], ["startup", "--from", "/nonexistent.json"],
-                     ["startup", "--mpi", "lam"]):
-            p = self.run_cli(*args)
-            self.assertEqual(p.returncode, 2, (args, p.stderr))
-            self.assertEqual(len(p.stderr.strip().splitlines()), 1, (args, p.stderr))
-            self.assertTrue(p.stderr.startswith("locus bench: "), p.stderr)
+        assert_usage_errors(self, *(["startup"] + a for a in (
+            ["--nodes", "0"], ["--nodes", "a,b"], ["--ppn", "0"], ["--strategies", "fast"],
+            ["--max-ranks", "0"], ["--from", "/nonexistent.json"], ["--mpi", "lam"])))
 
     def test_from_json_redraws_and_models(self):
         import tempfile
@@ -125,7 +114,7 @@ class CliTest(unittest.TestCase):
             path = os.path.join(d, "startup.json")
             with open(path, "w") as f:
                 json.dump(synthetic(ModelTest.UNITS, ModelTest.GRID), f)
-            p = self.run_cli("startup", "--from", path, "--model", "--no-plots")
+            p = run_cli("startup", "--from", path, "--model", "--no-plots")
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("| 8x32 |", p.stdout)
             self.assertIn("256 x 64", p.stdout)

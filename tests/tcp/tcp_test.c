@@ -56,3 +56,13 @@ int tt_enter(int rank, const char *netns, const char *ifaces)
     }
     return 0;
 }
+
+uint32_t tt_seq_take(const void *hdr, size_t hdrlen, uint32_t *next, int *bad)
+{
+    uint32_t seq = 0;
+    if (hdrlen == sizeof seq)
+        memcpy(&seq, hdr, sizeof seq);
+    *bad += hdrlen != sizeof seq || seq != *next;
+    *next = seq + 1;
+    return seq;
+}

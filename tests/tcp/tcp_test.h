@@ -21,4 +21,9 @@ double tt_now(void);
  */
 int tt_enter(int rank, const char *netns, const char *ifaces);
 
+/* A numbered message's header (its uint32_t number): the number, with *bad
+ * raised when the header is not exactly that or the number is not *next;
+ * *next moves past it. */
+uint32_t tt_seq_take(const void *hdr, size_t hdrlen, uint32_t *next, int *bad);
+
 #endif

@@ -33,12 +33,9 @@ static void b_deliver(void *core, int src, const void *hdr, size_t hdrlen, const
                       size_t len)
 {
     bcore_t *c = core;
-    uint32_t seq;
     (void)src;
-    memcpy(&seq, hdr, sizeof seq);
-    c->bad += hdrlen != sizeof seq || seq != c->next || len != LEN ||
-              harness_check(data, len, seq) != SIZE_MAX;
-    c->next = seq + 1;
+    uint32_t seq = tt_seq_take(hdr, hdrlen, &c->next, &c->bad);
+    c->bad += len != LEN || harness_check(data, len, seq) != SIZE_MAX;
 }
 
 static void b_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_t len,

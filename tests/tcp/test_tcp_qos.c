@@ -51,12 +51,9 @@ static void q_deliver(void *core, int src, const void *hdr, size_t hdrlen, const
                       size_t len)
 {
     qcore_t *c = core;
-    uint32_t seq;
     (void)src;
-    memcpy(&seq, hdr, sizeof seq);
-    c->bad += hdrlen != sizeof seq || seq != c->next || len != msg_len(seq) ||
-              harness_check(data, len, seq) != SIZE_MAX;
-    c->next = seq + 1;
+    uint32_t seq = tt_seq_take(hdr, hdrlen, &c->next, &c->bad);
+    c->bad += len != msg_len(seq) || harness_check(data, len, seq) != SIZE_MAX;
     c->done++;
 }
 
@@ -64,11 +61,9 @@ static void q_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
                       locus_tp_rndv_t *r)
 {
     qcore_t *c = core;
-    uint32_t seq;
     (void)src;
-    memcpy(&seq, hdr, sizeof seq);
-    c->bad += hdrlen != sizeof seq || seq != c->next || len != msg_len(seq) || seq >= MSGS;
-    c->next = seq + 1;
+    uint32_t seq = tt_seq_take(hdr, hdrlen, &c->next, &c->bad);
+    c->bad += len != msg_len(seq) || seq >= MSGS;
     if (seq < MSGS && (c->rbuf[seq] = malloc(len)))
         c->tp->ops->rndv_recv(c->tp, r, c->rbuf[seq], len, (void *)(uintptr_t)seq, 0);
 }
