@@ -355,6 +355,11 @@ int main(int argc, char **argv)
     if (f < 0)
         die("shm create");
     close(f);
+    /* Before "start": a test may signal the job as soon as it reads it. */
+    if (!strcmp(mode, "hangign")) {
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+    }
     printf("start %d %d %s\n", rank, (int)getpid(), getenv("LOCUS_JOBID"));
     if (!strcmp(mode, "signals")) {
         count_signals();
@@ -376,13 +381,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "floodkvs") || !strcmp(mode, "floodbar"))
         wait_forever();
-    if (!strcmp(mode, "hang") || !strcmp(mode, "hangign")) {
-        if (!strcmp(mode, "hangign")) {
-            signal(SIGINT, SIG_IGN);
-            signal(SIGTERM, SIG_IGN);
-        }
+    if (!strcmp(mode, "hang") || !strcmp(mode, "hangign"))
         wait_forever();
-    }
     /* Everyone has started (and said so) before anyone fails. */
     if (strcmp(mode, "ok"))
         barrier();
