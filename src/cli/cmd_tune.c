@@ -26,7 +26,7 @@ typedef struct {
     double budget_s;
 } tune_plan_t;
 
-static const tune_plan_t plan_full = { "full", "65536:4194304", "8", "16", 65536, 4194304, 3, 18 };
+static const tune_plan_t plan_full = { "full", "16384:4194304", "8", "16", 16384, 4194304, 3, 18 };
 static const tune_plan_t plan_quick = { "quick", "65536:262144", "2", "8", 65536, 262144, 1, 18 };
 
 static const long chunks[] = { 32768, 65536, 131072, 262144 };
@@ -39,7 +39,7 @@ static void tune_usage(FILE *out)
             "       locus tune --show [--json]\n"
             "  Measures the shared-memory transport's large-message paths on this\n"
             "  machine (pipelined copy with 32k/64k/128k/256k chunks, CMA single copy;\n"
-            "  64 KiB..4 MiB, 2 ranks on 2 cores; seconds, 18 at most), chooses\n"
+            "  16 KiB..4 MiB, 2 ranks on 2 cores; seconds, 18 at most), chooses\n"
             "  LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN and caches them for this\n"
             "  machine (LOCUS_TUNE_FILE, else ~/.cache/locus); they become the defaults\n"
             "  of those variables here. The environment still overrides them.\n"
@@ -135,7 +135,8 @@ static int make_cfgs(locus_tune_t *t, tune_cfg_t *cfg)
 /* Untimed windows (osu -x), enough to go once through the sender's pool
  * at the smallest size: its pages are mapped at their first use, and 4 MiB
  * of page faults inside the timed windows put the pipeline at 3-8 GB/s at
- * 64 KiB where it then ran 30. */
+ * 64 KiB where it then ran 30. (Larger sizes thus get more than they need:
+ * about a second more in all on the 2-vCPU VM.) */
 static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
 {
     long pool = 0;

@@ -17,7 +17,7 @@ import sys
 CASE, LOCUS, LOCUSRUN, OSU_BW, TMP = sys.argv[1:6]
 CHUNKS = {"32k", "64k", "128k", "256k"}
 TUNED = ("LOCUS_SHM_CHUNK_SIZE", "LOCUS_SHM_CMA_MIN")
-DEFAULTS = {"LOCUS_SHM_CHUNK_SIZE": "128k", "LOCUS_SHM_CMA_MIN": "1G"}
+DEFAULTS = {"LOCUS_SHM_CHUNK_SIZE": "32k", "LOCUS_SHM_CMA_MIN": "1G"}
 failures = 0
 
 
@@ -80,8 +80,8 @@ def write(path, text):
 def check_table(doc, label, expect_values=True):
     """Properties of a calibration table (tune --json / --show --json)."""
     sizes = doc.get("sizes", [])
-    if not sizes or any(s < 65536 or s > 4 << 20 or s & (s - 1) for s in sizes):
-        fail(f"{label}: sizes {sizes} are not powers of two in 64k..4M")
+    if not sizes or any(s < 16384 or s > 4 << 20 or s & (s - 1) for s in sizes):
+        fail(f"{label}: sizes {sizes} are not powers of two in 16k..4M")
     names = [p["name"] for p in doc.get("paths", [])]
     if sorted(names) != sorted(["pipe-" + c for c in CHUNKS] + ["cma"]):
         fail(f"{label}: paths {names}")

@@ -29,15 +29,16 @@ static int failures;
 
 static const long sizes[] = { 65536, 262144, 1048576, 4194304 };
 
-/* A table of 4 sizes: pipelines of 64k and 128k chunks, and CMA. */
-static void table(locus_tune_t *t, const double *p64, const double *p128, const double *cma)
+/* A table of 4 sizes: pipelines of 128k and 32k (the shipped default)
+ * chunks, and CMA. */
+static void table(locus_tune_t *t, const double *p128, const double *p32, const double *cma)
 {
     memset(t, 0, sizeof *t);
     t->nsizes = 4;
     memcpy(t->sizes, sizes, sizeof sizes);
-    const double *rows[] = { p64, p128, cma };
-    const char *names[] = { "pipe-64k", "pipe-128k", "cma" };
-    const long chunk[] = { 65536, 131072, 0 };
+    const double *rows[] = { p128, p32, cma };
+    const char *names[] = { "pipe-128k", "pipe-32k", "cma" };
+    const long chunk[] = { 131072, 32768, 0 };
     for (int p = 0; p < 3; p++) {
         snprintf(t->paths[p].name, sizeof t->paths[p].name, "%s", names[p]);
         t->paths[p].chunk = chunk[p];
@@ -68,50 +69,50 @@ static int has_note(const locus_tune_t *t, const char *word)
 static void test_choose(void)
 {
     locus_tune_t t;
-    /* The pipeline always wins: CMA never. 128k wins on the geometric mean
-     * although 64k is faster at 64 KiB. */
+    /* The pipeline always wins: CMA never. 32k wins on the geometric mean
+     * although 128k is faster at 64 KiB. */
     table(&t, (double[]){ 20, 20, 20, 20 }, (double[]){ 15, 30, 30, 30 }, (double[]){ 5, 8, 9, 9 });
     locus_tune_choose(&t);
-    expect(&t, "128k", LOCUS_TUNE_NEVER, "pipeline wins");
+    expect(&t, "32k", LOCUS_TUNE_NEVER, "pipeline wins");
 
     /* CMA wins from 1 MiB up, also at 64 KiB but not at 256 KiB: the
      * threshold holds for every size above it. */
     table(&t, (double[]){ 10, 20, 10, 5 }, (double[]){ 9, 19, 9, 4 }, (double[]){ 11, 12, 10, 9 });
     locus_tune_choose(&t);
-    expect(&t, "64k", "1M", "cma from 1M (ties count for CMA)");
+    expect(&t, "128k", "1M", "cma from 1M (ties count for CMA)");
 
     /* CMA wins everywhere: from the smallest size measured. */
     table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 4, 4, 4, 4 }, (double[]){ 9, 9, 9, 9 });
     locus_tune_choose(&t);
-    expect(&t, "64k", "64k", "cma wins");
+    expect(&t, "128k", "64k", "cma wins");
 
-    /* A chunk faster than the shipped default (128k) by less than the
+    /* A chunk faster than the shipped default (32k) by less than the
      * noise margin does not move it; by more, it does. */
     table(&t, (double[]){ 10.4, 10.4, 10.4, 10.4 }, (double[]){ 10, 10, 10, 10 },
           (double[]){ 1, 1, 1, 1 });
     locus_tune_choose(&t);
-    expect(&t, "128k", LOCUS_TUNE_NEVER, "within the noise");
+    expect(&t, "32k", LOCUS_TUNE_NEVER, "within the noise");
     table(&t, (double[]){ 11, 11, 11, 11 }, (double[]){ 10, 10, 10, 10 }, (double[]){ 1, 1, 1, 1 });
     locus_tune_choose(&t);
-    expect(&t, "64k", LOCUS_TUNE_NEVER, "beyond the noise");
+    expect(&t, "128k", LOCUS_TUNE_NEVER, "beyond the noise");
 
     /* CMA refused (no rates): the chunk is chosen, CMA_MIN stays default. */
     table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 6, 6, 6, 6 }, (double[]){ 0, 0, 0, 0 });
     locus_tune_choose(&t);
-    expect(&t, "128k", NULL, "no cma");
+    expect(&t, "32k", NULL, "no cma");
     CHECK(has_note(&t, "LOCUS_SHM_CMA_MIN keeps its default"), "no cma: note missing");
 
     /* A chunk cut short at 1 MiB: chunks compared on the sizes both have;
      * the winner incomplete, so no CMA threshold. */
     table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 6, 6, 0, 0 }, (double[]){ 1, 1, 1, 1 });
     locus_tune_choose(&t);
-    expect(&t, "128k", NULL, "cut short");
+    expect(&t, "32k", NULL, "cut short");
     CHECK(has_note(&t, "2 of 4 sizes"), "cut short: note missing");
 
     /* One chunk never ran: it takes no part. */
     table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 0, 0, 0, 0 }, (double[]){ 1, 1, 1, 9 });
     locus_tune_choose(&t);
-    expect(&t, "64k", "4M", "one chunk missing");
+    expect(&t, "128k", "4M", "one chunk missing");
 
     /* Nothing measured: nothing chosen, and said. */
     table(&t, (double[]){ 0, 0, 0, 0 }, (double[]){ 0, 0, 0, 0 }, (double[]){ 0, 0, 0, 0 });
@@ -147,7 +148,7 @@ static void test_file(const char *dir)
         for (int i = 0; i < 4; i++)
             CHECK(back.paths[p].gbs[i] == t.paths[p].gbs[i], "rate %d/%d differs", p, i);
     CHECK(!strcmp(back.notes[0], "a note with a newline"), "note: '%s'", back.notes[0]);
-    CHECK(!strcmp(locus_tune_value(&back, "LOCUS_SHM_CHUNK_SIZE"), "64k"), "value differs");
+    CHECK(!strcmp(locus_tune_value(&back, "LOCUS_SHM_CHUNK_SIZE"), "128k"), "value differs");
     CHECK(!strcmp(back.mode, "quick") && !strcmp(back.date, t.date), "mode/date differ");
 
     snprintf(path, sizeof path, "%s/nonexistent", dir);

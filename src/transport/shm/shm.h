@@ -13,6 +13,7 @@
 typedef struct {
     uint64_t eager_sent;     /* messages sent through the ring in one piece */
     uint64_t rndv_sent;      /* large messages announced (RTS) */
+    uint64_t rts_data;       /* ...of them with the data in a chunk of my pool */
     uint64_t cma_recv;       /* large messages received by process_vm_readv */
     uint64_t pipe_recv;      /* large messages received through pool chunks */
     uint64_t chunks_sent;
@@ -31,7 +32,7 @@ typedef struct {
 void shm_tp_stats(const locus_tp_t *tp, shm_stats_t *out);
 
 /* One line on how it moves data, e.g. "single copy cma from 1G, pipeline
- * 128k chunks (4M pool), eager 4k, 4 local ranks, oversubscribed: no, peer
+ * 32k chunks (4M pool), eager 4k, 4 local ranks, oversubscribed: no, peer
  * death: pidfd+lock" (truncated to len; the transport's describe op). */
 void shm_tp_describe(locus_tp_t *tp, char *buf, size_t len);
 

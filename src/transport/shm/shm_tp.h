@@ -4,8 +4,12 @@
  *
  * Protocols, all through the per-pair rings (shm_ring.h):
  *  - eager (len <= eager limit): one MSG message = head + core header + data;
- *  - rendezvous: RTS {len, sender address, sid} + core header. The receiver's
- *    core answers with rndv_recv(); then either
+ *  - rendezvous: RTS {len, sender address, sid} + core header; up to
+ *    RTS_DATA_MAX bytes, the data also waits in a chunk of the sender's pool
+ *    (the cell's len says which). The receiver's core answers with
+ *    rndv_recv(); then either
+ *      copy-out: the receiver copies the data from that chunk, frees it and
+ *           sends FIN {sid}; or
  *      CMA: the receiver reads the sender's buffer (process_vm_readv) and
  *           sends FIN {sid}; or
  *      pipeline: the receiver sends CTS {sid, rid, want}; the sender copies
@@ -36,6 +40,7 @@ struct locus_tp_rndv {
     uint32_t sid;        /* sender's request id */
     uint64_t len;        /* announced */
     uint64_t addr;       /* sender's buffer, for CMA */
+    uint32_t chunk;      /* 1 + the chunk of the sender's pool that holds the data, or 0 */
     unsigned char *buf;
     uint64_t want, got;
     uint64_t pipe_ns;    /* pipelined: the time its chunks took to come (shm_path.h) */
@@ -56,6 +61,7 @@ typedef struct shm_sreq {
     uint64_t len, want, sent;
     void *ctx;
     int wrote;           /* split single copy: 0 or the -errno of its write */
+    int with_data;       /* its RTS came with the data in a chunk of my pool */
     struct shm_sreq *next; /* on the active (pipelining) list, or owing WROTE */
 } shm_sreq_t;
 
@@ -95,6 +101,7 @@ typedef struct {
     _Atomic uint32_t *pool_state;
     unsigned char *pool;
     uint32_t pool_chunks, pool_next;
+    uint32_t data_chunks;          /* chunks holding data announced with an RTS */
     uint64_t chunk_size;
 
     int single_copy;               /* SHM_SC_* */
