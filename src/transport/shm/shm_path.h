@@ -8,8 +8,8 @@
  * configured rule (LOCUS_SHM_CMA_MIN, tuned by `locus tune`) decides first,
  * the other path is then tried once, and from there on the other path is
  * used when it is SHM_PATH_MARGIN times faster, the one not in use tried
- * again one message in SHM_PATH_EXPLORE to keep its rate current. Private
- * to the shm transport.
+ * again (two messages, the second one counted) one message in
+ * SHM_PATH_EXPLORE to keep its rate current. Private to the shm transport.
  */
 #ifndef SHM_PATH_H
 #define SHM_PATH_H
@@ -26,7 +26,11 @@ typedef struct {
     uint32_t n[SHM_PATH_CLASSES];      /* choices made in the class */
     uint8_t probe[SHM_PATH_CLASSES];   /* 1 + the path last chosen to probe it:
                                           its next rate replaces the old one */
+    uint8_t warm[SHM_PATH_CLASSES];    /* 1: the probe's first message, not counted */
 } shm_path_t;
+
+/* The size class of a message of `want` bytes, -1 below SHM_PATH_MIN. */
+int shm_path_class(uint64_t want);
 
 /* 1 when a message of `want` bytes should be read by CMA; `rule` is what
  * the configuration says for it. */

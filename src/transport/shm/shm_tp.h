@@ -6,7 +6,7 @@
  *  - eager (len <= eager limit): one MSG message = head + core header + data;
  *  - rendezvous: RTS {len, sender address, sid} + core header; up to
  *    RTS_DATA_MAX bytes, the data also waits in a chunk of the sender's pool
- *    (the cell's len says which). The receiver's core answers with
+ *    (the RTS names it). The receiver's core answers with
  *    rndv_recv(); then either
  *      copy-out: the receiver copies the data from that chunk, frees it and
  *           sends FIN {sid}; or
@@ -41,12 +41,14 @@ struct locus_tp_rndv {
     uint64_t len;        /* announced */
     uint64_t addr;       /* sender's buffer, for CMA */
     uint32_t chunk;      /* 1 + the chunk of the sender's pool that holds the data, or 0 */
+    uint32_t copy_ns;    /* the time the sender's copy into that chunk took */
     unsigned char *buf;
     uint64_t want, got;
     uint64_t pipe_ns;    /* pipelined: the time its chunks took to come (shm_path.h) */
     uint64_t split;      /* split single copy: the sender writes [0, split) */
     uint64_t split_t0;
     int halves;          /* SHM_HALF_* seen so far */
+    int by_cma;          /* read by CMA: its FIN says so */
     void *ctx;
     struct locus_tp_rndv *next; /* on the owed-control list */
 };
@@ -85,6 +87,8 @@ typedef struct {
     shm_path_t path;               /* which large-message path is faster */
     uint64_t pipe_mark;            /* last chunk from it, or the CTS that began a busy stretch */
     uint32_t pipe_active;          /* pipelined receives from it waiting for data */
+    uint32_t reads_cma;            /* size classes (shm_path.h) it last read by CMA:
+                                      their announcements go without data */
 } shm_peer_t;
 
 typedef struct {

@@ -14,11 +14,14 @@
 #define RING_BUDGET 16 /* messages taken from one ring per progress call */
 
 /* Cell bodies of the control messages (after the 16-byte head). */
-typedef struct { uint64_t len, addr; } shm_rts_t;             /* aux = sid; core header follows */
+/* RTS: aux = sid, the core header follows; chunk: 1 + the chunk of the sender's pool holding
+ * the data (0: none), copy_ns: the time that copy took. */
+typedef struct { uint64_t len, addr; uint32_t chunk, copy_ns; } shm_rts_t;
 typedef struct { uint64_t want; uint32_t rid, split; uint64_t addr, at; } shm_cts_t; /* aux = sid;
     split: 1 = write [0, at) of my buffer (addr) with CMA, then WROTE */
 typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid, len = bytes */
-/* FIN: aux = sid, no body. WROTE: aux = rid, body an int32_t: 0 or -errno. */
+/* FIN: aux = sid, len = 1 when the data was read by CMA, no body. WROTE: aux = rid, body an
+ * int32_t: 0 or -errno. */
 
 /* Split single copy: from this size, when each rank has its core, the
  * receiver reads the second half while the sender writes the first, two
@@ -39,34 +42,55 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
 
 static int pool_find(shm_tp_t *tp);
 
-/* 1 + the chunk of my pool that now holds a copy of data, or 0: when none
- * is free, or the receiver is bound to read by CMA. Such chunks wait until
- * their message is matched, which may be never while the receiver waits
- * for a pipelined message of mine: at most half the pool holds them. */
-static uint32_t rts_data(shm_tp_t *tp, const shm_peer_t *p, const void *data, size_t len)
+/* The bit of the size class of a message that may come with its data. */
+static uint32_t class_bit(uint64_t len)
+{
+    int k = len <= RTS_DATA_MAX ? shm_path_class(len) : -1;
+    return k < 0 ? 0 : 1u << k;
+}
+
+/* Puts a copy of data in a chunk of my pool and names it in rts, unless no
+ * chunk is free or the receiver is bound to read by CMA. Such chunks wait
+ * until their message is matched, which may be never while the receiver
+ * waits for a pipelined message of mine: at most half the pool holds them.
+ * The search and the copy are timed for the receiver's choice of path
+ * (shm_path.h): lines the receiver's core last touched (the chunk's state,
+ * its data) cost as much here as its own copy there. */
+static void rts_data(shm_tp_t *tp, const shm_peer_t *p, const void *data, size_t len,
+                     shm_rts_t *rts)
 {
     if (len > RTS_DATA_MAX || len > tp->chunk_size || tp->single_copy == SHM_SC_CMA ||
         (tp->oversubscribed && p->cma && tp->single_copy == SHM_SC_AUTO) ||
-        tp->data_chunks >= tp->pool_chunks / 2)
-        return 0;
+        tp->data_chunks >= tp->pool_chunks / 2 || (p->reads_cma & class_bit(len)))
+        return;
+    uint64_t t0 = shm_now_ns();
     int k = pool_find(tp);
     if (k < 0)
-        return 0;
+        return;
     atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
     memcpy(tp->pool + (uint64_t)k * tp->chunk_size, data, len);
+    uint64_t ns = shm_now_ns() - t0;
+    rts->copy_ns = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
+    rts->chunk = (uint32_t)k + 1;
     tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
     tp->stats.rts_data++;
     tp->data_chunks++;
-    return (uint32_t)k + 1;
 }
 
-/* The receiver answered (CTS or FIN): it freed the chunk with the data. */
-static void rts_data_done(shm_tp_t *tp, shm_sreq_t *s)
+/* The receiver answered (CTS: pipelined, or FIN, by_cma: read by CMA): it
+ * freed the chunk with the data, and says which path it takes at this
+ * size, so that data goes with the announcements only while it copies
+ * them out (until its next pipelined answer, after a probe or a change). */
+static void rts_data_done(shm_tp_t *tp, shm_peer_t *p, shm_sreq_t *s, int by_cma)
 {
     if (s->with_data) {
         s->with_data = 0;
         tp->data_chunks--;
     }
+    if (by_cma)
+        p->reads_cma |= class_bit(s->len);
+    else
+        p->reads_cma &= ~class_bit(s->len);
 }
 
 static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
@@ -89,11 +113,12 @@ static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
     s->buf = data;
     s->len = len;
     s->ctx = ctx;
-    shm_rts_t rts = { len, (uint64_t)(uintptr_t)data };
+    shm_rts_t rts = { len, (uint64_t)(uintptr_t)data, 0, 0 };
+    rts_data(tp, p, data, len, &rts);
+    s->with_data = rts.chunk != 0;
     c->type = SHM_T_RTS;
     c->hdrlen = (uint8_t)hdrlen;
-    c->len = rts_data(tp, p, data, len);
-    s->with_data = c->len != 0;
+    c->len = 0;
     c->aux = s->id;
     memcpy(c->body, &rts, sizeof rts);
     if (hdrlen)
@@ -166,6 +191,7 @@ static int owed_push(shm_tp_t *tp, locus_tp_rndv_t *r)
         memcpy(c->body, &cts, sizeof cts);
     } else {
         c->type = SHM_T_FIN;
+        c->len = (uint32_t)r->by_cma;
     }
     shm_ring_commit(&p->tx, c, 1);
     return 1;
@@ -324,14 +350,15 @@ static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
     r->chunk = 0;
 }
 
-/* The data came with the announcement: copy it out, free its chunk, FIN. */
+/* The data came with the announcement: copy it out, free its chunk, FIN.
+ * The path's cost is both copies, the sender's and mine. */
 static int copy_out(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
     uint64_t t0 = path_measured(tp, p) ? shm_now_ns() : 0;
     memcpy(r->buf, p->pool + (uint64_t)(r->chunk - 1) * p->chunk_size, r->want);
     chunk_free(p, r);
     if (t0)
-        shm_path_record(&p->path, r->want, 0, shm_now_ns() - t0);
+        shm_path_record(&p->path, r->want, 0, shm_now_ns() - t0 + r->copy_ns);
     tp->stats.pipe_recv++;
     r->state = SHM_R_OWE_FIN;
     owed_add(tp, r);
@@ -371,6 +398,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
             return rc;
         if (rc == 0) {
             r->state = SHM_R_OWE_FIN;
+            r->by_cma = 1;
             tp->stats.cma_recv++;
             if (measured)
                 shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
@@ -528,7 +556,8 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         r->sid = c->aux;
         r->len = rts.len;
         r->addr = rts.addr;
-        r->chunk = c->len;
+        r->chunk = rts.chunk;
+        r->copy_ns = rts.copy_ns;
         if (r->chunk > p->pool_chunks || (r->chunk && rts.len > p->chunk_size))
             return -EPROTO;
         tp->up.rndv_arrived(tp->core, p->world, c->body + sizeof rts, c->hdrlen, rts.len, r);
@@ -540,7 +569,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
             return -EPROTO;
         shm_cts_t cts;
         memcpy(&cts, c->body, sizeof cts);
-        rts_data_done(tp, s);
+        rts_data_done(tp, p, s, 0);
         s->rid = cts.rid;
         s->want = cts.want < s->len ? cts.want : s->len;
         if (cts.split)
@@ -600,7 +629,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         shm_sreq_t *s = tp_ids_find(&tp->sids, c->aux);
         if (!s || s->peer != l)
             return -EPROTO;
-        rts_data_done(tp, s);
+        rts_data_done(tp, p, s, c->len != 0);
         send_complete(tp, s);
         return 0;
     }
