@@ -32,10 +32,10 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
 /* Rendezvous messages up to this size carry their data in a chunk of the
  * sender's pool, so that a receiver that prefers the pipelined copy takes
  * it at once, two trips sooner: on the 2-vCPU VM osu_latency at 8-32 KiB
- * then fell from 1.6-4.8 us to 1.2-3.0 while the vCPUs shared a cache;
- * while they did not, the copy-out ran at 2.4 GB/s and the measured
- * choice (shm_path.h) reads by CMA instead, the chunk unread. Larger ones
- * are split or pipelined in pieces that overlap. */
+ * then fell from 1.6-4.8 us to 0.8-2.2 (32k chunks) while the vCPUs shared
+ * a cache; while they did not, the copy-out ran at 2.4 GB/s and the
+ * measured choice (shm_path.h) reads by CMA instead. Larger ones are split
+ * or pipelined in pieces that overlap. */
 #define RTS_DATA_MAX (32u << 10)
 /* Collective traffic goes by CMA from this size (cma_wanted). */
 #define BULK_CMA_MIN (32u << 10)
