@@ -150,13 +150,12 @@ static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
  * of each path and size. Returns the number of jobs run or skipped (a
  * config that failed is not run again): less than rounds x configs when
  * the time budget ran out. */
-static int measure(locus_tune_t *t, const tune_plan_t *plan, const tune_tools_t *tools,
-                   int oversubscribe, tune_cfg_t *cfg, int ncfg, char *bindings, size_t blen)
+static int measure(locus_tune_t *t, const tune_plan_t *plan, const char *warmup,
+                   const tune_tools_t *tools, int oversubscribe, tune_cfg_t *cfg, int ncfg,
+                   char *bindings, size_t blen)
 {
     double start = tune_now();
     int total = plan->rounds * ncfg, done = 0;
-    char warmup[24];
-    warmup_windows(plan, warmup, sizeof warmup);
     for (int r = 0; r < plan->rounds; r++) {
         for (int k = 0; k < ncfg; k++) {
             int c = (k + r) % ncfg;
@@ -246,13 +245,14 @@ static int tune_measure(const tune_plan_t *plan, int json)
             plan->rounds * ncfg, plan->mode, plan->budget_s);
     double t0 = tune_now();
     char bindings[128] = "";
-    int done = measure(&t, plan, &tools, oversubscribe, cfg, ncfg, bindings, sizeof bindings);
+    char warmup[24];
+    warmup_windows(plan, warmup, sizeof warmup);
+    int done = measure(&t, plan, warmup, &tools, oversubscribe, cfg, ncfg, bindings,
+                       sizeof bindings);
     time_t now = time(NULL);
     struct tm tm;
     strftime(t.date, sizeof t.date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
     /* Notes: the setting, then what went wrong, then (choose) what is left out. */
-    char warmup[24];
-    warmup_windows(plan, warmup, sizeof warmup);
     locus_tune_note(&t, "osu_bw -m %s -i %s -x %s -W %s under locusrun -n 2%s%s%s, best of %d "
                     "round%s, %.1f s", plan->range, plan->iters, warmup, plan->window,
                     bindings[0] ? " (" : "", bindings, bindings[0] ? ")" : "", plan->rounds,

@@ -40,7 +40,42 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
 /* Collective traffic goes by CMA from this size (cma_wanted). */
 #define BULK_CMA_MIN (32u << 10)
 
-static int pool_find(shm_tp_t *tp);
+/* A free chunk of my pool, or -1. Chunks come back roughly in order, so a
+ * rotating cursor usually finds one at the first look. */
+static int pool_find(shm_tp_t *tp)
+{
+    for (uint32_t i = 0; i < tp->pool_chunks; i++) {
+        uint32_t k = tp->pool_next + i;
+        if (k >= tp->pool_chunks)
+            k -= tp->pool_chunks;
+        if (atomic_load_explicit(&tp->pool_state[k * 16], memory_order_acquire) == SHM_CHUNK_FREE)
+            return (int)k;
+    }
+    return -1;
+}
+
+/* Marks chunk k of my pool busy and copies len bytes of data into it; the
+ * next search starts after it. */
+static void pool_fill(shm_tp_t *tp, int k, const void *data, size_t len)
+{
+    atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
+    memcpy(tp->pool + (uint64_t)k * tp->chunk_size, data, len);
+    tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
+}
+
+/* The receiver's side of the pool: chunk k of peer p's pool is free again
+ * (a store, no message). */
+static void peer_chunk_free(shm_peer_t *p, uint32_t k)
+{
+    atomic_store_explicit(&p->pool_state[k * 16], SHM_CHUNK_FREE, memory_order_release);
+}
+
+/* Whether the path to p is chosen by measurement (auto, a core per rank,
+ * CMA possible): only then are large transfers timed (shm_path.h). */
+static int path_measured(const shm_tp_t *tp, const shm_peer_t *p)
+{
+    return tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && p->cma;
+}
 
 /* The bit of the size class of a message that may come with its data. */
 static uint32_t class_bit(uint64_t len)
@@ -53,9 +88,10 @@ static uint32_t class_bit(uint64_t len)
  * chunk is free or the receiver is bound to read by CMA. Such chunks wait
  * until their message is matched, which may be never while the receiver
  * waits for a pipelined message of mine: at most half the pool holds them.
- * The search and the copy are timed for the receiver's choice of path
- * (shm_path.h): lines the receiver's core last touched (the chunk's state,
- * its data) cost as much here as its own copy there. */
+ * Where the receiver chooses its path by measurement (shm_path.h), the
+ * search and the copy are timed for it: lines the receiver's core last
+ * touched (the chunk's state, its data) cost as much here as its own copy
+ * there. */
 static void rts_data(shm_tp_t *tp, const shm_peer_t *p, const void *data, size_t len,
                      shm_rts_t *rts)
 {
@@ -63,16 +99,14 @@ static void rts_data(shm_tp_t *tp, const shm_peer_t *p, const void *data, size_t
         (tp->oversubscribed && p->cma && tp->single_copy == SHM_SC_AUTO) ||
         tp->data_chunks >= tp->pool_chunks / 2 || (p->reads_cma & class_bit(len)))
         return;
-    uint64_t t0 = shm_now_ns();
+    uint64_t t0 = path_measured(tp, p) ? shm_now_ns() : 0;
     int k = pool_find(tp);
     if (k < 0)
         return;
-    atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
-    memcpy(tp->pool + (uint64_t)k * tp->chunk_size, data, len);
-    uint64_t ns = shm_now_ns() - t0;
+    pool_fill(tp, k, data, len);
+    uint64_t ns = t0 ? shm_now_ns() - t0 : 0;
     rts->copy_ns = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
     rts->chunk = (uint32_t)k + 1;
-    tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
     tp->stats.rts_data++;
     tp->data_chunks++;
 }
@@ -195,13 +229,6 @@ static int owed_push(shm_tp_t *tp, locus_tp_rndv_t *r)
     }
     shm_ring_commit(&p->tx, c, 1);
     return 1;
-}
-
-/* Whether the path to p is chosen by measurement (auto, a core per rank,
- * CMA possible): only then are large transfers timed (shm_path.h). */
-static int path_measured(const shm_tp_t *tp, const shm_peer_t *p)
-{
-    return tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && p->cma;
 }
 
 /* After the owed message went out: wait for data, or finish. */
@@ -345,8 +372,7 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 
 static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
 {
-    atomic_store_explicit(&p->pool_state[(r->chunk - 1) * 16], SHM_CHUNK_FREE,
-                          memory_order_release);
+    peer_chunk_free(p, r->chunk - 1);
     r->chunk = 0;
 }
 
@@ -420,20 +446,6 @@ static void send_complete(shm_tp_t *tp, shm_sreq_t *s)
     tp->up.send_done(tp->core, ctx);
 }
 
-/* A free chunk of my pool, or -1. Chunks come back roughly in order, so a
- * rotating cursor usually finds one at the first look. */
-static int pool_find(shm_tp_t *tp)
-{
-    for (uint32_t i = 0; i < tp->pool_chunks; i++) {
-        uint32_t k = tp->pool_next + i;
-        if (k >= tp->pool_chunks)
-            k -= tp->pool_chunks;
-        if (atomic_load_explicit(&tp->pool_state[k * 16], memory_order_acquire) == SHM_CHUNK_FREE)
-            return (int)k;
-    }
-    return -1;
-}
-
 /* Copies one chunk of `s` into the pool and announces it: 1 done, 0 no
  * chunk free, -1 the peer's ring is full. */
 static int pump_chunk(shm_tp_t *tp, shm_sreq_t *s)
@@ -444,11 +456,10 @@ static int pump_chunk(shm_tp_t *tp, shm_sreq_t *s)
     shm_cell_t *c = shm_ring_reserve(&tp->peers[s->peer].tx, 1);
     if (!c)
         return -1;
-    atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
     uint64_t m = s->want - s->sent;
     if (m > tp->chunk_size)
         m = tp->chunk_size;
-    memcpy(tp->pool + (uint64_t)k * tp->chunk_size, s->buf + s->sent, m);
+    pool_fill(tp, k, s->buf + s->sent, m);
     shm_chunk_t ch = { s->sent, (uint32_t)k, 0 };
     c->type = SHM_T_CHUNK;
     c->hdrlen = 0;
@@ -457,7 +468,6 @@ static int pump_chunk(shm_tp_t *tp, shm_sreq_t *s)
     memcpy(c->body, &ch, sizeof ch);
     shm_ring_commit(&tp->peers[s->peer].tx, c, 1);
     s->sent += m;
-    tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
     tp->stats.chunks_sent++;
     return 1;
 }
@@ -600,7 +610,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
             r->pipe_ns += now - p->pipe_mark;
             p->pipe_mark = now;
         }
-        atomic_store_explicit(&p->pool_state[ch.chunk * 16], SHM_CHUNK_FREE, memory_order_release);
+        peer_chunk_free(p, ch.chunk);
         r->got += c->len;
         if (r->got == r->want) {
             tp->stats.pipe_recv++;
