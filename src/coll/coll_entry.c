@@ -27,6 +27,14 @@ static locus_coll_sched_t *blocking_get(locus_coll_comm_t *c, int *owned)
 
 static int blocking_run(locus_coll_comm_t *c, locus_coll_sched_t *s, int owned)
 {
+    /* Nothing left to run (no data, or one call that ran while it was
+     * built: coll_call): no run loop, nothing to clear. */
+    if (!owned && s->nsteps == 0 && s->nbufs == 0 && !s->oom) {
+        int rc = s->err;
+        s->err = LOCUS_SUCCESS;
+        c->state->blocking_busy = 0;
+        return rc;
+    }
     /* A schedule that ran out of memory while building is incomplete:
      * running half of it would leave peers waiting on the other half. */
     int rc = s->oom ? LOCUS_ERR_NO_MEM : coll_sched_run(s);

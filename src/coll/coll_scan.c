@@ -44,21 +44,17 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
                                locus_coll_comm_t *c)
 {
     int p = c->size, r = c->rank;
-    coll_state_t *st = coll_state(c);
-    ptrdiff_t *disps = malloc(sizeof *disps * (size_t)p);
-    if (!st || !disps) {
-        free(disps);
-        s->oom = 1;
-        return;
-    }
-    size_t total = 0;
+    size_t total = 0, at = 0;
     for (int i = 0; i < p; i++) {
-        disps[i] = (ptrdiff_t)total;
+        at = i == r ? total : at;
         total += rcounts[i];
     }
-    if (total == 0 || locus_dtype_size(dt) == 0) {
-        free(disps);
+    if (total == 0 || locus_dtype_size(dt) == 0)
         return;   /* every rank knows all counts: nothing to reduce anywhere */
+    coll_state_t *st = coll_state(c);
+    if (!st) {
+        s->oom = 1;
+        return;
     }
     /* Small, on one node: everyone's whole vector through the shared
      * segment, each rank combining its own block of them. */
@@ -66,11 +62,17 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
     if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) &&
         coll_shm_usable(s, c, st, ALG_AUTO, bytes, 0)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = total,
-                                     .at = (size_t)disps[r], .count2 = rcounts[r], .dt = dt,
-                                     .op = op, .call = shm_reduce_scatter_call });
-        free(disps);
+                                     .at = at, .count2 = rcounts[r], .dt = dt, .op = op,
+                                     .call = shm_reduce_scatter_call });
         return;
     }
+    ptrdiff_t *disps = malloc(sizeof *disps * (size_t)p);
+    if (!disps) {
+        s->oom = 1;
+        return;
+    }
+    for (int i = 0; i < p; i++)
+        disps[i] = i ? disps[i - 1] + (ptrdiff_t)rcounts[i - 1] : 0;
     const void *src = sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf;
     int alg = st->reduce_scatter;
     if (alg == ALG_AUTO || (alg == ALG_RING && !op->commute))

@@ -44,6 +44,8 @@ static int grow(void **arr, int *cap, int need, size_t elsize)
     return 0;
 }
 
+static void fail(locus_coll_sched_t *s, int err);
+
 static coll_step_t *step_add(locus_coll_sched_t *s, int kind)
 {
     if (grow((void **)&s->steps, &s->cap, s->nsteps + 1, sizeof *s->steps)) {
@@ -141,6 +143,14 @@ void coll_copy(locus_coll_sched_t *s, const void *src, size_t scount, locus_dtyp
 
 void coll_call(locus_coll_sched_t *s, const coll_step_t *templ)
 {
+    /* A blocking schedule runs right after it is built, in order: a call
+     * with nothing before it may as well run now. That spares the small
+     * collectives on the shared segment the step's copy and the run loop
+     * (2 ranks, 8 B allreduce: ~10% of the call). */
+    if (s->blocking && s->nsteps == 0) {
+        fail(s, templ->call(templ));
+        return;
+    }
     coll_step_t *st = step_add(s, STEP_CALL);
     if (st) {
         *st = *templ;

@@ -16,8 +16,10 @@
 int coll_check_part(const void *buf, MPI_Count count, MPI_Datatype dt)
 {
     int rc = count < 0 ? MPI_ERR_COUNT : locus_check_dtype(dt);
-    if (rc == MPI_SUCCESS)
-        rc = locus_check_buf(buf, p2p_count_arg(count), dt);
+    /* No data: any buffer will do, and no size overflows. */
+    if (rc != MPI_SUCCESS || count == 0)
+        return rc;
+    rc = locus_check_buf(buf, p2p_count_arg(count), dt);
     if (rc == MPI_SUCCESS)
         rc = p2p_check_size(count, dt);
     return rc;
@@ -171,6 +173,8 @@ REDUCE_API(_c, MPI_Count)
 /* ---- reduce_scatter, reduce_scatter_block ---- */
 
 /* rcounts.p NULL: the block form with rcount each. */
+#define REDSCAT_FEW 64
+
 static int redscat_run(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count rcount,
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm_h, coll_how_t how,
                        MPI_Request *req, const char *fn)
@@ -190,13 +194,19 @@ static int redscat_run(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Cou
         rc = coll_check_reduce(sbuf, rbuf, rcount, dt, op, -1, comm);
     COLL_CHECK_REQ(rc, how, req);
     if (rc == MPI_SUCCESS && vform) {
-        size_t *cnt = coll_counts_convert(rcounts, (coll_vec_t){ 0 }, comm->coll.size, NULL);
+        /* Small communicators' counts on the stack: a malloc was a third
+         * of a call with no data. */
+        int p = comm->coll.size;
+        size_t few[REDSCAT_FEW], *cnt = p <= REDSCAT_FEW ? few : malloc(sizeof *cnt * (size_t)p);
+        for (int i = 0; cnt && i < p; i++)
+            cnt[i] = (size_t)coll_vec_at(rcounts, i);
         if (!cnt)
             rc = MPI_ERR_NO_MEM;
         else
             COLL_RUN(rc, how, req, comm, reduce_scatter, sbuf, rbuf, cnt, locus_dt_of(dt),
                      locus_op_of(op), &comm->coll);
-        free(cnt);
+        if (cnt != few)
+            free(cnt);
     } else if (rc == MPI_SUCCESS) {
         COLL_RUN(rc, how, req, comm, reduce_scatter_block, sbuf, rbuf, (size_t)rcount,
                  locus_dt_of(dt), locus_op_of(op), &comm->coll);
