@@ -123,7 +123,7 @@ typedef struct coll_shm coll_shm_t;
 struct coll_state {
     /* Algorithm choices and thresholds, from the LOCUS_COLL_* variables. */
     int barrier, bcast, reduce, allreduce, allgather, alltoall, gather, reduce_scatter, scan;
-    size_t bcast_large, allreduce_large, allgather_large, alltoall_small;
+    size_t bcast_large, allreduce_large, allgather_large, alltoall_small, reduce_segment;
     size_t shm_max, shm_bcast_max, shm_allreduce_max, shm_oversub_max;
     int hier;                  /* -1 auto, 0 off, 1 on */
     int shm;                   /* shared-memory fast path allowed */

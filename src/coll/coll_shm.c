@@ -37,8 +37,14 @@
 #define SHM_FLAG_OFF 16
 #define SHM_FLAG_DATA (SHM_FLAG_REC - SHM_FLAG_OFF)
 /* Rooted records per rank: how many rooted operations a rank may run
- * ahead of the slowest before it waits. */
+ * ahead of the slowest before it waits. On an oversubscribed node more,
+ * up to this many bytes of records per rank: a rank that waits there
+ * gives its core away, and one that runs ahead spares its readers a
+ * switch per record (4 ranks on 2 cores, IMB Reduce_scatter of 4 B,
+ * where one rank owns the element: 0.44-0.89 us with 64 records, 1.5-1.9
+ * with 4). */
 #define SHM_ROOTED_DEPTH 4
+#define SHM_ROOTED_OVERSUB_BYTES ((size_t)64 << 10)
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint count;   /* arrivals in the current barrier */
@@ -60,13 +66,14 @@ struct coll_shm {
     char *chunks;         /* 2 chunks of SHM_CHUNK bytes (large bcast) */
     char *red;            /* 2 sets of size+1 SHM_RCHUNK pieces (large allreduce) */
     char *flags;          /* 2 records of SHM_FLAG_REC bytes per rank */
-    char *rooted;         /* SHM_ROOTED_DEPTH records of `rrec` bytes per rank */
+    char *rooted;         /* rdepth records of `rrec` bytes per rank */
     char *rdone;          /* per rank, one line: the last rooted operation it finished */
     uint64_t fseq;        /* flag operations so far */
     uint64_t rseq;        /* rooted operations so far */
     uint64_t rfree;       /* every rank had finished this rooted operation when I last looked */
     size_t slot, rrec, len;
     size_t rcap;          /* data bytes of a rooted record */
+    size_t rdepth;        /* rooted records per rank */
     int size, rank;
     unsigned sense;       /* my sense for the next barrier */
     unsigned gen;         /* operations so far: picks the slot set */
@@ -101,11 +108,11 @@ static size_t shm_lines(size_t bytes)
 }
 
 /* Bytes of a segment for size ranks. */
-static size_t shm_len(int size, size_t slot, size_t rcap)
+static size_t shm_len(int size, size_t slot, size_t rcap, size_t rdepth)
 {
     size_t p = (size_t)size, rrec = shm_lines(SHM_FLAG_OFF + rcap);
     return sizeof(shm_hdr_t) + 2 * p * slot + 2 * SHM_CHUNK + 2 * (p + 1) * SHM_RCHUNK +
-           2 * p * SHM_FLAG_REC + p * (SHM_ROOTED_DEPTH * rrec + SHM_LINE);
+           2 * p * SHM_FLAG_REC + p * (rdepth * rrec + SHM_LINE);
 }
 
 /* Makes the segment: rank 0 sizes, creates and names it, the rest map it
@@ -118,24 +125,28 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     /* Rooted records hold LOCUS_COLL_SHM_MAX bytes, and so do the slots,
      * but on an oversubscribed node those grow to
      * LOCUS_COLL_SHM_OVERSUB_MAX (coll_shm_usable, COLL_SHM_SLOT). */
-    struct { char name[320]; uint64_t slot, rcap; } plan = { "", 0, 0 };
+    struct { char name[320]; uint64_t slot, rcap, rdepth; } plan = { "", 0, 0, 0 };
     void *base = NULL;
     if (c->rank == 0) {
         plan.rcap = shm_lines(shm_limit(st->shm_max));
         plan.slot = plan.rcap;
+        plan.rdepth = SHM_ROOTED_DEPTH;
         if (c->yield && shm_limit(st->shm_oversub_max) > plan.slot)
             plan.slot = shm_lines(shm_limit(st->shm_oversub_max));
+        size_t rrec = shm_lines(SHM_FLAG_OFF + plan.rcap);
+        if (c->yield && SHM_ROOTED_OVERSUB_BYTES / rrec > plan.rdepth)
+            plan.rdepth = SHM_ROOTED_OVERSUB_BYTES / rrec;
         snprintf(what, sizeof what, "coll.%u", c->id);
         shm_file_name(plan.name, sizeof plan.name, what, 0);
-        if (shm_file_create(plan.name, shm_len(c->size, plan.slot, plan.rcap), &base, err,
-                            sizeof err) != 0)
+        if (shm_file_create(plan.name, shm_len(c->size, plan.slot, plan.rcap, plan.rdepth),
+                            &base, err, sizeof err) != 0)
             plan.name[0] = '\0';
     }
     locus_dtype_t *bytes = locus_dtype_basic(LOCUS_EL_BYTE);
     if (locus_coll_bcast(&plan, sizeof plan, bytes, 0, c) != LOCUS_SUCCESS)
         plan.name[0] = '\0';
     size_t slot = plan.slot, rcap = plan.rcap, rrec = shm_lines(SHM_FLAG_OFF + rcap);
-    size_t len = shm_len(c->size, slot, rcap);
+    size_t len = shm_len(c->size, slot, rcap, plan.rdepth);
     size_t got = 0;
     if (c->rank != 0 && plan.name[0] &&
         shm_file_attach(plan.name, len, &base, &got, err, sizeof err) != 0)
@@ -158,10 +169,11 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     seg->red = seg->chunks + 2 * SHM_CHUNK;
     seg->flags = seg->red + 2 * ((size_t)c->size + 1) * SHM_RCHUNK;
     seg->rooted = seg->flags + 2 * (size_t)c->size * SHM_FLAG_REC;
-    seg->rdone = seg->rooted + (size_t)c->size * SHM_ROOTED_DEPTH * rrec;
+    seg->rdone = seg->rooted + (size_t)c->size * plan.rdepth * rrec;
     seg->slot = slot;
     seg->rrec = rrec;
     seg->rcap = rcap;
+    seg->rdepth = plan.rdepth;
     seg->len = len;
     seg->size = c->size;
     seg->rank = c->rank;
@@ -283,9 +295,9 @@ static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
  * Rooted operations (bcast, scatter, and gather and reduce to a root):
  * only the root's record matters to the others, or only theirs to the
  * root, so nobody waits for a barrier. Each writer fills its own record
- * (SHM_ROOTED_DEPTH of them per rank, used in turn) and publishes the
+ * (rdepth of them per rank, used in turn) and publishes the
  * operation's number in it; every rank notes in its done line when it
- * has finished an operation. A record is rewritten SHM_ROOTED_DEPTH
+ * has finished an operation. A record is rewritten rdepth
  * operations later, once every rank's done line has reached the one in
  * between, i.e. every reader is through with it; a rank so far ahead
  * waits there.
@@ -293,7 +305,7 @@ static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
 static char *rooted_rec(const coll_shm_t *seg, int rank, uint64_t q)
 {
     return seg->rooted +
-           ((size_t)rank * SHM_ROOTED_DEPTH + (size_t)(q % SHM_ROOTED_DEPTH)) * seg->rrec;
+           ((size_t)rank * seg->rdepth + (size_t)(q % seg->rdepth)) * seg->rrec;
 }
 
 static _Atomic uint64_t *rooted_done(const coll_shm_t *seg, int rank)
@@ -307,7 +319,7 @@ static _Atomic uint64_t *rooted_done(const coll_shm_t *seg, int rank)
  * looks at them once every few operations, not every time. */
 static char *rooted_claim(coll_shm_t *seg, uint64_t q)
 {
-    uint64_t need = q > SHM_ROOTED_DEPTH ? q - SHM_ROOTED_DEPTH : 0;
+    uint64_t need = q > seg->rdepth ? q - seg->rdepth : 0;
     for (unsigned spins = 1; seg->rfree < need; spins++) {
         uint64_t low = UINT64_MAX;
         for (int i = 0; i < seg->size; i++) {

@@ -94,6 +94,7 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
     st->scan = ALGS("LOCUS_COLL_SCAN", ALG_RECURSIVE_DOUBLING, ALG_LINEAR);
     st->bcast_large = size_read("LOCUS_COLL_BCAST_LARGE");
     st->allreduce_large = size_read("LOCUS_COLL_ALLREDUCE_LARGE");
+    st->reduce_segment = size_read("LOCUS_COLL_REDUCE_SEGMENT");
     st->allgather_large = size_read("LOCUS_COLL_ALLGATHER_LARGE");
     st->alltoall_small = size_read("LOCUS_COLL_ALLTOALL_SMALL");
     st->shm_max = size_read("LOCUS_COLL_SHM_MAX");
