@@ -57,10 +57,11 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
         return;
     }
     /* Small, on one node: everyone's whole vector through the shared
-     * segment, each rank combining its own block of them. */
+     * segment (a slot's worth on an oversubscribed node), each rank
+     * combining its own block of them. */
     size_t bytes = total * locus_dtype_size(dt);
     if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) &&
-        coll_shm_usable(s, c, st, ALG_AUTO, bytes, 0)) {
+        coll_shm_usable(s, c, st, ALG_AUTO, bytes, COLL_SHM_SLOT)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = total,
                                      .at = at, .count2 = rcounts[r], .dt = dt, .op = op,
                                      .call = shm_reduce_scatter_call });
