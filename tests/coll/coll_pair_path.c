@@ -6,11 +6,12 @@
  * CMA from 512 KiB (LOCUS_SHM_CMA_MIN), the first 1 MiB message each rank
  * receives goes by the split; every large message of an allgather, a
  * reduce and a reduce_scatter is counted (pvars) and the results are
- * checked. A reduce's data, combined on arrival, is read by the root
- * alone (plain CMA, never split). (With more ranks the sender has other transfers of the
- * collective to serve and the receiver reads them by plain CMA:
- * shm_xfer_2_bulk.) Skips (77) where the kernel refuses CMA between the
- * ranks.
+ * checked. A reduce's data in one piece (ctest sets the segment of its
+ * stream, LOCUS_COLL_REDUCE_SEGMENT, to 1 MiB), combined on arrival, is
+ * read by the root alone (plain CMA, never split). (With more ranks the
+ * sender has other transfers of the collective to serve and the receiver
+ * reads them by plain CMA: shm_xfer_2_bulk.) Skips (77) where the kernel
+ * refuses CMA between the ranks.
  */
 #include <stdio.h>
 #include <stdlib.h>
