@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "coll_priv.h"
+#include "locus_tunables.h"
 #include "shm_file.h"
 
 #define SHM_LINE 64
@@ -115,6 +116,23 @@ static size_t shm_len(int size, size_t slot, size_t rcap, size_t rdepth)
            2 * p * SHM_FLAG_REC + p * (rdepth * rrec + SHM_LINE);
 }
 
+/* The slots on an oversubscribed node while LOCUS_COLL_SHM_OVERSUB_MAX
+ * is not set: its 1 MiB where both sets of them take at most this much
+ * (tmpfs reserves the segment whole: 4 ranks get 1 MiB slots, 16 get 256
+ * KiB), never less than 64 KiB. */
+#define SHM_OVERSUB_SLOTS_BYTES ((size_t)8 << 20)
+#define SHM_OVERSUB_SLOT_MIN ((size_t)64 << 10)
+
+static size_t oversub_slot(const coll_state_t *st, int size)
+{
+    size_t want = shm_limit(st->shm_oversub_max);
+    if (locus_tunable_source("LOCUS_COLL_SHM_OVERSUB_MAX") != LOCUS_TUNABLE_DEFAULT)
+        return want;
+    size_t share = SHM_OVERSUB_SLOTS_BYTES / (2 * (size_t)size);
+    share = share < SHM_OVERSUB_SLOT_MIN ? SHM_OVERSUB_SLOT_MIN : share;
+    return want < share ? want : share;
+}
+
 /* Makes the segment: rank 0 sizes, creates and names it, the rest map it
  * with rank 0's sizes (so all agree on its layout, and on whether the
  * slots grew); all agree (through messages, the fast path being off
@@ -131,8 +149,8 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
         plan.rcap = shm_lines(shm_limit(st->shm_max));
         plan.slot = plan.rcap;
         plan.rdepth = SHM_ROOTED_DEPTH;
-        if (c->yield && shm_limit(st->shm_oversub_max) > plan.slot)
-            plan.slot = shm_lines(shm_limit(st->shm_oversub_max));
+        if (c->yield && oversub_slot(st, c->size) > plan.slot)
+            plan.slot = shm_lines(oversub_slot(st, c->size));
         size_t rrec = shm_lines(SHM_FLAG_OFF + plan.rcap);
         if (c->yield && SHM_ROOTED_OVERSUB_BYTES / rrec > plan.rdepth)
             plan.rdepth = SHM_ROOTED_OVERSUB_BYTES / rrec;

@@ -1,0 +1,81 @@
+/*
+ * coll_oversub_slots.c — on a node whose ranks wait by yielding (ctest
+ * sets LOCUS_YIELD=always, as an oversubscribed node does), the shared
+ * segment's slots take alltoall buffers of up to 4 MiB / ranks (at least
+ * 64 KiB, at most 1 MiB) while LOCUS_COLL_SHM_OVERSUB_MAX is unset: an
+ * alltoall whose buffer fills a slot sends no rendezvous message (pvar
+ * locus_shm_rndv_sent), one of twice that size does; both deliver every
+ * block intact. The slots of both sets together stay within 8 MiB.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../tools/tcheck.h"
+
+static MPI_T_pvar_session sess;
+static MPI_T_pvar_handle rndv;
+
+static unsigned long long rndv_sent(void)
+{
+    unsigned long long v = 0;
+    MPI_T_pvar_read(sess, rndv, &v);
+    return v;
+}
+
+/* Runs an alltoall of `block`-byte blocks; returns the rendezvous
+ * messages it sent (summed over the ranks). */
+static unsigned long long alltoall_rndv(int rank, int p, size_t block)
+{
+    unsigned char *s = malloc(block * (size_t)p), *r = malloc(block * (size_t)p);
+    CHECK(s && r, "out of memory");
+    if (!s || !r)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (size_t i = 0; i < block * (size_t)p; i++)
+        s[i] = (unsigned char)(rank * 31 + (int)(i / block) * 7 + (int)(i % 251));
+    unsigned long long before = rndv_sent();
+    MPI_Alltoall(s, (int)block, MPI_BYTE, r, (int)block, MPI_BYTE, MPI_COMM_WORLD);
+    unsigned long long mine = rndv_sent() - before, all = 0;
+    for (int src = 0; src < p; src++) {
+        const unsigned char *b = r + (size_t)src * block;
+        size_t bad = 0;
+        for (size_t i = 0; i < block; i++)
+            bad += b[i] != (unsigned char)(src * 31 + rank * 7 + (int)((rank * block + i) % 251));
+        CHECK(bad == 0, "%zu-byte blocks: %zu bytes wrong in the block from %d", block, bad, src);
+    }
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    free(s);
+    free(r);
+    return all;
+}
+
+int main(int argc, char **argv)
+{
+    int provided, rank, p, idx = -1, count = 0;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &p);
+    tc_rank = rank;
+    MPI_T_pvar_session_create(&sess);
+    CHECK(MPI_T_pvar_get_index("locus_shm_rndv_sent", MPI_T_PVAR_CLASS_COUNTER, &idx) ==
+              MPI_SUCCESS, "no pvar locus_shm_rndv_sent");
+    MPI_T_pvar_handle_alloc(sess, idx, NULL, &rndv, &count);
+    MPI_T_pvar_start(sess, rndv);
+    size_t slot = ((size_t)4 << 20) / (size_t)p;
+    slot = slot < ((size_t)64 << 10) ? (size_t)64 << 10 : slot > ((size_t)1 << 20) ? (size_t)1 << 20 : slot;
+    size_t fits = slot / (size_t)p / 64 * 64;
+    unsigned long long in_slots = alltoall_rndv(rank, p, fits);
+    unsigned long long by_msgs = alltoall_rndv(rank, p, 2 * fits);
+    CHECK(in_slots == 0, "%zu-byte blocks (%zu per rank, slots of %zu): %llu rendezvous sends",
+          fits, fits * (size_t)p, slot, in_slots);
+    CHECK(by_msgs > 0, "%zu-byte blocks (past the %zu-byte slots): no rendezvous send", 2 * fits,
+          slot);
+    MPI_T_pvar_stop(sess, rndv);
+    MPI_T_pvar_handle_free(sess, &rndv);
+    MPI_T_pvar_session_free(&sess);
+    int bad = tc_report(MPI_COMM_WORLD);
+    MPI_Finalize();
+    MPI_T_finalize();
+    return bad ? 1 : 0;
+}
