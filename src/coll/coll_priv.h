@@ -240,6 +240,10 @@ int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_stat
  * large as the slots, which grow to LOCUS_COLL_SHM_OVERSUB_MAX when every
  * member finds the node oversubscribed. */
 #define COLL_SHM_SLOT ((size_t)-1)
+/* op_max of reduce and allreduce beyond their own limits: any size where
+ * the slots grew (an oversubscribed node: reduced a slot at a time), else
+ * nothing. */
+#define COLL_SHM_GROWN ((size_t)-2)
 /* Slots never exceed this (a larger LOCUS_COLL_SHM_MAX must not ask tmpfs
  * for gigabytes): up to min(LOCUS_COLL_SHM_MAX, this) an operation fits. */
 #define COLL_SHM_SLOT_CAP ((size_t)1 << 20)

@@ -109,7 +109,8 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
     int hier = st && alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking);
     /* The segment takes my data straight from sbuf: no copy first. */
     if (st && !hier && coll_shm_reduces(dt, op) &&
-        coll_shm_usable(s, c, st, alg, bytes, st->shm_allreduce_max)) {
+        (coll_shm_usable(s, c, st, alg, bytes, st->shm_allreduce_max) ||
+         (st->shm_allreduce_max && coll_shm_usable(s, c, st, alg, bytes, COLL_SHM_GROWN)))) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
                                      .dt = dt, .op = op, .root = -1,
                                      .call = shm_reduce_call });
@@ -369,7 +370,8 @@ void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size
     }
     int alg = st->reduce;
     if (coll_shm_reduces(dt, op) &&
-        coll_shm_usable(s, c, st, alg, bytes, alg == ALG_SHM ? st->shm_allreduce_max : 0)) {
+        (coll_shm_usable(s, c, st, alg, bytes, alg == ALG_SHM ? st->shm_allreduce_max : 0) ||
+         coll_shm_usable(s, c, st, alg, bytes, COLL_SHM_GROWN))) {
         /* Past a slot the tree's single-copy receives beat three passes
          * through the segment (2 ranks, 64 KiB: 11 us against 39). */
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
