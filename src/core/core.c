@@ -111,6 +111,21 @@ static int slab_add(locus_core_t *c)
     return 0;
 }
 
+/* Zeroes a request of a slab (64-byte aligned) in 16-byte stores. GCC
+ * makes memset, and a plain loop of stores, a `rep stos` here, whose
+ * start-up was 14% of an 8-byte ping-pong (two requests a message). */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+static void req_zero(locus_req_t *r)
+{
+    typedef uint64_t zero16_t __attribute__((vector_size(16), may_alias));
+    _Static_assert(sizeof *r % sizeof(zero16_t) == 0, "a request is whole 16-byte words");
+    zero16_t *w = (zero16_t *)(void *)r;
+    for (size_t i = 0; i < sizeof *r / sizeof *w; i++)
+        w[i] = (zero16_t){ 0, 0 };
+}
+
 locus_req_t *locus_core_req_get(locus_core_t *c)
 {
     if (__builtin_expect(!c->req_free, 0) && slab_add(c))
@@ -118,7 +133,7 @@ locus_req_t *locus_core_req_get(locus_core_t *c)
     locus_req_t *r = c->req_free;
     c->req_free = r->next;
     uint32_t id = r->id;
-    memset(r, 0, sizeof *r);
+    req_zero(r);
     r->id = id;
     return r;
 }
