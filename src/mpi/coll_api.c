@@ -109,6 +109,8 @@ static int bcast_run(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_
     if (rc == MPI_SUCCESS)
         rc = coll_check_part(buf, count, dt);
     COLL_CHECK_REQ(rc, how, req);
+    if (rc == MPI_SUCCESS && coll_moves_nothing(how, count, dt))
+        return MPI_SUCCESS;
     if (rc == MPI_SUCCESS)
         COLL_RUN(rc, how, req, comm, bcast, buf, (size_t)count, locus_dt_of(dt), root,
                  &comm->coll);
@@ -141,6 +143,8 @@ static int reduce_run(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatyp
     if (rc == MPI_SUCCESS && !all && sbuf == MPI_IN_PLACE && comm->coll.rank != root)
         rc = MPI_ERR_BUFFER;
     COLL_CHECK_REQ(rc, how, req);
+    if (rc == MPI_SUCCESS && coll_moves_nothing(how, count, dt))
+        return MPI_SUCCESS;
     if (rc == MPI_SUCCESS && !all)
         COLL_RUN(rc, how, req, comm, reduce, sbuf, rbuf, (size_t)count, locus_dt_of(dt),
                  locus_op_of(op), root, &comm->coll);
@@ -185,14 +189,21 @@ static int redscat_run(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Cou
                                               req, fn);
     locus_comm_t *comm = locus_comm_of(comm_h);
     int rc = locus_check_comm(comm), vform = rcounts.p != NULL;
+    MPI_Count total = rcount;
     if (rc == MPI_SUCCESS && vform) {
-        for (int i = 0; rc == MPI_SUCCESS && i < comm->coll.size; i++)
+        total = 0;
+        for (int i = 0; rc == MPI_SUCCESS && i < comm->coll.size; i++) {
             rc = coll_vec_at(rcounts, i) < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;
+            total |= coll_vec_at(rcounts, i);
+        }
         rcount = rc == MPI_SUCCESS ? coll_vec_at(rcounts, comm->coll.rank) : 0;
     }
     if (rc == MPI_SUCCESS)
         rc = coll_check_reduce(sbuf, rbuf, rcount, dt, op, -1, comm);
     COLL_CHECK_REQ(rc, how, req);
+    /* total: nonzero when any rank's block has elements. */
+    if (rc == MPI_SUCCESS && coll_moves_nothing(how, total, dt))
+        return MPI_SUCCESS;
     if (rc == MPI_SUCCESS && vform) {
         /* Small communicators' counts on the stack: a malloc was a third
          * of a call with no data. */

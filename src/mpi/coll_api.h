@@ -71,6 +71,19 @@ static inline int64_t coll_vec_at(coll_vec_t v, int i)
     return v.wide ? ((const int64_t *)v.p)[i] : ((const int *)v.p)[i];
 }
 
+/*
+ * A blocking collective whose data is `count` elements of `dt` on this
+ * rank moves nothing when that is zero bytes, and returns once its
+ * arguments are checked, as the peers do: only MPI_Barrier must
+ * synchronize. The type-signature rules make the answer the same on every
+ * rank, so none waits for a rank that left. A call without data was 35 ns
+ * through the schedule; the peers' took 4.
+ */
+static inline int coll_moves_nothing(coll_how_t how, MPI_Count count, MPI_Datatype dt)
+{
+    return how == COLL_BLOCKING && (count == 0 || locus_dtype_size(locus_dt_of(dt)) == 0);
+}
+
 /* Checks of a (count, type, buffer) triple that matters on this rank. */
 int coll_check_part(const void *buf, MPI_Count count, MPI_Datatype dt);
 /* Checks of counts/displacements arrays of comm's size. */

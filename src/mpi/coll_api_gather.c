@@ -47,6 +47,10 @@ static int gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void
     COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
+    /* The root's blocks and each rank's send have the same size. */
+    if (!vform && (comm->coll.rank == root ? coll_moves_nothing(how, rcount, rdt)
+                                           : coll_moves_nothing(how, scount, sdt)))
+        return MPI_SUCCESS;
     if (!vform) {
         COLL_RUN(rc, how, req, comm, gather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
                  (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
@@ -102,6 +106,9 @@ static int scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts, c
     COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
+    if (!vform && (me_root ? coll_moves_nothing(how, scount, sdt)
+                           : coll_moves_nothing(how, rcount, rdt)))
+        return MPI_SUCCESS;
     if (!vform) {
         COLL_RUN(rc, how, req, comm, scatter, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
                  (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
@@ -153,6 +160,8 @@ static int allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, v
     COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
+    if (!vform && coll_moves_nothing(how, rcount, rdt))
+        return MPI_SUCCESS;
     if (!vform) {
         COLL_RUN(rc, how, req, comm, allgather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
                  (size_t)rcount, locus_dt_of(rdt), &comm->coll);
@@ -229,6 +238,8 @@ static int alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int form,
     COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
+    if (form == 0 && coll_moves_nothing(how, rcv->count, rcv->type))
+        return MPI_SUCCESS;
     if (form == 0) {
         COLL_RUN(rc, how, req, comm, alltoall, snd->buf, (size_t)snd->count,
                  locus_dt_of(snd->type), (void *)rcv->buf, (size_t)rcv->count,

@@ -88,6 +88,25 @@ int main(int argc, char **argv)
     int pos = 0;
     EXPECT(MPI_Pack(a, 4, MPI_INT, pk, sizeof(pk), &pos, MPI_COMM_WORLD), MPI_ERR_TRUNCATE);
 
+    /* A call without data returns before the collective layer, but only
+     * once its arguments are checked. */
+    EXPECT(MPI_Reduce(&d, &d2, 0, MPI_DOUBLE, MPI_LAND, 0, MPI_COMM_WORLD), MPI_ERR_OP);
+    EXPECT(MPI_Allreduce(a, b, 0, MPI_INT, MPI_OP_NULL, dup), MPI_ERR_OP);
+    EXPECT(MPI_Reduce(a, b, 0, MPI_INT, MPI_SUM, p, MPI_COMM_WORLD), MPI_ERR_ROOT);
+    EXPECT(MPI_Bcast(a, 0, MPI_INT, -1, MPI_COMM_WORLD), MPI_ERR_ROOT);
+    EXPECT(MPI_Reduce_scatter_block(a, b, 0, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_WORLD),
+           MPI_ERR_TYPE);
+    int zeros[64] = {0};
+    EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP);
+    EXPECT(MPI_Gather(a, 0, MPI_INT, b, 0, MPI_INT, p, MPI_COMM_WORLD), MPI_ERR_ROOT);
+    EXPECT(MPI_Scatter(a, 0, MPI_INT, b, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Allgather(a, 0, MPI_INT, b, 0, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
+    EXPECT(MPI_Alltoall(a, 0, MPI_INT, b, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    /* and a correct one succeeds */
+    EXPECT(MPI_Reduce(a, b, 0, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_SUCCESS);
+    EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
+    EXPECT(MPI_Alltoall(a, 0, MPI_INT, b, 0, MPI_INT, dup), MPI_SUCCESS);
+
     /* Everything still works after the errors. */
     int one = 1, sumv = 0;
     EXPECT(MPI_Allreduce(&one, &sumv, 1, MPI_INT, MPI_SUM, dup), MPI_SUCCESS);
