@@ -45,13 +45,13 @@ void coll_build_gatherv(locus_coll_sched_t *s, const void *sbuf, size_t scount,
     if (c->rank != root) {
         coll_send(s, c, sbuf, scount, sdt, root, tag);
     } else {
-        for (int i = 0; i < c->size; i++) {
-            char *dst = coll_at(rbuf, rdt, displs[i]);
+        /* The root's own block last: the others' transfers run while it
+         * copies. */
+        for (int i = 0; i < c->size; i++)
             if (i != root)
-                coll_recv(s, c, dst, rcounts[i], rdt, i, tag);
-            else if (sbuf != LOCUS_COLL_IN_PLACE)
-                coll_copy(s, sbuf, scount, sdt, dst, rcounts[i], rdt);
-        }
+                coll_recv(s, c, coll_at(rbuf, rdt, displs[i]), rcounts[i], rdt, i, tag);
+        if (sbuf != LOCUS_COLL_IN_PLACE)
+            coll_copy(s, sbuf, scount, sdt, coll_at(rbuf, rdt, displs[root]), rcounts[root], rdt);
     }
     coll_fence(s);
 }
@@ -62,15 +62,16 @@ void coll_build_scatterv(locus_coll_sched_t *s, const void *sbuf, const size_t *
 {
     int tag = coll_tag(c);
     if (c->rank != root) {
-        coll_recv(s, c, rbuf, rcount, rdt, root, tag);
+        coll_recv_bulk(s, c, rbuf, rcount, rdt, root, tag);
     } else {
-        for (int i = 0; i < c->size; i++) {
-            const char *src = coll_at(sbuf, sdt, displs[i]);
+        /* The root's own block last: the others read theirs (by CMA) while
+         * it copies. IMB's Scatter of 64 KiB on 2 ranks, whose root
+         * alternates, took 8.7 us with the copy first, 4.0 by Open MPI. */
+        for (int i = 0; i < c->size; i++)
             if (i != root)
-                coll_send(s, c, src, scounts[i], sdt, i, tag);
-            else if (rbuf != LOCUS_COLL_IN_PLACE)
-                coll_copy(s, src, scounts[i], sdt, rbuf, rcount, rdt);
-        }
+                coll_send(s, c, coll_at(sbuf, sdt, displs[i]), scounts[i], sdt, i, tag);
+        if (rbuf != LOCUS_COLL_IN_PLACE)
+            coll_copy(s, coll_at(sbuf, sdt, displs[root]), scounts[root], sdt, rbuf, rcount, rdt);
     }
     coll_fence(s);
 }

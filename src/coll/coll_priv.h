@@ -92,8 +92,8 @@ void coll_send(locus_coll_sched_t *s, locus_coll_comm_t *c, const void *buf, siz
                locus_dtype_t *dt, int peer, int tag);
 void coll_recv(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
                locus_dtype_t *dt, int peer, int tag);
-/* A receive whose data is reduced as soon as it arrives (LOCUS_COLL_RECV_REDUCED). */
-void coll_recv_reduced(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
+/* A receive the receiver alone should copy (LOCUS_COLL_RECV_BULK). */
+void coll_recv_bulk(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
                        locus_dtype_t *dt, int peer, int tag);
 void coll_fence(locus_coll_sched_t *s);
 void coll_reduce_step(locus_coll_sched_t *s, locus_op_t *op, locus_dtype_t *dt, size_t count,

@@ -248,8 +248,8 @@ static void reduce_binomial_direct(locus_coll_sched_t *s, const void *src, void 
             if (vr + m >= p)
                 continue;
             size_t at = direct ? lo : ((k & 1) * (size_t)nchild + (size_t)j++) * per;
-            (nseg > 1 ? coll_recv : coll_recv_reduced)(s, c, coll_at(in, dt, (ptrdiff_t)at), n,
-                                                       dt, (vr + m + root) % p, tag);
+            (nseg > 1 ? coll_recv : coll_recv_bulk)(s, c, coll_at(in, dt, (ptrdiff_t)at), n,
+                                                    dt, (vr + m + root) % p, tag);
         }
         if (k < nseg && !direct && src != acc)
             coll_copy(s, coll_at(src, dt, (ptrdiff_t)lo), n, dt, coll_at(acc, dt, (ptrdiff_t)lo),

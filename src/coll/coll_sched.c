@@ -89,10 +89,10 @@ void coll_recv(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t co
     xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, 0);
 }
 
-void coll_recv_reduced(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
-                       locus_dtype_t *dt, int peer, int tag)
+void coll_recv_bulk(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
+                    locus_dtype_t *dt, int peer, int tag)
 {
-    xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, LOCUS_COLL_RECV_REDUCED);
+    xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, LOCUS_COLL_RECV_BULK);
 }
 
 void coll_fence(locus_coll_sched_t *s)

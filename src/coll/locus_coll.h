@@ -39,9 +39,10 @@ typedef struct coll_state coll_state_t;             /* private to the layer */
 
 /* ---- what the layer above provides --------------------------------------- */
 
-/* Hints of irecv. REDUCED: the data is combined into the receiver's own
- * as soon as it arrives. */
-enum { LOCUS_COLL_RECV_REDUCED = 1 };
+/* Hints of irecv. BULK: the receiver alone should copy the data, in one
+ * piece, since the sender is busy meanwhile (a root with its own block to
+ * copy) or the data is combined into the receiver's own as it arrives. */
+enum { LOCUS_COLL_RECV_BULK = 1 };
 
 typedef struct {
     /* Nonblocking send / receive of count elements of dt to / from comm rank

@@ -41,12 +41,13 @@ static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_
      * plain CMA (LOCUS_TP_RECV_BULK). The partner of a pair waits on this
      * very exchange: the receive takes the measured paths like any
      * message, the split single copy included, unless the data is reduced
-     * on arrival. Measured on 2 ranks of the 2-vCPU VM, 1 MiB, plain CMA
+     * on arrival or the sender has its own copy to make (LOCUS_COLL_RECV_BULK).
+     * Measured on 2 ranks of the 2-vCPU VM, 1 MiB, plain CMA
      * against the measured paths, in its fast / slow state: bcast
      * 120-131 / 483-528 us against 35-50 / 259-260, gather 105 / 104-108
      * against 55 / 67, allreduce 144-168 / 590 against 86-106 / 558-606;
      * but reduce 110 / 108-112 against 60-75 / 222-228. */
-    r->bulk = cc->size > 2 || (hints & LOCUS_COLL_RECV_REDUCED);
+    r->bulk = cc->size > 2 || (hints & LOCUS_COLL_RECV_BULK);
     locus_p2p_irecv(buf, count, dt, peer, tag, c, c->ctx_coll, r);
     *req = (locus_coll_req_t *)r;
     return MPI_SUCCESS;

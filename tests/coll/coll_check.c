@@ -348,7 +348,7 @@ static void t_gather_family(MPI_Comm comm, const ttype_t *t, int count)
     MPI_Comm_rank(comm, &r);
     MPI_Comm_size(comm, &p);
     long per = (long)count * t->per;
-    int root = p / 3;
+    int root = (p + 1) / 3;   /* not rank 0 from 2 ranks on */
     /* gather: rank r's block is pairval(r, root, .) */
     void *s = tbuf(t, count), *all = tbuf(t, (long)count * p);
     for (long j = 0; j < per; j++)
