@@ -1,7 +1,7 @@
 /*
  * `locus tune`: measures this machine's large-message paths (the pipelined
  * copy at several chunk sizes, CMA single copy) between two ranks on two
- * cores, chooses LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN from the rates
+ * cores, chooses LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN/MAX from the rates
  * and caches them for this machine (locus_tune.h); `--show` prints the
  * cache. The runs are osu_bw jobs under locusrun (tune_run.h).
  */
@@ -40,7 +40,7 @@ static void tune_usage(FILE *out)
             "  Measures the shared-memory transport's large-message paths on this\n"
             "  machine (pipelined copy with 32k/64k/128k/256k chunks, CMA single copy;\n"
             "  16 KiB..4 MiB, 2 ranks on 2 cores; seconds, 18 at most), chooses\n"
-            "  LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN and caches them for this\n"
+            "  LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN/MAX and caches them for this\n"
             "  machine (LOCUS_TUNE_FILE, else ~/.cache/locus); they become the defaults\n"
             "  of those variables here. The environment still overrides them.\n"
             "  --quick   fewer sizes (64k..256k) and one round: a smoke test\n"

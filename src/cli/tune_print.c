@@ -14,14 +14,17 @@ static void value_reason(const locus_tune_t *t, const char *name, char *out, siz
     char last[32];
     locus_size_str(last, sizeof last, t->nsizes ? t->sizes[t->nsizes - 1] : 0);
     const char *chunk = locus_tune_value(t, "LOCUS_SHM_CHUNK_SIZE");
+    const char *max = locus_tune_value(t, "LOCUS_SHM_CMA_MAX");
     if (!strcmp(name, "LOCUS_SHM_CHUNK_SIZE"))
         snprintf(out, len, "the fastest pipeline (geometric mean over the sizes; "
                            "the shipped default within %.0f %%)", LOCUS_TUNE_NOISE * 100);
+    else if (!strcmp(name, "LOCUS_SHM_CMA_MAX"))
+        snprintf(out, len, "the %s pipeline faster again from there", chunk);
     else if (!strcmp(locus_tune_value(t, name), LOCUS_TUNE_NEVER))
         snprintf(out, len, "CMA never as fast as the %s pipeline up to %s: never", chunk, last);
     else
-        snprintf(out, len, "CMA at least as fast as the %s pipeline from there up to %s", chunk,
-                 last);
+        snprintf(out, len, "CMA at least as fast as the %s pipeline from there %s %s%s", chunk,
+                 max ? "to" : "up to", max ? max : last, max ? " (its best run of sizes)" : "");
 }
 
 void tune_print_text(const locus_tune_t *t, const char *file, FILE *out)

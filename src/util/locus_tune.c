@@ -13,7 +13,8 @@
 
 int locus_tune_sets(const char *name)
 {
-    return !strcmp(name, "LOCUS_SHM_CHUNK_SIZE") || !strcmp(name, "LOCUS_SHM_CMA_MIN");
+    return !strcmp(name, "LOCUS_SHM_CHUNK_SIZE") || !strcmp(name, "LOCUS_SHM_CMA_MIN") ||
+           !strcmp(name, "LOCUS_SHM_CMA_MAX");
 }
 
 static char *trim(char *s)

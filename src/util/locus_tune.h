@@ -77,7 +77,7 @@ typedef struct {
 } locus_tune_t;
 
 /* 1 when `name` is a variable `locus tune` sets (LOCUS_SHM_CHUNK_SIZE,
- * LOCUS_SHM_CMA_MIN), else 0. */
+ * LOCUS_SHM_CMA_MIN, LOCUS_SHM_CMA_MAX), else 0. */
 int locus_tune_sets(const char *name);
 
 /* This machine's key. Never fails: what cannot be read is "unknown" / 0. */
@@ -113,11 +113,13 @@ int locus_tune_write(const char *path, const locus_tune_t *t, char *err, size_t 
  * LOCUS_SHM_CHUNK_SIZE is the chunk of the pipeline path with the best
  * geometric mean over the sizes every measured chunk has (the shipped
  * default when it is within LOCUS_TUNE_NOISE of the best);
- * LOCUS_SHM_CMA_MIN the smallest size from which, at every larger size too,
- * CMA is at least as fast as the pipeline with that chunk, or
- * LOCUS_TUNE_NEVER when it never is. A value is left out (the shipped
- * default stays) when its paths were not measured at every size; the
- * reason goes into t->notes.
+ * LOCUS_SHM_CMA_MIN and LOCUS_SHM_CMA_MAX bound the run of consecutive
+ * sizes at which CMA is at least as fast as the pipeline with that chunk,
+ * the run CMA gains most over (the sum of the logarithms of its ratios):
+ * CMA_MIN its first size, CMA_MAX the size after it (left out when the run
+ * reaches the largest size); CMA_MIN is LOCUS_TUNE_NEVER when CMA never
+ * is as fast. A value is left out (the shipped default stays) when its
+ * paths were not measured at every size; the reason goes into t->notes.
  */
 void locus_tune_choose(locus_tune_t *t);
 

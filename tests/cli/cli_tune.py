@@ -16,8 +16,8 @@ import sys
 
 CASE, LOCUS, LOCUSRUN, OSU_BW, TMP = sys.argv[1:6]
 CHUNKS = {"32k", "64k", "128k", "256k"}
-TUNED = ("LOCUS_SHM_CHUNK_SIZE", "LOCUS_SHM_CMA_MIN")
-DEFAULTS = {"LOCUS_SHM_CHUNK_SIZE": "32k", "LOCUS_SHM_CMA_MIN": "1G"}
+TUNED = ("LOCUS_SHM_CHUNK_SIZE", "LOCUS_SHM_CMA_MIN", "LOCUS_SHM_CMA_MAX")
+DEFAULTS = {"LOCUS_SHM_CHUNK_SIZE": "32k", "LOCUS_SHM_CMA_MIN": "1G", "LOCUS_SHM_CMA_MAX": "1024G"}
 failures = 0
 
 
@@ -98,12 +98,18 @@ def check_table(doc, label, expect_values=True):
         fail(f"{label}: no chunk chosen (notes: {doc.get('notes')})")
     if "LOCUS_SHM_CHUNK_SIZE" in chosen and chosen["LOCUS_SHM_CHUNK_SIZE"] not in CHUNKS:
         fail(f"{label}: chunk {chosen['LOCUS_SHM_CHUNK_SIZE']} not among {sorted(CHUNKS)}")
+    by_name = {("%dk" % (s >> 10) if s < 1 << 20 else "%dM" % (s >> 20)): s for s in sizes}
+    allowed = set(by_name)
     if "LOCUS_SHM_CMA_MIN" in chosen:
-        allowed = {"%dk" % (s >> 10) if s < 1 << 20 else "%dM" % (s >> 20) for s in sizes}
         if chosen["LOCUS_SHM_CMA_MIN"] not in allowed | {"1024G"}:
             fail(f"{label}: CMA_MIN {chosen['LOCUS_SHM_CMA_MIN']} not a measured size or never")
     elif expect_values and not any("CMA" in n for n in doc["notes"]):
         fail(f"{label}: no CMA_MIN and no note says why")
+    # A bound is a measured size above a CMA_MIN that is one too.
+    cma_min, cma_max = chosen.get("LOCUS_SHM_CMA_MIN"), chosen.get("LOCUS_SHM_CMA_MAX")
+    if cma_max is not None and (cma_max not in by_name or cma_min not in by_name
+                                or by_name[cma_max] <= by_name[cma_min]):
+        fail(f"{label}: CMA_MAX {cma_max} with CMA_MIN {cma_min}")
     cpu, ncpus, kernel = this_key()
     if doc.get("key") != {"cpu": cpu, "cpus": ncpus, "kernel": kernel}:
         fail(f"{label}: key {doc.get('key')} is not this machine's {cpu, ncpus, kernel}")

@@ -48,14 +48,19 @@ static void table(locus_tune_t *t, const double *p128, const double *p32, const 
     t->npaths = 3;
 }
 
+/* The value of `name` chosen in *t is `want` (NULL: none chosen). */
+static void expect_value(const locus_tune_t *t, const char *name, const char *want,
+                         const char *what)
+{
+    const char *v = locus_tune_value(t, name);
+    CHECK(want ? v && !strcmp(v, want) : !v, "%s: %s %s, expected %s", what, name,
+          v ? v : "none", want ? want : "none");
+}
+
 static void expect(const locus_tune_t *t, const char *chunk, const char *cma_min, const char *what)
 {
-    const char *c = locus_tune_value(t, "LOCUS_SHM_CHUNK_SIZE");
-    const char *m = locus_tune_value(t, "LOCUS_SHM_CMA_MIN");
-    CHECK(chunk ? c && !strcmp(c, chunk) : !c, "%s: chunk %s, expected %s", what, c ? c : "none",
-          chunk ? chunk : "none");
-    CHECK(cma_min ? m && !strcmp(m, cma_min) : !m, "%s: cma_min %s, expected %s", what,
-          m ? m : "none", cma_min ? cma_min : "none");
+    expect_value(t, "LOCUS_SHM_CHUNK_SIZE", chunk, what);
+    expect_value(t, "LOCUS_SHM_CMA_MIN", cma_min, what);
 }
 
 static int has_note(const locus_tune_t *t, const char *word)
@@ -81,10 +86,28 @@ static void test_choose(void)
     locus_tune_choose(&t);
     expect(&t, "128k", "1M", "cma from 1M (ties count for CMA)");
 
-    /* CMA wins everywhere: from the smallest size measured. */
+    /* CMA wins everywhere: from the smallest size measured, no bound. */
     table(&t, (double[]){ 5, 5, 5, 5 }, (double[]){ 4, 4, 4, 4 }, (double[]){ 9, 9, 9, 9 });
     locus_tune_choose(&t);
     expect(&t, "128k", "64k", "cma wins");
+    expect_value(&t, "LOCUS_SHM_CMA_MAX", NULL, "cma wins");
+
+    /* CMA wins in cache and loses out of it (a Xeon VM's shape): CMA from
+     * 64k, the pipeline again from 4M. */
+    table(&t, (double[]){ 1, 1, 1, 1 }, (double[]){ 18, 19, 20, 21 }, (double[]){ 25, 31, 22, 12 });
+    locus_tune_choose(&t);
+    expect(&t, "32k", "64k", "cma in the middle");
+    expect_value(&t, "LOCUS_SHM_CMA_MAX", "4M", "cma in the middle");
+
+    /* Two runs: the one CMA gains more over (256k..1M), not the first. */
+    table(&t, (double[]){ 1, 1, 1, 1 }, (double[]){ 10, 10, 10, 10 }, (double[]){ 11, 9, 20, 15 });
+    locus_tune_choose(&t);
+    expect(&t, "32k", "1M", "two runs");
+    expect_value(&t, "LOCUS_SHM_CMA_MAX", NULL, "two runs");
+    table(&t, (double[]){ 1, 1, 1, 1 }, (double[]){ 10, 10, 10, 10 }, (double[]){ 30, 9, 11, 9 });
+    locus_tune_choose(&t);
+    expect(&t, "32k", "64k", "two runs, the first gains more");
+    expect_value(&t, "LOCUS_SHM_CMA_MAX", "256k", "two runs, the first gains more");
 
     /* A chunk faster than the shipped default (32k) by less than the
      * noise margin does not move it; by more, it does. */

@@ -92,6 +92,21 @@ int main(void)
     CHECK(c >= 200 - PROBES(200) - 4, "SHM_PATH_MIN, pipeline slow: %d of 200 by CMA",
           c);
 
+    /* Messages amid others: the rule until lone ones measured the other
+     * path twice as fast; nothing counted, no probe. */
+    memset(&pt, 0, sizeof pt);
+    CHECK(shm_path_best(&pt, mib, 1) == 1 && shm_path_best(&pt, mib, 0) == 0,
+          "amid others, unmeasured: the rule");
+    run(&pt, mib, 1, 20.0, 12.5, 200);   /* the pipeline 1.6x faster alone */
+    CHECK(shm_path_choose(&pt, mib, 1) == 0, "alone: the pipeline 1.6x faster is taken");
+    CHECK(shm_path_best(&pt, mib, 1) == 1, "amid others: 1.6x does not move the rule");
+    run(&pt, mib, 1, 30.0, 12.5, 200);   /* now 2.4x */
+    CHECK(shm_path_best(&pt, mib, 1) == 0, "amid others: 2.4x faster moves it");
+    uint32_t n = pt.n[7];
+    for (int i = 0; i < 3 * SHM_PATH_EXPLORE; i++)
+        CHECK(shm_path_best(&pt, mib, 1) == 0, "amid others: a probe at %d", i);
+    CHECK(pt.n[7] == n, "amid others: messages counted");
+
     if (errors)
         fprintf(stderr, "%d check(s) failed\n", errors);
     else

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 typedef struct {
-    long eager_max, ring_size, chunk_size, pool_size, cma_min;
+    long eager_max, ring_size, chunk_size, pool_size, cma_min, cma_max;
     int single_copy;
     int oversubscribed;            /* the core's answer (locus_tp_init_t) */
 } shm_cfg_t;
@@ -49,6 +49,7 @@ static int cfg_read(shm_cfg_t *c, int oversubscribed, char *err, size_t errlen)
         locus_tunable_long("LOCUS_SHM_CHUNK_SIZE", &c->chunk_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_POOL_SIZE", &c->pool_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_CMA_MIN", &c->cma_min, err, errlen) ||
+        locus_tunable_long("LOCUS_SHM_CMA_MAX", &c->cma_max, err, errlen) ||
         cfg_choice("LOCUS_SINGLE_COPY", sc, 3, &c->single_copy, err, errlen))
         return -1;
     if (c->ring_size < 1024 || c->ring_size > (4L << 20)) {
@@ -375,6 +376,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     }
     tp->single_copy = cfg.single_copy;
     tp->cma_min = (uint64_t)cfg.cma_min;
+    tp->cma_max = (uint64_t)cfg.cma_max;
     cma_probe(tp, &cfg);
     if (cfg.single_copy == SHM_SC_CMA) {
         for (int l = 0; l < tp->local_size; l++)

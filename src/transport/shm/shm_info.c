@@ -45,6 +45,11 @@ void shm_tp_describe(locus_tp_t *t, char *buf, size_t len)
     else
         snprintf(sc, sizeof sc, "single copy cma from %s",
                  locus_size_str(a, sizeof a, (long)tp->cma_min));
+    /* (LOCUS_SHM_CMA_MAX's default, 1024G, is no bound.) */
+    if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && cma > 0 &&
+        tp->cma_max < ((uint64_t)1 << 40))
+        snprintf(sc + strlen(sc), sizeof sc - strlen(sc), " to %s",
+                 locus_size_str(b, sizeof b, (long)tp->cma_max));
     if (cma > 0 && cma < peers)
         snprintf(sc + strlen(sc), sizeof sc - strlen(sc), " (%d of %d peers)", cma, peers);
     snprintf(buf, len, "%s, pipeline %s chunks (%s pool), eager %s, %d local ranks, "

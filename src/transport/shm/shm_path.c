@@ -26,6 +26,22 @@ int shm_path_class(uint64_t want)
     return want < SHM_PATH_MIN ? -1 : size_class(want);
 }
 
+/* The rule keeps its path unless the other is clearly faster: the two
+ * measures are not exactly alike (the pipeline's includes each busy
+ * stretch's start), and a near tie is not worth a switch. */
+static int best_of(const double *r, int rule, double margin)
+{
+    return r[!rule] > margin * r[rule] ? !rule : rule;
+}
+
+int shm_path_best(const shm_path_t *pt, uint64_t want, int rule)
+{
+    if (want < SHM_PATH_MIN)
+        return rule;
+    const double *r = pt->rate[size_class(want)];
+    return r[0] == 0 || r[1] == 0 ? rule : best_of(r, rule, SHM_PATH_STREAM_MARGIN);
+}
+
 int shm_path_choose(shm_path_t *pt, uint64_t want, int rule)
 {
     if (want < SHM_PATH_MIN)
@@ -37,10 +53,7 @@ int shm_path_choose(shm_path_t *pt, uint64_t want, int rule)
         return rule;
     if (r[!rule] == 0)
         return !rule;
-    /* The rule keeps its path unless the other is clearly faster: the two
-     * measures are not exactly alike (the pipeline's includes each busy
-     * stretch's start), and a near tie is not worth a switch. */
-    int best = r[!rule] > SHM_PATH_MARGIN * r[rule] ? !rule : rule;
+    int best = best_of(r, rule, SHM_PATH_MARGIN);
     /* A probe is two messages: the first by a path not used for a while
      * finds its state cold (CMA's reads of 8 KiB then took 3.6 us where a
      * run of them took under 3) and only warms it. */

@@ -109,7 +109,7 @@ typedef struct {
     uint64_t chunk_size;
 
     int single_copy;               /* SHM_SC_* */
-    uint64_t cma_min;
+    uint64_t cma_min, cma_max;     /* auto's rule: CMA for sizes in [min, max) */
     uint64_t cookie;               /* read by the peers' CMA probe */
 
     int oversubscribed;            /* from the core (locus_tp_init_t) */

@@ -29,6 +29,7 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
  * 15-18, 20-21 and 21-23 GB/s at 64 KiB, 128 KiB, 256 KiB and 1 MiB
  * against 10-13 for one process_vm_readv). */
 #define SPLIT_MIN (64u << 10)
+#define SPLIT_STREAM_MIN (256u << 10)
 /* Rendezvous messages up to this size carry their data in a chunk of the
  * sender's pool, so that a receiver that prefers the pipelined copy takes
  * it at once, two trips sooner: on the 2-vCPU VM osu_latency at 8-32 KiB
@@ -75,6 +76,17 @@ static void peer_chunk_free(shm_peer_t *p, uint32_t k)
 static int path_measured(const shm_tp_t *tp, const shm_peer_t *p)
 {
     return tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && p->cma;
+}
+
+/* Whether a message received from p now is timed (and may probe the path
+ * not in use): only one alone with its peer. Amid others (a stream, an
+ * exchange) a probe of one path measures the other's traffic too: osu_bw
+ * of 64 KiB on a Xeon VM stayed on the pipeline (18 GB/s) against CMA's
+ * 23.5, CMA's probes amid pipelined messages taking 13-16. Those messages
+ * take the path the lone ones measured faster (shm_path_best). */
+static int path_alone(const shm_tp_t *tp, const shm_peer_t *p)
+{
+    return path_measured(tp, p) && p->outstanding == 1;
 }
 
 /* The bit of the size class of a message that may come with its data. */
@@ -239,7 +251,7 @@ static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
     } else if (r->state == SHM_R_OWE_CTS && r->want > 0) {
         r->state = SHM_R_DATA;
         shm_peer_t *p = &tp->peers[r->peer];
-        if (path_measured(tp, p) && p->pipe_active++ == 0)
+        if (path_alone(tp, p) && p->pipe_active++ == 0)
             p->pipe_mark = shm_now_ns();
     } else {
         rndv_complete(tp, r);
@@ -283,8 +295,8 @@ static int bulk_cma(uint64_t want, int hints)
 /* auto: CMA for every large message when ranks outnumber cores: the
  * pipelined copy needs the sender running at the same time, CMA only the
  * receiver (measured 20-35% faster with 8 ranks on 2 cores). Otherwise CMA
- * from cma_min up to begin with, then the path measured faster with this
- * peer at this size (shm_path.h). */
+ * from cma_min up to cma_max to begin with, then the path measured faster
+ * with this peer at this size (shm_path.h). */
 static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
 {
     if (!p->cma || want == 0)
@@ -305,7 +317,9 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
      * did not. */
     if (bulk_cma(want, hints))
         return 1;
-    return shm_path_choose(&p->path, want, want >= tp->cma_min);
+    int rule = want >= tp->cma_min && want < tp->cma_max;
+    return path_alone(tp, p) ? shm_path_choose(&p->path, want, rule)
+                             : shm_path_best(&p->path, want, rule);
 }
 
 /* A single-copy read from peer p: 0, -ECONNRESET (the transport failed:
@@ -345,7 +359,8 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
         r->state = SHM_R_OWE_FIN;
         tp->stats.cma_recv++;
         tp->stats.split_recv++;
-        shm_path_record(&tp->peers[r->peer].path, r->want, 1, shm_now_ns() - r->split_t0);
+        if (r->split_t0)
+            shm_path_record(&tp->peers[r->peer].path, r->want, 1, shm_now_ns() - r->split_t0);
     } else {
         r->state = SHM_R_OWE_CTS;
         tp->stats.cma_fallbacks++;
@@ -358,7 +373,7 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
 static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
     r->split = (r->want / 2) & ~(uint64_t)4095;
-    r->split_t0 = shm_now_ns();
+    r->split_t0 = path_alone(tp, p) ? shm_now_ns() : 0;
     r->halves = 0;
     r->state = SHM_R_OWE_SPLIT;
     owed_add(tp, r);
@@ -368,6 +383,16 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
     r->halves |= rc == 0 ? SHM_HALF_MINE : SHM_HALF_MINE_FAILED;
     split_check(tp, r);
     return 0;
+}
+
+/* A stream of messages (another large one in flight with the peer) keeps
+ * the sender busy too: there the halves paid from SPLIT_STREAM_MIN. On a
+ * Xeon VM, osu_bw of 64 / 128 KiB ran at 18 / 24 GB/s split and 23 / 26 by
+ * the receiver's CMA, while a lone ping-pong took 2.9 / 4.3 us split and
+ * 3.5 / 5.9 unsplit. */
+static int split_pays(const shm_peer_t *p, uint64_t want)
+{
+    return want >= (p->outstanding > 1 ? SPLIT_STREAM_MIN : SPLIT_MIN);
 }
 
 static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
@@ -380,7 +405,7 @@ static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
  * The path's cost is both copies, the sender's and mine. */
 static int copy_out(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
-    uint64_t t0 = path_measured(tp, p) ? shm_now_ns() : 0;
+    uint64_t t0 = path_alone(tp, p) ? shm_now_ns() : 0;
     memcpy(r->buf, p->pool + (uint64_t)(r->chunk - 1) * p->chunk_size, r->want);
     chunk_free(p, r);
     if (t0)
@@ -414,10 +439,10 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
         /* Splitting needs the sender to take its half at once: collective
          * traffic keeps it busy with its own transfers, and the split then
          * ran 2-4x slower than one side copying it all. */
-        if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && r->want >= SPLIT_MIN &&
+        if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && split_pays(p, r->want) &&
             !p->no_split && !(hints & LOCUS_TP_RECV_BULK))
             return split_start(tp, p, r);
-        int measured = path_measured(tp, p) && !bulk_cma(r->want, hints);
+        int measured = path_alone(tp, p) && !bulk_cma(r->want, hints);
         uint64_t t0 = measured ? shm_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
         if (rc == -ECONNRESET)
