@@ -35,7 +35,9 @@ static void l_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
     lcore_t *c = core;
     (void)src, (void)hdr, (void)hdrlen;
     c->arrived = 1;
-    c->tp->ops->rndv_recv(c->tp, r, c->buf, len, NULL, 0);
+    /* Read whole by the receiver (the bulk hint): a split would wait for
+     * rank 0, which does not progress on purpose. */
+    c->tp->ops->rndv_recv(c->tp, r, c->buf, len, NULL, LOCUS_TP_RECV_BULK);
 }
 
 static void l_done(void *core, void *ctx)

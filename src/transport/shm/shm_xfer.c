@@ -438,8 +438,9 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     if (cma) {
         /* Splitting needs the sender to take its half at once: collective
          * traffic keeps it busy with its own transfers, and the split then
-         * ran 2-4x slower than one side copying it all. */
-        if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && split_pays(p, r->want) &&
+         * ran 2-4x slower than one side copying it all. Forced CMA splits
+         * too, so that `locus tune` measures CMA as auto takes it. */
+        if (!tp->oversubscribed && split_pays(p, r->want) &&
             !p->no_split && !(hints & LOCUS_TP_RECV_BULK))
             return split_start(tp, p, r);
         int measured = path_alone(tp, p) && !bulk_cma(r->want, hints);
