@@ -128,9 +128,10 @@ static void c_arrived(void *core, int src, const void *hdr, size_t hdrlen, size_
     (void)src, (void)hdr, (void)hdrlen;
     c->arrived++;
     /* Posted only where rank 0 receives (pidreuse-cma); elsewhere never, so
-     * that the sender keeps waiting. */
+     * that the sender keeps waiting. Read whole by rank 0 (the bulk hint):
+     * a split would first ask the dead victim to write its half. */
     if (mode == PIDREUSE_CMA)
-        c->tp->ops->rndv_recv(c->tp, r, big_buf, len, NULL, 0);
+        c->tp->ops->rndv_recv(c->tp, r, big_buf, len, NULL, LOCUS_TP_RECV_BULK);
 }
 
 static void c_done(void *core, void *ctx)
