@@ -11,7 +11,6 @@
 #include <stdlib.h>
 
 #include "coll_priv.h"
-#include "locus_tunables.h"
 
 /* ---- allreduce ---- */
 
@@ -121,8 +120,7 @@ static int shm_reduce_call(const coll_step_t *st)
 static size_t allreduce_shm_max(const locus_coll_comm_t *c, const coll_state_t *st)
 {
     size_t max = st->shm_allreduce_max;
-    if (c->size == 2 && max > PAIR_SHM_ALLREDUCE_MAX &&
-        locus_tunable_source("LOCUS_COLL_SHM_ALLREDUCE_MAX") == LOCUS_TUNABLE_DEFAULT)
+    if (c->size == 2 && max > PAIR_SHM_ALLREDUCE_MAX && !st->shm_allreduce_set)
         return PAIR_SHM_ALLREDUCE_MAX;
     return max;
 }

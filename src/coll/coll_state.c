@@ -100,6 +100,8 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
     st->shm_max = size_read("LOCUS_COLL_SHM_MAX");
     st->shm_bcast_max = size_read("LOCUS_COLL_SHM_BCAST_MAX");
     st->shm_allreduce_max = size_read("LOCUS_COLL_SHM_ALLREDUCE_MAX");
+    st->shm_allreduce_set =
+        locus_tunable_source("LOCUS_COLL_SHM_ALLREDUCE_MAX") != LOCUS_TUNABLE_DEFAULT;
     st->shm_oversub_max = size_read("LOCUS_COLL_SHM_OVERSUB_MAX");
     st->node_size = (long)size_read("LOCUS_COLL_NODE_SIZE");
     const char *layout = locus_tunable_str("LOCUS_COLL_NODE_LAYOUT");
