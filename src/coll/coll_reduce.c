@@ -66,6 +66,55 @@ static void allreduce_rabenseifner(locus_coll_sched_t *s, char *acc, char *tmp, 
     coll_fold_out(s, acc, count, dt, tag, c, &f);
 }
 
+/*
+ * Two ranks, a commutative op: each combines the half it keeps and sends
+ * the other, then they swap results. The other's half arrives in segments
+ * of seg_bytes, each folded in while the next arrives, so it is in cache
+ * when combined; without a copy of sbuf into rbuf first (it lands in rbuf
+ * and my data folds into it; in place, through scratch).
+ */
+static void allreduce_pair(locus_coll_sched_t *s, const void *sbuf, char *rbuf, size_t count,
+                           locus_dtype_t *dt, locus_op_t *op, int tag, locus_coll_comm_t *c,
+                           size_t seg_bytes)
+{
+    int peer = !c->rank, in_place = sbuf == LOCUS_COLL_IN_PLACE;
+    const char *src = in_place ? rbuf : sbuf;
+    size_t h = count / 2, klo = c->rank ? h : 0, kn = c->rank ? count - h : h;
+    size_t slo = c->rank ? 0 : h, sn = count - kn;
+    /* Both ranks cut the halves alike: segments of per elements. */
+    size_t es = locus_dtype_size(dt), per = es && seg_bytes / es ? seg_bytes / es : 1;
+    per = per < count - h ? per : count - h;
+    char *tmp = in_place ? coll_sched_tmp(s, dt, 2 * per) : NULL;
+    if (in_place && !tmp)
+        return;
+    size_t nseg = kn ? (kn + per - 1) / per : 0, sseg = sn ? (sn + per - 1) / per : 0;
+    for (size_t k = 0; k <= nseg || k < sseg; k++) {
+        if (k < sseg) {
+            size_t lo = k * per;
+            coll_send(s, c, coll_at(src, dt, (ptrdiff_t)(slo + lo)),
+                      sn - lo < per ? sn - lo : per, dt, peer, tag);
+        }
+        if (k < nseg) {
+            size_t lo = k * per, n = kn - lo < per ? kn - lo : per;
+            char *into = in_place ? coll_at(tmp, dt, (ptrdiff_t)((k & 1) * per))
+                                  : coll_at(rbuf, dt, (ptrdiff_t)(klo + lo));
+            coll_recv(s, c, into, n, dt, peer, tag);
+        }
+        if (k > 0 && k <= nseg) {
+            size_t lo = (k - 1) * per, n = kn - lo < per ? kn - lo : per;
+            char *out = coll_at(rbuf, dt, (ptrdiff_t)(klo + lo));
+            if (in_place)
+                coll_reduce_step(s, op, dt, n, coll_at(tmp, dt, (ptrdiff_t)(((k - 1) & 1) * per)),
+                                 out);
+            else
+                coll_reduce_step(s, op, dt, n, coll_at(src, dt, (ptrdiff_t)(klo + lo)), out);
+        }
+        coll_fence(s);
+    }
+    coll_sendrecv(s, c, coll_at(rbuf, dt, (ptrdiff_t)klo), kn, dt, peer,
+                  coll_at(rbuf, dt, (ptrdiff_t)slo), sn, dt, peer, tag);
+}
+
 /* Ring: reduce-scatter then allgather around the ring, p-1 steps each;
  * bandwidth-optimal for any p. Commutative ops only. */
 static void allreduce_ring(locus_coll_sched_t *s, char *acc, char *tmp, size_t count,
@@ -140,6 +189,11 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
                                      .dt = dt, .op = op, .root = -1,
                                      .call = shm_reduce_call });
+        return;
+    }
+    if (st && !hier && (alg == ALG_AUTO || alg == ALG_SHM || alg == ALG_RABENSEIFNER) &&
+        commute && c->size == 2 && bytes >= st->allreduce_large) {
+        allreduce_pair(s, sbuf, rbuf, count, dt, op, coll_tag(c), c, st->reduce_segment);
         return;
     }
     if (sbuf != LOCUS_COLL_IN_PLACE)
