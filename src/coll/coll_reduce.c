@@ -158,13 +158,14 @@ static int shm_reduce_call(const coll_step_t *st)
 }
 
 /* Allreduce through the segment up to LOCUS_COLL_SHM_ALLREDUCE_MAX; while
- * it is not set, up to 64 KiB between two ranks: there the pair's exchange
- * (each reads half of the other's vector by single copy, reduces it, reads
- * the other half of the result) copies less than the segment does (every
- * vector in, every share out). Xeon VM, 128 KiB: 20.5 us against 30.5
- * (Open MPI 22); the AMD VM's 2-rank rows said alike (128 KiB 23.4 us by
- * the segment, 256 KiB 25.4 by messages). */
-#define PAIR_SHM_ALLREDUCE_MAX ((size_t)64 << 10)
+ * it is not set, up to 16 KiB between two ranks, and their swap of halves
+ * (allreduce_pair) from 32 KiB (or LOCUS_COLL_ALLREDUCE_LARGE if less):
+ * it copies less than the segment does (every vector in, every share out).
+ * Xeon VM, 16 / 32 / 64 / 128 KiB: 4.3-4.6 / 7.7-8.1 / 15.4-15.6 / 30.5 us
+ * by the segment, 4.7 / 6.1-6.9 / 10.7 / 18.5-19 by the swap (Open MPI
+ * 4.3-7 / 10.4 / 16.6 / 21.7). */
+#define PAIR_SHM_ALLREDUCE_MAX ((size_t)16 << 10)
+#define PAIR_ALLREDUCE_MIN ((size_t)32 << 10)
 
 static size_t allreduce_shm_max(const locus_coll_comm_t *c, const coll_state_t *st)
 {
@@ -192,7 +193,9 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
         return;
     }
     if (st && !hier && (alg == ALG_AUTO || alg == ALG_SHM || alg == ALG_RABENSEIFNER) &&
-        commute && c->size == 2 && bytes >= st->allreduce_large) {
+        commute && c->size == 2 &&
+        bytes >= (st->allreduce_large < PAIR_ALLREDUCE_MIN ? st->allreduce_large
+                                                            : PAIR_ALLREDUCE_MIN)) {
         allreduce_pair(s, sbuf, rbuf, count, dt, op, coll_tag(c), c, st->reduce_segment);
         return;
     }
