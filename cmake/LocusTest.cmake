@@ -69,6 +69,11 @@ function(locus_add_mpi_test NAME PROG NP)
   elseif(DEFINED T_EXPECT_OUTPUT)
     set(expect --expect-output "${T_EXPECT_OUTPUT}")
   endif()
+  # The shipped defaults, whatever `locus tune` measured on this machine,
+  # unless the test names a calibration itself.
+  if(NOT T_ENV MATCHES "LOCUS_TUNE_FILE=")
+    list(PREPEND T_ENV LOCUS_TUNE_FILE=none)
+  endif()
   add_test(NAME ${NAME}
            COMMAND sh ${LOCUS_MPI_TEST_RUNNER} ${expect} ${launch} $<TARGET_FILE:${PROG}> ${T_ARGS})
   set_tests_properties(${NAME} PROPERTIES TIMEOUT ${T_TIMEOUT} LABELS "mpi;${T_LABELS}"

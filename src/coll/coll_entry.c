@@ -199,8 +199,10 @@ static void build_alltoall(locus_coll_sched_t *s, const void *sbuf, size_t scoun
     coll_state_t *st = all && c->size > 1 ? coll_state(c) : NULL;
     /* On an oversubscribed node the larger slots take alltoalls of up to
      * LOCUS_COLL_SHM_OVERSUB_MAX bytes per rank (4 ranks on 2 cores, 8
-     * KiB blocks: 21 us against 35-38 by messages, Open MPI 25). */
-    if (st && coll_shm_usable(s, c, st, st->alltoall, all, COLL_SHM_SLOT)) {
+     * KiB blocks: 21 us against 35-38 by messages, Open MPI 25), less
+     * where CMA is fast (coll_state.c). */
+    if (st && coll_shm_usable(s, c, st, st->alltoall, all,
+                              all <= st->alltoall_slot_max ? COLL_SHM_SLOT : 0)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
                                      .dst = rbuf, .count2 = rcount, .dt2 = rdt,
                                      .call = shm_alltoall_call });

@@ -126,6 +126,7 @@ struct coll_state {
     size_t bcast_large, allreduce_large, allgather_large, alltoall_small, reduce_segment;
     size_t shm_max, shm_bcast_max, shm_allreduce_max, shm_oversub_max;
     int shm_allreduce_set;        /* LOCUS_COLL_SHM_ALLREDUCE_MAX set, not the default */
+    size_t alltoall_slot_max;     /* largest alltoall (bytes a rank) through grown slots */
     int hier;                  /* -1 auto, 0 off, 1 on */
     int shm;                   /* shared-memory fast path allowed */
     long node_size;            /* LOCUS_COLL_NODE_SIZE (testing), 0: real nodes */

@@ -56,6 +56,23 @@ static size_t size_read(const char *var)
     return (size_t)v;
 }
 
+/* Where this machine's single copy beats the shm transport's two-copy
+ * pipeline from mid sizes on (`locus tune` set LOCUS_SHM_CMA_MIN to 128
+ * KiB or less), alltoalls of more than 128 KiB a rank go by messages, read
+ * by CMA, not through the grown slots' two copies: Xeon VM, 4 ranks on 2
+ * cores, blocks of 32 / 64 / 128 KiB 24-35 / 33-51 / 70-112 us by
+ * messages, 26-27 / 75-81 / 134 through the slots (Open MPI 19-24 / 29-42
+ * / 66-138). On the AMD VM, whose CMA never kept up, the slots won (32-128
+ * KiB blocks 23-82 against 45-163). */
+#define ALLTOALL_CMA_SLOT_MAX ((size_t)128 << 10)
+
+static size_t alltoall_slot_max(void)
+{
+    return size_read("LOCUS_SHM_CMA_MIN") <= ALLTOALL_CMA_SLOT_MAX &&
+                   strcmp(locus_tunable_str("LOCUS_SINGLE_COPY"), "none")
+               ? ALLTOALL_CMA_SLOT_MAX : SIZE_MAX;
+}
+
 static int onoff_read(const char *var, int allow_auto)
 {
     const char *v = locus_tunable_str(var);
@@ -103,6 +120,7 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
     st->shm_allreduce_set =
         locus_tunable_source("LOCUS_COLL_SHM_ALLREDUCE_MAX") != LOCUS_TUNABLE_DEFAULT;
     st->shm_oversub_max = size_read("LOCUS_COLL_SHM_OVERSUB_MAX");
+    st->alltoall_slot_max = alltoall_slot_max();
     st->node_size = (long)size_read("LOCUS_COLL_NODE_SIZE");
     const char *layout = locus_tunable_str("LOCUS_COLL_NODE_LAYOUT");
     st->node_cyclic = !strcmp(layout, "cyclic");

@@ -6,6 +6,11 @@
  * alltoall whose buffer fills a slot sends no rendezvous message (pvar
  * locus_shm_rndv_sent), one of twice that size does; both deliver every
  * block intact. The slots of both sets together stay within 8 MiB.
+ *
+ *   coll_oversub_slots [fast-cma]
+ * fast-cma (run with LOCUS_SHM_CMA_MIN at most 128k, a machine whose
+ * single copy is fast): the slots take alltoalls of up to 128 KiB a rank,
+ * larger ones go by messages.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +69,8 @@ int main(int argc, char **argv)
     MPI_T_pvar_start(sess, rndv);
     size_t slot = ((size_t)4 << 20) / (size_t)p;
     slot = slot < ((size_t)64 << 10) ? (size_t)64 << 10 : slot > ((size_t)1 << 20) ? (size_t)1 << 20 : slot;
+    if (argc > 1 && !strcmp(argv[1], "fast-cma"))
+        slot = (size_t)128 << 10;
     size_t fits = slot / (size_t)p / 64 * 64;
     unsigned long long in_slots = alltoall_rndv(rank, p, fits);
     unsigned long long by_msgs = alltoall_rndv(rank, p, 2 * fits);
