@@ -148,9 +148,9 @@ void locus_tune_choose(locus_tune_t *t)
                            "LOCUS_SHM_CMA_MIN keeps its default", v);
         return;
     }
-    /* CMA's best run of sizes: on one host it won from 32 KiB to 512 KiB
-     * by 30 % and lost out of cache (2-4 MiB: 12 GB/s against 21), where
-     * a threshold "from here up" chose never. */
+    /* CMA's best run of sizes: plain CMA on a Xeon VM won from 32 KiB to
+     * 1 MiB by up to 70 % and lost out of cache (2-4 MiB: 12 GB/s against
+     * 21), where a threshold "from here up" chose never. */
     int from = t->nsizes, to = t->nsizes;
     double best = -1;
     for (int a = 0; a < t->nsizes; a++) {
