@@ -66,6 +66,19 @@ static void allreduce_rabenseifner(locus_coll_sched_t *s, char *acc, char *tmp, 
     coll_fold_out(s, acc, count, dt, tag, c, &f);
 }
 
+/* Elements of dt in a segment of seg_bytes, at least one. */
+static size_t seg_elems(const locus_dtype_t *dt, size_t seg_bytes)
+{
+    size_t es = locus_dtype_size(dt);
+    return es && seg_bytes / es ? seg_bytes / es : 1;
+}
+
+/* Elements of the segment starting at lo of n cut in pieces of per. */
+static size_t seg_len(size_t n, size_t lo, size_t per)
+{
+    return n - lo < per ? n - lo : per;
+}
+
 /*
  * Two ranks, a commutative op: each combines the half it keeps and sends
  * the other, then they swap results. The other's half arrives in segments
@@ -82,8 +95,7 @@ static void allreduce_pair(locus_coll_sched_t *s, const void *sbuf, char *rbuf, 
     size_t h = count / 2, klo = c->rank ? h : 0, kn = c->rank ? count - h : h;
     size_t slo = c->rank ? 0 : h, sn = count - kn;
     /* Both ranks cut the halves alike: segments of per elements. */
-    size_t es = locus_dtype_size(dt), per = es && seg_bytes / es ? seg_bytes / es : 1;
-    per = per < count - h ? per : count - h;
+    size_t per = seg_len(count - h, 0, seg_elems(dt, seg_bytes));
     char *tmp = in_place ? coll_sched_tmp(s, dt, 2 * per) : NULL;
     if (in_place && !tmp)
         return;
@@ -92,16 +104,16 @@ static void allreduce_pair(locus_coll_sched_t *s, const void *sbuf, char *rbuf, 
         if (k < sseg) {
             size_t lo = k * per;
             coll_send(s, c, coll_at(src, dt, (ptrdiff_t)(slo + lo)),
-                      sn - lo < per ? sn - lo : per, dt, peer, tag);
+                      seg_len(sn, lo, per), dt, peer, tag);
         }
         if (k < nseg) {
-            size_t lo = k * per, n = kn - lo < per ? kn - lo : per;
+            size_t lo = k * per, n = seg_len(kn, lo, per);
             char *into = in_place ? coll_at(tmp, dt, (ptrdiff_t)((k & 1) * per))
                                   : coll_at(rbuf, dt, (ptrdiff_t)(klo + lo));
             coll_recv(s, c, into, n, dt, peer, tag);
         }
         if (k > 0 && k <= nseg) {
-            size_t lo = (k - 1) * per, n = kn - lo < per ? kn - lo : per;
+            size_t lo = (k - 1) * per, n = seg_len(kn, lo, per);
             char *out = coll_at(rbuf, dt, (ptrdiff_t)(klo + lo));
             if (in_place)
                 coll_reduce_step(s, op, dt, n, coll_at(tmp, dt, (ptrdiff_t)(((k - 1) & 1) * per)),
@@ -301,7 +313,7 @@ static void reduce_binomial_direct(locus_coll_sched_t *s, const void *src, void 
         mask <<= 1;
     }
     int parent = vr ? (vr - mask + root) % p : -1;
-    size_t es = locus_dtype_size(dt), per = es && seg_bytes / es ? seg_bytes / es : 1;
+    size_t per = seg_elems(dt, seg_bytes);
     /* Two segments are one piece: the pair would take the measured paths
      * one after the other, one piece plain CMA (Xeon VM, 512 KiB: 38-39 us
      * in two, 30-33 in one). */
@@ -309,7 +321,7 @@ static void reduce_binomial_direct(locus_coll_sched_t *s, const void *src, void 
     size_t nseg = (count + per - 1) / per;
     if (nchild == 0) {
         for (size_t lo = 0; lo < count; lo += per)
-            coll_send(s, c, coll_at(src, dt, (ptrdiff_t)lo), count - lo < per ? count - lo : per,
+            coll_send(s, c, coll_at(src, dt, (ptrdiff_t)lo), seg_len(count, lo, per),
                       dt, parent, tag);
         coll_fence(s);
         return;
@@ -320,7 +332,7 @@ static void reduce_binomial_direct(locus_coll_sched_t *s, const void *src, void 
     if (!acc || !in)
         return;
     for (size_t k = 0; k <= nseg; k++) {
-        size_t lo = k * per, n = k < nseg && count - lo < per ? count - lo : per;
+        size_t lo = k * per, n = k < nseg ? seg_len(count, lo, per) : per;
         for (int m = 1, j = 0; k < nseg && m < mask; m <<= 1) {
             if (vr + m >= p)
                 continue;
@@ -332,7 +344,7 @@ static void reduce_binomial_direct(locus_coll_sched_t *s, const void *src, void 
             coll_copy(s, coll_at(src, dt, (ptrdiff_t)lo), n, dt, coll_at(acc, dt, (ptrdiff_t)lo),
                       n, dt);
         if (k > 0) {
-            size_t plo = lo - per, pn = count - plo < per ? count - plo : per;
+            size_t plo = lo - per, pn = seg_len(count, plo, per);
             char *out = coll_at(acc, dt, (ptrdiff_t)plo);
             if (direct)
                 coll_reduce_step(s, op, dt, pn, coll_at(src, dt, (ptrdiff_t)plo), out);
