@@ -46,7 +46,8 @@ struct locus_tp_rndv {
     uint64_t want, got;
     uint64_t pipe_ns;    /* pipelined: the time its chunks took to come (shm_path.h) */
     uint64_t split;      /* split single copy: the sender writes [0, split) */
-    uint64_t split_t0;
+    uint64_t split_t0;   /* ...when it began, 0 if it is not timed */
+    uint32_t match_no;   /* the peer's `matched` when it began */
     int halves;          /* SHM_HALF_* seen so far */
     int by_cma;          /* read by CMA: its FIN says so */
     void *ctx;
@@ -81,6 +82,8 @@ typedef struct {
     shm_alive_watch_t alive;       /* notices its death (shm_alive.h) */
     size_t eager_max;              /* mine, capped by its ring */
     uint32_t outstanding;          /* large messages in flight with it */
+    uint32_t sending;              /* ...of them mine to it: it is busy receiving */
+    uint32_t matched;              /* large receives from it matched so far */
     int stalled;                   /* a send to it got AGAIN */
     int cma;                       /* CMA from it works */
     int no_split;                  /* its write into my buffer failed: no more splits */

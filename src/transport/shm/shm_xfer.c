@@ -29,7 +29,7 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
  * 15-18, 20-21 and 21-23 GB/s at 64 KiB, 128 KiB, 256 KiB and 1 MiB
  * against 10-13 for one process_vm_readv). */
 #define SPLIT_MIN (64u << 10)
-#define SPLIT_STREAM_MIN (256u << 10)
+#define SPLIT_EXCHANGE_MIN (256u << 10)
 /* Rendezvous messages up to this size carry their data in a chunk of the
  * sender's pool, so that a receiver that prefers the pipelined copy takes
  * it at once, two trips sooner: on the 2-vCPU VM osu_latency at 8-32 KiB
@@ -172,6 +172,7 @@ static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
     shm_ring_commit(&p->tx, c, n);
     p->stalled = 0;
     p->outstanding++;
+    p->sending++;
     tp->stats.rndv_sent++;
     return LOCUS_TP_PENDING;
 }
@@ -359,8 +360,13 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
         r->state = SHM_R_OWE_FIN;
         tp->stats.cma_recv++;
         tp->stats.split_recv++;
-        if (r->split_t0)
-            shm_path_record(&tp->peers[r->peer].path, r->want, 1, shm_now_ns() - r->split_t0);
+        /* Timed if it stayed alone: a window's other messages, matched
+         * while it waited for the sender's half, took their turns in its
+         * time (a window of 16 made CMA look 10x slower, and osu_bw went
+         * by the pipeline). */
+        shm_peer_t *p = &tp->peers[r->peer];
+        if (r->split_t0 && p->matched == r->match_no)
+            shm_path_record(&p->path, r->want, 1, shm_now_ns() - r->split_t0);
     } else {
         r->state = SHM_R_OWE_CTS;
         tp->stats.cma_fallbacks++;
@@ -374,6 +380,7 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
     r->split = (r->want / 2) & ~(uint64_t)4095;
     r->split_t0 = path_alone(tp, p) ? shm_now_ns() : 0;
+    r->match_no = p->matched;
     r->halves = 0;
     r->state = SHM_R_OWE_SPLIT;
     owed_add(tp, r);
@@ -385,14 +392,15 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
     return 0;
 }
 
-/* A stream of messages (another large one in flight with the peer) keeps
- * the sender busy too: there the halves paid from SPLIT_STREAM_MIN. On a
- * Xeon VM, osu_bw of 64 / 128 KiB ran at 18 / 24 GB/s split and 23 / 26 by
- * the receiver's CMA, while a lone ping-pong took 2.9 / 4.3 us split and
- * 3.5 / 5.9 unsplit. */
+/* Messages both ways (an exchange) keep the sender busy with my traffic
+ * too: there the halves pay from SPLIT_EXCHANGE_MIN. On a Xeon VM, IMB
+ * Sendrecv of 64 KiB took 5-8.5 us split and 3.4-3.6 by the receiver's
+ * CMA. A stream one way (osu_bw) splits from SPLIT_MIN, as a lone message
+ * does: 64 / 128 KiB ran at 29-31.5 / 41-42 GB/s split against 22-24 /
+ * 26-27 by the receiver's CMA (Open MPI and MPICH 23-24 / 27-28). */
 static int split_pays(const shm_peer_t *p, uint64_t want)
 {
-    return want >= (p->outstanding > 1 ? SPLIT_STREAM_MIN : SPLIT_MIN);
+    return want >= (p->sending ? SPLIT_EXCHANGE_MIN : SPLIT_MIN);
 }
 
 static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
@@ -428,6 +436,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     r->ctx = ctx;
     r->state = SHM_R_OWE_CTS;
     p->outstanding++;
+    p->matched++;
     r->pipe_ns = 0;
     int cma = cma_wanted(tp, p, r->want, hints);
     if (r->chunk) {
@@ -468,6 +477,7 @@ static void send_complete(shm_tp_t *tp, shm_sreq_t *s)
 {
     void *ctx = s->ctx;
     tp->peers[s->peer].outstanding--;
+    tp->peers[s->peer].sending--;
     tp_ids_put(&tp->sids, s->id);
     tp->up.send_done(tp->core, ctx);
 }
