@@ -59,6 +59,9 @@ static const pvar_t pvars[] = {
 #ifdef LOCUS_HAVE_SHM
     {"locus_shm_eager_sent", "messages sent through a shm ring in one piece (eager)",
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(eager_sent), NULL},
+    {"locus_shm_eager_pooled", "eager messages whose payload went in a chunk of the "
+     "sender's pool, the ring cell holding only the header",
+     MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(eager_pooled), NULL},
     {"locus_shm_rndv_sent", "large messages announced to the receiver (rendezvous)",
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(rndv_sent), NULL},
     {"locus_shm_cma_recv", "large messages received by single copy (process_vm_readv)",

@@ -3,6 +3,8 @@
  *  - one local rank: no transport, but both fences still happen;
  *  - a bad tunable on one rank: every rank fails cleanly, nobody hangs;
  *  - full ring: LOCUS_TP_AGAIN, nothing lost, order kept once drained;
+ *  - eager payloads in the sender's pool: once its chunks are all taken
+ *    the ring's cells carry them, order kept, the chunks come back;
  *  - limits: empty messages, the eager limit and one byte more, the
  *    largest header, oversized headers, sends to self, truncation to 0;
  *  - CMA refused at run time (the sender turns non-dumpable, the receiver
@@ -290,6 +292,57 @@ static int cma_rank(harness_t *h, int rank, void *arg)
     return failures ? 1 : 0;
 }
 
+/* ---- eager payloads in pool chunks ---- */
+
+enum { POOL_CHUNKS = 32, POOLED_LEN = 1024 };
+
+static int pooled_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    static rec_t c;
+    if (make(h, rank, &c) != 0)
+        return 1;
+    locus_tp_t *tp = c.tp;
+    shm_stats_t st;
+    uint32_t seq = 0;
+    /* 16 KiB ring = 256 cells: a pooled message takes 1 (its header), one
+     * in the ring {16 head + 8 header + 1024 data} 17. */
+    int want = POOL_CHUNKS + (256 - POOL_CHUNKS) / 17;
+    if (rank == 0) {
+        int sent = 0;
+        for (;;) {
+            int rc = tp->ops->send(tp, 1, &seq, sizeof seq, pat, POOLED_LEN, NULL);
+            if (rc == LOCUS_TP_AGAIN)
+                break;
+            CHECK(rc == LOCUS_TP_DONE);
+            seq++;
+            if (++sent > 100000)
+                break;
+        }
+        shm_tp_stats(tp, &st);
+        CHECK(sent == want && st.eager_sent == (uint64_t)want);
+        CHECK(st.eager_pooled == POOL_CHUNKS && st.rndv_sent == 0);
+        harness_barrier(h); /* 1: rank 1 drains */
+        harness_barrier(h); /* 2: drained, every chunk free again */
+        CHECK(tp->ops->send(tp, 1, &seq, sizeof seq, pat, POOLED_LEN, NULL) == LOCUS_TP_DONE);
+        shm_tp_stats(tp, &st);
+        CHECK(st.eager_pooled == POOL_CHUNKS + 1);
+        harness_barrier(h); /* 3 */
+    } else {
+        harness_barrier(h); /* 1 */
+        pump(&c, &c.ndeliver, want);
+        harness_barrier(h); /* 2 */
+        pump(&c, &c.ndeliver, want + 1);
+        CHECK(c.ndeliver == want + 1 && c.nev == want + 1);
+        for (int i = 0; i < c.nev; i++)
+            CHECK(c.ev[i].hdr4 == (uint32_t)i && c.ev[i].len == POOLED_LEN && c.ev[i].data_ok);
+        harness_barrier(h); /* 3 */
+    }
+    harness_barrier(h);
+    tp->ops->finalize(tp);
+    return failures ? 1 : 0;
+}
+
 static void run2(const char *what, int (*fn)(harness_t *, int, void *))
 {
     harness_t h;
@@ -311,6 +364,11 @@ int main(void)
     test_single();
     run2("bad tunable", bad_rank);
     run2("full ring and limits", ring_rank);
+    setenv("LOCUS_SHM_POOL_SIZE", "1M", 1);
+    setenv("LOCUS_SHM_CHUNK_SIZE", "32k", 1);
+    run2("eager payloads in pool chunks", pooled_rank);
+    unsetenv("LOCUS_SHM_POOL_SIZE");
+    unsetenv("LOCUS_SHM_CHUNK_SIZE");
     setenv("LOCUS_SINGLE_COPY", "auto", 1);
     setenv("LOCUS_SHM_CMA_MIN", "0", 1);
     run2("CMA refused at run time", cma_rank);

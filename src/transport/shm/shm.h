@@ -12,6 +12,7 @@
 
 typedef struct {
     uint64_t eager_sent;     /* messages sent through the ring in one piece */
+    uint64_t eager_pooled;   /* ...of them with the payload in a chunk of my pool */
     uint64_t rndv_sent;      /* large messages announced (RTS) */
     uint64_t rts_data;       /* ...of them with the data in a chunk of my pool */
     uint64_t cma_recv;       /* large messages received by process_vm_readv */

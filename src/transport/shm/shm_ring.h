@@ -38,7 +38,7 @@
 
 /* Cell types; SKIP is internal to the ring. */
 enum { SHM_T_SKIP = 1, SHM_T_MSG, SHM_T_RTS, SHM_T_CTS, SHM_T_CHUNK, SHM_T_FIN, SHM_T_TEST,
-       SHM_T_WROTE };
+       SHM_T_WROTE, SHM_T_MSG_POOLED };
 
 typedef struct shm_cell {
     _Alignas(64) _Atomic uint32_t seq; /* absolute position of this message; written last */
