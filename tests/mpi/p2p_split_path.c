@@ -14,27 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/tcheck.h"
+#include "../tools/tpvar.h"
 
 enum { LEN = 64 << 10, WINDOW = 16, ROUNDS = 4 };
-
-static MPI_T_pvar_session sess;
-
-static MPI_T_pvar_handle pv(const char *name, int cls)
-{
-    int idx = -1, count = 0;
-    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-    CHECK(MPI_T_pvar_get_index(name, cls, &idx) == MPI_SUCCESS, "no pvar %s", name);
-    CHECK(MPI_T_pvar_handle_alloc(sess, idx, NULL, &h, &count) == MPI_SUCCESS, "%s", name);
-    return h;
-}
-
-static unsigned long long rd(MPI_T_pvar_handle h)
-{
-    unsigned long long v = 0;
-    MPI_T_pvar_read(sess, h, &v);
-    return v;
-}
 
 static unsigned char byte_of(int src, int msg, size_t i)
 {
@@ -70,28 +52,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "p2p_split_path: needs 2 ranks\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    MPI_T_pvar_session_create(&sess);
-    MPI_T_pvar_handle cma = pv("locus_shm_cma_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle split = pv("locus_shm_split_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle pipe = pv("locus_shm_pipe_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle on = pv("locus_shm_single_copy", MPI_T_PVAR_CLASS_STATE);
-    MPI_T_pvar_handle yield = pv("locus_core_yield", MPI_T_PVAR_CLASS_STATE);
-    int single = 0, both = 0, idle = 0, any_idle = 0;
-    MPI_T_pvar_read(sess, on, &single);
-    MPI_Allreduce(&single, &both, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_T_pvar_read(sess, yield, &idle);
-    MPI_Allreduce(&idle, &any_idle, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (!both || any_idle) {
+    MPI_T_pvar_session_create(&tp_sess);
+    MPI_T_pvar_handle cma = tp_pvar("locus_shm_cma_recv", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle split = tp_pvar("locus_shm_split_recv", MPI_T_PVAR_CLASS_COUNTER);
+    MPI_T_pvar_handle pipe = tp_pvar("locus_shm_pipe_recv", MPI_T_PVAR_CLASS_COUNTER);
+    const char *skip = tp_split_skip(MPI_COMM_WORLD);
+    if (skip) {
         if (rank == 0)
-            printf("SKIPPED: %s\n", !both ? "no single copy (CMA) between the ranks here"
-                                          : "the ranks share a CPU (no split single copy)");
+            printf("SKIPPED: %s\n", skip);
         MPI_Finalize();
         return 77;
     }
 
     unsigned char *bufs = malloc((size_t)WINDOW * LEN), *out = malloc(LEN);
     MPI_Request reqs[WINDOW];
-    MPI_T_pvar_start(sess, MPI_T_PVAR_ALL_HANDLES);
+    MPI_T_pvar_start(tp_sess, MPI_T_PVAR_ALL_HANDLES);
     /* The stream: rank 0 sends a window to rank 1, whose receives wait
      * posted; a message of it may go unsplit only while it is alone. */
     for (int r = 0; r < ROUNDS; r++) {
@@ -110,20 +85,20 @@ int main(int argc, char **argv)
             for (int m = 0; m < WINDOW; m++)
                 verify(bufs + (size_t)m * LEN, 0, r * WINDOW + m, "stream");
     }
-    MPI_T_pvar_stop(sess, MPI_T_PVAR_ALL_HANDLES);
+    MPI_T_pvar_stop(tp_sess, MPI_T_PVAR_ALL_HANDLES);
     unsigned long long streamed = ROUNDS * WINDOW;
     if (rank == 1) {
-        CHECK(rd(cma) + rd(pipe) == streamed, "stream: cma_recv %llu + pipe_recv %llu, want %llu",
-              rd(cma), rd(pipe), streamed);
-        CHECK(rd(split) >= streamed / 2, "stream: %llu of %llu messages split", rd(split),
+        CHECK(tp_read(cma) + tp_read(pipe) == streamed, "stream: cma_recv %llu + pipe_recv %llu, want %llu",
+              tp_read(cma), tp_read(pipe), streamed);
+        CHECK(tp_read(split) >= streamed / 2, "stream: %llu of %llu messages split", tp_read(split),
               streamed);
     }
 
     /* The exchange: my RTS goes out before I match the peer's, and the
      * peer's comes before its FIN for mine, so each receive is matched
      * while a send of mine to that peer is in flight. */
-    unsigned long long split0 = rd(split), moved0 = rd(cma) + rd(pipe);
-    MPI_T_pvar_start(sess, MPI_T_PVAR_ALL_HANDLES);
+    unsigned long long split0 = tp_read(split), moved0 = tp_read(cma) + tp_read(pipe);
+    MPI_T_pvar_start(tp_sess, MPI_T_PVAR_ALL_HANDLES);
     for (int r = 0; r < ROUNDS * WINDOW; r++) {
         fill(out, rank, r);
         MPI_Isend(out, LEN, MPI_BYTE, 1 - rank, r, MPI_COMM_WORLD, &reqs[0]);
@@ -131,14 +106,14 @@ int main(int argc, char **argv)
         MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE);
         verify(bufs, 1 - rank, r, "exchange");
     }
-    MPI_T_pvar_stop(sess, MPI_T_PVAR_ALL_HANDLES);
-    CHECK(rd(cma) + rd(pipe) - moved0 == streamed, "exchange: %llu large receives, want %llu",
-          rd(cma) + rd(pipe) - moved0, streamed);
-    CHECK(rd(split) == split0, "exchange: %llu of %llu messages split", rd(split) - split0,
+    MPI_T_pvar_stop(tp_sess, MPI_T_PVAR_ALL_HANDLES);
+    CHECK(tp_read(cma) + tp_read(pipe) - moved0 == streamed, "exchange: %llu large receives, want %llu",
+          tp_read(cma) + tp_read(pipe) - moved0, streamed);
+    CHECK(tp_read(split) == split0, "exchange: %llu of %llu messages split", tp_read(split) - split0,
           streamed);
     free(bufs);
     free(out);
-    MPI_T_pvar_session_free(&sess);
+    MPI_T_pvar_session_free(&tp_sess);
     int bad = tc_report(MPI_COMM_WORLD);
     MPI_Finalize();
     MPI_T_finalize();

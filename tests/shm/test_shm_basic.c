@@ -154,6 +154,23 @@ static int bad_rank(harness_t *h, int rank, void *arg)
 
 /* ---- full ring, limits ---- */
 
+/* Sends messages of len bytes to rank 1 (which does not progress), header
+ * = their sequence number, until its ring is full: the number sent. */
+static int fill_ring(locus_tp_t *tp, uint32_t *seq, size_t len)
+{
+    int sent = 0;
+    for (;;) {
+        int rc = tp->ops->send(tp, 1, seq, sizeof *seq, pat, len, NULL);
+        if (rc == LOCUS_TP_AGAIN)
+            break;
+        CHECK(rc == LOCUS_TP_DONE);
+        ++*seq;
+        if (++sent > 100000)
+            break;
+    }
+    return sent;
+}
+
 static int ring_rank(harness_t *h, int rank, void *arg)
 {
     (void)arg;
@@ -168,16 +185,7 @@ static int ring_rank(harness_t *h, int rank, void *arg)
     uint32_t seq = 0;
     if (rank == 0) {
         /* Rank 1 does not progress: fill its ring. */
-        int sent = 0;
-        for (;;) {
-            int rc = tp->ops->send(tp, 1, &seq, sizeof seq, pat, 64, NULL);
-            if (rc == LOCUS_TP_AGAIN)
-                break;
-            CHECK(rc == LOCUS_TP_DONE);
-            seq++;
-            if (++sent > 100000)
-                break;
-        }
+        int sent = fill_ring(tp, &seq, 64);
         /* 16 KiB ring = 256 cells; {16 head + 8 header + 64 data} = 2 cells. */
         CHECK(sent == 128);
         CHECK(tp->ops->send(tp, 1, &seq, sizeof seq, pat, 0, NULL) == LOCUS_TP_AGAIN);
@@ -309,16 +317,7 @@ static int pooled_rank(harness_t *h, int rank, void *arg)
      * in the ring {16 head + 8 header + 1024 data} 17. */
     int want = POOL_CHUNKS + (256 - POOL_CHUNKS) / 17;
     if (rank == 0) {
-        int sent = 0;
-        for (;;) {
-            int rc = tp->ops->send(tp, 1, &seq, sizeof seq, pat, POOLED_LEN, NULL);
-            if (rc == LOCUS_TP_AGAIN)
-                break;
-            CHECK(rc == LOCUS_TP_DONE);
-            seq++;
-            if (++sent > 100000)
-                break;
-        }
+        int sent = fill_ring(tp, &seq, POOLED_LEN);
         shm_tp_stats(tp, &st);
         CHECK(sent == want && st.eager_sent == (uint64_t)want);
         CHECK(st.eager_pooled == POOL_CHUNKS && st.rndv_sent == 0);
