@@ -432,7 +432,9 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 /* Messages both ways (an exchange) keep the sender busy with my traffic
  * too: there the halves pay from SPLIT_EXCHANGE_MIN. On a Xeon VM, IMB
  * Sendrecv of 64 KiB took 5-8.5 us split and 3.4-3.6 by the receiver's
- * CMA. A stream one way (osu_bw) splits from SPLIT_MIN, as a lone message
+ * CMA; of 256 KiB, Sendrecv / Exchange / 2 ranks' Allgather and Alltoall
+ * took 11.3 / 22.1 / 16.0 / 16.5 us split against 10.1 / 18.6 / 14.7 /
+ * 14.5 (Open MPI 12.6 / 19.7 / 15.2 / 15.7). A stream one way (osu_bw) splits from SPLIT_MIN, as a lone message
  * does: 64 / 128 KiB ran at 29-31.5 / 41-42 GB/s split against 22-24 /
  * 26-27 by the receiver's CMA (Open MPI and MPICH 23-24 / 27-28). */
 static int split_pays(const shm_peer_t *p, uint64_t want)
