@@ -91,8 +91,9 @@ static uint32_t ring_cells_for(long ring_size, int peers)
  * each page was a fault on the way of a message (IMB's Bcast of 8 KiB on 2
  * ranks, 200 repetitions: 6.4 us a message; 2.2 with my pool mapped, 1.2
  * with the peer's too, for 0.5-1 ms more of MPI_Init). Not when ranks
- * outnumber cores (CMA then, the pools idle), and the peers' only up to
- * this many local ranks (beyond, the first messages map them). */
+ * outnumber cores (large messages go by CMA then; the eager payloads that
+ * use the pool fault its pages in as they come round), and the peers' only
+ * up to this many local ranks (beyond, the first messages map them). */
 #define PREFAULT_PEERS_MAX 16
 static void pool_prefault(void *pool, size_t len, int advice)
 {
