@@ -29,7 +29,7 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
  * 15-18, 20-21 and 21-23 GB/s at 64 KiB, 128 KiB, 256 KiB and 1 MiB
  * against 10-13 for one process_vm_readv). */
 #define SPLIT_MIN (64u << 10)
-#define SPLIT_EXCHANGE_MIN (256u << 10)
+#define SPLIT_EXCHANGE_MIN (512u << 10)
 /* Rendezvous messages up to this size carry their data in a chunk of the
  * sender's pool, so that a receiver that prefers the pipelined copy takes
  * it at once, two trips sooner: on the 2-vCPU VM osu_latency at 8-32 KiB
@@ -434,9 +434,10 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
  * Sendrecv of 64 KiB took 5-8.5 us split and 3.4-3.6 by the receiver's
  * CMA; of 256 KiB, Sendrecv / Exchange / 2 ranks' Allgather and Alltoall
  * took 11.3 / 22.1 / 16.0 / 16.5 us split against 10.1 / 18.6 / 14.7 /
- * 14.5 (Open MPI 12.6 / 19.7 / 15.2 / 15.7). A stream one way (osu_bw) splits from SPLIT_MIN, as a lone message
- * does: 64 / 128 KiB ran at 29-31.5 / 41-42 GB/s split against 22-24 /
- * 26-27 by the receiver's CMA (Open MPI and MPICH 23-24 / 27-28). */
+ * 14.5 (Open MPI 12.6 / 19.7 / 15.2 / 15.7). A stream one way (osu_bw)
+ * splits from SPLIT_MIN, as a lone message does: 64 / 128 KiB ran at
+ * 29-31.5 / 41-42 GB/s split against 22-24 / 26-27 by the receiver's CMA
+ * (Open MPI and MPICH 23-24 / 27-28). */
 static int split_pays(const shm_peer_t *p, uint64_t want)
 {
     return want >= (p->sending ? SPLIT_EXCHANGE_MIN : SPLIT_MIN);
