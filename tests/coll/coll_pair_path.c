@@ -69,8 +69,8 @@ int main(int argc, char **argv)
      * the peer's block, the child's vector at the root, the peer's half;
      * each by one of the paths, the first by the split. */
     unsigned long long want = ROUNDS * 2ull + ROUNDS / 2;
-    CHECK(tp_read(cma) + tp_read(pipe) == want, "cma_recv %llu + pipe_recv %llu, want %llu", tp_read(cma),
-          tp_read(pipe), want);
+    CHECK(tp_read(cma) + tp_read(pipe) == want, "cma_recv %llu + pipe_recv %llu, want %llu",
+          tp_read(cma), tp_read(pipe), want);
     CHECK(tp_read(split) >= 1, "split_recv %llu: collective traffic of a pair was never split",
           tp_read(split));
     /* Data reduced on arrival is read by the receiver alone, never split:
@@ -81,8 +81,8 @@ int main(int argc, char **argv)
         MPI_Reduce(a, b, n, MPI_FLOAT, MPI_SUM, r % 2, MPI_COMM_WORLD);
     MPI_T_pvar_stop(tp_sess, MPI_T_PVAR_ALL_HANDLES);
     CHECK(tp_read(split) == split0, "reduce: %llu split receives", tp_read(split) - split0);
-    CHECK(tp_read(cma) - cma0 == ROUNDS / 2, "reduce: %llu CMA receives, want %d", tp_read(cma) - cma0,
-          ROUNDS / 2);
+    CHECK(tp_read(cma) - cma0 == ROUNDS / 2, "reduce: %llu CMA receives, want %d",
+          tp_read(cma) - cma0, ROUNDS / 2);
     free(a);
     free(b);
     MPI_T_pvar_session_free(&tp_sess);

@@ -88,8 +88,9 @@ int main(int argc, char **argv)
     MPI_T_pvar_stop(tp_sess, MPI_T_PVAR_ALL_HANDLES);
     unsigned long long streamed = ROUNDS * WINDOW;
     if (rank == 1) {
-        CHECK(tp_read(cma) + tp_read(pipe) == streamed, "stream: cma_recv %llu + pipe_recv %llu, want %llu",
-              tp_read(cma), tp_read(pipe), streamed);
+        CHECK(tp_read(cma) + tp_read(pipe) == streamed,
+              "stream: cma_recv %llu + pipe_recv %llu, want %llu", tp_read(cma), tp_read(pipe),
+              streamed);
         CHECK(tp_read(split) >= streamed / 2, "stream: %llu of %llu messages split", tp_read(split),
               streamed);
     }
@@ -107,10 +108,11 @@ int main(int argc, char **argv)
         verify(bufs, 1 - rank, r, "exchange");
     }
     MPI_T_pvar_stop(tp_sess, MPI_T_PVAR_ALL_HANDLES);
-    CHECK(tp_read(cma) + tp_read(pipe) - moved0 == streamed, "exchange: %llu large receives, want %llu",
-          tp_read(cma) + tp_read(pipe) - moved0, streamed);
-    CHECK(tp_read(split) == split0, "exchange: %llu of %llu messages split", tp_read(split) - split0,
+    CHECK(tp_read(cma) + tp_read(pipe) - moved0 == streamed,
+          "exchange: %llu large receives, want %llu", tp_read(cma) + tp_read(pipe) - moved0,
           streamed);
+    CHECK(tp_read(split) == split0, "exchange: %llu of %llu messages split",
+          tp_read(split) - split0, streamed);
     free(bufs);
     free(out);
     MPI_T_pvar_session_free(&tp_sess);
