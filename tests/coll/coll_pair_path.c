@@ -23,33 +23,15 @@ enum { BIG = 1 << 20, ROUNDS = 4 };
 
 int main(int argc, char **argv)
 {
-    int provided, rank, size;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    tc_rank = rank;
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "coll_pair_path: needs 2 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    MPI_T_pvar_session_create(&tp_sess);
-    MPI_T_pvar_handle cma = tp_pvar("locus_shm_cma_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle split = tp_pvar("locus_shm_split_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle pipe = tp_pvar("locus_shm_pipe_recv", MPI_T_PVAR_CLASS_COUNTER);
+    tp_large_t pv;
+    int rank = tp_pair_init(&argc, &argv, "coll_pair_path", &pv);
+    MPI_T_pvar_handle cma = pv.cma, split = pv.split, pipe = pv.pipe;
 
     float *a = malloc(2 * BIG), *b = malloc(2 * BIG);
     int n = BIG / (int)sizeof(float), counts[2] = { n / 2, n / 2 };
     for (int i = 0; i < n; i++)
         a[i] = (float)(rank + 1) * (float)(i % 97);
-    const char *skip = tp_split_skip(MPI_COMM_WORLD);
-    if (skip) {
-        if (rank == 0)
-            printf("SKIPPED: %s\n", skip);
-        MPI_Finalize();
-        return 77;
-    }
+    tp_split_or_skip(rank);
     MPI_T_pvar_start(tp_sess, MPI_T_PVAR_ALL_HANDLES);
     for (int r = 0; r < ROUNDS; r++) {
         MPI_Allgather(a, BIG, MPI_BYTE, b, BIG, MPI_BYTE, MPI_COMM_WORLD);

@@ -41,28 +41,10 @@ static void verify(const unsigned char *b, int src, int msg, const char *what)
 
 int main(int argc, char **argv)
 {
-    int provided, rank, size;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    tc_rank = rank;
-    if (size != 2) {
-        if (rank == 0)
-            fprintf(stderr, "p2p_split_path: needs 2 ranks\n");
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    MPI_T_pvar_session_create(&tp_sess);
-    MPI_T_pvar_handle cma = tp_pvar("locus_shm_cma_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle split = tp_pvar("locus_shm_split_recv", MPI_T_PVAR_CLASS_COUNTER);
-    MPI_T_pvar_handle pipe = tp_pvar("locus_shm_pipe_recv", MPI_T_PVAR_CLASS_COUNTER);
-    const char *skip = tp_split_skip(MPI_COMM_WORLD);
-    if (skip) {
-        if (rank == 0)
-            printf("SKIPPED: %s\n", skip);
-        MPI_Finalize();
-        return 77;
-    }
+    tp_large_t pv;
+    int rank = tp_pair_init(&argc, &argv, "p2p_split_path", &pv);
+    MPI_T_pvar_handle cma = pv.cma, split = pv.split, pipe = pv.pipe;
+    tp_split_or_skip(rank);
 
     unsigned char *bufs = malloc((size_t)WINDOW * LEN), *out = malloc(LEN);
     MPI_Request reqs[WINDOW];

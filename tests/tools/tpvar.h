@@ -1,13 +1,16 @@
 /*
  * tpvar.h — the shm transport's counters through MPI_T, for tests that
  * check which path large messages took (after tcheck.h): tp_pvar opens a
- * handle in tp_sess, tp_read reads one, tp_split_skip says why the split
- * single copy cannot happen between the ranks of comm (NULL: it can).
+ * handle in tp_sess, tp_read reads one, tp_pair_init starts a 2-rank test
+ * with the large-message counters, tp_split_or_skip ends it as skipped
+ * where the split single copy cannot happen between its ranks.
  */
 #ifndef TPVAR_H
 #define TPVAR_H
 
 #include "tcheck.h"
+
+#include <stdlib.h>
 
 static MPI_T_pvar_session tp_sess;
 
@@ -27,8 +30,37 @@ static unsigned long long tp_read(MPI_T_pvar_handle h)
     return v;
 }
 
-/* Collective over comm; needs an open tp_sess. Ranks that share a CPU
- * yield while idle and never split (the partner would have to run at
+/* The counters of large messages received by each path. */
+typedef struct {
+    MPI_T_pvar_handle cma, split, pipe;
+} tp_large_t;
+
+/* MPI_T and MPI started on exactly 2 ranks (else the job aborts, naming
+ * prog), tp_sess open and the large-message counters' handles in *h: my
+ * rank. */
+static int tp_pair_init(int *argc, char ***argv, const char *prog, tp_large_t *h)
+{
+    int provided, rank, size;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    tc_rank = rank;
+    if (size != 2) {
+        if (rank == 0)
+            fprintf(stderr, "%s: needs 2 ranks\n", prog);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    MPI_T_pvar_session_create(&tp_sess);
+    h->cma = tp_pvar("locus_shm_cma_recv", MPI_T_PVAR_CLASS_COUNTER);
+    h->split = tp_pvar("locus_shm_split_recv", MPI_T_PVAR_CLASS_COUNTER);
+    h->pipe = tp_pvar("locus_shm_pipe_recv", MPI_T_PVAR_CLASS_COUNTER);
+    return rank;
+}
+
+/* Why the split single copy cannot happen between the ranks of comm, or
+ * NULL. Collective over comm; needs an open tp_sess. Ranks that share a
+ * CPU yield while idle and never split (the partner would have to run at
  * once). */
 static const char *tp_split_skip(MPI_Comm comm)
 {
@@ -42,6 +74,19 @@ static const char *tp_split_skip(MPI_Comm comm)
     if (!both)
         return "no single copy (CMA) between the ranks here";
     return any_idle ? "the ranks share a CPU (no split single copy)" : NULL;
+}
+
+/* Ends the test as skipped (77, rank 0 saying why) where the split single
+ * copy cannot happen between the ranks of MPI_COMM_WORLD. */
+static void tp_split_or_skip(int rank)
+{
+    const char *skip = tp_split_skip(MPI_COMM_WORLD);
+    if (!skip)
+        return;
+    if (rank == 0)
+        printf("SKIPPED: %s\n", skip);
+    MPI_Finalize();
+    exit(77);
 }
 
 #endif
