@@ -178,6 +178,12 @@ static int shm_reduce_call(const coll_step_t *st)
  * 4.3-7 / 10.4 / 16.6 / 21.7). */
 #define PAIR_SHM_ALLREDUCE_MAX ((size_t)16 << 10)
 #define PAIR_ALLREDUCE_MIN ((size_t)32 << 10)
+/* ...but a pair with a core each exchanges its vectors as messages (one
+ * round of recursive doubling) from 2 KiB: the transport's pooled eager
+ * payloads beat the segment there (Xeon VM, 2 / 4 / 8 / 16 KiB: 0.94 /
+ * 1.37 / 2.19 / 3.66 us against 1.20 / 1.96 / 2.50 / 4.21; MPICH 1.63 /
+ * 2.17 / 2.77 / 4.41, Open MPI 1.42 / 2.68 / 4.97 / 7.54). */
+#define PAIR_ALLREDUCE_MSG_MIN ((size_t)2 << 10)
 
 static size_t allreduce_shm_max(const locus_coll_comm_t *c, const coll_state_t *st)
 {
@@ -185,6 +191,15 @@ static size_t allreduce_shm_max(const locus_coll_comm_t *c, const coll_state_t *
     if (c->size == 2 && max > PAIR_SHM_ALLREDUCE_MAX && !st->shm_allreduce_set)
         return PAIR_SHM_ALLREDUCE_MAX;
     return max;
+}
+
+/* Whether an allreduce of `bytes` on c skips the segment for messages
+ * (PAIR_ALLREDUCE_MSG_MIN). */
+static int allreduce_pair_msgs(const locus_coll_comm_t *c, const coll_state_t *st, int alg,
+                               size_t bytes)
+{
+    return c->size == 2 && !c->yield && alg == ALG_AUTO && !st->shm_allreduce_set &&
+           bytes >= PAIR_ALLREDUCE_MSG_MIN;
 }
 
 void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,
@@ -197,7 +212,7 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
     int commute = op->commute, alg = st ? st->allreduce : ALG_AUTO;
     int hier = st && alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking);
     /* The segment takes my data straight from sbuf: no copy first. */
-    if (st && !hier && coll_shm_reduces(dt, op) &&
+    if (st && !hier && coll_shm_reduces(dt, op) && !allreduce_pair_msgs(c, st, alg, bytes) &&
         shm_reduce_usable(s, c, st, alg, bytes, allreduce_shm_max(c, st))) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
                                      .dt = dt, .op = op, .root = -1,
