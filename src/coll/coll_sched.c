@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "coll_priv.h"
+#include "locus_copy.h"
 
 /* Tags on the collective context: one per collective, drawn in order. */
 #define COLL_TAG_SPAN (1 << 30)
@@ -394,7 +395,7 @@ int locus_coll_local_copy(const void *src, size_t scount, locus_dtype_t *sdt, vo
         ptrdiff_t slb, rlb, e;
         locus_dtype_true_extent(sdt, &slb, &e);
         locus_dtype_true_extent(rdt, &rlb, &e);
-        memmove((char *)dst + rlb, (const char *)src + slb, n);
+        locus_move((char *)dst + rlb, (const char *)src + slb, n);
     } else {
         /* Through the packed stream, a bounded chunk at a time. */
         char chunk[8192];

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "coll_priv.h"
+#include "locus_copy.h"
 #include "locus_tunables.h"
 #include "shm_file.h"
 
@@ -430,20 +431,20 @@ static int shm_allreduce_large(coll_shm_t *seg, const char *src, char *dst, size
     for (size_t off = 0; off < n; off += per) {
         size_t len = n - off < per ? n - off : per, nel = len / es;
         char *in = seg->red + (size_t)(seg->gen & 1) * (p + 1) * SHM_RCHUNK;
-        memcpy(in + (size_t)seg->rank * SHM_RCHUNK, src + off, len);
+        locus_copy(in + (size_t)seg->rank * SHM_RCHUNK, src + off, len);
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
         char *out = seg->red + (size_t)(seg->gen & 1) * (p + 1) * SHM_RCHUNK + p * SHM_RCHUNK;
         size_t lo = nel * (size_t)seg->rank / p, hi = nel * ((size_t)seg->rank + 1) / p;
         if (hi > lo) {
-            memcpy(out + lo * es, in + lo * es, (hi - lo) * es);
+            locus_copy(out + lo * es, in + lo * es, (hi - lo) * es);
             for (size_t i = 1; i < p; i++)
                 locus_op_apply(op, el, in + i * SHM_RCHUNK + lo * es, out + lo * es, hi - lo);
         }
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
         if (root < 0 || root == seg->rank)
-            memcpy(dst + off, out, len);
+            locus_copy(dst + off, out, len);
     }
     return LOCUS_SUCCESS;
 }
@@ -463,7 +464,7 @@ static int shm_allreduce_slots(coll_shm_t *seg, const char *src, char *dst, size
     for (size_t off = 0; off < n; off += per) {
         size_t len = n - off < per ? n - off : per, nel = len / es;
         char *set = shm_slot(seg, 0);
-        memcpy(set + (size_t)seg->rank * seg->slot, src + off, len);
+        locus_copy(set + (size_t)seg->rank * seg->slot, src + off, len);
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
         size_t lo = nel * (size_t)seg->rank / p, hi = nel * ((size_t)seg->rank + 1) / p;
@@ -472,7 +473,7 @@ static int shm_allreduce_slots(coll_shm_t *seg, const char *src, char *dst, size
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
         if (root < 0 || root == seg->rank)
-            memcpy(dst + off, set, len);
+            locus_copy(dst + off, set, len);
         seg->gen++;
     }
     return LOCUS_SUCCESS;
@@ -489,12 +490,12 @@ static int shm_reduce_rooted(coll_shm_t *seg, const char *src, char *dst, size_t
         char *rec = rooted_claim(seg, q);
         if (!rec)
             return LOCUS_ERR_OTHER;
-        memcpy(rec, src, n);
+        locus_copy(rec, src, n);
         rooted_publish(seg, q);
         return rooted_finish(seg, q);
     }
     if (src != dst)
-        memcpy(dst, src, n);
+        locus_copy(dst, src, n);
     for (int i = 0; i < seg->size; i++) {
         const char *x = i == root ? NULL : rooted_wait(seg, i, q);
         if (i != root && !x)
@@ -527,7 +528,7 @@ int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t a
     char *mine = rooted ? rooted_claim(seg, q = ++seg->rseq) : set + (size_t)me * seg->slot;
     if (!mine)
         return LOCUS_ERR_OTHER;
-    memcpy(mine, src, n);
+    locus_copy(mine, src, n);
     if (rooted)
         rooted_publish(seg, q);
     else if (shm_barrier(seg) != LOCUS_SUCCESS)
@@ -535,7 +536,7 @@ int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t a
     size_t off = at * locus_dtype_size(dt), len = count * locus_dtype_size(dt);
     if (len) {
         char *dst = (char *)rbuf + tlb;
-        memcpy(dst, mine + off, len);   /* from my copy: in place, src overlaps dst */
+        locus_copy(dst, mine + off, len);   /* from my copy: in place, src overlaps dst */
         for (int i = 0; i < seg->size; i++) {
             const char *x = i == me ? NULL : rooted ? rooted_wait(seg, i, q)
                                                     : set + (size_t)i * seg->slot;
@@ -583,28 +584,28 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
     size_t nel = n / locus_elem_size(el);
     if (root < 0 && n <= SHM_FLAG_DATA) {
         uint64_t q;
-        memcpy(flag_open(seg, &q), src, n);
+        locus_copy(flag_open(seg, &q), src, n);
         flag_publish(seg, q);
         for (int i = 0; i < seg->size; i++) {
             const char *x = flag_wait(seg, i, q);
             if (!x)
                 return LOCUS_ERR_OTHER;
             if (i == 0)
-                memcpy(dst, x, n);
+                locus_copy(dst, x, n);
             else
                 locus_op_apply(op->id, el, x, dst, nel);
         }
         return LOCUS_SUCCESS;
     }
     char *set = shm_slot(seg, 0);
-    memcpy(set + (size_t)seg->rank * seg->slot, src, n);
+    locus_copy(set + (size_t)seg->rank * seg->slot, src, n);
     if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
     if (root >= 0 && root != seg->rank)
         return LOCUS_SUCCESS;
     /* Every rank combines the slots in the same order, so all get the same
      * bits even for floating point. */
-    memcpy(dst, set, n);
+    locus_copy(dst, set, n);
     for (int i = 1; i < seg->size; i++)
         locus_op_apply(op->id, el, set + (size_t)i * seg->slot, dst, nel);
     return LOCUS_SUCCESS;

@@ -7,6 +7,7 @@
  * non-overtaking rule per (sender, context).
  */
 #include "core_priv.h"
+#include "locus_copy.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,7 @@ static void recv_eager(locus_core_t *c, locus_req_t *r, const locus_hdr_t *h, in
     if (r->udt)
         locus_dtype_unpack(r->ubuf, r->ucount, r->udt, 0, data, r->st_bytes);
     else if (r->st_bytes)
-        memcpy(r->rbuf, data, r->st_bytes);
+        locus_copy(r->rbuf, data, r->st_bytes);
     if (h->flags & LOCUS_HDR_SYNC)
         locus_core_send_ack(c, world, h->sreq);
     locus_core_complete(c, r);
@@ -204,7 +205,7 @@ static void up_deliver(void *core, int src, const void *hdr, size_t hdrlen,
     }
     locus_umsg_t *u = unexp_keep(c, b, &h, src, len, NULL);
     if (u && len)
-        memcpy(u->inl, data, len);
+        locus_copy(u->inl, data, len);
 }
 
 static void up_rndv_arrived(void *core, int src, const void *hdr, size_t hdrlen,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dtype_impl.h"
+#include "locus_copy.h"
 
 size_t locus_dtype_size(const locus_dtype_t *dt)
 {
@@ -94,7 +95,7 @@ static inline void piece_copy(char *dst, const char *src, size_t n)
     case 4: memcpy(dst, src, 4); break;
     case 8: memcpy(dst, src, 8); break;
     case 16: memcpy(dst, src, 16); break;
-    default: memcpy(dst, src, n); break;
+    default: locus_copy(dst, src, n); break;
     }
 }
 
@@ -220,9 +221,9 @@ static size_t dtype_copy(char *mem, size_t count, const locus_dtype_t *dt, size_
     if (locus_dtype_is_contig(dt)) {
         char *p = mem + dt->true_lb + offset;
         if (to_stream)
-            memcpy(stream, p, n);
+            locus_copy(stream, p, n);
         else
-            memcpy(p, stream, n);
+            locus_copy(p, stream, n);
         return n;
     }
     dpos_t at;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "locus_copy.h"
 #include "win.h"
 
 /* iovecs per process_vm_* call (the kernel's UIO_MAXIOV). */
@@ -69,9 +70,9 @@ static void runs_move(const rma_target_t *t, char *stream, int write)
         size_t n = t->runs[i].len < t->len - done ? t->runs[i].len : t->len - done;
         char *mem = t->base + t->runs[i].off;
         if (write)
-            memcpy(mem, stream + done, n);
+            locus_copy(mem, stream + done, n);
         else
-            memcpy(stream + done, mem, n);
+            locus_copy(stream + done, mem, n);
         done += n;
     }
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "locus_copy.h"
 #include "op_impl.h"
 
 /* Integer kinds: kind, C type, the unsigned type wrapping arithmetic is
@@ -220,7 +221,7 @@ int locus_op_apply(int op, locus_elem_t el, const void *in, void *inout, size_t 
                                    op == LOCUS_OP_MAXLOC))
         return locus_op_pairs(op, el, in, inout, count);
     if (op == LOCUS_OP_REPLACE) {
-        memcpy(inout, in, count * locus_elem_extent(el));
+        locus_copy(inout, in, count * locus_elem_extent(el));
         return 0;
     }
     return op_table(op)(el, in, inout, count);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "locus_copy.h"
 #include "locus_transport.h"
 
 #define SELF_EAGER_MAX 65536
@@ -57,7 +58,7 @@ static int self_rndv_recv(locus_tp_t *tp, locus_tp_rndv_t *rv, void *buf, size_t
     (void)hints;
     self_tp_t *s = (self_tp_t *)tp;
     if (len)
-        memcpy(buf, rv->data, len);
+        locus_copy(buf, rv->data, len);
     void *send_ctx = rv->send_ctx;
     if (rv->prev)
         rv->prev->next = rv->next;

@@ -3,6 +3,7 @@
  * (CMA, CMA split between both sides, or pipelined), and progress (ring
  * polling, chunk pump, owed control).
  */
+#include "locus_copy.h"
 #include "shm_cma.h"
 #include "shm_tp.h"
 
@@ -67,7 +68,7 @@ static int pool_find(shm_tp_t *tp)
 static void pool_fill(shm_tp_t *tp, int k, const void *data, size_t len)
 {
     atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
-    memcpy(tp->pool + (uint64_t)k * tp->chunk_size, data, len);
+    locus_copy(tp->pool + (uint64_t)k * tp->chunk_size, data, len);
     tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
 }
 
@@ -454,7 +455,7 @@ static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
 static int copy_out(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
     uint64_t t0 = path_alone(tp, p) ? shm_now_ns() : 0;
-    memcpy(r->buf, p->pool + (uint64_t)(r->chunk - 1) * p->chunk_size, r->want);
+    locus_copy(r->buf, p->pool + (uint64_t)(r->chunk - 1) * p->chunk_size, r->want);
     chunk_free(p, r);
     if (t0)
         shm_path_record(&p->path, r->want, 0, shm_now_ns() - t0 + r->copy_ns);
@@ -682,7 +683,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         if (!r || r->peer != l || r->state != SHM_R_DATA || ch.chunk >= p->pool_chunks ||
             c->len > p->chunk_size || ch.off + c->len > r->want)
             return -EPROTO;
-        memcpy(r->buf + ch.off, p->pool + (uint64_t)ch.chunk * p->chunk_size, c->len);
+        locus_copy(r->buf + ch.off, p->pool + (uint64_t)ch.chunk * p->chunk_size, c->len);
         /* The pipeline's measure: the time since the peer's previous chunk
          * (of any message) or since the CTS that set it going, so that a
          * window of messages in flight shares the time instead of each
