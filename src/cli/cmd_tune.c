@@ -1,9 +1,11 @@
 /*
  * `locus tune`: measures this machine's large-message paths (the pipelined
  * copy at several chunk sizes, CMA single copy) between two ranks on two
- * cores, chooses LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN/MAX from the rates
- * and caches them for this machine (locus_tune.h); `--show` prints the
- * cache. The runs are osu_bw jobs under locusrun (tune_run.h).
+ * cores, and how two ranks move a small allreduce best (the shared segment
+ * or messages); chooses LOCUS_SHM_CHUNK_SIZE, LOCUS_SHM_CMA_MIN/MAX and
+ * LOCUS_COLL_PAIR_MSG_MIN from them and caches them for this machine
+ * (locus_tune.h); `--show` prints the cache. The runs are osu_bw and imb
+ * jobs under locusrun (tune_run.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +26,22 @@ typedef struct {
     long min, max;
     int rounds;
     double budget_s;
+    int pair_rounds;     /* of the pair's allreduce (imb -msglog 11:14) */
+    const char *pair_iters;
+    double pair_budget_s;
 } tune_plan_t;
 
-static const tune_plan_t plan_full = { "full", "16384:4194304", "8", "16", 16384, 4194304, 3, 18 };
-static const tune_plan_t plan_quick = { "quick", "65536:262144", "2", "8", 65536, 262144, 1, 18 };
+static const tune_plan_t plan_full = { "full", "16384:4194304", "8", "16", 16384, 4194304, 3, 18,
+                                       5, "2000", 8 };
+static const tune_plan_t plan_quick = { "quick", "65536:262144", "2", "8", 65536, 262144, 1, 18,
+                                        1, "200", 8 };
+
+/* The pair's sizes (imb -msglog 11:14): where the shipped default moves
+ * allreduce vectors as messages (2 KiB) up to the largest the segment
+ * takes on 2 ranks (16 KiB). */
+#define PAIR_MSGLOG "11:14"
+#define PAIR_MIN 2048
+#define PAIR_MAX 16384
 
 static const long chunks[] = { 32768, 65536, 131072, 262144 };
 #define NCHUNKS ((int)(sizeof chunks / sizeof chunks[0]))
@@ -39,10 +53,12 @@ static void tune_usage(FILE *out)
             "       locus tune --show [--json]\n"
             "  Measures the shared-memory transport's large-message paths on this\n"
             "  machine (pipelined copy with 32k/64k/128k/256k chunks, CMA single copy;\n"
-            "  16 KiB..4 MiB, 2 ranks on 2 cores; seconds, 18 at most), chooses\n"
-            "  LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN/MAX and caches them for this\n"
-            "  machine (LOCUS_TUNE_FILE, else ~/.cache/locus); they become the defaults\n"
-            "  of those variables here. The environment still overrides them.\n"
+            "  16 KiB..4 MiB, 2 ranks on 2 cores; seconds, 18 at most) and a 2-rank\n"
+            "  allreduce of 2..16 KiB through the shared segment and as messages (8 s\n"
+            "  at most), chooses LOCUS_SHM_CHUNK_SIZE, LOCUS_SHM_CMA_MIN/MAX and\n"
+            "  LOCUS_COLL_PAIR_MSG_MIN and caches them for this machine\n"
+            "  (LOCUS_TUNE_FILE, else ~/.cache/locus); they become the defaults of\n"
+            "  those variables here. The environment still overrides them.\n"
             "  --quick   fewer sizes (64k..256k) and one round: a smoke test\n"
             "  --show    print the cached table without measuring\n"
             "  --json    machine-readable output\n");
@@ -103,33 +119,74 @@ static int ptrace_scope(void)
     return scope;
 }
 
+/* One configuration measured: what it sets, where its best value per
+ * size goes, whether it failed. */
 typedef struct {
-    char name[16], chunk_env[64];
-    const char *single_copy;
+    char name[16];
+    char env[4][64]; /* "NAME=VALUE"; "" unused */
+    double *best;    /* per size: the best value so far, 0 none */
     int failed;
     char why[200];
 } tune_cfg_t;
 
-static int make_cfgs(locus_tune_t *t, tune_cfg_t *cfg)
+/* A series of jobs: one program's table, its sizes, how values compare. */
+typedef struct {
+    const char *prog;
+    int column;            /* the value's column in the program's rows */
+    const char *args[12];  /* NULL-terminated */
+    const long *sizes;
+    int nsizes, rounds;
+    double scale;          /* of the program's values, into the table's units */
+    int lower_is_better;   /* times; else rates */
+    double budget_s;
+    int oversubscribe;
+} tune_series_t;
+
+static int make_path_cfgs(locus_tune_t *t, tune_cfg_t *cfg)
 {
     char s[32];
     int n = 0;
     for (int i = 0; i < NCHUNKS; i++, n++) {
         locus_size_str(s, sizeof s, chunks[i]);
         snprintf(cfg[n].name, sizeof cfg[n].name, "pipe-%.10s", s);
-        snprintf(cfg[n].chunk_env, sizeof cfg[n].chunk_env, "LOCUS_SHM_CHUNK_SIZE=%s", s);
-        cfg[n].single_copy = "LOCUS_SINGLE_COPY=none";
+        snprintf(cfg[n].env[0], sizeof cfg[n].env[0], "LOCUS_SINGLE_COPY=none");
+        snprintf(cfg[n].env[1], sizeof cfg[n].env[1], "LOCUS_SHM_CHUNK_SIZE=%s", s);
         t->paths[n].chunk = chunks[i];
     }
     snprintf(cfg[n].name, sizeof cfg[n].name, "cma");
-    snprintf(cfg[n].chunk_env, sizeof cfg[n].chunk_env, "LOCUS_SHM_CHUNK_SIZE=128k");
-    cfg[n].single_copy = "LOCUS_SINGLE_COPY=cma";
+    snprintf(cfg[n].env[0], sizeof cfg[n].env[0], "LOCUS_SINGLE_COPY=cma");
+    snprintf(cfg[n].env[1], sizeof cfg[n].env[1], "LOCUS_SHM_CHUNK_SIZE=128k");
     t->paths[n].chunk = 0;
     n++;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         memcpy(t->paths[i].name, cfg[i].name, sizeof t->paths[i].name);
+        cfg[i].best = t->paths[i].gbs;
+    }
     t->npaths = n;
     return n;
+}
+
+/* The pair's two ways, each with the transport values just chosen (the
+ * messages of 8-16 KiB take the pipeline or CMA as they will here). */
+static int make_pair_cfgs(locus_tune_t *t, const locus_tune_t *chosen, tune_cfg_t *cfg)
+{
+    static const char *const ways[LOCUS_TUNE_PAIR_WAYS][2] = {
+        { "segment", "1024G" }, { "messages", "0" } };
+    static const char *const shm[] = { "LOCUS_SHM_CHUNK_SIZE", "LOCUS_SHM_CMA_MIN",
+                                       "LOCUS_SHM_CMA_MAX" };
+    for (int w = 0; w < LOCUS_TUNE_PAIR_WAYS; w++) {
+        snprintf(t->ways[w].name, sizeof t->ways[w].name, "%s", ways[w][0]);
+        snprintf(cfg[w].name, sizeof cfg[w].name, "pair-%.10s", ways[w][0]);
+        snprintf(cfg[w].env[0], sizeof cfg[w].env[0], "LOCUS_COLL_PAIR_MSG_MIN=%s", ways[w][1]);
+        for (int i = 0, e = 1; i < 3; i++) {
+            const char *v = locus_tune_value(chosen, shm[i]);
+            if (v)
+                snprintf(cfg[w].env[e++], sizeof cfg[w].env[0], "%s=%.30s", shm[i], v);
+        }
+        cfg[w].best = t->ways[w].us;
+    }
+    t->nways = LOCUS_TUNE_PAIR_WAYS;
+    return LOCUS_TUNE_PAIR_WAYS;
 }
 
 /* Untimed windows (osu -x), enough to go once through the sender's pool
@@ -145,24 +202,34 @@ static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
     snprintf(out, len, "%ld", 1 + (pool + per_window - 1) / per_window);
 }
 
+static void keep_best(const tune_series_t *series, double *best, const double *got)
+{
+    for (int i = 0; i < series->nsizes; i++) {
+        double v = got[i] * series->scale;
+        if (!(v > 0))
+            continue;
+        if (!(best[i] > 0) || (series->lower_is_better ? v < best[i] : v > best[i]))
+            best[i] = v;
+    }
+}
+
 /* Runs rounds x configs jobs, config order rotating from round to round so
- * that the machine's moods fall on every path alike; keeps the best rate
- * of each path and size. Returns the number of jobs run or skipped (a
- * config that failed is not run again): less than rounds x configs when
- * the time budget ran out. */
-static int measure(locus_tune_t *t, const tune_plan_t *plan, const char *warmup,
-                   const tune_tools_t *tools, int oversubscribe, tune_cfg_t *cfg, int ncfg,
-                   char *bindings, size_t blen)
+ * that the machine's moods fall on every config alike; keeps the best
+ * value of each config and size. Returns the number of jobs run or
+ * skipped (a config that failed is not run again): less than rounds x
+ * configs when the time budget ran out. */
+static int measure(const tune_series_t *series, const tune_tools_t *tools, tune_cfg_t *cfg,
+                   int ncfg, char *bindings, size_t blen)
 {
     double start = tune_now();
-    int total = plan->rounds * ncfg, done = 0;
-    for (int r = 0; r < plan->rounds; r++) {
+    int total = series->rounds * ncfg, done = 0;
+    for (int r = 0; r < series->rounds; r++) {
         for (int k = 0; k < ncfg; k++) {
             int c = (k + r) % ncfg;
-            double left = plan->budget_s - (tune_now() - start);
+            double left = series->budget_s - (tune_now() - start);
             if (left < 1)
                 return done;
-            /* An even share of what is left, so that a slow path (a busy
+            /* An even share of what is left, so that a slow config (a busy
              * machine) cannot starve the others: cut short, it keeps the
              * sizes it finished. */
             double share = left / (total - done);
@@ -172,27 +239,29 @@ static int measure(locus_tune_t *t, const tune_plan_t *plan, const char *warmup,
                 done++;
                 continue;
             }
-            tune_job_t job = { .env = { cfg[c].single_copy, cfg[c].chunk_env,
-                                        "LOCUS_TRANSPORTS=self,shm", "LOCUS_TUNE_FILE=none",
-                                        "LOCUS_VERBOSE=0", NULL },
-                               .osu = { "-m", plan->range, "-i", plan->iters, "-x", warmup,
-                                        "-W", plan->window, NULL },
-                               .oversubscribe = oversubscribe,
-                               .report_bindings = done == 0,
+            tune_job_t job = { .prog = series->prog, .column = series->column,
+                               .oversubscribe = series->oversubscribe,
+                               .report_bindings = done == 0 && bindings,
                                .timeout_s = share };
-            double mbs[LOCUS_TUNE_MAX_SIZES], t0 = tune_now();
+            int e = 0;
+            for (int i = 0; i < 4; i++)
+                if (cfg[c].env[i][0])
+                    job.env[e++] = cfg[c].env[i];
+            job.env[e++] = "LOCUS_TRANSPORTS=self,shm";
+            job.env[e++] = "LOCUS_TUNE_FILE=none";
+            job.env[e++] = "LOCUS_VERBOSE=0";
+            memcpy(job.args, series->args, sizeof job.args);
+            double got[LOCUS_TUNE_MAX_SIZES], t0 = tune_now();
             char b[128], err[200];
-            int rc = tune_job_run(tools, &job, t->sizes, t->nsizes, mbs, b, sizeof b, err,
-                                  sizeof err);
+            int rc = tune_job_run(tools, &job, series->sizes, series->nsizes, got, b, sizeof b,
+                                  err, sizeof err);
             done++;
-            if (b[0])
+            if (b[0] && bindings)
                 snprintf(bindings, blen, "%s", b);
-            fprintf(stderr, "locus tune: [%d/%d] %-10s %5.1f s%s%s\n", done, total, cfg[c].name,
+            fprintf(stderr, "locus tune: [%d/%d] %-13s %5.1f s%s%s\n", done, total, cfg[c].name,
                     tune_now() - t0, rc == -1 ? "  failed: " : rc ? "  cut short: " : "",
                     rc ? err : "");
-            for (int i = 0; i < t->nsizes; i++)
-                if (mbs[i] / 1e3 > t->paths[c].gbs[i])
-                    t->paths[c].gbs[i] = mbs[i] / 1e3;
+            keep_best(series, cfg[c].best, got);
             if (rc == -1) {
                 cfg[c].failed = 1;
                 snprintf(cfg[c].why, sizeof cfg[c].why, "%s", err);
@@ -219,6 +288,67 @@ static void note_failures(locus_tune_t *t, const tune_cfg_t *cfg, int ncfg)
     }
 }
 
+/* The large-message paths: osu_bw with each chunk size and with CMA. */
+static void measure_paths(locus_tune_t *t, const tune_plan_t *plan, const tune_tools_t *tools,
+                          int oversubscribe)
+{
+    tune_cfg_t cfg[NCHUNKS + 1];
+    memset(cfg, 0, sizeof cfg);
+    int ncfg = make_path_cfgs(t, cfg);
+    char warmup[24], bindings[128] = "";
+    warmup_windows(plan, warmup, sizeof warmup);
+    tune_series_t series = { .prog = tools->osu_bw, .column = 1,
+                             .args = { "-m", plan->range, "-i", plan->iters, "-x", warmup, "-W",
+                                       plan->window, NULL },
+                             .sizes = t->sizes, .nsizes = t->nsizes, .rounds = plan->rounds,
+                             .scale = 1e-3, /* MB/s to GB/s */
+                             .budget_s = plan->budget_s, .oversubscribe = oversubscribe };
+    fprintf(stderr, "locus tune: %d runs of osu_bw on 2 ranks, %s mode, at most %.0f s\n",
+            plan->rounds * ncfg, plan->mode, plan->budget_s);
+    double t0 = tune_now();
+    int done = measure(&series, tools, cfg, ncfg, bindings, sizeof bindings);
+    /* Notes: the setting, then what went wrong, then (choose) what is left out. */
+    locus_tune_note(t, "osu_bw -m %s -i %s -x %s -W %s under locusrun -n 2%s%s%s, best of %d "
+                    "round%s, %.1f s", plan->range, plan->iters, warmup, plan->window,
+                    bindings[0] ? " (" : "", bindings, bindings[0] ? ")" : "", plan->rounds,
+                    plan->rounds > 1 ? "s" : "", tune_now() - t0);
+    if (done < plan->rounds * ncfg)
+        locus_tune_note(t, "time budget of %.0f s reached after %d of %d runs", plan->budget_s,
+                        done, plan->rounds * ncfg);
+    note_failures(t, cfg, ncfg);
+}
+
+/* The pair's allreduce both ways (imb), with the paths' values chosen. */
+static void measure_pair(locus_tune_t *t, const tune_plan_t *plan, const tune_tools_t *tools)
+{
+    static locus_tune_t chosen;
+    chosen = *t;
+    locus_tune_choose(&chosen);
+    for (long s = PAIR_MIN; s <= PAIR_MAX; s *= 2)
+        t->pair_sizes[t->npair_sizes++] = s;
+    tune_cfg_t cfg[LOCUS_TUNE_PAIR_WAYS];
+    memset(cfg, 0, sizeof cfg);
+    int ncfg = make_pair_cfgs(t, &chosen, cfg);
+    tune_series_t series = { .prog = tools->imb, .column = 4, /* t_avg */
+                             .args = { "-npmin", "2", "-msglog", PAIR_MSGLOG, "-iter",
+                                       plan->pair_iters, "-time", "1", "Allreduce", NULL },
+                             .sizes = t->pair_sizes, .nsizes = t->npair_sizes,
+                             .rounds = plan->pair_rounds, .scale = 1, .lower_is_better = 1,
+                             .budget_s = plan->pair_budget_s };
+    fprintf(stderr, "locus tune: %d runs of imb Allreduce on 2 ranks, at most %.0f s\n",
+            plan->pair_rounds * ncfg, plan->pair_budget_s);
+    double t0 = tune_now();
+    int done = measure(&series, tools, cfg, ncfg, NULL, 0);
+    locus_tune_note(t, "imb -msglog %s -iter %s Allreduce under locusrun -n 2 through the "
+                    "segment and as messages, best of %d round%s, %.1f s", PAIR_MSGLOG,
+                    plan->pair_iters, plan->pair_rounds, plan->pair_rounds > 1 ? "s" : "",
+                    tune_now() - t0);
+    if (done < plan->pair_rounds * ncfg)
+        locus_tune_note(t, "time budget of %.0f s reached after %d of %d pair runs",
+                        plan->pair_budget_s, done, plan->pair_rounds * ncfg);
+    note_failures(t, cfg, ncfg);
+}
+
 static int tune_measure(const tune_plan_t *plan, int json)
 {
     tune_tools_t tools;
@@ -238,30 +368,14 @@ static int tune_measure(const tune_plan_t *plan, int json)
         return 1;
     int oversubscribe = pus < 2;
     double load = load_average();
-    tune_cfg_t cfg[NCHUNKS + 1];
-    memset(cfg, 0, sizeof cfg);
-    int ncfg = make_cfgs(&t, cfg);
-    fprintf(stderr, "locus tune: %d runs of osu_bw on 2 ranks, %s mode, at most %.0f s\n",
-            plan->rounds * ncfg, plan->mode, plan->budget_s);
-    double t0 = tune_now();
-    char bindings[128] = "";
-    char warmup[24];
-    warmup_windows(plan, warmup, sizeof warmup);
-    int done = measure(&t, plan, warmup, &tools, oversubscribe, cfg, ncfg, bindings,
-                       sizeof bindings);
+    measure_paths(&t, plan, &tools, oversubscribe);
+    /* One CPU: the pair never has a core each, so its way is moot. */
+    if (!oversubscribe)
+        measure_pair(&t, plan, &tools);
     time_t now = time(NULL);
     struct tm tm;
     strftime(t.date, sizeof t.date, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
-    /* Notes: the setting, then what went wrong, then (choose) what is left out. */
-    locus_tune_note(&t, "osu_bw -m %s -i %s -x %s -W %s under locusrun -n 2%s%s%s, best of %d "
-                    "round%s, %.1f s", plan->range, plan->iters, warmup, plan->window,
-                    bindings[0] ? " (" : "", bindings, bindings[0] ? ")" : "", plan->rounds,
-                    plan->rounds > 1 ? "s" : "", tune_now() - t0);
     note_cpus(&t, pus, cores, load);
-    if (done < plan->rounds * ncfg)
-        locus_tune_note(&t, "time budget of %.0f s reached after %d of %d runs", plan->budget_s,
-                        done, plan->rounds * ncfg);
-    note_failures(&t, cfg, ncfg);
     if (oversubscribe)
         t.nvalues = 0;
     else

@@ -8,6 +8,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Why LOCUS_COLL_PAIR_MSG_MIN is `value`. */
+static void pair_reason(const locus_tune_t *t, const char *value, char *out, size_t len)
+{
+    char last[32];
+    locus_size_str(last, sizeof last, t->npair_sizes ? t->pair_sizes[t->npair_sizes - 1] : 0);
+    if (!strcmp(value, LOCUS_TUNE_NEVER))
+        snprintf(out, len, "2 ranks' allreduce faster through the segment up to %s: never "
+                           "as messages", last);
+    else
+        snprintf(out, len, "2 ranks' allreduce as messages as fast as through the segment "
+                           "(within %.0f %%) from there up to %s", LOCUS_TUNE_NOISE * 100, last);
+}
+
 /* Why the value of `name` is what it is, in a few words. */
 static void value_reason(const locus_tune_t *t, const char *name, char *out, size_t len)
 {
@@ -18,6 +31,8 @@ static void value_reason(const locus_tune_t *t, const char *name, char *out, siz
     if (!strcmp(name, "LOCUS_SHM_CHUNK_SIZE"))
         snprintf(out, len, "the fastest pipeline (geometric mean over the sizes; "
                            "the shipped default within %.0f %%)", LOCUS_TUNE_NOISE * 100);
+    else if (!strcmp(name, "LOCUS_COLL_PAIR_MSG_MIN"))
+        pair_reason(t, locus_tune_value(t, name), out, len);
     else if (!strcmp(name, "LOCUS_SHM_CMA_MAX"))
         snprintf(out, len, "the %s pipeline faster again from there", chunk);
     else if (!strcmp(locus_tune_value(t, name), LOCUS_TUNE_NEVER))
@@ -57,12 +72,30 @@ void tune_print_text(const locus_tune_t *t, const char *file, FILE *out)
         }
         fprintf(out, "\n");
     }
+    if (t->nways) {
+        fprintf(out, "Allreduce of 2 ranks with a core each, us:\n%-14s", "way");
+        for (int i = 0; i < t->npair_sizes; i++) {
+            locus_size_str(s, sizeof s, t->pair_sizes[i]);
+            fprintf(out, " %7s", s);
+        }
+        fprintf(out, "\n");
+    }
+    for (int w = 0; w < t->nways; w++) {
+        fprintf(out, "%-14s", t->ways[w].name);
+        for (int i = 0; i < t->npair_sizes; i++) {
+            if (t->ways[w].us[i] > 0)
+                fprintf(out, " %7.2f", t->ways[w].us[i]);
+            else
+                fprintf(out, " %7s", "-");
+        }
+        fprintf(out, "\n");
+    }
     fprintf(out, "Chosen:%s\n", t->nvalues ? "" : " nothing (the shipped defaults stay)");
     for (int i = 0; i < t->nvalues; i++) {
         char why[200], kv[80];
         value_reason(t, t->values[i].name, why, sizeof why);
         snprintf(kv, sizeof kv, "%s=%s", t->values[i].name, t->values[i].value);
-        fprintf(out, "  %-28s %s\n", kv, why);
+        fprintf(out, "  %-30s %s\n", kv, why);
     }
     for (int i = 0; i < t->nnotes; i++)
         fprintf(out, "Note: %s\n", t->notes[i]);
@@ -99,6 +132,18 @@ void tune_print_json(const locus_tune_t *t, const char *file, int saved, FILE *o
         fprintf(out, ", \"chunk\": %ld, \"gbs\": [", t->paths[p].chunk);
         for (int i = 0; i < t->nsizes; i++)
             fprintf(out, "%s%.3f", i ? ", " : "", t->paths[p].gbs[i]);
+        fprintf(out, "]}");
+    }
+    fprintf(out, "],\n \"pair_sizes\": [");
+    for (int i = 0; i < t->npair_sizes; i++)
+        fprintf(out, "%s%ld", i ? ", " : "", t->pair_sizes[i]);
+    fprintf(out, "],\n \"pair_ways\": [");
+    for (int w = 0; w < t->nways; w++) {
+        fprintf(out, "%s\n  {\"name\": ", w ? "," : "");
+        locus_topo_json_string(out, t->ways[w].name);
+        fprintf(out, ", \"us\": [");
+        for (int i = 0; i < t->npair_sizes; i++)
+            fprintf(out, "%s%.3f", i ? ", " : "", t->ways[w].us[i]);
         fprintf(out, "]}");
     }
     fprintf(out, "],\n \"chosen\": {");

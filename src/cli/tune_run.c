@@ -1,4 +1,4 @@
-/* `locus tune`'s measurements: osu_bw on 2 ranks under locusrun. */
+/* `locus tune`'s measurements: osu_bw or imb on 2 ranks under locusrun. */
 #include "tune_run.h"
 
 #include <errno.h>
@@ -19,6 +19,21 @@ double tune_now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* An install keeps the benchmark programs in libexec; a build tree in bench/. */
+static int find_program(char path[PATH_MAX], const char *dir, const char *name, char *err,
+                        size_t errlen)
+{
+    const char *where[] = { LOCUS_LIBEXEC_FROM_BIN, "../bench" };
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
+        snprintf(path, PATH_MAX, "%.4000s/%s/%s", dir, where[i], name);
+        if (access(path, X_OK) == 0)
+            return 0;
+    }
+    snprintf(err, errlen, "cannot find %s (looked in %s/%s and %s/%s)", name, dir, where[0],
+             dir, where[1]);
+    return -1;
+}
+
 int tune_tools_find(tune_tools_t *tools, char *err, size_t errlen)
 {
     char dir[PATH_MAX];
@@ -34,16 +49,9 @@ int tune_tools_find(tune_tools_t *tools, char *err, size_t errlen)
         snprintf(err, errlen, "cannot find locusrun next to locus (%s)", tools->locusrun);
         return -1;
     }
-    /* An install keeps the program in libexec; a build tree in bench/. */
-    const char *where[] = { LOCUS_LIBEXEC_FROM_BIN "/osu_bw", "../bench/osu_bw" };
-    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++) {
-        snprintf(tools->osu_bw, sizeof tools->osu_bw, "%.4000s/%s", dir, where[i]);
-        if (access(tools->osu_bw, X_OK) == 0)
-            return 0;
-    }
-    snprintf(err, errlen, "cannot find osu_bw (looked in %s/%s and %s/%s)", dir, where[0], dir,
-             where[1]);
-    return -1;
+    return find_program(tools->osu_bw, dir, "osu_bw", err, errlen) ||
+                   find_program(tools->imb, dir, "imb", err, errlen)
+               ? -1 : 0;
 }
 
 static void child_exec(const tune_tools_t *tools, const tune_job_t *job, int out)
@@ -63,29 +71,50 @@ static void child_exec(const tune_tools_t *tools, const tune_job_t *job, int out
         argv[a++] = "--oversubscribe";
     if (job->report_bindings)
         argv[a++] = "--report-bindings";
-    argv[a++] = tools->osu_bw;
-    for (int i = 0; job->osu[i] && a < 31; i++)
-        argv[a++] = job->osu[i];
+    argv[a++] = job->prog;
+    for (int i = 0; job->args[i] && a < 31; i++)
+        argv[a++] = job->args[i];
     argv[a] = NULL;
     execv(tools->locusrun, (char **)argv);
     dprintf(out, "cannot run %s: %s\n", tools->locusrun, strerror(errno));
     _exit(127);
 }
 
-/* One line of the job's output: a row of osu_bw, a binding, or text; of
+/* The number in the given column of a table row (the size in column 0),
+ * or -1 when the line is not such a row. */
+static double row_value(const char *line, int column, long *size)
+{
+    const char *p = line;
+    while (*p == ' ')
+        p++;
+    if (*p < '0' || *p > '9')
+        return -1;
+    char *end;
+    *size = strtol(p, &end, 10);
+    double v = (double)*size;
+    for (int c = 1; c <= column; c++) {
+        p = end;
+        v = strtod(p, &end);
+        if (end == p)
+            return -1;
+    }
+    return v;
+}
+
+/* One line of the job's output: a table row, a binding, or text; of
  * the text, the library's first line ("locus: MPI_Init: shm: ...", the
  * reason) is kept over locusrun's last ("rank 0 ... called abort"). */
-static void take_line(char *line, const long *sizes, int nsizes, double *mbs, char *bindings,
-                      size_t blen, char *last, size_t lastlen)
+static void take_line(char *line, int column, const long *sizes, int nsizes, double *values,
+                      char *bindings, size_t blen, char *last, size_t lastlen)
 {
     int have_reason = strncmp(last, "locus: ", 7) == 0;
     long size;
     double v;
     char *b;
-    if (line[0] >= '0' && line[0] <= '9' && sscanf(line, "%ld %lf", &size, &v) == 2) {
+    if ((v = row_value(line, column, &size)) >= 0) {
         for (int i = 0; i < nsizes; i++)
             if (sizes[i] == size)
-                mbs[i] = v;
+                values[i] = v;
     } else if ((b = strstr(line, "] rank ")) && strstr(line, " bound to PUs ")) {
         int rank;
         char pus[64];
@@ -120,10 +149,10 @@ static int wait_child(pid_t pid, int kill_it)
 }
 
 int tune_job_run(const tune_tools_t *tools, const tune_job_t *job, const long *sizes, int nsizes,
-                 double *mbs, char *bindings, size_t blen, char *err, size_t errlen)
+                 double *values, char *bindings, size_t blen, char *err, size_t errlen)
 {
     for (int i = 0; i < nsizes; i++)
-        mbs[i] = 0;
+        values[i] = 0;
     bindings[0] = err[0] = '\0';
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -171,7 +200,8 @@ int tune_job_run(const tune_tools_t *tools, const tune_job_t *job, const long *s
         char *start = buf, *nl;
         while ((nl = strchr(start, '\n'))) {
             *nl = '\0';
-            take_line(start, sizes, nsizes, mbs, bindings, blen, last, sizeof last);
+            take_line(start, job->column, sizes, nsizes, values, bindings, blen, last,
+                      sizeof last);
             start = nl + 1;
         }
         have = strlen(start);

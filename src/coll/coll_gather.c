@@ -181,8 +181,6 @@ static int shm_scatter_call(const coll_step_t *st)
                             st->comm);
 }
 
-#define PAIR_BLOCKS_MSG_MIN 2048u
-
 /* The shared-segment path for blocks of nb bytes (alg: the variable's
  * choice). An allgather (root < 0) on an oversubscribed node takes the
  * segment's larger slots: one barrier and every rank copying out beat the
@@ -193,13 +191,11 @@ static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t 
                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
                       int root)
 {
-    /* A pair with a core each moves its blocks as messages from
-     * PAIR_BLOCKS_MSG_MIN: the transport's eager payloads (pooled) beat the
-     * segment's copies and flags there (Xeon VM, allgather of 2 / 4 KiB
-     * blocks: 0.74-0.77 / 0.97-1.01 us against 0.81-0.85 / 1.33, MPICH 0.91
-     * / 1.22; scatter / gather of 2 KiB blocks 0.78 / 0.69 us against
-     * 0.91 / 0.78, MPICH 0.89 / 0.83). */
-    if (c->size == 2 && !c->yield && nb >= PAIR_BLOCKS_MSG_MIN && alg == ALG_AUTO)
+    /* A pair with a core each may move its blocks as messages: where the
+     * transport's eager payloads (pooled) beat the segment's copies and
+     * flags (a Xeon VM from 2 KiB: scatter / gather of 2 KiB blocks 0.78 /
+     * 0.69 us against 0.91 / 0.78 through the segment, MPICH 0.89 / 0.83). */
+    if (coll_pair_msgs(c, st, alg, nb))
         return 0;
     if (!coll_shm_usable(s, c, st, alg, nb, root < 0 ? COLL_SHM_SLOT : 0))
         return 0;

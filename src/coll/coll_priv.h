@@ -127,6 +127,7 @@ struct coll_state {
     size_t shm_max, shm_bcast_max, shm_allreduce_max, shm_oversub_max;
     int shm_allreduce_set;        /* LOCUS_COLL_SHM_ALLREDUCE_MAX set, not the default */
     size_t alltoall_slot_max;     /* largest alltoall (bytes a rank) through grown slots */
+    size_t pair_msg_min;          /* LOCUS_COLL_PAIR_MSG_MIN */
     int hier;                  /* -1 auto, 0 off, 1 on */
     int shm;                   /* shared-memory fast path allowed */
     long node_size;            /* LOCUS_COLL_NODE_SIZE (testing), 0: real nodes */
@@ -159,6 +160,10 @@ coll_state_t *coll_state_for(locus_coll_sched_t *s, locus_coll_comm_t *c);
 int coll_use_hier(locus_coll_comm_t *c, coll_state_t *st, int blocking);
 /* 1 when every member of c is on this node. */
 int coll_is_node_local(const locus_coll_comm_t *c);
+/* 1 when c is a pair of ranks with a core each whose automatic algorithm
+ * (alg) moves `bytes` (an allreduce vector, a gather block) as messages
+ * rather than through the shared segment (LOCUS_COLL_PAIR_MSG_MIN). */
+int coll_pair_msgs(const locus_coll_comm_t *c, const coll_state_t *st, int alg, size_t bytes);
 
 /* ---- the algorithms' builders (appending to s; arguments checked) ---------- */
 

@@ -178,12 +178,9 @@ static int shm_reduce_call(const coll_step_t *st)
  * 4.3-7 / 10.4 / 16.6 / 21.7). */
 #define PAIR_SHM_ALLREDUCE_MAX ((size_t)16 << 10)
 #define PAIR_ALLREDUCE_MIN ((size_t)32 << 10)
-/* ...but a pair with a core each exchanges its vectors as messages (one
- * round of recursive doubling) from 2 KiB: the transport's pooled eager
- * payloads beat the segment there (Xeon VM, 2 / 4 / 8 / 16 KiB: 0.94 /
- * 1.37 / 2.19 / 3.66 us against 1.20 / 1.96 / 2.50 / 4.21; MPICH 1.63 /
- * 2.17 / 2.77 / 4.41, Open MPI 1.42 / 2.68 / 4.97 / 7.54). */
-#define PAIR_ALLREDUCE_MSG_MIN ((size_t)2 << 10)
+/* ...but a pair with a core each may exchange its vectors as messages
+ * (one round of recursive doubling) from LOCUS_COLL_PAIR_MSG_MIN, where
+ * the transport's pooled eager payloads beat the segment (coll_pair_msgs). */
 
 static size_t allreduce_shm_max(const locus_coll_comm_t *c, const coll_state_t *st)
 {
@@ -193,13 +190,11 @@ static size_t allreduce_shm_max(const locus_coll_comm_t *c, const coll_state_t *
     return max;
 }
 
-/* Whether an allreduce of `bytes` on c skips the segment for messages
- * (PAIR_ALLREDUCE_MSG_MIN). */
+/* Whether an allreduce of `bytes` on c skips the segment for messages. */
 static int allreduce_pair_msgs(const locus_coll_comm_t *c, const coll_state_t *st, int alg,
                                size_t bytes)
 {
-    return c->size == 2 && !c->yield && alg == ALG_AUTO && !st->shm_allreduce_set &&
-           bytes >= PAIR_ALLREDUCE_MSG_MIN;
+    return !st->shm_allreduce_set && coll_pair_msgs(c, st, alg, bytes);
 }
 
 void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size_t count,

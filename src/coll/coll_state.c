@@ -121,6 +121,7 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
         locus_tunable_source("LOCUS_COLL_SHM_ALLREDUCE_MAX") != LOCUS_TUNABLE_DEFAULT;
     st->shm_oversub_max = size_read("LOCUS_COLL_SHM_OVERSUB_MAX");
     st->alltoall_slot_max = alltoall_slot_max();
+    st->pair_msg_min = size_read("LOCUS_COLL_PAIR_MSG_MIN");
     st->node_size = (long)size_read("LOCUS_COLL_NODE_SIZE");
     const char *layout = locus_tunable_str("LOCUS_COLL_NODE_LAYOUT");
     st->node_cyclic = !strcmp(layout, "cyclic");
@@ -133,6 +134,17 @@ coll_state_t *coll_state(locus_coll_comm_t *c)
     st->shm = onoff_read("LOCUS_COLL_SHM", 0);
     c->state = st;
     return st;
+}
+
+/* The shipped 2 KiB is a Xeon VM's crossover (allreduce of 2 / 4 / 8 / 16
+ * KiB: 0.94 / 1.37 / 2.19 / 3.66 us as messages against 1.20 / 1.96 / 2.50
+ * / 4.21 through the segment; allgather of 2 / 4 KiB blocks 0.74-0.77 /
+ * 0.97-1.01 against 0.81-0.85 / 1.33); on the EPYC VM the segment won the
+ * allreduce up to 16 KiB (2 / 4 / 8 KiB: 0.52 / 0.72 / 1.19-1.30 against
+ * 0.62-0.75 / 0.87-1.05 / 1.63-1.79), so `locus tune` measures it. */
+int coll_pair_msgs(const locus_coll_comm_t *c, const coll_state_t *st, int alg, size_t bytes)
+{
+    return c->size == 2 && !c->yield && alg == ALG_AUTO && bytes >= st->pair_msg_min;
 }
 
 coll_state_t *coll_state_for(locus_coll_sched_t *s, locus_coll_comm_t *c)

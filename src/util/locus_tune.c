@@ -14,7 +14,7 @@
 int locus_tune_sets(const char *name)
 {
     return !strcmp(name, "LOCUS_SHM_CHUNK_SIZE") || !strcmp(name, "LOCUS_SHM_CMA_MIN") ||
-           !strcmp(name, "LOCUS_SHM_CMA_MAX");
+           !strcmp(name, "LOCUS_SHM_CMA_MAX") || !strcmp(name, "LOCUS_COLL_PAIR_MSG_MIN");
 }
 
 static char *trim(char *s)
@@ -105,6 +105,41 @@ int locus_tune_path(char *path, size_t len)
     return 0;
 }
 
+/* A "sizes" list into sizes[] (at most LOCUS_TUNE_MAX_SIZES); -1 if bad. */
+static int read_sizes(char *rest, long *sizes, int *n)
+{
+    *n = 0;
+    for (char *save, *w = strtok_r(rest, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+        long v;
+        if (*n == LOCUS_TUNE_MAX_SIZES || locus_parse_size(w, &v) != 0 || v <= 0)
+            return -1;
+        sizes[(*n)++] = v;
+    }
+    return 0;
+}
+
+/* The numbers (what: "rate", "time") after a record's name, one per size
+ * (the rest of strtok_r's `save`); -1 with the reason in err. */
+static int read_numbers(char **save, double *out, int nsizes, const char *what,
+                        const char *name, char *err, size_t errlen)
+{
+    int n = 0;
+    char *end;
+    for (char *w = strtok_r(NULL, " ", save); w; w = strtok_r(NULL, " ", save)) {
+        double v = strtod(w, &end);
+        if (end == w || *end || !(v >= 0 && v < 1e6) || n == nsizes) {
+            snprintf(err, errlen, "bad %s for %s", what, name);
+            return -1;
+        }
+        out[n++] = v;
+    }
+    if (n != nsizes) {
+        snprintf(err, errlen, "%s has %d %ss for %d sizes", name, n, what, nsizes);
+        return -1;
+    }
+    return 0;
+}
+
 /* One record of the file into *t; -1 with the reason in err. */
 static int read_record(locus_tune_t *t, char *line, char *err, size_t errlen)
 {
@@ -135,16 +170,26 @@ static int read_record(locus_tune_t *t, char *line, char *err, size_t errlen)
         snprintf(t->date, sizeof t->date, "%s", rest);
     } else if (!strcmp(line, "mode")) {
         snprintf(t->mode, sizeof t->mode, "%s", rest);
-    } else if (!strcmp(line, "sizes")) {
-        t->nsizes = 0;
-        for (char *save, *w = strtok_r(rest, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-            long v;
-            if (t->nsizes == LOCUS_TUNE_MAX_SIZES || locus_parse_size(w, &v) != 0 || v <= 0) {
-                snprintf(err, errlen, "bad sizes");
-                return -1;
-            }
-            t->sizes[t->nsizes++] = v;
+    } else if (!strcmp(line, "sizes") || !strcmp(line, "pair-sizes")) {
+        int pair = line[0] == 'p';
+        if (read_sizes(rest, pair ? t->pair_sizes : t->sizes,
+                       pair ? &t->npair_sizes : &t->nsizes) != 0) {
+            snprintf(err, errlen, "bad %s", line);
+            return -1;
         }
+    } else if (!strcmp(line, "time")) {
+        char *save, *w = strtok_r(rest, " ", &save);
+        if (!w || (strcmp(w, "segment") != 0 && strcmp(w, "messages") != 0) ||
+            t->nways == LOCUS_TUNE_PAIR_WAYS) {
+            snprintf(err, errlen, "time of an unknown way '%.32s'", w ? w : "");
+            return -1;
+        }
+        locus_tune_way_t *way = &t->ways[t->nways];
+        memset(way, 0, sizeof *way);
+        snprintf(way->name, sizeof way->name, "%s", w);
+        if (read_numbers(&save, way->us, t->npair_sizes, "time", way->name, err, errlen) != 0)
+            return -1;
+        t->nways++;
     } else if (!strcmp(line, "rate")) {
         if (t->npaths == LOCUS_TUNE_MAX_PATHS) {
             snprintf(err, errlen, "too many rate lines");
@@ -160,19 +205,8 @@ static int read_record(locus_tune_t *t, char *line, char *err, size_t errlen)
             return -1;
         }
         snprintf(p->name, sizeof p->name, "%s", w);
-        int n = 0;
-        for (w = strtok_r(NULL, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
-            double v = strtod(w, &end);
-            if (end == w || *end || !(v >= 0 && v < 1e6) || n == t->nsizes) {
-                snprintf(err, errlen, "bad rate for %s", p->name);
-                return -1;
-            }
-            p->gbs[n++] = v;
-        }
-        if (n != t->nsizes) {
-            snprintf(err, errlen, "%s has %d rates for %d sizes", p->name, n, t->nsizes);
+        if (read_numbers(&save, p->gbs, t->nsizes, "rate", p->name, err, errlen) != 0)
             return -1;
-        }
         t->npaths++;
     } else if (!strcmp(line, "note")) {
         locus_tune_note(t, "%s", rest);
@@ -284,6 +318,18 @@ static void write_body(FILE *f, const locus_tune_t *t)
         fprintf(f, "rate %s", t->paths[p].name);
         for (int i = 0; i < t->nsizes; i++)
             fprintf(f, " %.3f", t->paths[p].gbs[i]);
+        fprintf(f, "\n");
+    }
+    if (t->nways) {
+        fprintf(f, "pair-sizes");
+        for (int i = 0; i < t->npair_sizes; i++)
+            fprintf(f, " %ld", t->pair_sizes[i]);
+        fprintf(f, "\n# 2 ranks' allreduce per way, us per call, 0 = not measured\n");
+    }
+    for (int w = 0; w < t->nways; w++) {
+        fprintf(f, "time %s", t->ways[w].name);
+        for (int i = 0; i < t->npair_sizes; i++)
+            fprintf(f, " %.3f", t->ways[w].us[i]);
         fprintf(f, "\n");
     }
     for (int i = 0; i < t->nnotes; i++)

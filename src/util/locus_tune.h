@@ -21,8 +21,13 @@
  *   rate pipe-64k 21.3 30.8 29.5 28.1      GB/s per size, 0 = not measured
  *   rate cma 8.4 10.0 9.7 9.1
  *   note CMA not permitted: ...
+ *   pair-sizes 2048 4096 8192 16384         2 ranks' allreduce, this machine's
+ *   time segment 0.47 0.69 1.20 1.93        way (through the shared segment) and
+ *   time messages 0.62 0.88 1.60 2.67       as messages: us per call, 0 = not
+ *                                           measured (older files have none)
  *   set LOCUS_SHM_CHUNK_SIZE 64k
  *   set LOCUS_SHM_CMA_MIN 1024G
+ *   set LOCUS_COLL_PAIR_MSG_MIN 1024G
  *   end                                    (a file cut short is refused)
  */
 #ifndef LOCUS_TUNE_H
@@ -33,7 +38,8 @@
 #define LOCUS_TUNE_MAX_SIZES 16
 #define LOCUS_TUNE_MAX_PATHS 8
 #define LOCUS_TUNE_MAX_NOTES 8
-#define LOCUS_TUNE_MAX_VALUES 4
+#define LOCUS_TUNE_MAX_VALUES 6
+#define LOCUS_TUNE_PAIR_WAYS 2
 
 /* Two rates closer than this (relative) are a tie: the shipped default
  * chunk stays unless another is faster by more. */
@@ -56,6 +62,13 @@ typedef struct {
     double gbs[LOCUS_TUNE_MAX_SIZES]; /* GB/s (1e9 payload bytes/s) per size; 0: not measured */
 } locus_tune_path_t;
 
+/* One way two ranks on their own cores move a small collective's data:
+ * "segment" (the shared segment) or "messages" (the transport). */
+typedef struct {
+    char name[16];
+    double us[LOCUS_TUNE_MAX_SIZES]; /* us per allreduce per size; 0: not measured */
+} locus_tune_way_t;
+
 typedef struct {
     char name[32];  /* "LOCUS_SHM_CHUNK_SIZE" */
     char value[32]; /* "64k" */
@@ -69,6 +82,10 @@ typedef struct {
     long sizes[LOCUS_TUNE_MAX_SIZES];
     int npaths;
     locus_tune_path_t paths[LOCUS_TUNE_MAX_PATHS];
+    int npair_sizes;
+    long pair_sizes[LOCUS_TUNE_MAX_SIZES];
+    int nways;                         /* 0 or LOCUS_TUNE_PAIR_WAYS */
+    locus_tune_way_t ways[LOCUS_TUNE_PAIR_WAYS];
     int nnotes;
     char notes[LOCUS_TUNE_MAX_NOTES][200];
     int nvalues;
@@ -77,7 +94,7 @@ typedef struct {
 } locus_tune_t;
 
 /* 1 when `name` is a variable `locus tune` sets (LOCUS_SHM_CHUNK_SIZE,
- * LOCUS_SHM_CMA_MIN, LOCUS_SHM_CMA_MAX), else 0. */
+ * LOCUS_SHM_CMA_MIN, LOCUS_SHM_CMA_MAX, LOCUS_COLL_PAIR_MSG_MIN), else 0. */
 int locus_tune_sets(const char *name);
 
 /* This machine's key. Never fails: what cannot be read is "unknown" / 0. */
@@ -118,8 +135,12 @@ int locus_tune_write(const char *path, const locus_tune_t *t, char *err, size_t 
  * the run CMA gains most over (the sum of the logarithms of its ratios):
  * CMA_MIN its first size, CMA_MAX the size after it (left out when the run
  * reaches the largest size); CMA_MIN is LOCUS_TUNE_NEVER when CMA never
- * is as fast. A value is left out (the shipped default stays) when its
- * paths were not measured at every size; the reason goes into t->notes.
+ * is as fast. LOCUS_COLL_PAIR_MSG_MIN is the smallest pair size from
+ * which messages are as fast as the segment at every larger pair size
+ * (the segment must win by more than LOCUS_TUNE_NOISE), LOCUS_TUNE_NEVER
+ * when the segment wins at the largest. A value is left out (the shipped
+ * default stays) when its paths or ways were not measured at every size;
+ * the reason goes into t->notes.
  */
 void locus_tune_choose(locus_tune_t *t);
 

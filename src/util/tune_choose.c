@@ -1,4 +1,5 @@
-/* Choosing LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN from measured rates. */
+/* Choosing LOCUS_SHM_CHUNK_SIZE and LOCUS_SHM_CMA_MIN/MAX from measured rates,
+ * LOCUS_COLL_PAIR_MSG_MIN from measured collective times. */
 #include "locus_tune.h"
 #include "locus_tunables.h"
 
@@ -115,9 +116,9 @@ static const locus_tune_path_t *best_pipe(const locus_tune_t *t, const int *use)
     return shipped && shipped_mean >= best_mean * (1 - LOCUS_TUNE_NOISE) ? shipped : best;
 }
 
-void locus_tune_choose(locus_tune_t *t)
+/* LOCUS_SHM_CHUNK_SIZE, LOCUS_SHM_CMA_MIN and LOCUS_SHM_CMA_MAX. */
+static void choose_shm(locus_tune_t *t)
 {
-    t->nvalues = 0;
     int use[LOCUS_TUNE_MAX_SIZES];
     int nuse = common_sizes(t, use);
     const locus_tune_path_t *pipe = nuse ? best_pipe(t, use) : NULL, *cma = NULL;
@@ -175,4 +176,52 @@ void locus_tune_choose(locus_tune_t *t)
         locus_size_str(v, sizeof v, t->sizes[to]);
         set_value(t, "LOCUS_SHM_CMA_MAX", v);
     }
+}
+
+static const locus_tune_way_t *way_named(const locus_tune_t *t, const char *name)
+{
+    for (int w = 0; w < t->nways; w++)
+        if (!strcmp(t->ways[w].name, name))
+            return &t->ways[w];
+    return NULL;
+}
+
+static int way_complete(const locus_tune_t *t, const locus_tune_way_t *w)
+{
+    for (int i = 0; w && i < t->npair_sizes; i++)
+        if (!(w->us[i] > 0))
+            return 0;
+    return w && t->npair_sizes > 0;
+}
+
+/* LOCUS_COLL_PAIR_MSG_MIN: down from the largest pair size, messages hold
+ * the sizes where the segment is not faster by more than the noise (the
+ * shipped default is messages). On a Xeon VM messages won from 2 KiB; on
+ * the EPYC VM the segment won up to 16 KiB by 25-30 %. */
+static void choose_pair(locus_tune_t *t)
+{
+    if (!t->nways)
+        return; /* not measured: nothing said */
+    const locus_tune_way_t *seg = way_named(t, "segment"), *msg = way_named(t, "messages");
+    if (!way_complete(t, seg) || !way_complete(t, msg)) {
+        locus_tune_note(t, "the pair's allreduce was not measured both ways at every size: "
+                           "LOCUS_COLL_PAIR_MSG_MIN keeps its default");
+        return;
+    }
+    int from = t->npair_sizes;
+    while (from > 0 && !(seg->us[from - 1] * (1 + LOCUS_TUNE_NOISE) < msg->us[from - 1]))
+        from--;
+    char v[32];
+    if (from == t->npair_sizes)
+        snprintf(v, sizeof v, "%s", LOCUS_TUNE_NEVER);
+    else
+        locus_size_str(v, sizeof v, t->pair_sizes[from]);
+    set_value(t, "LOCUS_COLL_PAIR_MSG_MIN", v);
+}
+
+void locus_tune_choose(locus_tune_t *t)
+{
+    t->nvalues = 0;
+    choose_shm(t);
+    choose_pair(t);
 }

@@ -16,8 +16,11 @@ import sys
 
 CASE, LOCUS, LOCUSRUN, OSU_BW, TMP = sys.argv[1:6]
 CHUNKS = {"32k", "64k", "128k", "256k"}
-TUNED = ("LOCUS_SHM_CHUNK_SIZE", "LOCUS_SHM_CMA_MIN", "LOCUS_SHM_CMA_MAX")
-DEFAULTS = {"LOCUS_SHM_CHUNK_SIZE": "32k", "LOCUS_SHM_CMA_MIN": "1G", "LOCUS_SHM_CMA_MAX": "1024G"}
+TUNED = ("LOCUS_SHM_CHUNK_SIZE", "LOCUS_SHM_CMA_MIN", "LOCUS_SHM_CMA_MAX",
+         "LOCUS_COLL_PAIR_MSG_MIN")
+DEFAULTS = {"LOCUS_SHM_CHUNK_SIZE": "32k", "LOCUS_SHM_CMA_MIN": "1G", "LOCUS_SHM_CMA_MAX": "1024G",
+            "LOCUS_COLL_PAIR_MSG_MIN": "2k"}
+PAIR_SIZES = [2048, 4096, 8192, 16384]
 failures = 0
 
 
@@ -63,12 +66,14 @@ def this_key():
     return cpu, os.sysconf("SC_NPROCESSORS_ONLN"), os.uname().release
 
 
-def cache_text(cpu=None, chunk="64k", cma_min="256k"):
+def cache_text(cpu=None, chunk="64k", cma_min="256k", pair=None):
     me = this_key()
+    pair_lines = ("pair-sizes 2048 4096\ntime segment 1 2\ntime messages 2 1\n"
+                  "set LOCUS_COLL_PAIR_MSG_MIN %s\n" % pair) if pair else ""
     return ("# made by cli_tune.py\nformat 1\ncpu %s\ncpus %d\nkernel %s\nmode quick\n"
             "sizes 65536 131072 262144\nrate pipe-64k 5 6 7\nrate cma 4 5 8\n"
-            "set LOCUS_SHM_CHUNK_SIZE %s\nset LOCUS_SHM_CMA_MIN %s\nend\n"
-            % (cpu or me[0], me[1], me[2], chunk, cma_min))
+            "set LOCUS_SHM_CHUNK_SIZE %s\nset LOCUS_SHM_CMA_MIN %s\n%send\n"
+            % (cpu or me[0], me[1], me[2], chunk, cma_min, pair_lines))
 
 
 def write(path, text):
@@ -110,9 +115,43 @@ def check_table(doc, label, expect_values=True):
     if cma_max is not None and (cma_max not in by_name or cma_min not in by_name
                                 or by_name[cma_max] <= by_name[cma_min]):
         fail(f"{label}: CMA_MAX {cma_max} with CMA_MIN {cma_min}")
+    check_pair(doc, label, expect_values)
     cpu, ncpus, kernel = this_key()
     if doc.get("key") != {"cpu": cpu, "cpus": ncpus, "kernel": kernel}:
         fail(f"{label}: key {doc.get('key')} is not this machine's {cpu, ncpus, kernel}")
+
+
+def check_pair(doc, label, measured):
+    """Properties of the pair's allreduce table: both ways at the pair sizes,
+    positive times (or a note), a threshold among them or never."""
+    sizes, ways = doc.get("pair_sizes"), doc.get("pair_ways")
+    chosen = doc.get("chosen", {}).get("LOCUS_COLL_PAIR_MSG_MIN")
+    if not measured:
+        if sizes or ways or chosen:
+            fail(f"{label}: pair measured on one CPU: {sizes} {ways} {chosen}")
+        return
+    if sizes != PAIR_SIZES or sorted(w["name"] for w in ways) != ["messages", "segment"]:
+        fail(f"{label}: pair sizes {sizes}, ways {ways}")
+        return
+    for w in ways:
+        if len(w["us"]) != len(sizes) or any(not 0 < t < 1000 for t in w["us"]):
+            if not any("pair" in n or "budget" in n for n in doc["notes"]):
+                fail(f"{label}: pair way {w} and no note says why")
+    allowed = {"%dk" % (s >> 10) for s in sizes} | {"1024G"}
+    if chosen is not None and chosen not in allowed:
+        fail(f"{label}: LOCUS_COLL_PAIR_MSG_MIN {chosen} not among {sorted(allowed)}")
+    if chosen is None and not any("LOCUS_COLL_PAIR_MSG_MIN" in n for n in doc["notes"]):
+        fail(f"{label}: no LOCUS_COLL_PAIR_MSG_MIN and no note says why")
+    # Above the threshold messages were within the noise of the segment.
+    if chosen in allowed and chosen != "1024G":
+        by = {w["name"]: w["us"] for w in ways}
+        first = sizes.index(int(chosen[:-1]) << 10)
+        for i in range(first, len(sizes)):
+            if by["messages"][i] > by["segment"][i] * 1.05 + 1e-9:
+                fail(f"{label}: messages chosen from {chosen} but slower at {sizes[i]}: {by}")
+    r_text = doc.get("notes", [])
+    if not any("imb" in n and "Allreduce" in n for n in r_text):
+        fail(f"{label}: no note of the pair's setting: {r_text}")
 
 
 def case_measure():
@@ -214,6 +253,22 @@ def case_cache():
     if r.returncode != 0 or json.loads(r.stdout)["chosen"] != {
             "LOCUS_SHM_CHUNK_SIZE": "64k", "LOCUS_SHM_CMA_MIN": "256k"}:
         fail(f"tune --show on a made-up cache: exit {r.returncode} {r.stdout!r} {r.stderr!r}")
+
+    # The pair's threshold from the cache steers the library's collectives
+    # (coll_pair_way counts the pooled eager messages each way sends).
+    pair_way = os.environ.get("LOCUS_TEST_PAIR_WAY")
+    for value, way in (("1024G", "segment"), ("2k", "messages")):
+        write(path, cache_text(pair=value))
+        idoc, rows, _ = info(env)
+        row = rows.get("LOCUS_COLL_PAIR_MSG_MIN", {})
+        if idoc and (row.get("value"), row.get("source")) != (value, "tuned"):
+            fail(f"cache with the pair's {value}: {row}")
+        if pair_way:
+            r = subprocess.run([LOCUSRUN, "-n", "2", pair_way, way], capture_output=True,
+                               text=True, timeout=60, env=env)
+            if r.returncode not in (0, 77):
+                fail(f"coll_pair_way {way} with a cache of {value}: exit {r.returncode}: "
+                     f"{(r.stdout + r.stderr).strip()[:600]}")
 
     # A cache of another machine is ignored, quietly (a shared home).
     for label, text in (("cpu", cache_text(cpu="Imaginary CPU 9000")),

@@ -1,6 +1,7 @@
 /*
  * The calibration cache without measuring (src/util/locus_tune.h): values
- * chosen from made-up rate tables (the threshold rules, incomplete tables),
+ * chosen from made-up rate and time tables (the threshold rules, incomplete
+ * tables),
  * the file written and read back, every kind of malformed file refused
  * with the line it is on, sizes written as a user types them (and as
  * locus_parse_size reads them back).
@@ -144,6 +145,80 @@ static void test_choose(void)
     CHECK(t.nnotes == 1, "nothing: %d notes", t.nnotes);
 }
 
+/* The pair's ways (2k..16k) on top of table()'s paths: segment, messages
+ * (a NULL row: that way missing). */
+static void pair(locus_tune_t *t, const double *seg, const double *msg)
+{
+    t->npair_sizes = 4;
+    for (int i = 0; i < 4; i++)
+        t->pair_sizes[i] = 2048L << i;
+    const double *rows[] = { seg, msg };
+    const char *names[] = { "segment", "messages" };
+    t->nways = 0;
+    for (int w = 0; w < 2; w++) {
+        if (!rows[w])
+            continue;
+        snprintf(t->ways[t->nways].name, sizeof t->ways[0].name, "%s", names[w]);
+        for (int i = 0; i < 4; i++)
+            t->ways[t->nways].us[i] = rows[w][i];
+        t->nways++;
+    }
+}
+
+static void test_choose_pair(void)
+{
+    locus_tune_t t;
+    static const double p[] = { 5, 5, 5, 5 }, c[] = { 1, 1, 1, 1 };
+    const char *name = "LOCUS_COLL_PAIR_MSG_MIN";
+    /* Not measured (an older cache): no value, no note. */
+    table(&t, p, p, c);
+    locus_tune_choose(&t);
+    expect_value(&t, name, NULL, "no pair measured");
+    CHECK(!has_note(&t, name), "no pair measured: a note");
+
+    /* Messages faster everywhere (a Xeon VM's shape): from the first size. */
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 1.20, 1.96, 2.50, 4.21 }, (double[]){ 0.94, 1.37, 2.19, 3.66 });
+    locus_tune_choose(&t);
+    expect_value(&t, name, "2k", "messages win");
+
+    /* The segment faster everywhere (the EPYC VM's shape): never. */
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 0.47, 0.69, 1.20, 1.93 }, (double[]){ 0.62, 0.88, 1.60, 2.67 });
+    locus_tune_choose(&t);
+    expect_value(&t, name, LOCUS_TUNE_NEVER, "segment wins");
+
+    /* The segment wins small, messages from 8k; a segment win at 4k below
+     * a messages win does not move the threshold down past it. */
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 0.5, 0.7, 2.0, 4.0 }, (double[]){ 0.6, 0.9, 1.5, 3.0 });
+    locus_tune_choose(&t);
+    expect_value(&t, name, "8k", "messages from 8k");
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 0.5, 1.0, 1.0, 4.0 }, (double[]){ 0.4, 0.8, 1.5, 3.0 });
+    locus_tune_choose(&t);
+    expect_value(&t, name, "16k", "a segment win in the middle");
+
+    /* Within the noise the shipped way (messages) stays. */
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 1.00, 1.00, 1.00, 1.00 }, (double[]){ 1.04, 1.04, 1.04, 1.04 });
+    locus_tune_choose(&t);
+    expect_value(&t, name, "2k", "within the noise");
+
+    /* A way missing or cut short: no value, said. */
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 0.5, 0.7, 1.2, 1.9 }, NULL);
+    locus_tune_choose(&t);
+    expect_value(&t, name, NULL, "one way missing");
+    CHECK(has_note(&t, "LOCUS_COLL_PAIR_MSG_MIN keeps its default"), "one way missing: no note");
+    table(&t, p, p, c);
+    pair(&t, (double[]){ 0.5, 0.7, 1.2, 1.9 }, (double[]){ 0.6, 0.8, 0, 0 });
+    locus_tune_choose(&t);
+    expect_value(&t, name, NULL, "cut short");
+    /* The transport's values are chosen all the same. */
+    expect(&t, "32k", LOCUS_TUNE_NEVER, "cut short pair");
+}
+
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -161,6 +236,7 @@ static void test_file(const char *dir)
     snprintf(t.date, sizeof t.date, "2025-01-01T00:00:00Z");
     snprintf(t.mode, sizeof t.mode, "quick");
     locus_tune_note(&t, "a note\nwith a newline");
+    pair(&t, (double[]){ 0.5, 0.75, 1.25, 2 }, (double[]){ 0.625, 0.875, 1.5, 2.5 });
     locus_tune_choose(&t);
     CHECK(locus_tune_write(path, &t, err, sizeof err) == 0, "write: %s", err);
     CHECK(locus_tune_read(path, &back, err, sizeof err) == 0, "read back: %s", err);
@@ -170,6 +246,14 @@ static void test_file(const char *dir)
     for (int p = 0; p < 3; p++)
         for (int i = 0; i < 4; i++)
             CHECK(back.paths[p].gbs[i] == t.paths[p].gbs[i], "rate %d/%d differs", p, i);
+    CHECK(back.npair_sizes == 4 && back.pair_sizes[3] == 16384 && back.nways == 2,
+          "pair shape differs after a round trip");
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 4; i++)
+            CHECK(back.ways[w].us[i] == t.ways[w].us[i] &&
+                  !strcmp(back.ways[w].name, t.ways[w].name), "time %d/%d differs", w, i);
+    CHECK(!strcmp(locus_tune_value(&back, "LOCUS_COLL_PAIR_MSG_MIN"), LOCUS_TUNE_NEVER),
+          "pair value differs");
     CHECK(!strcmp(back.notes[0], "a note with a newline"), "note: '%s'", back.notes[0]);
     CHECK(!strcmp(locus_tune_value(&back, "LOCUS_SHM_CHUNK_SIZE"), "128k"), "value differs");
     CHECK(!strcmp(back.mode, "quick") && !strcmp(back.date, t.date), "mode/date differ");
@@ -192,6 +276,14 @@ static void test_file(const char *dir)
         { "format 1\ncpu x\ncpus 2\nkernel k\nset LOCUS_SHM_CHUNK_SIZE lots\n", "line 5: bad value" },
         { "format 1\ncpu x\ncpus 2\nkernel k\nset LOCUS_YIELD 1\n", "line 5: bad value" },
         { "format 1\ncpu x\ncpus 2\nkernel k\nfrobnicate 1\n", "line 5: unknown record" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\npair-sizes 2048 x\n", "line 5: bad pair-sizes" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\npair-sizes 2048\ntime bus 1\n",
+          "line 6: time of an unknown way" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\npair-sizes 2048 4096\ntime segment 1\n",
+          "line 6: segment has 1 times for 2 sizes" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\ntime messages 1\n", "line 5: bad time" },
+        { "format 1\ncpu x\ncpus 2\nkernel k\nset LOCUS_COLL_PAIR_MSG_MIN 2k\n"
+          "set LOCUS_COLL_PAIR_MSG_MIN many\n", "line 6: bad value" },
     };
     snprintf(path, sizeof path, "%s/bad", dir);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -224,7 +316,8 @@ static void test_size_str(void)
     }
     CHECK(!strcmp(LOCUS_TUNE_NEVER, "1024G"), "LOCUS_TUNE_NEVER is %s", LOCUS_TUNE_NEVER);
     CHECK(locus_tune_sets("LOCUS_SHM_CHUNK_SIZE") && locus_tune_sets("LOCUS_SHM_CMA_MIN") &&
-          !locus_tune_sets("LOCUS_SHM_POOL_SIZE"), "locus_tune_sets");
+          locus_tune_sets("LOCUS_COLL_PAIR_MSG_MIN") && !locus_tune_sets("LOCUS_SHM_POOL_SIZE"),
+          "locus_tune_sets");
 }
 
 int main(int argc, char **argv)
@@ -234,6 +327,7 @@ int main(int argc, char **argv)
         return 2;
     }
     test_choose();
+    test_choose_pair();
     test_file(argv[1]);
     test_size_str();
     if (failures)

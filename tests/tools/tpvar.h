@@ -14,7 +14,7 @@
 
 static MPI_T_pvar_session tp_sess;
 
-static MPI_T_pvar_handle tp_pvar(const char *name, int cls)
+static inline MPI_T_pvar_handle tp_pvar(const char *name, int cls)
 {
     int idx = -1, count = 0;
     MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
@@ -23,7 +23,7 @@ static MPI_T_pvar_handle tp_pvar(const char *name, int cls)
     return h;
 }
 
-static unsigned long long tp_read(MPI_T_pvar_handle h)
+static inline unsigned long long tp_read(MPI_T_pvar_handle h)
 {
     unsigned long long v = 0;
     MPI_T_pvar_read(tp_sess, h, &v);
@@ -38,7 +38,7 @@ typedef struct {
 /* MPI_T and MPI started on exactly 2 ranks (else the job aborts, naming
  * prog), tp_sess open and the large-message counters' handles in *h: my
  * rank. */
-static int tp_pair_init(int *argc, char ***argv, const char *prog, tp_large_t *h)
+static inline int tp_pair_init(int *argc, char ***argv, const char *prog, tp_large_t *h)
 {
     int provided, rank, size;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
@@ -62,7 +62,7 @@ static int tp_pair_init(int *argc, char ***argv, const char *prog, tp_large_t *h
  * NULL. Collective over comm; needs an open tp_sess. Ranks that share a
  * CPU yield while idle and never split (the partner would have to run at
  * once). */
-static const char *tp_split_skip(MPI_Comm comm)
+static inline const char *tp_split_skip(MPI_Comm comm)
 {
     int single = 0, both = 0, idle = 0, any_idle = 0;
     MPI_T_pvar_handle on = tp_pvar("locus_shm_single_copy", MPI_T_PVAR_CLASS_STATE);
@@ -78,7 +78,7 @@ static const char *tp_split_skip(MPI_Comm comm)
 
 /* Ends the test as skipped (77, rank 0 saying why) where the split single
  * copy cannot happen between the ranks of MPI_COMM_WORLD. */
-static void tp_split_or_skip(int rank)
+static inline void tp_split_or_skip(int rank)
 {
     const char *skip = tp_split_skip(MPI_COMM_WORLD);
     if (!skip)
