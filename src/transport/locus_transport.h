@@ -37,7 +37,8 @@ enum {
 /* Hints of rndv_recv(). BULK: collective traffic, where both sides are
  * usually busy moving other messages at the same time, so the path that
  * copies each byte once (and needs nothing of the sender) is the better
- * one, whatever a lone stream would prefer. */
+ * one where the machine's single copy is fast at all, whatever a lone
+ * stream would prefer. */
 enum { LOCUS_TP_RECV_BULK = 1 };
 
 typedef struct locus_tp locus_tp_t;

@@ -46,7 +46,8 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
  * MPICH 0.47 / 0.63 / 1.05), and osu_bw of 1 / 4 KiB ran at 6.2 / 11 GB/s
  * against 2.5 / 6.5 (why: docs/shm.md). 128 B took 0.32 us either way. */
 #define POOLED_EAGER_MIN 129u
-/* Collective traffic goes by CMA from this size (cma_wanted). */
+/* Collective traffic goes by CMA from this size, where the rule takes CMA
+ * at all (cma_wanted). */
 #define BULK_CMA_MIN (32u << 10)
 
 /* A free chunk of my pool, or -1. Chunks come back roughly in order, so a
@@ -325,10 +326,16 @@ static int owed_flush(shm_tp_t *tp)
     return n;
 }
 
-/* Collective traffic this large goes by plain CMA, unmeasured. */
-static int bulk_cma(uint64_t want, int hints)
+/* Collective traffic this large goes by plain CMA, unmeasured, on a
+ * machine whose rule (LOCUS_SHM_CMA_MIN, from `locus tune`) takes CMA from
+ * there; elsewhere it takes the measured paths like any message: on the
+ * EPYC VM, whose calibration says CMA never, 2 ranks' reduce of 32 KiB /
+ * 256 KiB / 1 MiB took 3.3 / 21 / 68-76 us so against 5.9-6.1 / 35-36 /
+ * 86-89 by plain CMA (Open MPI 5.4 / 34-35 / 137-141), scatter 2.7 / 20-23
+ * / 76-77 against 5.1-5.3 / 27 / 96-100. */
+static int bulk_cma(const shm_tp_t *tp, uint64_t want, int hints)
 {
-    return (hints & LOCUS_TP_RECV_BULK) && want >= BULK_CMA_MIN;
+    return (hints & LOCUS_TP_RECV_BULK) && want >= BULK_CMA_MIN && want >= tp->cma_min;
 }
 
 /* auto: CMA for every large message when ranks outnumber cores: the
@@ -346,15 +353,16 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
         return 1;
     /* Collective traffic: both sides are busy, so the pipelined copy's
      * rate in a lone stream says little, and CMA (one copy, by the
-     * receiver alone) is what Open MPI uses too. On the 2-core VM it ran
-     * reduce/allreduce/reduce_scatter of 256 KiB-4 MiB 1.3-1.9x faster
-     * than the measured choice whichever way the machine was running;
-     * from 32 KiB it is at least even. Below, the measured choice, as for
-     * any message: 8-16 KiB reduce on 2 ranks took 1.7 and 3.4 us by the
-     * pipeline against 3.2 and 4.3 by CMA while the vCPUs shared a cache,
-     * and 5.5 and 10 against 3.3 and 4.1 (Open MPI's, by CMA) while they
-     * did not. */
-    if (bulk_cma(want, hints))
+     * receiver alone) is what Open MPI uses too, where this machine's CMA
+     * is fast at all (bulk_cma). With the 1 MiB pool of 128 KiB chunks of
+     * before, the EPYC VM ran reduce/allreduce/reduce_scatter of 256
+     * KiB-4 MiB 1.3-1.9x faster so than by the measured choice; with
+     * today's pool the pipeline wins there (bulk_cma). Below 32 KiB, the
+     * measured choice, as for any message: 8-16 KiB reduce on 2 ranks took
+     * 1.7 and 3.4 us by the pipeline against 3.2 and 4.3 by CMA while the
+     * vCPUs shared a cache, and 5.5 and 10 against 3.3 and 4.1 (Open MPI's,
+     * by CMA) while they did not. */
+    if (bulk_cma(tp, want, hints))
         return 1;
     int rule = want >= tp->cma_min && want < tp->cma_max;
     return path_alone(tp, p) ? shm_path_choose(&p->path, want, rule)
@@ -493,7 +501,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
         if (!tp->oversubscribed && split_pays(p, r->want) &&
             !p->no_split && !(hints & LOCUS_TP_RECV_BULK))
             return split_start(tp, p, r);
-        int measured = path_alone(tp, p) && !bulk_cma(r->want, hints);
+        int measured = path_alone(tp, p) && !bulk_cma(tp, r->want, hints);
         uint64_t t0 = measured ? shm_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
         if (rc == -ECONNRESET)
