@@ -215,6 +215,16 @@ void locus_core_abandon(locus_core_t *c, locus_req_t *r);
  */
 int locus_core_isend(locus_core_t *c, locus_req_t *r);
 
+/*
+ * A send with no request, for a blocking send whose buffer the transport
+ * can take at once (a small message, room in the transport): 1 when it is
+ * gone and the buffer is free; 0 when it cannot go now (sends to world
+ * queued ahead of it, no transport, a large message, no room, an error),
+ * and then nothing was sent: the caller sends it with a request.
+ */
+int locus_core_send_now(locus_core_t *c, int world, const locus_hdr_t *h, size_t hdrlen,
+                        const void *buf, size_t len);
+
 /* Starts a receive prepared in r (ctx, rank, tag, rbuf, len, optionally
  * ubuf/ucount/udt): matches the unexpected queue or posts it. A udt is
  * retained until the receive completes, so the caller may free its own

@@ -189,8 +189,21 @@ static int send_blocking(const void *buf, MPI_Count count, MPI_Datatype dt, int 
     int err = p2p_check(buf, count, dt, dest, tag, comm, 0);
     if (__builtin_expect(err != MPI_SUCCESS, 0))
         return locus_mpi_err(comm, err, fn);
+    locus_dtype_t *d = locus_dt_of(dt);
+    /* A small contiguous message the transport takes at once needs no
+     * request: on 2 ranks of the EPYC VM an 8-byte ping-pong took 0.108-
+     * 0.111 us one way so, 0.130-0.132 with one (Open MPI 0.156-0.168). */
+    if ((mode == P2P_STANDARD || mode == P2P_READY) && dest != MPI_PROC_NULL &&
+        locus_dtype_is_contig(d)) {
+        ptrdiff_t lb, ext;
+        locus_dtype_true_extent(d, &lb, &ext);
+        locus_hdr_t h = { .ctx = comm->ctx_p2p, .src = comm->coll.rank, .tag = tag };
+        if (locus_core_send_now(locus_core(), comm->world_of[dest], &h, LOCUS_HDR_SHORT,
+                                (const char *)buf + lb, (size_t)count * locus_dtype_size(d)))
+            return MPI_SUCCESS;
+    }
     locus_req_t *r;
-    err = p2p_send_start(buf, (size_t)count, locus_dt_of(dt), dest, tag, comm, mode, &r);
+    err = p2p_send_start(buf, (size_t)count, d, dest, tag, comm, mode, &r);
     if (err == MPI_SUCCESS && r)
         err = locus_p2p_finish(r, NULL);
     return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;

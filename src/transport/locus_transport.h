@@ -99,7 +99,9 @@ typedef struct {
 typedef struct {
     const char *name;
     /* Sends hdr+data to world rank dst. send_ctx comes back in send_done()
-     * when the result is LOCUS_TP_PENDING. Negative: a fatal error. */
+     * when the result is LOCUS_TP_PENDING. Negative: a fatal error. A NULL
+     * send_ctx asks for all or nothing: LOCUS_TP_DONE, or LOCUS_TP_AGAIN
+     * with nothing sent where the send would be PENDING (or fail). */
     int (*send)(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
                 const void *data, size_t len, void *send_ctx);
     /* Receives an announced large message into buf (len = the announced

@@ -56,6 +56,11 @@ static int mock_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen, co
         m->agains++;
         return LOCUS_TP_AGAIN;
     }
+    /* No context: all or nothing (locus_transport.h). */
+    if (!send_ctx && len > m->eager_max) {
+        m->agains++;
+        return LOCUS_TP_AGAIN;
+    }
     mock_msg_t *x = msg_new(dst, hdr, hdrlen, data, len);
     if (m->out_tail)
         m->out_tail->next = x;

@@ -1,6 +1,7 @@
 /*
  * test_core_send.c — sends: the direct path, AGAIN queueing (per peer, in
- * order, no overtaking by a later send), sends the transport owns,
+ * order, no overtaking by a later send), sends with no request (gone at
+ * once or not at all, never ahead of a queue), sends the transport owns,
  * synchronous-send acknowledgements both ways, malformed acknowledgements
  * and headers, cancels of sends both ways, and what MPI_Finalize's settle
  * does with queued sends.
@@ -79,6 +80,45 @@ static void again_queue(void)
     rig_put(&t, b);
     rig_put(&t, c);
     rig_put(&t, d);
+    rig_close(&t);
+}
+
+/* locus_core_send_now: a small send goes at once and takes no request; a
+ * large one, one without room, or one behind its peer's queue does not go
+ * at all (the caller then sends it with a request). */
+static void send_now(void)
+{
+    rig_t t;
+    rig_open(&t, 4, EAGER);
+    char buf[BIG];
+    rig_fill(buf, sizeof buf, 7);
+    locus_hdr_t h = { .ctx = 3, .src = 0, .tag = 11 };
+    long free0 = rig_free_reqs(&t);
+    CHECK(locus_core_send_now(&t.c, 1, &h, LOCUS_HDR_SHORT, buf, 16) == 1, "small: not sent");
+    CHECK(rig_free_reqs(&t) == free0 && t.c.nsend == 0, "small: a request was used");
+    mock_msg_t *x = out_expect(&t, 1, 11, "send_now");
+    CHECK(x && x->hdr.ctx == 3 && x->len == 16 && rig_is(x->data, 16, 7), "send_now: payload");
+    mock_msg_free(x);
+    CHECK(locus_core_send_now(&t.c, 1, &h, LOCUS_HDR_SHORT, buf, BIG) == 0 &&
+              mock_out_count(&t.m) == 0 && mock_owned_count(&t.m) == 0, "large: sent");
+    t.m.again = 1;
+    CHECK(locus_core_send_now(&t.c, 1, &h, LOCUS_HDR_SHORT, buf, 8) == 0, "no room: sent");
+    /* Rank 2's queue holds a send: a request-free one must not pass it,
+     * even once there is room; rank 3's has none. */
+    locus_req_t *q = rig_send(&t, 2, 3, 1, 0, buf, 8);
+    t.m.again = 0;
+    CHECK(q->queued && locus_core_send_now(&t.c, 2, &h, LOCUS_HDR_SHORT, buf, 8) == 0 &&
+              mock_out_count(&t.m) == 0, "overtook the queue");
+    CHECK(locus_core_send_now(&t.c, 3, &h, LOCUS_HDR_SHORT, buf, 8) == 1, "other peer");
+    mock_msg_free(out_expect(&t, 3, 11, "other peer"));
+    rig_drain(&t);
+    CHECK(q->done && locus_core_send_now(&t.c, 2, &h, LOCUS_HDR_SHORT, buf, 8) == 1,
+          "after the queue drained");
+    mock_msg_free(out_expect(&t, 2, 1, "queued first"));
+    mock_msg_free(out_expect(&t, 2, 11, "then the request-free one"));
+    CHECK(t.c.peers[2].sent_msgs == 2 && t.c.peers[1].sent_msgs == 1, "sent_msgs %ld %ld",
+          (long)t.c.peers[2].sent_msgs, (long)t.c.peers[1].sent_msgs);
+    rig_put(&t, q);
     rig_close(&t);
 }
 
@@ -321,6 +361,7 @@ void test_send(void)
 {
     direct();
     again_queue();
+    send_now();
     pending();
     ssend_acked();
     ssend_received();

@@ -246,7 +246,7 @@ int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
         tp->stats.eager_sent++;
         return LOCUS_TP_DONE;
     }
-    return send_rndv(tp, l, hdr, hdrlen, data, len, ctx);
+    return ctx ? send_rndv(tp, l, hdr, hdrlen, data, len, ctx) : LOCUS_TP_AGAIN;
 }
 
 /* ---- receiver side of large messages ---- */
