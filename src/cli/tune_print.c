@@ -42,54 +42,57 @@ static void value_reason(const locus_tune_t *t, const char *name, char *out, siz
                  max ? "to" : "up to", max ? max : last, max ? " (its best run of sizes)" : "");
 }
 
+/* A table's header (sizes) or row (values; 0 prints "-") after its label. */
+static void text_line(FILE *out, const char *label, const long *sizes, const double *v, int n)
+{
+    char s[32];
+    fprintf(out, "%-14s", label);
+    for (int i = 0; i < n; i++) {
+        if (sizes)
+            locus_size_str(s, sizeof s, sizes[i]);
+        else if (v[i] > 0)
+            snprintf(s, sizeof s, "%.2f", v[i]);
+        else
+            snprintf(s, sizeof s, "-");
+        fprintf(out, " %7s", s);
+    }
+    fprintf(out, "\n");
+}
+
+/* A JSON array of sizes (v NULL) or of values. */
+static void json_array(FILE *out, const long *sizes, const double *v, int n)
+{
+    fprintf(out, "[");
+    for (int i = 0; i < n; i++)
+        if (sizes)
+            fprintf(out, "%s%ld", i ? ", " : "", sizes[i]);
+        else
+            fprintf(out, "%s%.3f", i ? ", " : "", v[i]);
+    fprintf(out, "]");
+}
+
 void tune_print_text(const locus_tune_t *t, const char *file, FILE *out)
 {
     fprintf(out, "Calibration of %s, %d CPUs online, Linux %s (%s%s%s)\n", t->key.cpu,
             t->key.ncpus, t->key.kernel, t->date[0] ? t->date : "undated",
             t->mode[0] ? ", " : "", t->mode);
-    fprintf(out, "Large-message rates between 2 ranks, GB/s:\n%-14s", "path");
-    char s[32];
-    for (int i = 0; i < t->nsizes; i++) {
-        locus_size_str(s, sizeof s, t->sizes[i]);
-        fprintf(out, " %7s", s);
-    }
-    fprintf(out, "\n");
+    fprintf(out, "Large-message rates between 2 ranks, GB/s:\n");
+    text_line(out, "path", t->sizes, NULL, t->nsizes);
     for (int p = 0; p < t->npaths; p++) {
         const locus_tune_path_t *pa = &t->paths[p];
+        char s[32], label[48] = "cma";
         if (pa->chunk) {
             locus_size_str(s, sizeof s, pa->chunk);
-            char label[48];
             snprintf(label, sizeof label, "pipeline %s", s);
-            fprintf(out, "%-14s", label);
-        } else {
-            fprintf(out, "%-14s", "cma");
         }
-        for (int i = 0; i < t->nsizes; i++) {
-            if (pa->gbs[i] > 0)
-                fprintf(out, " %7.2f", pa->gbs[i]);
-            else
-                fprintf(out, " %7s", "-");
-        }
-        fprintf(out, "\n");
+        text_line(out, label, NULL, pa->gbs, t->nsizes);
     }
     if (t->nways) {
-        fprintf(out, "Allreduce of 2 ranks with a core each, us:\n%-14s", "way");
-        for (int i = 0; i < t->npair_sizes; i++) {
-            locus_size_str(s, sizeof s, t->pair_sizes[i]);
-            fprintf(out, " %7s", s);
-        }
-        fprintf(out, "\n");
+        fprintf(out, "Allreduce of 2 ranks with a core each, us:\n");
+        text_line(out, "way", t->pair_sizes, NULL, t->npair_sizes);
     }
-    for (int w = 0; w < t->nways; w++) {
-        fprintf(out, "%-14s", t->ways[w].name);
-        for (int i = 0; i < t->npair_sizes; i++) {
-            if (t->ways[w].us[i] > 0)
-                fprintf(out, " %7.2f", t->ways[w].us[i]);
-            else
-                fprintf(out, " %7s", "-");
-        }
-        fprintf(out, "\n");
-    }
+    for (int w = 0; w < t->nways; w++)
+        text_line(out, t->ways[w].name, NULL, t->ways[w].us, t->npair_sizes);
     fprintf(out, "Chosen:%s\n", t->nvalues ? "" : " nothing (the shipped defaults stay)");
     for (int i = 0; i < t->nvalues; i++) {
         char why[200], kv[80];
@@ -122,29 +125,25 @@ void tune_print_json(const locus_tune_t *t, const char *file, int saved, FILE *o
     locus_topo_json_string(out, t->date);
     fprintf(out, ", \"mode\": ");
     locus_topo_json_string(out, t->mode);
-    fprintf(out, ",\n \"sizes\": [");
-    for (int i = 0; i < t->nsizes; i++)
-        fprintf(out, "%s%ld", i ? ", " : "", t->sizes[i]);
-    fprintf(out, "],\n \"paths\": [");
+    fprintf(out, ",\n \"sizes\": ");
+    json_array(out, t->sizes, NULL, t->nsizes);
+    fprintf(out, ",\n \"paths\": [");
     for (int p = 0; p < t->npaths; p++) {
         fprintf(out, "%s\n  {\"name\": ", p ? "," : "");
         locus_topo_json_string(out, t->paths[p].name);
-        fprintf(out, ", \"chunk\": %ld, \"gbs\": [", t->paths[p].chunk);
-        for (int i = 0; i < t->nsizes; i++)
-            fprintf(out, "%s%.3f", i ? ", " : "", t->paths[p].gbs[i]);
-        fprintf(out, "]}");
+        fprintf(out, ", \"chunk\": %ld, \"gbs\": ", t->paths[p].chunk);
+        json_array(out, NULL, t->paths[p].gbs, t->nsizes);
+        fprintf(out, "}");
     }
-    fprintf(out, "],\n \"pair_sizes\": [");
-    for (int i = 0; i < t->npair_sizes; i++)
-        fprintf(out, "%s%ld", i ? ", " : "", t->pair_sizes[i]);
-    fprintf(out, "],\n \"pair_ways\": [");
+    fprintf(out, "],\n \"pair_sizes\": ");
+    json_array(out, t->pair_sizes, NULL, t->npair_sizes);
+    fprintf(out, ",\n \"pair_ways\": [");
     for (int w = 0; w < t->nways; w++) {
         fprintf(out, "%s\n  {\"name\": ", w ? "," : "");
         locus_topo_json_string(out, t->ways[w].name);
-        fprintf(out, ", \"us\": [");
-        for (int i = 0; i < t->npair_sizes; i++)
-            fprintf(out, "%s%.3f", i ? ", " : "", t->ways[w].us[i]);
-        fprintf(out, "]}");
+        fprintf(out, ", \"us\": ");
+        json_array(out, NULL, t->ways[w].us, t->npair_sizes);
+        fprintf(out, "}");
     }
     fprintf(out, "],\n \"chosen\": {");
     for (int i = 0; i < t->nvalues; i++) {

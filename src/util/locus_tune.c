@@ -301,6 +301,18 @@ static int make_parent(const char *path)
     return mkdir(dir, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* "key v0 v1 ...": a sizes line (v NULL: sizes) or a rate/time line. */
+static void write_line(FILE *f, const char *key, const long *sizes, const double *v, int n)
+{
+    fprintf(f, "%s", key);
+    for (int i = 0; i < n; i++)
+        if (sizes)
+            fprintf(f, " %ld", sizes[i]);
+        else
+            fprintf(f, " %.3f", v[i]);
+    fprintf(f, "\n");
+}
+
 static void write_body(FILE *f, const locus_tune_t *t)
 {
     fprintf(f, "# Locus self-calibration, written by `locus tune`; delete the file to forget it.\n"
@@ -310,27 +322,20 @@ static void write_body(FILE *f, const locus_tune_t *t)
         fprintf(f, "date %s\n", t->date);
     if (t->mode[0])
         fprintf(f, "mode %s\n", t->mode);
-    fprintf(f, "sizes");
-    for (int i = 0; i < t->nsizes; i++)
-        fprintf(f, " %ld", t->sizes[i]);
-    fprintf(f, "\n# rates in GB/s (1e9 payload bytes per second), 0 = not measured\n");
+    char key[48];
+    write_line(f, "sizes", t->sizes, NULL, t->nsizes);
+    fprintf(f, "# rates in GB/s (1e9 payload bytes per second), 0 = not measured\n");
     for (int p = 0; p < t->npaths; p++) {
-        fprintf(f, "rate %s", t->paths[p].name);
-        for (int i = 0; i < t->nsizes; i++)
-            fprintf(f, " %.3f", t->paths[p].gbs[i]);
-        fprintf(f, "\n");
+        snprintf(key, sizeof key, "rate %s", t->paths[p].name);
+        write_line(f, key, NULL, t->paths[p].gbs, t->nsizes);
     }
     if (t->nways) {
-        fprintf(f, "pair-sizes");
-        for (int i = 0; i < t->npair_sizes; i++)
-            fprintf(f, " %ld", t->pair_sizes[i]);
-        fprintf(f, "\n# 2 ranks' allreduce per way, us per call, 0 = not measured\n");
+        write_line(f, "pair-sizes", t->pair_sizes, NULL, t->npair_sizes);
+        fprintf(f, "# 2 ranks' allreduce per way, us per call, 0 = not measured\n");
     }
     for (int w = 0; w < t->nways; w++) {
-        fprintf(f, "time %s", t->ways[w].name);
-        for (int i = 0; i < t->npair_sizes; i++)
-            fprintf(f, " %.3f", t->ways[w].us[i]);
-        fprintf(f, "\n");
+        snprintf(key, sizeof key, "time %s", t->ways[w].name);
+        write_line(f, key, NULL, t->ways[w].us, t->npair_sizes);
     }
     for (int i = 0; i < t->nnotes; i++)
         fprintf(f, "note %s\n", t->notes[i]);
