@@ -74,10 +74,9 @@ int locus_core_send_now(locus_core_t *c, int world, const locus_hdr_t *h, size_t
                         const void *buf, size_t len)
 {
     locus_peer_t *p = &c->peers[world];
-    /* Behind queued sends it would overtake them; a NULL context asks the
-     * transport for all or nothing (locus_transport.h). */
-    if (__builtin_expect(!p->tp || p->pq_head != NULL, 0) ||
-        p->tp->ops->send(p->tp, world, h, hdrlen, buf, len, NULL) != LOCUS_TP_DONE)
+    /* Behind queued sends it would overtake them. */
+    if (__builtin_expect(!p->tp || p->pq_head != NULL || !p->tp->ops->send_now, 0) ||
+        p->tp->ops->send_now(p->tp, world, h, hdrlen, buf, len) != LOCUS_TP_DONE)
         return 0;
     p->sent_msgs++;
     p->sent_bytes += len;

@@ -99,9 +99,7 @@ typedef struct {
 typedef struct {
     const char *name;
     /* Sends hdr+data to world rank dst. send_ctx comes back in send_done()
-     * when the result is LOCUS_TP_PENDING. Negative: a fatal error. A NULL
-     * send_ctx asks for all or nothing: LOCUS_TP_DONE, or LOCUS_TP_AGAIN
-     * with nothing sent where the send would be PENDING (or fail). */
+     * when the result is LOCUS_TP_PENDING. Negative: a fatal error. */
     int (*send)(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
                 const void *data, size_t len, void *send_ctx);
     /* Receives an announced large message into buf (len = the announced
@@ -127,6 +125,12 @@ typedef struct {
     /* Optional (NULL: none): a few words on how this transport runs here
      * for LOCUS_VERBOSE=1, e.g. "single copy cma from 1G". */
     void (*describe)(locus_tp_t *tp, char *buf, size_t len);
+    /* Optional (NULL: not offered): send() only where it completes at once
+     * (a small message with room): LOCUS_TP_DONE, or LOCUS_TP_AGAIN with
+     * nothing sent (it would have been PENDING, or no room), or negative
+     * on a fatal error. For the core's blocking sends with no request. */
+    int (*send_now)(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
+                    const void *data, size_t len);
 } locus_tp_ops_t;
 
 /* Every transport object starts with its ops, so the core can call

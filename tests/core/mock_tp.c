@@ -56,11 +56,7 @@ static int mock_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen, co
         m->agains++;
         return LOCUS_TP_AGAIN;
     }
-    /* No context: all or nothing (locus_transport.h). */
-    if (!send_ctx && len > m->eager_max) {
-        m->agains++;
-        return LOCUS_TP_AGAIN;
-    }
+
     mock_msg_t *x = msg_new(dst, hdr, hdrlen, data, len);
     if (m->out_tail)
         m->out_tail->next = x;
@@ -185,6 +181,18 @@ static const char *mock_last_error(locus_tp_t *tp)
     return ((mock_tp_t *)tp)->fail_progress ? "mock: told to fail" : NULL;
 }
 
+/* send() where it completes at once; AGAIN for what would be PENDING. */
+static int mock_send_now(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
+                         const void *data, size_t len)
+{
+    mock_tp_t *m = (mock_tp_t *)tp;
+    if (len > m->eager_max) {
+        m->agains++;
+        return LOCUS_TP_AGAIN;
+    }
+    return mock_send(tp, dst, hdr, hdrlen, data, len, NULL);
+}
+
 static const locus_tp_ops_t mock_ops = {
     .name = "mock",
     .send = mock_send,
@@ -193,6 +201,7 @@ static const locus_tp_ops_t mock_ops = {
     .reaches = mock_reaches,
     .finalize = mock_finalize,
     .last_error = mock_last_error,
+    .send_now = mock_send_now,
 };
 
 int mock_attach(mock_tp_t *m, locus_core_t *c, int size, size_t eager_max)

@@ -38,8 +38,6 @@ static int self_send(locus_tp_t *tp, int dst, const void *hdr, size_t hdrlen,
         s->up->deliver(s->core, dst, hdr, hdrlen, data, len);
         return LOCUS_TP_DONE;
     }
-    if (!send_ctx) /* all or nothing (locus_transport.h) */
-        return LOCUS_TP_AGAIN;
     locus_tp_rndv_t *rv = malloc(sizeof *rv);
     if (!rv)
         return -1;

@@ -268,6 +268,7 @@ const locus_tp_ops_t shm_tp_ops = {
     .finalize = shm_tp_finalize,
     .last_error = shm_tp_last_error,
     .describe = shm_tp_describe,
+    .send_now = shm_tp_send_now,
 };
 
 /* Everything up to the first fence that can fail locally. */

@@ -140,6 +140,8 @@ extern const locus_tp_ops_t shm_tp_ops;
 /* shm_xfer.c */
 int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
                 const void *data, size_t len, void *send_ctx);
+int shm_tp_send_now(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
+                    size_t len);
 int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, void *ctx,
                      int hints);
 int shm_tp_progress(locus_tp_t *t);

@@ -213,13 +213,13 @@ static int send_rndv(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
     return LOCUS_TP_PENDING;
 }
 
-int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
-                const void *data, size_t len, void *ctx)
+/* send_eager's answer for a message too large to go eagerly. */
+#define SHM_NOT_EAGER 3
+
+/* An eager send to local rank l: DONE, AGAIN (no room) or SHM_NOT_EAGER. */
+static inline int send_eager(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen,
+                             const void *data, size_t len)
 {
-    shm_tp_t *tp = (shm_tp_t *)t;
-    if ((unsigned)dst >= (unsigned)tp->size || tp->local_of[dst] < 0)
-        return -EINVAL;
-    int l = tp->local_of[dst];
     shm_peer_t *p = &tp->peers[l];
     if (len >= POOLED_EAGER_MIN && len <= p->eager_max && len <= tp->chunk_size &&
         hdrlen <= LOCUS_TP_HDR_MAX && send_pooled(tp, p, hdr, hdrlen, data, len))
@@ -246,7 +246,28 @@ int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
         tp->stats.eager_sent++;
         return LOCUS_TP_DONE;
     }
-    return ctx ? send_rndv(tp, l, hdr, hdrlen, data, len, ctx) : LOCUS_TP_AGAIN;
+    return SHM_NOT_EAGER;
+}
+
+int shm_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
+                const void *data, size_t len, void *ctx)
+{
+    shm_tp_t *tp = (shm_tp_t *)t;
+    if ((unsigned)dst >= (unsigned)tp->size || tp->local_of[dst] < 0)
+        return -EINVAL;
+    int l = tp->local_of[dst];
+    int rc = send_eager(tp, l, hdr, hdrlen, data, len);
+    return rc != SHM_NOT_EAGER ? rc : send_rndv(tp, l, hdr, hdrlen, data, len, ctx);
+}
+
+int shm_tp_send_now(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
+                    size_t len)
+{
+    shm_tp_t *tp = (shm_tp_t *)t;
+    if ((unsigned)dst >= (unsigned)tp->size || tp->local_of[dst] < 0)
+        return -EINVAL;
+    int rc = send_eager(tp, tp->local_of[dst], hdr, hdrlen, data, len);
+    return rc != SHM_NOT_EAGER ? rc : LOCUS_TP_AGAIN;
 }
 
 /* ---- receiver side of large messages ---- */

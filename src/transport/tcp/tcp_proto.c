@@ -111,8 +111,6 @@ int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
      * goes by rendezvous so that its chunks are striped: eager frames all
      * travel on rail 0 (they keep the pair's order). */
     int eager = len <= pe->eager_max && (pe->nconn < 2 || len < 2 * SPLIT_MIN);
-    if (!eager && !ctx) /* all or nothing (locus_transport.h) */
-        return LOCUS_TP_AGAIN;
     size_t cost = sizeof(tcp_frame_t) + hdrlen + (eager ? len : 0);
     /* Backpressure: a peer that does not read costs at most this much. */
     if (pe->queued > 0 && pe->queued + cost > (uint64_t)tp->cfg.sendq_max) {
