@@ -38,10 +38,11 @@ static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_
         return MPI_ERR_NO_MEM;
     /* Collective traffic of more than two ranks: the sender is busy with
      * other transfers of the same collective, so the transport reads it by
-     * plain CMA where this machine's CMA is fast (LOCUS_TP_RECV_BULK). The partner of a pair waits on this
-     * very exchange: the receive takes the measured paths like any
-     * message, the split single copy included, unless the data is reduced
-     * on arrival or the sender has its own copy to make (LOCUS_COLL_RECV_BULK).
+     * plain CMA where this machine's CMA is fast (LOCUS_TP_RECV_BULK). The
+     * partner of a pair waits on this very exchange: the receive takes the
+     * measured paths like any message, the split single copy included,
+     * unless the data is reduced on arrival or the sender has its own copy
+     * to make (LOCUS_COLL_RECV_BULK).
      * Measured on 2 ranks of the 2-vCPU VM, 1 MiB, plain CMA
      * against the measured paths, in its fast / slow state: bcast
      * 120-131 / 483-528 us against 35-50 / 259-260, gather 105 / 104-108
