@@ -213,13 +213,30 @@ static void keep_best(const tune_series_t *series, double *best, const double *g
     }
 }
 
+static void note_failures(locus_tune_t *t, const tune_cfg_t *cfg, int ncfg)
+{
+    for (int c = 0; c < ncfg; c++) {
+        if (!cfg[c].failed)
+            continue;
+        if (!strcmp(cfg[c].name, "cma")) {
+            int scope = ptrace_scope();
+            char why[64] = "";
+            if (scope >= 0)
+                snprintf(why, sizeof why, " (Yama ptrace_scope is %d)", scope);
+            locus_tune_note(t, "CMA refused or failed here%s: %s", why, cfg[c].why);
+        } else {
+            locus_tune_note(t, "%s failed: %s", cfg[c].name, cfg[c].why);
+        }
+    }
+}
+
 /* Runs rounds x configs jobs, config order rotating from round to round so
  * that the machine's moods fall on every config alike; keeps the best
  * value of each config and size. Returns the number of jobs run or
  * skipped (a config that failed is not run again): less than rounds x
  * configs when the time budget ran out. */
-static int measure(const tune_series_t *series, const tune_tools_t *tools, tune_cfg_t *cfg,
-                   int ncfg, char *bindings, size_t blen)
+static int measure(const tune_series_t *series, const tune_tools_t *tools,
+                          tune_cfg_t *cfg, int ncfg, char *bindings, size_t blen)
 {
     double start = tune_now();
     int total = series->rounds * ncfg, done = 0;
@@ -271,21 +288,15 @@ static int measure(const tune_series_t *series, const tune_tools_t *tools, tune_
     return done;
 }
 
-static void note_failures(locus_tune_t *t, const tune_cfg_t *cfg, int ncfg)
+/* Notes of what went wrong in a series that ran `done` jobs: the time
+ * budget (of `what`) running out, configs that failed. */
+static void note_trouble(locus_tune_t *t, const tune_series_t *series, const tune_cfg_t *cfg,
+                         int ncfg, int done, const char *what)
 {
-    for (int c = 0; c < ncfg; c++) {
-        if (!cfg[c].failed)
-            continue;
-        if (!strcmp(cfg[c].name, "cma")) {
-            int scope = ptrace_scope();
-            char why[64] = "";
-            if (scope >= 0)
-                snprintf(why, sizeof why, " (Yama ptrace_scope is %d)", scope);
-            locus_tune_note(t, "CMA refused or failed here%s: %s", why, cfg[c].why);
-        } else {
-            locus_tune_note(t, "%s failed: %s", cfg[c].name, cfg[c].why);
-        }
-    }
+    if (done < series->rounds * ncfg)
+        locus_tune_note(t, "time budget of %.0f s reached after %d of %d %s", series->budget_s,
+                        done, series->rounds * ncfg, what);
+    note_failures(t, cfg, ncfg);
 }
 
 /* The large-message paths: osu_bw with each chunk size and with CMA. */
@@ -312,10 +323,7 @@ static void measure_paths(locus_tune_t *t, const tune_plan_t *plan, const tune_t
                     "round%s, %.1f s", plan->range, plan->iters, warmup, plan->window,
                     bindings[0] ? " (" : "", bindings, bindings[0] ? ")" : "", plan->rounds,
                     plan->rounds > 1 ? "s" : "", tune_now() - t0);
-    if (done < plan->rounds * ncfg)
-        locus_tune_note(t, "time budget of %.0f s reached after %d of %d runs", plan->budget_s,
-                        done, plan->rounds * ncfg);
-    note_failures(t, cfg, ncfg);
+    note_trouble(t, &series, cfg, ncfg, done, "runs");
 }
 
 /* The pair's allreduce both ways (imb), with the paths' values chosen. */
@@ -343,10 +351,7 @@ static void measure_pair(locus_tune_t *t, const tune_plan_t *plan, const tune_to
                     "segment and as messages, best of %d round%s, %.1f s", PAIR_MSGLOG,
                     plan->pair_iters, plan->pair_rounds, plan->pair_rounds > 1 ? "s" : "",
                     tune_now() - t0);
-    if (done < plan->pair_rounds * ncfg)
-        locus_tune_note(t, "time budget of %.0f s reached after %d of %d pair runs",
-                        plan->pair_budget_s, done, plan->pair_rounds * ncfg);
-    note_failures(t, cfg, ncfg);
+    note_trouble(t, &series, cfg, ncfg, done, "pair runs");
 }
 
 static int tune_measure(const tune_plan_t *plan, int json)

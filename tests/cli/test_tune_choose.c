@@ -165,56 +165,45 @@ static void pair(locus_tune_t *t, const double *seg, const double *msg)
     }
 }
 
+/* The pair's threshold chosen from the ways' times (seg, msg; NULL: that
+ * way missing) on top of a paths table: `want` (NULL: none), checked. */
+static void pair_case(locus_tune_t *t, const double *seg, const double *msg, const char *want,
+                      const char *what)
+{
+    static const double p[] = { 5, 5, 5, 5 }, c[] = { 1, 1, 1, 1 };
+    table(t, p, p, c);
+    if (seg || msg)
+        pair(t, seg, msg);
+    locus_tune_choose(t);
+    expect_value(t, "LOCUS_COLL_PAIR_MSG_MIN", want, what);
+}
+
 static void test_choose_pair(void)
 {
     locus_tune_t t;
-    static const double p[] = { 5, 5, 5, 5 }, c[] = { 1, 1, 1, 1 };
-    const char *name = "LOCUS_COLL_PAIR_MSG_MIN";
     /* Not measured (an older cache): no value, no note. */
-    table(&t, p, p, c);
-    locus_tune_choose(&t);
-    expect_value(&t, name, NULL, "no pair measured");
-    CHECK(!has_note(&t, name), "no pair measured: a note");
-
+    pair_case(&t, NULL, NULL, NULL, "no pair measured");
+    CHECK(!has_note(&t, "LOCUS_COLL_PAIR_MSG_MIN"), "no pair measured: a note");
     /* Messages faster everywhere (a Xeon VM's shape): from the first size. */
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 1.20, 1.96, 2.50, 4.21 }, (double[]){ 0.94, 1.37, 2.19, 3.66 });
-    locus_tune_choose(&t);
-    expect_value(&t, name, "2k", "messages win");
-
+    pair_case(&t, (double[]){ 1.20, 1.96, 2.50, 4.21 }, (double[]){ 0.94, 1.37, 2.19, 3.66 },
+              "2k", "messages win");
     /* The segment faster everywhere (the EPYC VM's shape): never. */
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 0.47, 0.69, 1.20, 1.93 }, (double[]){ 0.62, 0.88, 1.60, 2.67 });
-    locus_tune_choose(&t);
-    expect_value(&t, name, LOCUS_TUNE_NEVER, "segment wins");
-
+    pair_case(&t, (double[]){ 0.47, 0.69, 1.20, 1.93 }, (double[]){ 0.62, 0.88, 1.60, 2.67 },
+              LOCUS_TUNE_NEVER, "segment wins");
     /* The segment wins small, messages from 8k; a segment win at 4k below
      * a messages win does not move the threshold down past it. */
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 0.5, 0.7, 2.0, 4.0 }, (double[]){ 0.6, 0.9, 1.5, 3.0 });
-    locus_tune_choose(&t);
-    expect_value(&t, name, "8k", "messages from 8k");
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 0.5, 1.0, 1.0, 4.0 }, (double[]){ 0.4, 0.8, 1.5, 3.0 });
-    locus_tune_choose(&t);
-    expect_value(&t, name, "16k", "a segment win in the middle");
-
+    pair_case(&t, (double[]){ 0.5, 0.7, 2.0, 4.0 }, (double[]){ 0.6, 0.9, 1.5, 3.0 }, "8k",
+              "messages from 8k");
+    pair_case(&t, (double[]){ 0.5, 1.0, 1.0, 4.0 }, (double[]){ 0.4, 0.8, 1.5, 3.0 }, "16k",
+              "a segment win in the middle");
     /* Within the noise the shipped way (messages) stays. */
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 1.00, 1.00, 1.00, 1.00 }, (double[]){ 1.04, 1.04, 1.04, 1.04 });
-    locus_tune_choose(&t);
-    expect_value(&t, name, "2k", "within the noise");
-
+    pair_case(&t, (double[]){ 1.00, 1.00, 1.00, 1.00 }, (double[]){ 1.04, 1.04, 1.04, 1.04 },
+              "2k", "within the noise");
     /* A way missing or cut short: no value, said. */
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 0.5, 0.7, 1.2, 1.9 }, NULL);
-    locus_tune_choose(&t);
-    expect_value(&t, name, NULL, "one way missing");
+    pair_case(&t, (double[]){ 0.5, 0.7, 1.2, 1.9 }, NULL, NULL, "one way missing");
     CHECK(has_note(&t, "LOCUS_COLL_PAIR_MSG_MIN keeps its default"), "one way missing: no note");
-    table(&t, p, p, c);
-    pair(&t, (double[]){ 0.5, 0.7, 1.2, 1.9 }, (double[]){ 0.6, 0.8, 0, 0 });
-    locus_tune_choose(&t);
-    expect_value(&t, name, NULL, "cut short");
+    pair_case(&t, (double[]){ 0.5, 0.7, 1.2, 1.9 }, (double[]){ 0.6, 0.8, 0, 0 }, NULL,
+              "cut short");
     /* The transport's values are chosen all the same. */
     expect(&t, "32k", LOCUS_TUNE_NEVER, "cut short pair");
 }

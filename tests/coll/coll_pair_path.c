@@ -67,9 +67,5 @@ int main(int argc, char **argv)
           tp_read(cma) - cma0, ROUNDS / 2);
     free(a);
     free(b);
-    MPI_T_pvar_session_free(&tp_sess);
-    int bad = tc_report(MPI_COMM_WORLD);
-    MPI_Finalize();
-    MPI_T_finalize();
-    return bad ? 1 : 0;
+    return tp_pair_end();
 }

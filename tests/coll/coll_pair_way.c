@@ -46,16 +46,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: coll_pair_way messages|segment\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int idle = 0, any_idle = 0;
-    MPI_T_pvar_handle yield = tp_pvar("locus_core_yield", MPI_T_PVAR_CLASS_STATE);
-    MPI_T_pvar_read(tp_sess, yield, &idle);
-    MPI_Allreduce(&idle, &any_idle, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (any_idle) {
-        if (rank == 0)
-            printf("SKIPPED: the ranks share a CPU (no pair path)\n");
-        MPI_Finalize();
-        return 77;
-    }
+    tp_skip_if(rank, tp_any_yield(MPI_COMM_WORLD) ? "the ranks share a CPU (no pair path)"
+                                                    : NULL);
     MPI_T_pvar_handle pooled = tp_pvar("locus_shm_eager_pooled", MPI_T_PVAR_CLASS_COUNTER);
     char *base = aligned_alloc(4096, 4 * 4 * MAXB);
     float *a = (float *)base, *b = (float *)(base + 2 * MAXB + 16);
@@ -74,9 +66,5 @@ int main(int argc, char **argv)
     CHECK(tp_read(pooled) == want, "%s: %llu pooled eager messages sent, want %llu", argv[1],
           tp_read(pooled), want);
     free(base);
-    MPI_T_pvar_session_free(&tp_sess);
-    int bad = tc_report(MPI_COMM_WORLD);
-    MPI_Finalize();
-    MPI_T_finalize();
-    return bad ? 1 : 0;
+    return tp_pair_end();
 }

@@ -97,9 +97,5 @@ int main(int argc, char **argv)
           tp_read(split) - split0, streamed);
     free(bufs);
     free(out);
-    MPI_T_pvar_session_free(&tp_sess);
-    int bad = tc_report(MPI_COMM_WORLD);
-    MPI_Finalize();
-    MPI_T_finalize();
-    return bad ? 1 : 0;
+    return tp_pair_end();
 }

@@ -2,8 +2,9 @@
  * tpvar.h — the shm transport's counters through MPI_T, for tests that
  * check which path large messages took (after tcheck.h): tp_pvar opens a
  * handle in tp_sess, tp_read reads one, tp_pair_init starts a 2-rank test
- * with the large-message counters, tp_split_or_skip ends it as skipped
- * where the split single copy cannot happen between its ranks.
+ * with the large-message counters and tp_pair_end ends it, tp_any_yield
+ * says whether ranks share CPUs, tp_split_or_skip (tp_skip_if) ends a
+ * test as skipped where the split single copy cannot happen.
  */
 #ifndef TPVAR_H
 #define TPVAR_H
@@ -58,35 +59,60 @@ static inline int tp_pair_init(int *argc, char ***argv, const char *prog, tp_lar
     return rank;
 }
 
+/* 1 when some rank of comm yields its CPU while idle (ranks share CPUs),
+ * else 0. Collective over comm; needs an open tp_sess. */
+static inline int tp_any_yield(MPI_Comm comm)
+{
+    int idle = 0, any_idle = 0;
+    MPI_T_pvar_handle yield = tp_pvar("locus_core_yield", MPI_T_PVAR_CLASS_STATE);
+    MPI_T_pvar_read(tp_sess, yield, &idle);
+    MPI_Allreduce(&idle, &any_idle, 1, MPI_INT, MPI_MAX, comm);
+    return any_idle;
+}
+
 /* Why the split single copy cannot happen between the ranks of comm, or
  * NULL. Collective over comm; needs an open tp_sess. Ranks that share a
  * CPU yield while idle and never split (the partner would have to run at
  * once). */
 static inline const char *tp_split_skip(MPI_Comm comm)
 {
-    int single = 0, both = 0, idle = 0, any_idle = 0;
+    int single = 0, both = 0;
     MPI_T_pvar_handle on = tp_pvar("locus_shm_single_copy", MPI_T_PVAR_CLASS_STATE);
-    MPI_T_pvar_handle yield = tp_pvar("locus_core_yield", MPI_T_PVAR_CLASS_STATE);
     MPI_T_pvar_read(tp_sess, on, &single);
     MPI_Allreduce(&single, &both, 1, MPI_INT, MPI_MIN, comm);
-    MPI_T_pvar_read(tp_sess, yield, &idle);
-    MPI_Allreduce(&idle, &any_idle, 1, MPI_INT, MPI_MAX, comm);
+    int any_idle = tp_any_yield(comm);
     if (!both)
         return "no single copy (CMA) between the ranks here";
     return any_idle ? "the ranks share a CPU (no split single copy)" : NULL;
 }
 
-/* Ends the test as skipped (77, rank 0 saying why) where the split single
- * copy cannot happen between the ranks of MPI_COMM_WORLD. */
-static inline void tp_split_or_skip(int rank)
+/* Ends the test as skipped (77, rank 0 saying why) when why is not NULL. */
+static inline void tp_skip_if(int rank, const char *why)
 {
-    const char *skip = tp_split_skip(MPI_COMM_WORLD);
-    if (!skip)
+    if (!why)
         return;
     if (rank == 0)
-        printf("SKIPPED: %s\n", skip);
+        printf("SKIPPED: %s\n", why);
     MPI_Finalize();
     exit(77);
+}
+
+/* Ends the test as skipped where the split single copy cannot happen
+ * between the ranks of MPI_COMM_WORLD. */
+static inline void tp_split_or_skip(int rank)
+{
+    tp_skip_if(rank, tp_split_skip(MPI_COMM_WORLD));
+}
+
+/* Ends a tp_pair_init test: the session freed, the checks reported, MPI
+ * and MPI_T finalized. Returns the exit status. */
+static inline int tp_pair_end(void)
+{
+    MPI_T_pvar_session_free(&tp_sess);
+    int bad = tc_report(MPI_COMM_WORLD);
+    MPI_Finalize();
+    MPI_T_finalize();
+    return bad ? 1 : 0;
 }
 
 #endif
