@@ -389,12 +389,6 @@ int locus_check_comm(const locus_comm_t *c)
     return locus_comm_valid(c) ? MPI_SUCCESS : MPI_ERR_COMM;
 }
 
-int locus_check_dtype(MPI_Datatype dt)
-{
-    locus_dtype_t *d = locus_dt_of(dt);
-    return d && locus_dtype_is_committed(d) ? MPI_SUCCESS : MPI_ERR_TYPE;
-}
-
 int locus_check_count(int count)
 {
     return count < 0 ? MPI_ERR_COUNT : MPI_SUCCESS;

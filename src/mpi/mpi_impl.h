@@ -115,6 +115,8 @@ struct locus_mdt {
     char name[MPI_MAX_OBJECT_NAME];
     struct locus_type_decl *decl; /* how it was made, for MPI_Type_get_contents (type.h) */
     locus_attr_t *attrs;     /* cached attributes */
+    uint32_t reduce_ops;     /* predefined types: bit (handle - 0x20) set for each
+                                predefined op that may reduce this type */
 };
 /* The predefined datatypes, indexed by handle - 0x200 (dt NULL: a handle
  * this library does not support, e.g. a 16-byte Fortran REAL). */
@@ -148,6 +150,15 @@ static inline locus_dtype_t *locus_dt_of(MPI_Datatype h)
     locus_mdt_t *m = locus_mdt_of(h);
     return m && m->magic == LOCUS_DT_MAGIC ? m->dt : NULL;
 }
+/* 1: the predefined op may reduce the type, both checked in one look (a
+ * reduction of no data has nothing else to check); 0: a user type or op,
+ * or a pair MPI forbids: check the long way. */
+static inline int locus_predef_reduce_ok(MPI_Datatype dt, MPI_Op op)
+{
+    uintptr_t bit = (uintptr_t)op - 0x20;
+    locus_mdt_t *m = locus_mdt_of(dt);
+    return bit < 32 && m && m->magic == LOCUS_DT_MAGIC && ((m->reduce_ops >> bit) & 1);
+}
 /* The handle of an engine type (its owner's). */
 static inline MPI_Datatype locus_dt_handle(const locus_dtype_t *dt)
 {
@@ -174,6 +185,8 @@ static inline MPI_Request locus_req_handle(locus_req_t *r)
 }
 /* The operation of an MPI_Op handle (NULL: MPI_OP_NULL, freed or bad). */
 locus_op_t *locus_op_of(MPI_Op h);
+/* locus_mdt_t.reduce_ops of a predefined type. */
+uint32_t locus_op_predef_mask(const locus_dtype_t *dt);
 /* The error handler of a handle (NULL: MPI_ERRHANDLER_NULL or bad). */
 locus_errh_t *locus_errh_of(MPI_Errhandler h);
 
@@ -274,8 +287,14 @@ void locus_mpi_not_active(const char *fn);
 
 /* Argument checks: MPI_SUCCESS or the MPI_ERR_* class to report. */
 int locus_check_comm(const locus_comm_t *c);         /* MPI_ERR_COMM */
-int locus_check_dtype(MPI_Datatype dt);              /* NULL/uncommitted: MPI_ERR_TYPE */
 int locus_check_count(int count);                    /* < 0: MPI_ERR_COUNT */
+/* NULL/uncommitted: MPI_ERR_TYPE. Inline: every call with data checks one
+ * or two, and the call was a tenth of a collective of nothing. */
+static inline int locus_check_dtype(MPI_Datatype dt)
+{
+    locus_dtype_t *d = locus_dt_of(dt);
+    return d && locus_dtype_is_committed(d) ? MPI_SUCCESS : MPI_ERR_TYPE;
+}
 int locus_check_buf(const void *buf, int count, MPI_Datatype dt); /* NULL with data: MPI_ERR_BUFFER */
 int locus_check_root(const locus_comm_t *c, int root); /* MPI_ERR_ROOT */
 /* Checks of the point-to-point arguments, in MPI's usual order. */

@@ -32,6 +32,16 @@ locus_op_t *locus_op_of(MPI_Op h)
     return op->id == LOCUS_OP_USER && op->refs > 0 ? op : NULL;
 }
 
+uint32_t locus_op_predef_mask(const locus_dtype_t *dt)
+{
+    uint32_t mask = 0;
+    for (unsigned bit = 1; bit < sizeof op_ids; bit++)
+        if (op_ids[bit] > 0 &&
+            locus_op_check(locus_op_predefined(op_ids[bit]), dt) == LOCUS_SUCCESS)
+            mask |= 1u << bit;
+    return mask;
+}
+
 /* The two C flavours of user function (MPI_Op_create, MPI_Op_create_c). */
 enum { USER_FN_INT = 0, USER_FN_C = 1 };
 

@@ -83,6 +83,7 @@ static int predef_fill(locus_mdt_t *m, locus_dtype_t *base, MPI_Datatype handle)
     m->magic = LOCUS_DT_MAGIC;
     m->predefined = 1;
     m->handle = handle;
+    m->reduce_ops = locus_op_predef_mask(m->dt);
     return MPI_SUCCESS;
 }
 

@@ -4,8 +4,6 @@
  * value-index pairs (MINLOC/MAXLOC) are in op_pairs.c.
  */
 #include <complex.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -214,28 +212,24 @@ static int op_valid_rule(int op, locus_elem_t el)
     }
 }
 
-/* op_valid_rule for every predefined op and kind, one bit per op: every
- * reduction checks its op and type, and the rule's predicates took 30
- * instructions of the 200 a reduction of nothing costs. */
+/* op_valid_rule for every predefined op and kind, one bit per op, filled
+ * when the library loads: every reduction checks its op and type, and the
+ * rule's predicates took 30 instructions of the 200 a reduction of nothing
+ * cost (a pthread_once guard, 10 more). */
 static uint16_t valid_ops[LOCUS_EL_NKINDS];
-static pthread_once_t valid_once = PTHREAD_ONCE_INIT;
-static _Atomic int valid_ready;  /* valid_ops filled: pthread_once's call skipped */
 
-static void valid_ops_fill(void)
+__attribute__((constructor)) static void valid_ops_fill(void)
 {
     for (int el = 0; el < LOCUS_EL_NKINDS; el++)
         for (int op = 0; op < LOCUS_OP_NPREDEF; op++)
             if (op_valid_rule(op, (locus_elem_t)el))
                 valid_ops[el] |= (uint16_t)(1u << op);
-    atomic_store_explicit(&valid_ready, 1, memory_order_release);
 }
 
 int locus_op_valid(int op, locus_elem_t el)
 {
-    if (op < 0 || op >= LOCUS_OP_NPREDEF || (int)el < 0 || (int)el >= LOCUS_EL_NKINDS)
+    if ((unsigned)op >= LOCUS_OP_NPREDEF || (unsigned)el >= LOCUS_EL_NKINDS)
         return op_valid_rule(op, el);
-    if (!atomic_load_explicit(&valid_ready, memory_order_acquire))
-        pthread_once(&valid_once, valid_ops_fill);
     return (valid_ops[el] >> op) & 1;
 }
 

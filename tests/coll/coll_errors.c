@@ -102,6 +102,23 @@ int main(int argc, char **argv)
     EXPECT(MPI_Scatter(a, 0, MPI_INT, b, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT(MPI_Allgather(a, 0, MPI_INT, b, 0, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
     EXPECT(MPI_Alltoall(a, 0, MPI_INT, b, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    /* (the blocking calls without data take a short way: same checks) */
+    EXPECT(MPI_Alltoall(a, 0, MPI_INT, b, 0, MPI_DATATYPE_NULL, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Alltoall(a, 0, MPI_DATATYPE_NULL, b, 0, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, b, 0, MPI_INT, MPI_COMM_WORLD),
+           MPI_SUCCESS);   /* in place: the send arguments are ignored */
+    EXPECT(MPI_Alltoall(a, 0, MPI_INT, b, 0, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
+    EXPECT(MPI_Allreduce(a, b, 0, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
+    EXPECT(MPI_Allreduce(a, b, 0, MPI_DATATYPE_NULL, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Allreduce(a, b, -2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Reduce(MPI_IN_PLACE, b, 0, MPI_INT, MPI_SUM, (r + 1) % p, MPI_COMM_WORLD),
+           p > 1 ? MPI_ERR_BUFFER : MPI_SUCCESS);   /* in place is the root's only */
+    zeros[p - 1] = 1;   /* one rank's block has data: only MPI_OP_NULL is wrong */
+    EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP);
+    zeros[p - 1] = -1;
+    EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    zeros[p - 1] = 0;
+    EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
     /* and a correct one succeeds */
     EXPECT(MPI_Reduce(a, b, 0, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), MPI_SUCCESS);
     EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_SUCCESS);
