@@ -13,9 +13,7 @@
 #include "intercomm_coll.h"
 #include "p2p_api.h"
 
-/* The buffer and size checks of a part whose count (at least 0) and type
- * are known good. */
-static int part_data_check(const void *buf, MPI_Count count, MPI_Datatype dt)
+int coll_check_data(const void *buf, MPI_Count count, MPI_Datatype dt)
 {
     /* No data: any buffer will do, and no size overflows. */
     if (count == 0)
@@ -24,12 +22,6 @@ static int part_data_check(const void *buf, MPI_Count count, MPI_Datatype dt)
     if (rc == MPI_SUCCESS)
         rc = p2p_check_size(count, dt);
     return rc;
-}
-
-int coll_check_part(const void *buf, MPI_Count count, MPI_Datatype dt)
-{
-    int rc = count < 0 ? MPI_ERR_COUNT : locus_check_dtype(dt);
-    return rc == MPI_SUCCESS ? part_data_check(buf, count, dt) : rc;
 }
 
 int coll_check_counts(coll_vec_t counts, coll_vec_t displs, int p, MPI_Datatype dt,
@@ -59,9 +51,9 @@ int coll_check_reduce_args(const void *sbuf, void *rbuf, MPI_Count count, MPI_Da
         return rc;
     int receives = root < 0 || comm->coll.rank == root;
     if (sbuf != MPI_IN_PLACE)
-        rc = part_data_check(sbuf, count, dt);
+        rc = coll_check_data(sbuf, count, dt);
     if (rc == MPI_SUCCESS && receives)
-        rc = part_data_check(rbuf, count, dt);
+        rc = coll_check_data(rbuf, count, dt);
     /* Sending from the receive buffer is only legal as MPI_IN_PLACE. */
     if (rc == MPI_SUCCESS && sbuf == rbuf && receives)
         rc = MPI_ERR_BUFFER;

@@ -84,8 +84,16 @@ static inline int coll_moves_nothing(coll_how_t how, MPI_Count count, MPI_Dataty
     return how == COLL_BLOCKING && (count == 0 || locus_dtype_size(locus_dt_of(dt)) == 0);
 }
 
-/* Checks of a (count, type, buffer) triple that matters on this rank. */
-int coll_check_part(const void *buf, MPI_Count count, MPI_Datatype dt);
+/* The buffer and size checks of a part whose count (at least 0) and type
+ * are known good. */
+int coll_check_data(const void *buf, MPI_Count count, MPI_Datatype dt);
+/* Checks of a (count, type, buffer) triple that matters on this rank.
+ * Inline: a collective of no data checks two, and has nothing else to do. */
+static inline int coll_check_part(const void *buf, MPI_Count count, MPI_Datatype dt)
+{
+    int rc = count < 0 ? MPI_ERR_COUNT : locus_check_dtype(dt);
+    return rc == MPI_SUCCESS && count > 0 ? coll_check_data(buf, count, dt) : rc;
+}
 /* Checks of counts/displacements arrays of comm's size. */
 int coll_check_counts(coll_vec_t counts, coll_vec_t displs, int p, MPI_Datatype dt,
                       const void *buf);

@@ -113,6 +113,17 @@ int main(int argc, char **argv)
     EXPECT(MPI_Allreduce(a, b, -2, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
     EXPECT(MPI_Reduce(MPI_IN_PLACE, b, 0, MPI_INT, MPI_SUM, (r + 1) % p, MPI_COMM_WORLD),
            p > 1 ? MPI_ERR_BUFFER : MPI_SUCCESS);   /* in place is the root's only */
+    EXPECT(MPI_Allgather(a, 0, MPI_DATATYPE_NULL, b, 0, MPI_INT, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT(MPI_Allgather(a, 0, MPI_INT, b, -1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    EXPECT(MPI_Gather(a, 0, MPI_INT, b, 0, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD),
+           r == 0 ? MPI_ERR_TYPE : MPI_SUCCESS);   /* the receive side is the root's */
+    EXPECT(MPI_Gather(MPI_IN_PLACE, 0, MPI_INT, b, 0, MPI_INT, (r + 1) % p, MPI_COMM_WORLD),
+           p > 1 ? MPI_ERR_BUFFER : MPI_SUCCESS);
+    EXPECT(MPI_Scatter(a, 0, MPI_INT, MPI_IN_PLACE, 0, MPI_INT, (r + 1) % p, MPI_COMM_WORLD),
+           p > 1 ? MPI_ERR_BUFFER : MPI_SUCCESS);
+    EXPECT(MPI_Scatter(a, 0, MPI_DATATYPE_NULL, b, 0, MPI_INT, 0, MPI_COMM_WORLD),
+           r == 0 ? MPI_ERR_TYPE : MPI_SUCCESS);   /* the send side is the root's */
+    EXPECT(MPI_Scatter(a, 0, MPI_INT, b, 0, MPI_INT, 0, MPI_COMM_NULL), MPI_ERR_COMM);
     zeros[p - 1] = 1;   /* one rank's block has data: only MPI_OP_NULL is wrong */
     EXPECT(MPI_Reduce_scatter(a, b, zeros, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP);
     zeros[p - 1] = -1;

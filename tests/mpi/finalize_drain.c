@@ -28,7 +28,7 @@ static int errs;
         }                                                                      \
     } while (0)
 
-#define BIG (16u << 20)     /* several times the default 4 MiB pool */
+#define BIG (16u << 20)     /* many times the default 1 MiB pool */
 #define MEDIUM (64u << 10)  /* one rendezvous chunk */
 #define SMALL 100u          /* eager, synchronous */
 

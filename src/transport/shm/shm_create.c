@@ -35,12 +35,6 @@ static int cfg_choice(const char *name, const char *const *words, int n, int *ou
     return -1;
 }
 
-/* The pool a process gets when ranks outnumber cores and
- * LOCUS_SHM_POOL_SIZE is not set: large messages go by CMA then, and
- * reserving the default's 4 MiB each took 10% longer to start 16 ranks on
- * 2 cores. */
-#define OVERSUB_POOL (1L << 20)
-
 static int cfg_read(shm_cfg_t *c, int oversubscribed, char *err, size_t errlen)
 {
     static const char *const sc[] = { "none", "auto", "cma" }; /* = SHM_SC_* */
@@ -62,8 +56,10 @@ static int cfg_read(shm_cfg_t *c, int oversubscribed, char *err, size_t errlen)
     }
     c->chunk_size = (c->chunk_size + 4095) & ~4095L;
     c->oversubscribed = oversubscribed;
-    if (oversubscribed && locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT)
-        c->pool_size = OVERSUB_POOL > 2 * c->chunk_size ? OVERSUB_POOL : 2 * c->chunk_size;
+    /* The default pool holds two chunks at least, whatever the chunk. */
+    if (locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT &&
+        c->pool_size < 2 * c->chunk_size)
+        c->pool_size = 2 * c->chunk_size;
     if (c->pool_size < 2 * c->chunk_size || c->pool_size / c->chunk_size > 4096) {
         snprintf(err, errlen, "LOCUS_SHM_POOL_SIZE=%ld: expected 2..4096 chunks of %ld bytes",
                  c->pool_size, c->chunk_size);
