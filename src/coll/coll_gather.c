@@ -182,10 +182,17 @@ static int shm_scatter_call(const coll_step_t *st)
 }
 
 /* The shared-segment path for blocks of nb bytes (alg: the variable's
- * choice). An allgather (root < 0) on an oversubscribed node takes the
- * segment's larger slots: one barrier and every rank copying out beat the
- * ring's rendezvous there (4 ranks on 2 cores, 8-64 KiB blocks: 13.5-79
- * us against 40-194, Open MPI 42-186). */
+ * choice). On an oversubscribed node the segment's larger slots take an
+ * allgather's (root < 0) blocks, and a gather's or scatter's up to
+ * ROOTED_SLOT_MAX: one barrier and every rank copying out beat the
+ * rendezvous of messages there (4 ranks on 2 cores: allgather of 8-64 KiB
+ * blocks 13.5-79 us against 40-194, Open MPI 42-186; gather / scatter of
+ * 32 KiB 12-15 / 11-14 us against 25-29 / 24-26, Open MPI 22-23 / 13-15;
+ * of 256 KiB 58-67 / 62-68 against 113-116 / 76-107), but not whole
+ * 1 MiB blocks (gather 672-813 us against 611-749, scatter 535-641
+ * against 442-525). */
+#define ROOTED_SLOT_MAX ((size_t)512 << 10)
+
 static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st, int alg,
                       size_t nb, coll_call_fn call, const void *sbuf, size_t scount,
                       locus_dtype_t *sdt, void *rbuf, size_t rcount, locus_dtype_t *rdt,
@@ -197,7 +204,8 @@ static int shm_blocks(locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t 
      * 0.69 us against 0.91 / 0.78 through the segment, MPICH 0.89 / 0.83). */
     if (coll_pair_msgs(c, st, alg, nb))
         return 0;
-    if (!coll_shm_usable(s, c, st, alg, nb, root < 0 ? COLL_SHM_SLOT : 0))
+    if (!coll_shm_usable(s, c, st, alg, nb,
+                         root < 0 || nb <= ROOTED_SLOT_MAX ? COLL_SHM_SLOT : 0))
         return 0;
     coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .count = scount, .dt = sdt,
                                  .dst = rbuf, .count2 = rcount, .dt2 = rdt, .root = root,

@@ -11,6 +11,9 @@
  * fast-cma (run with LOCUS_SHM_CMA_MIN at most 128k, a machine whose
  * single copy is fast): the slots take alltoalls of up to 128 KiB a rank,
  * larger ones go by messages.
+ *
+ * Gathers and scatters take the slots too, for blocks up to a slot and
+ * 512 KiB at most; larger ones go by messages.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,6 +57,38 @@ static unsigned long long alltoall_rndv(int rank, int p, size_t block)
     return all;
 }
 
+/* Runs a gather (or scatter) of `block`-byte blocks to (from) rank 1;
+ * returns the rendezvous messages it sent (summed over the ranks). */
+static unsigned long long rooted_rndv(int rank, int p, size_t block, int gathering)
+{
+    int root = 1 % p, me_root = rank == root;
+    unsigned char *all = me_root ? malloc(block * (size_t)p) : NULL, *one = malloc(block);
+    CHECK(one && (all || !me_root), "out of memory");
+    if (!one || (me_root && !all))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (size_t i = 0; gathering && i < block; i++)
+        one[i] = (unsigned char)(rank * 13 + (int)(i % 241));
+    for (size_t i = 0; !gathering && me_root && i < block * (size_t)p; i++)
+        all[i] = (unsigned char)((int)(i / block) * 13 + (int)(i % block % 241));
+    unsigned long long before = rndv_sent();
+    if (gathering)
+        MPI_Gather(one, (int)block, MPI_BYTE, all, (int)block, MPI_BYTE, root, MPI_COMM_WORLD);
+    else
+        MPI_Scatter(all, (int)block, MPI_BYTE, one, (int)block, MPI_BYTE, root, MPI_COMM_WORLD);
+    unsigned long long mine = rndv_sent() - before, sum = 0;
+    size_t bad = 0;
+    for (size_t i = 0; !gathering && i < block; i++)
+        bad += one[i] != (unsigned char)(rank * 13 + (int)(i % 241));
+    for (size_t i = 0; gathering && me_root && i < block * (size_t)p; i++)
+        bad += all[i] != (unsigned char)((int)(i / block) * 13 + (int)(i % block % 241));
+    CHECK(bad == 0, "%s of %zu-byte blocks: %zu bytes wrong", gathering ? "gather" : "scatter",
+          block, bad);
+    MPI_Allreduce(&mine, &sum, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    free(all);
+    free(one);
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, p, idx = -1, count = 0;
@@ -69,6 +104,14 @@ int main(int argc, char **argv)
     MPI_T_pvar_start(sess, rndv);
     size_t slot = ((size_t)4 << 20) / (size_t)p;
     slot = slot < ((size_t)64 << 10) ? (size_t)64 << 10 : slot > ((size_t)1 << 20) ? (size_t)1 << 20 : slot;
+    size_t rooted = slot < ((size_t)512 << 10) ? slot : (size_t)512 << 10;
+    for (int gathering = 0; gathering < 2; gathering++) {
+        const char *what = gathering ? "gather" : "scatter";
+        CHECK(rooted_rndv(rank, p, rooted, gathering) == 0,
+              "%s of %zu-byte blocks (slots of %zu): rendezvous sends", what, rooted, slot);
+        CHECK(rooted_rndv(rank, p, 2 * rooted, gathering) > 0,
+              "%s of %zu-byte blocks: no rendezvous send", what, 2 * rooted);
+    }
     if (argc > 1 && !strcmp(argv[1], "fast-cma"))
         slot = (size_t)128 << 10;
     size_t fits = slot / (size_t)p / 64 * 64;
