@@ -637,9 +637,12 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
                          : set + (size_t)me * seg->slot;
     if (!mine)
         return LOCUS_ERR_OTHER;
-    if (in_place)
+    /* A gather's root through the slots copies its own block straight
+     * from sbuf after the barrier (as the scatter's root does). */
+    int direct = root == me && !rooted && !flags;
+    if (in_place && !direct)
         locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
-    else
+    else if (!direct)
         locus_dtype_pack(sbuf, scount, sdt, 0, mine, scount * locus_dtype_size(sdt));
     if (rooted)
         rooted_publish(seg, q);
@@ -655,8 +658,14 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
                                 : set + (size_t)i * seg->slot;
         if (!x)
             return LOCUS_ERR_OTHER;
-        if (!(i == me && in_place))
+        if (i == me && direct && !in_place) {
+            int rc = locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, i),
+                                           rcount, rdt);
+            if (rc != LOCUS_SUCCESS)
+                return rc;
+        } else if (!(i == me && (in_place || direct))) {
             locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
+        }
     }
     return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
 }
@@ -709,8 +718,11 @@ int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *
         char *to = rooted ? rooted_claim(seg, q) : set;
         if (!to)
             return LOCUS_ERR_OTHER;
+        /* Through the slots, the root's own block goes straight to rbuf
+         * once the others may copy out (4 ranks on 2 cores, 64 KiB: a
+         * quarter of the root's copying before the barrier). */
         for (int i = 0; i < p; i++)
-            if (!(i == me && in_place))
+            if (!(i == me && (in_place || !rooted)))
                 locus_dtype_pack(block_at(sbuf, scount, sdt, i), scount, sdt, 0,
                                  to + (rooted ? (size_t)i * nb : (size_t)i * seg->slot), nb);
         if (rooted) {
@@ -726,6 +738,9 @@ int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *
     } else if (!rooted && shm_barrier(seg) != LOCUS_SUCCESS) {
         return LOCUS_ERR_OTHER;
     }
+    if (me == root && !rooted && !in_place)
+        return locus_coll_local_copy(block_at(sbuf, scount, sdt, me), scount, sdt, rbuf, rcount,
+                                     rdt);
     if (!(me == root && in_place))
         locus_dtype_unpack(rbuf, rcount, rdt, 0, from, nb);
     return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
