@@ -85,35 +85,6 @@ BLOCKS_RUN gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void
     API_END(rc, comm, fn);
 }
 
-/* MPI_Gather: my block (the root's are as large) may be empty. */
-BLOCKS_INLINE gather_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                           MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm_h,
-                           coll_how_t how, MPI_Request *req, const char *fn)
-{
-    if ((scount == 0 || rcount == 0) && blocks_short_way(how, comm_h)) {
-        const locus_comm_t *comm = locus_comm_of(comm_h);
-        if (gather_checks(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, root, comm, 0) ==
-                MPI_SUCCESS &&
-            (comm->coll.rank == root ? rcount : scount) == 0)
-            return MPI_SUCCESS;
-    }
-    return gather_run(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, root, comm_h, how,
-                      req, fn, 0);
-}
-
-#define GATHER_API(S, CT, CA, DA)                                                   \
-    COLL_API(Gather, Igather, S,                                                    \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, int root, MPI_Comm comm),                           \
-             gather_entry(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how_, req_, fn_)) \
-    COLL_API(Gatherv, Igatherv, S,                                                  \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
-              const DA displs[], MPI_Datatype rdt, int root, MPI_Comm comm),        \
-             gather_run(sbuf, scount, sdt, rbuf, 0, COLL_VEC(rcounts), COLL_VEC(displs), rdt, \
-                        root, comm, how_, req_, fn_, 1))
-GATHER_API(, int, int, int)
-GATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
-
 /* ---- scatter, scatterv ---- */
 
 BLOCKS_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
@@ -167,27 +138,48 @@ BLOCKS_RUN scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts, c
     API_END(rc, comm, fn);
 }
 
-/* MPI_Scatter: my block (the root's are as large) may be empty. */
-BLOCKS_INLINE scatter_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                            MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm_h,
-                            coll_how_t how, MPI_Request *req, const char *fn)
+/* ---- the gather and scatter calls ---- */
+
+/* MPI_Gather (gathering) or MPI_Scatter: my block may be empty (the
+ * root's side that counts is as large: its receive side in a gather, its
+ * send side in a scatter). */
+BLOCKS_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                           void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
+                           MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
 {
     if ((scount == 0 || rcount == 0) && blocks_short_way(how, comm_h)) {
         const locus_comm_t *comm = locus_comm_of(comm_h);
-        if (scatter_checks(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt, root, comm, 0) ==
-                MPI_SUCCESS &&
-            (comm->coll.rank == root ? scount : rcount) == 0)
+        int rc = gathering ? gather_checks(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt,
+                                           root, comm, 0)
+                           : scatter_checks(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt,
+                                            root, comm, 0);
+        if (rc == MPI_SUCCESS && ((comm->coll.rank == root) == gathering ? rcount : scount) == 0)
             return MPI_SUCCESS;
     }
-    return scatter_run(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt, root, comm_h, how,
-                       req, fn, 0);
+    return gathering ? gather_run(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, root,
+                                  comm_h, how, req, fn, 0)
+                     : scatter_run(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt, root,
+                                   comm_h, how, req, fn, 0);
 }
+
+#define GATHER_API(S, CT, CA, DA)                                                   \
+    COLL_API(Gather, Igather, S,                                                    \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
+              MPI_Datatype rdt, int root, MPI_Comm comm),                           \
+             rooted_entry(1, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how_, req_, fn_)) \
+    COLL_API(Gatherv, Igatherv, S,                                                  \
+             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
+              const DA displs[], MPI_Datatype rdt, int root, MPI_Comm comm),        \
+             gather_run(sbuf, scount, sdt, rbuf, 0, COLL_VEC(rcounts), COLL_VEC(displs), rdt, \
+                        root, comm, how_, req_, fn_, 1))
+GATHER_API(, int, int, int)
+GATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 
 #define SCATTER_API(S, CT, CA, DA)                                                  \
     COLL_API(Scatter, Iscatter, S,                                                  \
              (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
               MPI_Datatype rdt, int root, MPI_Comm comm),                           \
-             scatter_entry(sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how_, req_, fn_)) \
+             rooted_entry(0, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how_, req_, fn_)) \
     COLL_API(Scatterv, Iscatterv, S,                                                \
              (const void *sbuf, const CA scounts[], const DA displs[], MPI_Datatype sdt, \
               void *rbuf, CT rcount, MPI_Datatype rdt, int root, MPI_Comm comm),    \
