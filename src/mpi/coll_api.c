@@ -133,8 +133,8 @@ BCAST_API(_c, MPI_Count)
 
 /* The checks of a reduce (root >= 0) or allreduce (root < 0) on an
  * intracommunicator. */
-static inline __attribute__((always_inline)) int reduce_checks(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
-                         MPI_Op op, int root, const locus_comm_t *comm)
+COLL_INLINE reduce_checks(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                          int root, const locus_comm_t *comm)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS && root >= 0)
@@ -146,10 +146,10 @@ static inline __attribute__((always_inline)) int reduce_checks(const void *sbuf,
     return rc;
 }
 
-/* root < 0: an allreduce. Out of line, so reduce_entry's frame stays small. */
-static __attribute__((noinline)) int reduce_run(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
-                      int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
-                      const char *fn)
+/* root < 0: an allreduce. */
+COLL_OUT_OF_LINE reduce_run(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
+                            MPI_Op op, int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                            const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators (MPI_Allreduce): intercomm_coll.c */
@@ -168,13 +168,11 @@ static __attribute__((noinline)) int reduce_run(const void *sbuf, void *rbuf, MP
     API_END(rc, comm, fn);
 }
 
-/* A blocking reduction of nothing ends after its checks, before
- * reduce_run's frame (sized for both collectives, three ways each, and
- * the intercommunicator path LTO inlines): 17.6 ns a call took, Open MPI's
- * 6.9. */
-static inline __attribute__((always_inline)) int reduce_entry(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
-                        MPI_Op op, int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
-                        const char *fn)
+/* A blocking reduction of nothing ends after its checks (17.6 ns a call
+ * took, Open MPI's 6.9). */
+COLL_INLINE reduce_entry(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+                         int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                         const char *fn)
 {
     if (how == COLL_BLOCKING && count == 0 && locus_mpi_active() &&
         !locus_comm_is_inter(comm_h) &&
@@ -195,7 +193,8 @@ static int reduce_root(int root)
               MPI_Comm comm),                                                       \
              locus_comm_is_inter(comm) /* intercommunicators: intercomm_coll.c */ \
                  ? locus_intercomm_reduce(sbuf, rbuf, count, dt, op, root, comm, how_, req_, fn_) \
-                 : reduce_entry(sbuf, rbuf, count, dt, op, reduce_root(root), comm, how_, req_, fn_)) \
+                 : reduce_entry(sbuf, rbuf, count, dt, op, reduce_root(root), comm, how_, req_, \
+                                fn_))                                               \
     COLL_API(Allreduce, Iallreduce, S,                                              \
              (const void *sbuf, void *rbuf, CT count, MPI_Datatype dt, MPI_Op op,   \
               MPI_Comm comm),                                                       \
@@ -211,7 +210,7 @@ REDUCE_API(_c, MPI_Count)
 /* The checks of a reduce_scatter on an intracommunicator. *rcount: the
  * block form's count, then this rank's block; *total: nonzero when any
  * rank's block has elements. */
-static inline __attribute__((always_inline)) int
+COLL_INLINE
 redscat_checks(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count *rcount,
                MPI_Count *total, MPI_Datatype dt, MPI_Op op, const locus_comm_t *comm)
 {
@@ -228,12 +227,9 @@ redscat_checks(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count *rcou
     return rc == MPI_SUCCESS ? coll_check_reduce(sbuf, rbuf, *rcount, dt, op, -1, comm) : rc;
 }
 
-/* Out of line, so redscat_entry's frame stays small. */
-static __attribute__((noinline)) int redscat_run(const void *sbuf, void *rbuf,
-                                                 coll_vec_t rcounts, MPI_Count rcount,
-                                                 MPI_Datatype dt, MPI_Op op, MPI_Comm comm_h,
-                                                 coll_how_t how, MPI_Request *req,
-                                                 const char *fn)
+COLL_OUT_OF_LINE redscat_run(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count rcount,
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm_h, coll_how_t how,
+                             MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
@@ -271,7 +267,7 @@ static __attribute__((noinline)) int redscat_run(const void *sbuf, void *rbuf,
 /* A blocking reduce_scatter of nothing (first block empty: worth
  * looking) ends after its checks, before redscat_run's frame: 21 ns a
  * call took, Open MPI's 8.6. */
-static inline __attribute__((always_inline)) int
+COLL_INLINE
 redscat_entry(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count rcount,
               MPI_Datatype dt, MPI_Op op, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
               const char *fn)
@@ -287,7 +283,7 @@ redscat_entry(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Count rcount
 }
 
 /* The v form needs its counts (a NULL array is not the block form). */
-static inline __attribute__((always_inline)) int
+COLL_INLINE
 redscat_v(const void *sbuf, void *rbuf, coll_vec_t rcounts, MPI_Datatype dt, MPI_Op op,
           MPI_Comm comm, coll_how_t how, MPI_Request *req, const char *fn)
 {

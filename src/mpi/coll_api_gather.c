@@ -19,14 +19,8 @@ static const coll_vec_t no_vec = { NULL, 0 };
 /* ---- gather, gatherv ---- */
 
 /* A blocking collective of uniform blocks (gather, scatter, allgather,
- * alltoall) whose blocks are empty ends after its checks, before the
- * frame of its _run (sized for three ways and the v form) is built: such
- * calls took 13-16 ns, Open MPI's 6-7. One helper per collective checks;
- * its _entry looks for nothing to move, its _run (out of line) does the
- * rest. */
-#define BLOCKS_INLINE static inline __attribute__((always_inline)) int
-#define BLOCKS_RUN static __attribute__((noinline)) int
-
+ * alltoall) whose blocks are empty ends after its checks (COLL_INLINE,
+ * coll_api.h). */
 /* Whether a blocking call on comm_h may take the short way at all. */
 static inline int blocks_short_way(coll_how_t how, MPI_Comm comm_h)
 {
@@ -34,9 +28,9 @@ static inline int blocks_short_way(coll_how_t how, MPI_Comm comm_h)
 }
 
 /* rcounts.p NULL: MPI_Gather with rcount from each rank. */
-BLOCKS_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                            MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                            MPI_Datatype rdt, int root, const locus_comm_t *comm, int vform)
+COLL_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                          MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs, MPI_Datatype rdt,
+                          int root, const locus_comm_t *comm, int vform)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
@@ -49,10 +43,10 @@ BLOCKS_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt
     return rc;
 }
 
-BLOCKS_RUN gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                      MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs, MPI_Datatype rdt,
-                      int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
-                      const char *fn, int vform)
+COLL_OUT_OF_LINE gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                            MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
+                            MPI_Datatype rdt, int root, MPI_Comm comm_h, coll_how_t how,
+                            MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
@@ -87,9 +81,9 @@ BLOCKS_RUN gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void
 
 /* ---- scatter, scatterv ---- */
 
-BLOCKS_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
-                             coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
-                             MPI_Datatype rdt, int root, const locus_comm_t *comm, int vform)
+COLL_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
+                           coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
+                           MPI_Datatype rdt, int root, const locus_comm_t *comm, int vform)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS)
@@ -103,10 +97,10 @@ BLOCKS_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scou
     return rc;
 }
 
-BLOCKS_RUN scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts, coll_vec_t displs,
-                       MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt,
-                       int root, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
-                       const char *fn, int vform)
+COLL_OUT_OF_LINE scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
+                             coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
+                             MPI_Datatype rdt, int root, MPI_Comm comm_h, coll_how_t how,
+                             MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
@@ -143,9 +137,9 @@ BLOCKS_RUN scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts, c
 /* MPI_Gather (gathering) or MPI_Scatter: my block may be empty (the
  * root's side that counts is as large: its receive side in a gather, its
  * send side in a scatter). */
-BLOCKS_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                           void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root,
-                           MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
+COLL_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                         void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm_h,
+                         coll_how_t how, MPI_Request *req, const char *fn)
 {
     if ((scount == 0 || rcount == 0) && blocks_short_way(how, comm_h)) {
         const locus_comm_t *comm = locus_comm_of(comm_h);
@@ -190,9 +184,9 @@ SCATTER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 
 /* ---- allgather, allgatherv ---- */
 
-BLOCKS_INLINE allgather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                               MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                               MPI_Datatype rdt, const locus_comm_t *comm, int vform)
+COLL_INLINE allgather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                             MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
+                             MPI_Datatype rdt, const locus_comm_t *comm, int vform)
 {
     int rc = locus_check_comm(comm);
     if (rc == MPI_SUCCESS && sbuf != MPI_IN_PLACE)
@@ -203,10 +197,10 @@ BLOCKS_INLINE allgather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype 
     return rc;
 }
 
-BLOCKS_RUN allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                         MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                         MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
-                         const char *fn, int vform)
+COLL_OUT_OF_LINE allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                               MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
+                               MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                               const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
@@ -235,9 +229,9 @@ BLOCKS_RUN allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, v
     API_END(rc, comm, fn);
 }
 
-BLOCKS_INLINE allgather_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                              MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h,
-                              coll_how_t how, MPI_Request *req, const char *fn)
+COLL_INLINE allgather_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                            MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
+                            MPI_Request *req, const char *fn)
 {
     if (rcount == 0 && blocks_short_way(how, comm_h) &&
         allgather_checks(sbuf, scount, sdt, rbuf, 0, no_vec, no_vec, rdt, locus_comm_of(comm_h),
@@ -287,8 +281,8 @@ static int a2a_side_check(const a2a_side_t *s, int p, int form)
 }
 
 /* form: 0 alltoall, 1 alltoallv, 2 alltoallw. */
-BLOCKS_RUN alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int form,
-                        MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
+COLL_OUT_OF_LINE alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int form,
+                              MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
@@ -350,9 +344,9 @@ BLOCKS_RUN alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int form,
 
 /* MPI_Alltoall: the short way checks what an allgather's does (form 0's
  * checks), without building the sides. */
-BLOCKS_INLINE alltoall_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                             MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
-                             MPI_Request *req, const char *fn)
+COLL_INLINE alltoall_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                           MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
+                           MPI_Request *req, const char *fn)
 {
     if (rcount == 0 && blocks_short_way(how, comm_h) &&
         allgather_checks(sbuf, scount, sdt, rbuf, 0, no_vec, no_vec, rdt, locus_comm_of(comm_h),
