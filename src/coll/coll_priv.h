@@ -254,6 +254,12 @@ int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_stat
 /* Slots never exceed this (a larger LOCUS_COLL_SHM_MAX must not ask tmpfs
  * for gigabytes): up to min(LOCUS_COLL_SHM_MAX, this) an operation fits. */
 #define COLL_SHM_SLOT_CAP ((size_t)1 << 20)
+/* Whether a reduction (reduce, allreduce, reduce_scatter) of `bytes` goes
+ * through the shared segment: up to max, or at any size where the slots
+ * grew (an oversubscribed node), unless LOCUS_COLL_SHM_ALLREDUCE_MAX=0
+ * turned the path off. */
+int coll_shm_reduce_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st,
+                           int alg, size_t bytes, size_t max);
 int coll_shm_barrier(locus_coll_comm_t *c);
 int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_coll_comm_t *c);
 /* 1 when coll_shm_reduce can reduce dt with op: a predefined op on
@@ -262,8 +268,9 @@ int coll_shm_reduces(locus_dtype_t *dt, const locus_op_t *op);
 /* Reduce to root, or to every rank with root < 0 (allreduce). */
 int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *dt,
                     locus_op_t *op, int root, locus_coll_comm_t *c);
-/* Reduce_scatter of a vector of total elements that fits one slot, with
- * an op coll_shm_reduces takes: my block is count elements from at. */
+/* Reduce_scatter of a vector of total elements, with an op
+ * coll_shm_reduces takes: my block is count elements from at. Past a slot
+ * only where the slots grew (COLL_SHM_GROWN). */
 int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t at, size_t count,
                             locus_dtype_t *dt, locus_op_t *op, locus_coll_comm_t *c);
 /* Gather to root, or to every rank with root < 0 (allgather), and

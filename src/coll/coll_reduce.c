@@ -154,16 +154,6 @@ static void allreduce_ring(locus_coll_sched_t *s, char *acc, char *tmp, size_t c
     free(n);
 }
 
-/* Whether a reduction of `bytes` goes through the shared segment: up to
- * max, or at any size where the slots grew (an oversubscribed node),
- * unless LOCUS_COLL_SHM_ALLREDUCE_MAX=0 turned the path off. */
-static int shm_reduce_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c,
-                             coll_state_t *st, int alg, size_t bytes, size_t max)
-{
-    return coll_shm_usable(s, c, st, alg, bytes, max) ||
-           (st->shm_allreduce_max && coll_shm_usable(s, c, st, alg, bytes, COLL_SHM_GROWN));
-}
-
 static int shm_reduce_call(const coll_step_t *st)
 {
     return coll_shm_reduce(st->src, st->dst, st->count, st->dt, st->op, st->root, st->comm);
@@ -208,7 +198,7 @@ void coll_build_allreduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, s
     int hier = st && alg == ALG_AUTO && commute && coll_use_hier(c, st, s->blocking);
     /* The segment takes my data straight from sbuf: no copy first. */
     if (st && !hier && coll_shm_reduces(dt, op) && !allreduce_pair_msgs(c, st, alg, bytes) &&
-        shm_reduce_usable(s, c, st, alg, bytes, allreduce_shm_max(c, st))) {
+        coll_shm_reduce_usable(s, c, st, alg, bytes, allreduce_shm_max(c, st))) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,
                                      .dt = dt, .op = op, .root = -1,
                                      .call = shm_reduce_call });
@@ -478,7 +468,8 @@ void coll_build_reduce(locus_coll_sched_t *s, const void *sbuf, void *rbuf, size
     }
     int alg = st->reduce;
     if (coll_shm_reduces(dt, op) &&
-        shm_reduce_usable(s, c, st, alg, bytes, alg == ALG_SHM ? st->shm_allreduce_max : 0)) {
+        coll_shm_reduce_usable(s, c, st, alg, bytes,
+                               alg == ALG_SHM ? st->shm_allreduce_max : 0)) {
         /* Past a slot the tree's single-copy receives beat three passes
          * through the segment (2 ranks, 64 KiB: 11 us against 39). */
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = count,

@@ -58,30 +58,15 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
     }
     /* Small, on one node: everyone's whole vector through the shared
      * segment (a slot's worth on an oversubscribed node), each rank
-     * combining its own block of them. */
+     * combining its own block of them; on an oversubscribed node any
+     * size, a slot's worth at a time (the ring's rendezvous wait for
+     * their receivers to be scheduled there). */
     size_t bytes = total * locus_dtype_size(dt);
     if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) &&
-        coll_shm_usable(s, c, st, ALG_AUTO, bytes, COLL_SHM_SLOT)) {
+        coll_shm_reduce_usable(s, c, st, ALG_AUTO, bytes, COLL_SHM_SLOT)) {
         coll_call(s, &(coll_step_t){ .comm = c, .src = sbuf, .dst = rbuf, .count = total,
                                      .at = at, .count2 = rcounts[r], .dt = dt, .op = op,
                                      .call = shm_reduce_scatter_call });
-        return;
-    }
-    const void *src = sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf;
-    /* Larger, where the slots grew (an oversubscribed node): the whole
-     * allreduce through them, a slot at a time with the work split over
-     * the ranks, then my block out of it; the ring's rendezvous wait for
-     * their receivers to be scheduled (4 ranks on 2 cores, 2 / 4 MiB
-     * vectors: 600 / 1550-2030 us an allreduce, 990-1030 / 2370-2400 the
-     * ring, Open MPI 784-820 / 2517-2529). */
-    if (st->reduce_scatter == ALG_AUTO && coll_shm_reduces(dt, op) && st->shm_allreduce_max &&
-        coll_shm_usable(s, c, st, ALG_AUTO, bytes, COLL_SHM_GROWN)) {
-        char *acc = coll_sched_tmp(s, dt, total);
-        if (acc) {
-            coll_build_allreduce(s, src, acc, total, dt, op, c);
-            coll_fence(s);
-            coll_copy(s, coll_at(acc, dt, (ptrdiff_t)at), rcounts[r], dt, rbuf, rcounts[r], dt);
-        }
         return;
     }
     ptrdiff_t *disps = malloc(sizeof *disps * (size_t)p);
@@ -91,6 +76,7 @@ void coll_build_reduce_scatter(locus_coll_sched_t *s, const void *sbuf, void *rb
     }
     for (int i = 0; i < p; i++)
         disps[i] = i ? disps[i - 1] + (ptrdiff_t)rcounts[i - 1] : 0;
+    const void *src = sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf;
     int alg = st->reduce_scatter;
     if (alg == ALG_AUTO || (alg == ALG_RING && !op->commute))
         alg = op->commute ? ALG_RING : ALG_REDUCE_SCATTERV;

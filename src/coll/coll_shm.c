@@ -228,6 +228,13 @@ int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_stat
     return bytes <= shm_limit(st->shm_max) || bytes <= op_max;
 }
 
+int coll_shm_reduce_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_state_t *st,
+                           int alg, size_t bytes, size_t max)
+{
+    return coll_shm_usable(s, c, st, alg, bytes, max) ||
+           (st->shm_allreduce_max && coll_shm_usable(s, c, st, alg, bytes, COLL_SHM_GROWN));
+}
+
 /* One turn of a wait on the segment: every so often it keeps other
  * traffic moving (sends waiting on this rank) and notices a dead peer
  * through the transports (-1), and it yields on an oversubscribed node. */
@@ -450,15 +457,20 @@ static int shm_allreduce_large(coll_shm_t *seg, const char *src, char *dst, size
 }
 
 /*
- * Reduce or allreduce on an oversubscribed node (larger slots), a slot's
- * worth at a time: everyone copies its piece into its slot; rank i
- * combines share i of all slots, in rank order, into slot 0; everyone
- * copies slot 0 out. Two barriers a slot, where the pieces of
- * shm_allreduce_large take two per 32 KiB. The next piece takes the other
- * set of slots: slower ranks may still be copying out of this one.
+ * Reduce, allreduce or reduce_scatter on an oversubscribed node (larger
+ * slots), a slot's worth at a time: everyone copies its piece into its
+ * slot; rank i combines share i of all slots, in rank order, into slot 0;
+ * everyone copies out of slot 0 what it keeps of the result, bytes
+ * [keep_lo, keep_hi) of the n, to dst (an allreduce all, a reduce's root
+ * all and the others nothing, a reduce_scatter its block). Two barriers a
+ * slot, where the pieces of shm_allreduce_large take two per 32 KiB. The
+ * next piece takes the other set of slots: slower ranks may still be
+ * copying out of this one. dst may be src (in place): a result byte is
+ * written in the piece of its input byte or a later one, after that
+ * piece's copy in.
  */
 static int shm_allreduce_slots(coll_shm_t *seg, const char *src, char *dst, size_t n, int op,
-                               locus_elem_t el, int root)
+                               locus_elem_t el, size_t keep_lo, size_t keep_hi)
 {
     size_t es = locus_elem_size(el), per = seg->slot / es * es, p = (size_t)seg->size;
     for (size_t off = 0; off < n; off += per) {
@@ -467,13 +479,15 @@ static int shm_allreduce_slots(coll_shm_t *seg, const char *src, char *dst, size
         locus_copy(set + (size_t)seg->rank * seg->slot, src + off, len);
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
-        size_t lo = nel * (size_t)seg->rank / p, hi = nel * ((size_t)seg->rank + 1) / p;
-        for (size_t i = 1; i < p && hi > lo; i++)
-            locus_op_apply(op, el, set + i * seg->slot + lo * es, set + lo * es, hi - lo);
+        size_t first = nel * (size_t)seg->rank / p, last = nel * ((size_t)seg->rank + 1) / p;
+        for (size_t i = 1; i < p && last > first; i++)
+            locus_op_apply(op, el, set + i * seg->slot + first * es, set + first * es,
+                           last - first);
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
-        if (root < 0 || root == seg->rank)
-            locus_copy(dst + off, set, len);
+        size_t lo = off > keep_lo ? off : keep_lo, hi = off + len < keep_hi ? off + len : keep_hi;
+        if (lo < hi)
+            locus_copy(dst + (lo - keep_lo), set + (lo - off), hi - lo);
         seg->gen++;
     }
     return LOCUS_SUCCESS;
@@ -522,6 +536,12 @@ int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t a
     ptrdiff_t tlb, text;
     locus_dtype_true_extent(dt, &tlb, &text);
     const char *src = (const char *)(sbuf == LOCUS_COLL_IN_PLACE ? rbuf : sbuf) + tlb;
+    size_t off = at * locus_dtype_size(dt), len = count * locus_dtype_size(dt);
+    /* Past a slot (grown ones), a slot's worth at a time, each rank
+     * keeping its block (4 ranks on 2 cores, 2 MiB: 656-814 us as an
+     * allreduce then a copy, 1237-1248 by the ring, Open MPI 751-794). */
+    if (n > seg->slot)
+        return shm_allreduce_slots(seg, src, (char *)rbuf + tlb, n, op->id, el, off, off + len);
     int me = seg->rank, rooted = n <= seg->rcap;
     uint64_t q = 0;
     char *set = shm_slot(seg, 0);   /* before the barrier moves to the other set */
@@ -533,7 +553,6 @@ int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t a
         rooted_publish(seg, q);
     else if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
-    size_t off = at * locus_dtype_size(dt), len = count * locus_dtype_size(dt);
     if (len) {
         char *dst = (char *)rbuf + tlb;
         locus_copy(dst, mine + off, len);   /* from my copy: in place, src overlaps dst */
@@ -578,7 +597,8 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
      * ranks of a 16-core Xeon: 4 KiB took 13.8 us combined everywhere,
      * 8 KiB 9.1 us split). */
     if (n > SHM_RED_ALL && seg->grown)
-        return shm_allreduce_slots(seg, src, dst, n, op->id, el, root);
+        return shm_allreduce_slots(seg, src, dst, n, op->id, el, 0,
+                                   root < 0 || root == seg->rank ? n : 0);
     if (n > SHM_RED_ALL || n > seg->slot)
         return shm_allreduce_large(seg, src, dst, n, op->id, el, root);
     size_t nel = n / locus_elem_size(el);
@@ -640,7 +660,7 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
     /* A gather's root through the slots copies its own block straight
      * from sbuf after the barrier (as the scatter's root does). */
     int direct = root == me && !rooted && !flags;
-    if (in_place && !direct)
+    if (!direct && in_place)
         locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
     else if (!direct)
         locus_dtype_pack(sbuf, scount, sdt, 0, mine, scount * locus_dtype_size(sdt));
@@ -658,15 +678,12 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
                                 : set + (size_t)i * seg->slot;
         if (!x)
             return LOCUS_ERR_OTHER;
-        if (i == me && direct && !in_place) {
-            int rc = locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, i),
-                                           rcount, rdt);
-            if (rc != LOCUS_SUCCESS)
-                return rc;
-        } else if (!(i == me && (in_place || direct))) {
+        if (!(i == me && (in_place || direct)))
             locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
-        }
     }
+    if (direct && !in_place)
+        return locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, me), rcount,
+                                     rdt);
     return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
 }
 

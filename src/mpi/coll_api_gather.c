@@ -16,16 +16,16 @@
 
 static const coll_vec_t no_vec = { NULL, 0 };
 
-/* ---- gather, gatherv ---- */
-
 /* A blocking collective of uniform blocks (gather, scatter, allgather,
  * alltoall) whose blocks are empty ends after its checks (COLL_INLINE,
- * coll_api.h). */
-/* Whether a blocking call on comm_h may take the short way at all. */
+ * coll_api.h). Whether a blocking call on comm_h may take that short way
+ * at all: */
 static inline int blocks_short_way(coll_how_t how, MPI_Comm comm_h)
 {
     return how == COLL_BLOCKING && locus_mpi_active() && !locus_comm_is_inter(comm_h);
 }
+
+/* ---- gather(v), scatter(v) ---- */
 
 /* rcounts.p NULL: MPI_Gather with rcount from each rank. */
 COLL_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
@@ -43,44 +43,6 @@ COLL_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, 
     return rc;
 }
 
-COLL_OUT_OF_LINE gather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                            MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                            MPI_Datatype rdt, int root, MPI_Comm comm_h, coll_how_t how,
-                            MPI_Request *req, const char *fn, int vform)
-{
-    LOCUS_CHECK_INIT(fn);
-    if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
-        return locus_intercomm_gather(sbuf, scount, sdt, rbuf, rcount, rcounts, displs, rdt,
-                                      root, comm_h, how, req, fn, vform);
-    locus_comm_t *comm = locus_comm_of(comm_h);
-    int rc = gather_checks(sbuf, scount, sdt, rbuf, rcount, rcounts, displs, rdt, root, comm,
-                           vform);
-    COLL_CHECK_REQ(rc, how, req);
-    if (rc != MPI_SUCCESS)
-        API_END(rc, comm, fn);
-    /* The root's blocks and each rank's send have the same size. */
-    if (!vform && (comm->coll.rank == root ? coll_moves_nothing(how, rcount, rdt)
-                                           : coll_moves_nothing(how, scount, sdt)))
-        return MPI_SUCCESS;
-    if (!vform) {
-        COLL_RUN(rc, how, req, comm, gather, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
-                 (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
-        API_END(rc, comm, fn);
-    }
-    ptrdiff_t *d = NULL;
-    size_t *c = comm->coll.rank == root ? coll_counts_convert(rcounts, displs, comm->coll.size, &d)
-                                        : NULL;
-    if (comm->coll.rank == root && !c)
-        rc = MPI_ERR_NO_MEM;
-    else
-        COLL_RUN(rc, how, req, comm, gatherv, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf, c, d,
-                 locus_dt_of(rdt), root, &comm->coll);
-    free(c);
-    API_END(rc, comm, fn);
-}
-
-/* ---- scatter, scatterv ---- */
-
 COLL_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
                            coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
                            MPI_Datatype rdt, int root, const locus_comm_t *comm, int vform)
@@ -97,37 +59,62 @@ COLL_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scount
     return rc;
 }
 
-COLL_OUT_OF_LINE scatter_run(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
-                             coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
-                             MPI_Datatype rdt, int root, MPI_Comm comm_h, coll_how_t how,
-                             MPI_Request *req, const char *fn, int vform)
+/* Gather (gathering) or scatter: the root's counts and displacements
+ * (the v forms) are on its receive side in a gather, its send side in a
+ * scatter. */
+COLL_INLINE rooted_checks(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                          void *rbuf, MPI_Count rcount, MPI_Datatype rdt, coll_vec_t counts,
+                          coll_vec_t displs, int root, const locus_comm_t *comm, int vform)
+{
+    return gathering ? gather_checks(sbuf, scount, sdt, rbuf, rcount, counts, displs, rdt, root,
+                                     comm, vform)
+                     : scatter_checks(sbuf, scount, counts, displs, sdt, rbuf, rcount, rdt, root,
+                                      comm, vform);
+}
+
+COLL_OUT_OF_LINE rooted_run(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                            void *rbuf, MPI_Count rcount, MPI_Datatype rdt, coll_vec_t counts,
+                            coll_vec_t displs, int root, MPI_Comm comm_h, coll_how_t how,
+                            MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
-        return locus_intercomm_scatter(sbuf, scount, scounts, displs, sdt, rbuf, rcount, rdt,
-                                       root, comm_h, how, req, fn, vform);
+        return gathering ? locus_intercomm_gather(sbuf, scount, sdt, rbuf, rcount, counts, displs,
+                                                  rdt, root, comm_h, how, req, fn, vform)
+                         : locus_intercomm_scatter(sbuf, scount, counts, displs, sdt, rbuf,
+                                                   rcount, rdt, root, comm_h, how, req, fn,
+                                                   vform);
     locus_comm_t *comm = locus_comm_of(comm_h);
-    int rc = scatter_checks(sbuf, scount, scounts, displs, sdt, rbuf, rcount, rdt, root, comm,
-                            vform);
-    int me_root = rc == MPI_SUCCESS && comm->coll.rank == root;
+    int rc = rooted_checks(gathering, sbuf, scount, sdt, rbuf, rcount, rdt, counts, displs, root,
+                           comm, vform);
     COLL_CHECK_REQ(rc, how, req);
     if (rc != MPI_SUCCESS)
         API_END(rc, comm, fn);
-    if (!vform && (me_root ? coll_moves_nothing(how, scount, sdt)
-                           : coll_moves_nothing(how, rcount, rdt)))
+    /* The root's blocks and each other rank's block have the same size:
+     * my receive side tells at a gather's root and a scatter's others. */
+    int me_root = comm->coll.rank == root, recv_side = me_root == gathering;
+    if (!vform && coll_moves_nothing(how, recv_side ? rcount : scount, recv_side ? rdt : sdt))
         return MPI_SUCCESS;
+    locus_dtype_t *sd = locus_dt_of(sdt), *rd = locus_dt_of(rdt);
     if (!vform) {
-        COLL_RUN(rc, how, req, comm, scatter, sbuf, (size_t)scount, locus_dt_of(sdt), rbuf,
-                 (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
+        if (gathering)
+            COLL_RUN(rc, how, req, comm, gather, sbuf, (size_t)scount, sd, rbuf, (size_t)rcount,
+                     rd, root, &comm->coll);
+        else
+            COLL_RUN(rc, how, req, comm, scatter, sbuf, (size_t)scount, sd, rbuf,
+                     (size_t)rcount, rd, root, &comm->coll);
         API_END(rc, comm, fn);
     }
     ptrdiff_t *d = NULL;
-    size_t *c = me_root ? coll_counts_convert(scounts, displs, comm->coll.size, &d) : NULL;
+    size_t *c = me_root ? coll_counts_convert(counts, displs, comm->coll.size, &d) : NULL;
     if (me_root && !c)
         rc = MPI_ERR_NO_MEM;
+    else if (gathering)
+        COLL_RUN(rc, how, req, comm, gatherv, sbuf, (size_t)scount, sd, rbuf, c, d, rd, root,
+                 &comm->coll);
     else
-        COLL_RUN(rc, how, req, comm, scatterv, sbuf, c, d, locus_dt_of(sdt), rbuf,
-                 (size_t)rcount, locus_dt_of(rdt), root, &comm->coll);
+        COLL_RUN(rc, how, req, comm, scatterv, sbuf, c, d, sd, rbuf, (size_t)rcount, rd, root,
+                 &comm->coll);
     free(c);
     API_END(rc, comm, fn);
 }
@@ -143,17 +130,13 @@ COLL_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_
 {
     if ((scount == 0 || rcount == 0) && blocks_short_way(how, comm_h)) {
         const locus_comm_t *comm = locus_comm_of(comm_h);
-        int rc = gathering ? gather_checks(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt,
-                                           root, comm, 0)
-                           : scatter_checks(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt,
-                                            root, comm, 0);
+        int rc = rooted_checks(gathering, sbuf, scount, sdt, rbuf, rcount, rdt, no_vec, no_vec,
+                               root, comm, 0);
         if (rc == MPI_SUCCESS && ((comm->coll.rank == root) == gathering ? rcount : scount) == 0)
             return MPI_SUCCESS;
     }
-    return gathering ? gather_run(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, root,
-                                  comm_h, how, req, fn, 0)
-                     : scatter_run(sbuf, scount, no_vec, no_vec, sdt, rbuf, rcount, rdt, root,
-                                   comm_h, how, req, fn, 0);
+    return rooted_run(gathering, sbuf, scount, sdt, rbuf, rcount, rdt, no_vec, no_vec, root,
+                      comm_h, how, req, fn, 0);
 }
 
 #define GATHER_API(S, CT, CA, DA)                                                   \
@@ -164,7 +147,7 @@ COLL_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_
     COLL_API(Gatherv, Igatherv, S,                                                  \
              (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
               const DA displs[], MPI_Datatype rdt, int root, MPI_Comm comm),        \
-             gather_run(sbuf, scount, sdt, rbuf, 0, COLL_VEC(rcounts), COLL_VEC(displs), rdt, \
+             rooted_run(1, sbuf, scount, sdt, rbuf, 0, rdt, COLL_VEC(rcounts), COLL_VEC(displs), \
                         root, comm, how_, req_, fn_, 1))
 GATHER_API(, int, int, int)
 GATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
@@ -177,8 +160,8 @@ GATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
     COLL_API(Scatterv, Iscatterv, S,                                                \
              (const void *sbuf, const CA scounts[], const DA displs[], MPI_Datatype sdt, \
               void *rbuf, CT rcount, MPI_Datatype rdt, int root, MPI_Comm comm),    \
-             scatter_run(sbuf, 0, COLL_VEC(scounts), COLL_VEC(displs), sdt, rbuf, rcount, rdt, \
-                         root, comm, how_, req_, fn_, 1))
+             rooted_run(0, sbuf, 0, sdt, rbuf, rcount, rdt, COLL_VEC(scounts), COLL_VEC(displs), \
+                        root, comm, how_, req_, fn_, 1))
 SCATTER_API(, int, int, int)
 SCATTER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 
@@ -229,13 +212,21 @@ COLL_OUT_OF_LINE allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype 
     API_END(rc, comm, fn);
 }
 
+/* A blocking allgather or alltoall (whose checks are an allgather's)
+ * with empty blocks, well formed: nothing to do. */
+COLL_INLINE blocks_empty(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
+                         MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how)
+{
+    return rcount == 0 && blocks_short_way(how, comm_h) &&
+           allgather_checks(sbuf, scount, sdt, rbuf, 0, no_vec, no_vec, rdt,
+                            locus_comm_of(comm_h), 0) == MPI_SUCCESS;
+}
+
 COLL_INLINE allgather_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                             MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
                             MPI_Request *req, const char *fn)
 {
-    if (rcount == 0 && blocks_short_way(how, comm_h) &&
-        allgather_checks(sbuf, scount, sdt, rbuf, 0, no_vec, no_vec, rdt, locus_comm_of(comm_h),
-                         0) == MPI_SUCCESS)
+    if (blocks_empty(sbuf, scount, sdt, rbuf, rcount, rdt, comm_h, how))
         return MPI_SUCCESS;
     return allgather_run(sbuf, scount, sdt, rbuf, rcount, no_vec, no_vec, rdt, comm_h, how, req,
                          fn, 0);
@@ -342,15 +333,12 @@ COLL_OUT_OF_LINE alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int 
 #define A2AW_SIDE(buf, counts, displs, types)                                       \
     (&(a2a_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), MPI_DATATYPE_NULL, (types) })
 
-/* MPI_Alltoall: the short way checks what an allgather's does (form 0's
- * checks), without building the sides. */
+/* MPI_Alltoall: the short way without building the sides. */
 COLL_INLINE alltoall_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
                            MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
                            MPI_Request *req, const char *fn)
 {
-    if (rcount == 0 && blocks_short_way(how, comm_h) &&
-        allgather_checks(sbuf, scount, sdt, rbuf, 0, no_vec, no_vec, rdt, locus_comm_of(comm_h),
-                         0) == MPI_SUCCESS)
+    if (blocks_empty(sbuf, scount, sdt, rbuf, rcount, rdt, comm_h, how))
         return MPI_SUCCESS;
     return alltoall_run(A2A_SIDE(sbuf, scount, sdt), A2A_SIDE(rbuf, rcount, rdt), 0, comm_h, how,
                         req, fn);
