@@ -311,6 +311,28 @@ static void allgather_ring(locus_coll_sched_t *s, const own_block_t *own, void *
     }
 }
 
+/* Every block posted at once, each rank taking what has come: where
+ * ranks outnumber cores a ring's step waits for its neighbour to be
+ * scheduled, as alltoall's pairwise steps do (coll_alltoall.c). */
+static void allgather_linear(locus_coll_sched_t *s, const own_block_t *own, void *rbuf,
+                             const size_t *rcounts, const ptrdiff_t *displs, locus_dtype_t *rdt,
+                             locus_coll_comm_t *c)
+{
+    int p = c->size, r = c->rank, tag = coll_tag(c);
+    void *mine = coll_at(rbuf, rdt, displs[r]);
+    for (int i = 1; i < p; i++) {
+        int dst = (r + i) % p, src = (r - i + p) % p;
+        coll_recv(s, c, coll_at(rbuf, rdt, displs[src]), rcounts[src], rdt, src, tag);
+        if (own->buf)
+            coll_send(s, c, own->buf, own->count, own->dt, dst, tag);
+        else
+            coll_send(s, c, mine, rcounts[r], rdt, dst, tag);
+        if (own->buf && i == 1)
+            coll_copy(s, own->buf, own->count, own->dt, mine, rcounts[r], rdt);
+    }
+    coll_fence(s);
+}
+
 /* Recursive doubling on a power-of-two size: blocks of my group double. */
 static void allgather_recdbl(locus_coll_sched_t *s, const own_block_t *own, void *rbuf,
                              size_t rcount, locus_dtype_t *rdt, locus_coll_comm_t *c)
@@ -375,7 +397,7 @@ void coll_build_allgatherv(locus_coll_sched_t *s, const void *sbuf, size_t scoun
 {
     own_block_t own = { sbuf == LOCUS_COLL_IN_PLACE ? NULL : sbuf, scount, sdt };
     if (c->size > 1)
-        allgather_ring(s, &own, rbuf, rcounts, displs, rdt, c);
+        (c->yield ? allgather_linear : allgather_ring)(s, &own, rbuf, rcounts, displs, rdt, c);
     else if (own.buf)
         coll_copy(s, sbuf, scount, sdt, coll_at(rbuf, rdt, displs[c->rank]), rcounts[c->rank],
                   rdt);
@@ -402,8 +424,13 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
     if (!hier && shm_blocks(s, c, st, alg, rcount * locus_dtype_size(rdt), shm_gather_call,
                             sbuf, scount, sdt, rbuf, rcount, rdt, -1))
         return;
+    /* Past a slot where ranks outnumber cores, linear: 4 ranks on 2 cores,
+     * 2 / 4 MiB blocks 2117-2419 / 4980-6337 us against 2377-2963 /
+     * 6583-6872 by the ring (Open MPI 2117-2399 / 5696-6338). */
     if (alg == ALG_AUTO || alg == ALG_SHM)
-        alg = (pow2 && total < st->allgather_large) ? ALG_RECURSIVE_DOUBLING : ALG_RING;
+        alg = (pow2 && total < st->allgather_large) ? ALG_RECURSIVE_DOUBLING
+              : c->yield                            ? ALG_LINEAR
+                                                    : ALG_RING;
     if (alg == ALG_RECURSIVE_DOUBLING && !pow2)
         alg = ALG_RING;
     if (hier || alg == ALG_GATHER_BCAST) {
@@ -427,7 +454,8 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
             s->oom = 1;
             return;
         }
-        allgather_ring(s, &own, rbuf, cnts, displs, rdt, c);
+        (alg == ALG_LINEAR ? allgather_linear : allgather_ring)(s, &own, rbuf, cnts, displs, rdt,
+                                                                c);
         free(cnts);
     }
 }
