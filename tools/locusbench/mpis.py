@@ -71,9 +71,14 @@ class Mpi:
         elif self.name == "mpich":
             cmd = [self.launcher, "-n", str(np), "-bind-to", "core"]
         else:
+            # Oversubscribed, Locus leaves ranks unbound unless told, as
+            # Open MPI does; the peers here are bound round-robin over the
+            # cores, so Locus is too.
             cmd = [self.launcher, "-n", str(np)]
             if over:
                 cmd.append("--oversubscribe")
+                if "--bind-to" not in extra:
+                    cmd += ["--bind-to", "core"]
         return cmd + list(extra) + [exe] + list(args)
 
     def describe(self):
