@@ -125,6 +125,7 @@ typedef struct {
     char name[16];
     char env[4][64]; /* "NAME=VALUE"; "" unused */
     double *best;    /* per size: the best value so far, 0 none */
+    double lo[LOCUS_TUNE_MAX_SIZES], hi[LOCUS_TUNE_MAX_SIZES]; /* over the rounds */
     int failed;
     char why[200];
 } tune_cfg_t;
@@ -202,15 +203,44 @@ static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
     snprintf(out, len, "%ld", 1 + (pool + per_window - 1) / per_window);
 }
 
-static void keep_best(const tune_series_t *series, double *best, const double *got)
+static void keep_best(const tune_series_t *series, tune_cfg_t *cfg, const double *got)
 {
     for (int i = 0; i < series->nsizes; i++) {
         double v = got[i] * series->scale;
         if (!(v > 0))
             continue;
-        if (!(best[i] > 0) || (series->lower_is_better ? v < best[i] : v > best[i]))
-            best[i] = v;
+        double *best = &cfg->best[i];
+        if (!(*best > 0) || (series->lower_is_better ? v < *best : v > *best))
+            *best = v;
+        cfg->lo[i] = cfg->lo[i] > 0 && cfg->lo[i] < v ? cfg->lo[i] : v;
+        cfg->hi[i] = cfg->hi[i] > v ? cfg->hi[i] : v;
     }
+}
+
+/* A note when some configuration's rounds disagreed by more than
+ * LOCUS_TUNE_UNSTEADY at some size (the widest such spread). */
+static void note_unsteady(locus_tune_t *t, const tune_series_t *series, const tune_cfg_t *cfg,
+                          int ncfg, const char *unit)
+{
+    int worst = -1, at = -1;
+    double widest = 1;
+    for (int c = 0; c < ncfg; c++) {
+        double ratio;
+        int i = locus_tune_unsteady(cfg[c].lo, cfg[c].hi, series->nsizes, &ratio);
+        if (i >= 0 && ratio > widest) {
+            widest = ratio;
+            worst = c;
+            at = i;
+        }
+    }
+    if (worst < 0)
+        return;
+    char size[32];
+    locus_size_str(size, sizeof size, series->sizes[at]);
+    locus_tune_note(t, "rounds disagreed: %s at %s took %.2f to %.2f %s (%.1fx) from one "
+                       "round to another; the machine's speed changed while measuring, so "
+                       "run 'locus tune' again when it is idle",
+                    cfg[worst].name, size, cfg[worst].lo[at], cfg[worst].hi[at], unit, widest);
 }
 
 static void note_failures(locus_tune_t *t, const tune_cfg_t *cfg, int ncfg)
@@ -278,7 +308,7 @@ static int measure(const tune_series_t *series, const tune_tools_t *tools,
             fprintf(stderr, "locus tune: [%d/%d] %-13s %5.1f s%s%s\n", done, total, cfg[c].name,
                     tune_now() - t0, rc == -1 ? "  failed: " : rc ? "  cut short: " : "",
                     rc ? err : "");
-            keep_best(series, cfg[c].best, got);
+            keep_best(series, &cfg[c], got);
             if (rc == -1) {
                 cfg[c].failed = 1;
                 snprintf(cfg[c].why, sizeof cfg[c].why, "%s", err);
@@ -324,6 +354,7 @@ static void measure_paths(locus_tune_t *t, const tune_plan_t *plan, const tune_t
                     bindings[0] ? " (" : "", bindings, bindings[0] ? ")" : "", plan->rounds,
                     plan->rounds > 1 ? "s" : "", tune_now() - t0);
     note_trouble(t, &series, cfg, ncfg, done, "runs");
+    note_unsteady(t, &series, cfg, ncfg, "GB/s");
 }
 
 /* The pair's allreduce both ways (imb), with the paths' values chosen. */
@@ -352,6 +383,7 @@ static void measure_pair(locus_tune_t *t, const tune_plan_t *plan, const tune_to
                     plan->pair_iters, plan->pair_rounds, plan->pair_rounds > 1 ? "s" : "",
                     tune_now() - t0);
     note_trouble(t, &series, cfg, ncfg, done, "pair runs");
+    note_unsteady(t, &series, cfg, ncfg, "us");
 }
 
 static int tune_measure(const tune_plan_t *plan, int json)

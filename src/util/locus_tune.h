@@ -144,6 +144,17 @@ int locus_tune_write(const char *path, const locus_tune_t *t, char *err, size_t 
  */
 void locus_tune_choose(locus_tune_t *t);
 
+/* Rounds disagree when one configuration's values at one size differ by
+ * more than this factor from round to round: the machine changed speed
+ * while it was measured (seen on a VM: osu_bw at 35 GB/s, then 10 a
+ * minute later, then 35 again), and a choice made from it may be wrong. */
+#define LOCUS_TUNE_UNSTEADY 2.0
+
+/* Of n sizes' lowest and highest values over the rounds (lo[i], hi[i];
+ * 0: not measured): the index of the widest hi / lo, or -1 when none is
+ * wider than LOCUS_TUNE_UNSTEADY. *ratio: that widest ratio (1 if none). */
+int locus_tune_unsteady(const double *lo, const double *hi, int n, double *ratio);
+
 /* The chosen value of `name` in *t, or NULL. */
 const char *locus_tune_value(const locus_tune_t *t, const char *name);
 

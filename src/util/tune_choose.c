@@ -31,6 +31,20 @@ const char *locus_tune_value(const locus_tune_t *t, const char *name)
     return NULL;
 }
 
+int locus_tune_unsteady(const double *lo, const double *hi, int n, double *ratio)
+{
+    int at = -1;
+    *ratio = 1;
+    for (int i = 0; i < n; i++) {
+        double r = lo[i] > 0 && hi[i] > 0 ? hi[i] / lo[i] : 1;
+        if (r > *ratio) {
+            *ratio = r;
+            at = i;
+        }
+    }
+    return *ratio > LOCUS_TUNE_UNSTEADY ? at : -1;
+}
+
 static void set_value(locus_tune_t *t, const char *name, const char *value)
 {
     if (t->nvalues == LOCUS_TUNE_MAX_VALUES)

@@ -309,6 +309,25 @@ static void test_size_str(void)
           "locus_tune_sets");
 }
 
+/* Rounds' spreads: the widest wins, sizes measured once or never do not
+ * count, and spreads within LOCUS_TUNE_UNSTEADY are steady. */
+static void test_unsteady(void)
+{
+    double ratio;
+    const double lo[] = { 20, 10.2, 30, 0 }, hi[] = { 22, 36.5, 45, 40 };
+    CHECK(locus_tune_unsteady(lo, hi, 4, &ratio) == 1 && ratio > 3.5 && ratio < 3.6,
+          "widest spread: got %d (%.2fx), expected 1 (3.58x)",
+          locus_tune_unsteady(lo, hi, 4, &ratio), ratio);
+    const double slo[] = { 20, 30, 0.5 }, shi[] = { 39, 30, 0.7 };
+    CHECK(locus_tune_unsteady(slo, shi, 3, &ratio) == -1 && ratio > 1.94 && ratio < 1.96,
+          "steady within %.1fx: got %d (%.2fx)", LOCUS_TUNE_UNSTEADY,
+          locus_tune_unsteady(slo, shi, 3, &ratio), ratio);
+    const double once[] = { 7, 7 }, none[] = { 0, 0 };
+    CHECK(locus_tune_unsteady(once, once, 2, &ratio) == -1 && ratio == 1 &&
+              locus_tune_unsteady(none, none, 2, &ratio) == -1,
+          "one round or none is steady");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -319,6 +338,7 @@ int main(int argc, char **argv)
     test_choose_pair();
     test_file(argv[1]);
     test_size_str();
+    test_unsteady();
     if (failures)
         return 1;
     printf(" No Errors\n");
