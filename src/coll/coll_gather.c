@@ -49,7 +49,7 @@ void coll_build_gatherv(locus_coll_sched_t *s, const void *sbuf, size_t scount,
          * copies. */
         for (int i = 0; i < c->size; i++)
             if (i != root)
-                coll_recv(s, c, coll_at(rbuf, rdt, displs[i]), rcounts[i], rdt, i, tag);
+                coll_recv_fanin(s, c, coll_at(rbuf, rdt, displs[i]), rcounts[i], rdt, i, tag);
         if (sbuf != LOCUS_COLL_IN_PLACE)
             coll_copy(s, sbuf, scount, sdt, coll_at(rbuf, rdt, displs[root]), rcounts[root], rdt);
     }

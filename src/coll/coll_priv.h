@@ -95,6 +95,9 @@ void coll_recv(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t co
 /* A receive the receiver alone should copy (LOCUS_COLL_RECV_BULK). */
 void coll_recv_bulk(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
                     locus_dtype_t *dt, int peer, int tag);
+/* One of many receives at once into this rank (LOCUS_COLL_RECV_FANIN). */
+void coll_recv_fanin(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
+                     locus_dtype_t *dt, int peer, int tag);
 void coll_fence(locus_coll_sched_t *s);
 void coll_reduce_step(locus_coll_sched_t *s, locus_op_t *op, locus_dtype_t *dt, size_t count,
                       const void *in, void *inout);

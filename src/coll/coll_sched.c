@@ -96,6 +96,12 @@ void coll_recv_bulk(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size
     xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, LOCUS_COLL_RECV_BULK);
 }
 
+void coll_recv_fanin(locus_coll_sched_t *s, locus_coll_comm_t *c, void *buf, size_t count,
+                     locus_dtype_t *dt, int peer, int tag)
+{
+    xfer_add(s, STEP_RECV, c, NULL, buf, count, dt, peer, tag, LOCUS_COLL_RECV_FANIN);
+}
+
 void coll_fence(locus_coll_sched_t *s)
 {
     if (s->nsteps > 0 && s->steps[s->nsteps - 1].kind != STEP_FENCE)

@@ -42,7 +42,9 @@ typedef struct coll_state coll_state_t;             /* private to the layer */
 /* Hints of irecv. BULK: the receiver alone should copy the data, in one
  * piece, since the sender is busy meanwhile (a root with its own block to
  * copy) or the data is combined into the receiver's own as it arrives. */
-enum { LOCUS_COLL_RECV_BULK = 1 };
+enum { LOCUS_COLL_RECV_BULK = 1, LOCUS_COLL_RECV_FANIN = 2 };
+/* FANIN: one of many receives converging on this rank at once (a gather's
+ * root): better copied by each sender (LOCUS_TP_RECV_FANIN). */
 
 typedef struct {
     /* Nonblocking send / receive of count elements of dt to / from comm rank

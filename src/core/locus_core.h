@@ -66,6 +66,7 @@ struct locus_req {
     uint8_t cancel_wait : 1;    /* ssend: waiting for the answer to a cancel
                                    (bits: the request stays 3 cache lines) */
     uint8_t bulk : 1;           /* recv: collective traffic (LOCUS_TP_RECV_BULK) */
+    uint8_t fanin : 1;          /* recv: one of many into this rank (LOCUS_TP_RECV_FANIN) */
     /* send */
     int world;                  /* destination world rank */
     uint32_t id;                /* the core's: place in the pool (names the

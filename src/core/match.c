@@ -78,7 +78,8 @@ static void rndv_start(locus_core_t *c, locus_req_t *r, const locus_hdr_t *h, in
         locus_core_send_ack(c, world, h->sreq);
     locus_tp_t *tp = c->peers[world].tp;
     r->tp_busy = 1;
-    if (tp->ops->rndv_recv(tp, rndv, dst, r->st_bytes, r, r->bulk ? LOCUS_TP_RECV_BULK : 0) < 0) {
+    int hints = (r->bulk ? LOCUS_TP_RECV_BULK : 0) | (r->fanin ? LOCUS_TP_RECV_FANIN : 0);
+    if (tp->ops->rndv_recv(tp, rndv, dst, r->st_bytes, r, hints) < 0) {
         locus_core_fatal(c, "transport %s: receiving a large message from rank %d failed",
                          tp->ops->name, world);
         r->tp_busy = 0;

@@ -49,6 +49,7 @@ static int cp_irecv(locus_coll_comm_t *cc, void *buf, size_t count, locus_dtype_
      * against 55 / 67, allreduce 144-168 / 590 against 86-106 / 558-606;
      * but reduce 110 / 108-112 against 60-75 / 222-228. */
     r->bulk = cc->size > 2 || (hints & LOCUS_COLL_RECV_BULK);
+    r->fanin = cc->size > 2 && (hints & LOCUS_COLL_RECV_FANIN);
     locus_p2p_irecv(buf, count, dt, peer, tag, c, c->ctx_coll, r);
     *req = (locus_coll_req_t *)r;
     return MPI_SUCCESS;

@@ -69,6 +69,9 @@ static const pvar_t pvars[] = {
     {"locus_shm_split_recv", "large messages received by single copy split between both "
      "sides (the sender wrote the first half with process_vm_writev)",
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(split_recv), NULL},
+    {"locus_shm_written_recv", "large messages received by single copy that their sender "
+     "wrote whole (process_vm_writev), one of many converging on a gather's root",
+     MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(written_recv), NULL},
     {"locus_shm_pipe_recv", "large messages received through the sender's pool chunks",
      MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(pipe_recv), NULL},
     {"locus_shm_ring_full", "send attempts refused because the peer's ring was full "

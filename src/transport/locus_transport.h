@@ -39,7 +39,11 @@ enum {
  * copies each byte once (and needs nothing of the sender) is the better
  * one where the machine's single copy is fast at all, whatever a lone
  * stream would prefer. */
-enum { LOCUS_TP_RECV_BULK = 1 };
+enum { LOCUS_TP_RECV_BULK = 1, LOCUS_TP_RECV_FANIN = 2 };
+/* FANIN: one of many large messages converging on this receiver at once (a
+ * gather's root); a transport that can have each sender copy its own into
+ * the receiver's buffer spreads the copies over the senders' cores instead
+ * of making the receiver's do them all. */
 
 typedef struct locus_tp locus_tp_t;
 typedef struct locus_tp_rndv locus_tp_rndv_t; /* owned by the transport */

@@ -19,6 +19,7 @@ typedef struct {
     uint64_t pipe_recv;      /* large messages received through pool chunks */
     uint64_t chunks_sent;
     uint64_t split_recv;     /* ...of them split: the sender wrote the first half */
+    uint64_t written_recv;   /* ...of them written whole by the sender (fan-in) */
     uint64_t cma_fallbacks;  /* CMA failed at run time; pipelined instead */
     uint64_t again;          /* sends answered LOCUS_TP_AGAIN (a ring was full) */
     uint64_t pool_full;      /* pipelined sends found no free chunk in my pool */

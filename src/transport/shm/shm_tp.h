@@ -64,6 +64,7 @@ typedef struct shm_sreq {
     uint64_t len, want, sent;
     void *ctx;
     int wrote;           /* split single copy: 0 or the -errno of its write */
+    int wrote_all;       /* it wrote the whole message (the receiver's FANIN) */
     int with_data;       /* its RTS came with the data in a chunk of my pool */
     struct shm_sreq *next; /* on the active (pipelining) list, or owing WROTE */
 } shm_sreq_t;
