@@ -311,6 +311,15 @@ static void allgather_ring(locus_coll_sched_t *s, const own_block_t *own, void *
     }
 }
 
+/* A ring and linear move different messages: every rank must choose
+ * alike, so linear only where all are on one node, whose ranks agree on
+ * yielding (across nodes, one node may be oversubscribed and another
+ * not). */
+static int oversub_node(const locus_coll_comm_t *c)
+{
+    return c->yield && coll_is_node_local(c);
+}
+
 /* Every block posted at once, each rank taking what has come: where
  * ranks outnumber cores a ring's step waits for its neighbour to be
  * scheduled, as alltoall's pairwise steps do (coll_alltoall.c). */
@@ -397,7 +406,8 @@ void coll_build_allgatherv(locus_coll_sched_t *s, const void *sbuf, size_t scoun
 {
     own_block_t own = { sbuf == LOCUS_COLL_IN_PLACE ? NULL : sbuf, scount, sdt };
     if (c->size > 1)
-        (c->yield ? allgather_linear : allgather_ring)(s, &own, rbuf, rcounts, displs, rdt, c);
+        (oversub_node(c) ? allgather_linear : allgather_ring)(s, &own, rbuf, rcounts, displs,
+                                                              rdt, c);
     else if (own.buf)
         coll_copy(s, sbuf, scount, sdt, coll_at(rbuf, rdt, displs[c->rank]), rcounts[c->rank],
                   rdt);
@@ -429,7 +439,7 @@ void coll_build_allgather(locus_coll_sched_t *s, const void *sbuf, size_t scount
      * 6583-6872 by the ring (Open MPI 2117-2399 / 5696-6338). */
     if (alg == ALG_AUTO || alg == ALG_SHM)
         alg = (pow2 && total < st->allgather_large) ? ALG_RECURSIVE_DOUBLING
-              : c->yield                            ? ALG_LINEAR
+              : oversub_node(c)                     ? ALG_LINEAR
                                                     : ALG_RING;
     if (alg == ALG_RECURSIVE_DOUBLING && !pow2)
         alg = ALG_RING;
