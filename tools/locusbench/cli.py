@@ -80,7 +80,8 @@ def _meta(title, args, found, variants):
         "stat": getattr(args, "stat", "median"),
         "quick": bool(args.quick),
         "placement": "one rank per core, bound (Open MPI --bind-to core, MPICH -bind-to core, "
-                     "Locus default)",
+                     "Locus default); more ranks than cores: bound round-robin over the cores "
+                     "(Open MPI --bind-to core:overload-allowed, Locus --bind-to core)",
         "mpis": [m.describe() for m in found],
         "variants": variants,
         "command": " ".join(["locus", "bench"] + sys.argv[1:]),
