@@ -329,13 +329,12 @@ static void allgather_linear(locus_coll_sched_t *s, const own_block_t *own, void
 {
     int p = c->size, r = c->rank, tag = coll_tag(c);
     void *mine = coll_at(rbuf, rdt, displs[r]);
+    /* My block goes from the user's buffer where it still is. */
+    const own_block_t out = own->buf ? *own : (own_block_t){ mine, rcounts[r], rdt };
     for (int i = 1; i < p; i++) {
         int dst = (r + i) % p, src = (r - i + p) % p;
         coll_recv(s, c, coll_at(rbuf, rdt, displs[src]), rcounts[src], rdt, src, tag);
-        if (own->buf)
-            coll_send(s, c, own->buf, own->count, own->dt, dst, tag);
-        else
-            coll_send(s, c, mine, rcounts[r], rdt, dst, tag);
+        coll_send(s, c, out.buf, out.count, out.dt, dst, tag);
         if (own->buf && i == 1)
             coll_copy(s, own->buf, own->count, own->dt, mine, rcounts[r], rdt);
     }

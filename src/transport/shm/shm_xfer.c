@@ -454,34 +454,26 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
     owed_add(tp, r);
 }
 
-/* Asks the sender to write the first half (the CTS goes out first, so it
- * copies while I do), then reads the second. */
-static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
+/* Asks the sender to write [0, at) (the CTS goes out first, so it copies
+ * while I do), then reads the rest: the second half of a split, nothing of
+ * one of many messages converging on me (a gather's root: each sender
+ * writes its whole message when it runs, so the copies spread over the
+ * senders' cores instead of all running on mine). */
+static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r, uint64_t at)
 {
-    r->split = (r->want / 2) & ~(uint64_t)4095;
-    r->split_t0 = path_alone(tp, p) ? shm_now_ns() : 0;
+    int mine = at < r->want;
+    r->split = at;
+    r->split_t0 = mine && path_alone(tp, p) ? shm_now_ns() : 0;
     r->match_no = p->matched;
     r->halves = 0;
     r->state = SHM_R_OWE_SPLIT;
     owed_add(tp, r);
-    int rc = cma_read_checked(tp, p, r->buf + r->split, r->addr + r->split, r->want - r->split);
+    int rc = mine ? cma_read_checked(tp, p, r->buf + at, r->addr + at, r->want - at) : 0;
     if (rc == -ECONNRESET)
         return rc;
     r->halves |= rc == 0 ? SHM_HALF_MINE : SHM_HALF_MINE_FAILED;
     split_check(tp, r);
     return 0;
-}
-
-/* One of many messages converging on me (a gather's root): each sender
- * writes its whole message into my buffer when it runs, so the copies
- * spread over the senders' cores instead of all running on mine. */
-static void written_start(shm_tp_t *tp, locus_tp_rndv_t *r)
-{
-    r->split = r->want;
-    r->split_t0 = 0;
-    r->halves = SHM_HALF_MINE; /* my part is empty */
-    r->state = SHM_R_OWE_SPLIT;
-    owed_add(tp, r);
 }
 
 /* Messages both ways (an exchange) keep the sender busy with my traffic
@@ -546,11 +538,9 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
          * too, so that `locus tune` measures CMA as auto takes it. */
         if (!tp->oversubscribed && split_pays(p, r->want) &&
             !p->no_split && !(hints & LOCUS_TP_RECV_BULK))
-            return split_start(tp, p, r);
-        if ((hints & LOCUS_TP_RECV_FANIN) && !p->no_split && r->want >= FANIN_WRITE_MIN) {
-            written_start(tp, r);
-            return 0;
-        }
+            return split_start(tp, p, r, (r->want / 2) & ~(uint64_t)4095);
+        if ((hints & LOCUS_TP_RECV_FANIN) && !p->no_split && r->want >= FANIN_WRITE_MIN)
+            return split_start(tp, p, r, r->want);
         int measured = path_alone(tp, p) && !bulk_cma(tp, r->want, hints);
         uint64_t t0 = measured ? shm_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
