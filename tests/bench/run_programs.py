@@ -96,13 +96,14 @@ def checks(c):
         j = json.loads(c.ok_run("imb", 2, ["-msglog", "1", "-iter", "2", "-json", "Bcast"]))
         expect([r["bytes"] for r in j["results"][0]["rows"]] == [0, 1, 2], "imb json rows")
 
-    def osu(prog, np, lo, hi, key):
+    def osu(prog, np, lo, hi, key, iters=3):
         def f():
-            p = parsers.parse_osu(c.ok_run(prog, np, ["-m", "%d:%d" % (lo, hi), "-i", "3",
-                                                      "-x", "1"]))
+            p = parsers.parse_osu(c.ok_run(prog, np, ["-m", "%d:%d" % (lo, hi), "-i",
+                                                      str(iters), "-x", "1"]))
             expect(p["benchmark"] == prog, "title names %s" % prog)
             expect([r["bytes"] for r in p["rows"]] == pow2(lo, hi), "sizes")
-            expect(all(r[key] > 0 for r in p["rows"]), "positive %s" % key)
+            zero = [(r["bytes"], r[key]) for r in p["rows"] if not r[key] > 0]
+            expect(not zero, "positive %s; not in rows %s" % (key, zero))
         return f
 
     def osu_json():
@@ -148,8 +149,12 @@ def checks(c):
     c.check("imb: all thirteen benchmarks, IMB sizes", imb)
     c.check("imb: groups 2 and 3, idle rank, -json", imb_groups)
     c.check("osu_latency 0..1K", osu("osu_latency", 2, 0, 1024, "latency_us"))
-    c.check("osu_bw 1..1K", osu("osu_bw", 2, 1, 1024, "bandwidth_mb_s"))
-    c.check("osu_bibw 1..1K", osu("osu_bibw", 2, 1, 1024, "bandwidth_mb_s"))
+    # MB/s prints with two decimals, as OMB's does: 3 windows of 1-byte
+    # messages print 0.00 once a peer that busy-polls loses its core for
+    # 40 ms under a loaded ctest -j (MPICH did, in CI). From 8 bytes and 10
+    # iterations a row must take over a second to print zero.
+    c.check("osu_bw 8..1K", osu("osu_bw", 2, 8, 1024, "bandwidth_mb_s", 10))
+    c.check("osu_bibw 8..1K", osu("osu_bibw", 2, 8, 1024, "bandwidth_mb_s", 10))
     c.check("osu_mbw_mr 1..64", osu("osu_mbw_mr", 2, 1, 64, "messages_per_s"))
     c.check("osu_latency --json", osu_json)
     c.check("stream: validates, OpenMP threads, placement", stream)
