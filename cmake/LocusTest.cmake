@@ -8,7 +8,7 @@
 #                      [ENV VAR=VALUE ...] [ARGS prog-args ...]
 #                      [LAUNCHER locusrun|hydra|hydra-port|ompi|singleton]
 #                      [EXPECT_FAIL regex] [EXPECT_OUTPUT regex]
-#                      [TIMEOUT s] [LABELS ...])
+#                      [TIMEOUT s] [LABELS ...] [LAUNCH_ARGS locusrun-options ...])
 #       the ctest case NAME: PROG (a target, built from PROG.c in the
 #       calling folder when no such target exists yet) on NP ranks. It
 #       passes when every rank exits 0 and the output holds " No Errors"
@@ -16,7 +16,8 @@
 #       its output matches the regex -- and no shared-memory segment of a
 #       finished process was left in /dev/shm. EXPECT_OUTPUT: a passing run
 #       must also print a line matching the regex. LAUNCHER ompi is Open
-#       MPI's mpirun (its PMIx server).
+#       MPI's mpirun (its PMIx server). LAUNCH_ARGS go to locusrun (e.g.
+#       --bind-to core).
 find_program(LOCUS_MPIEXEC_HYDRA NAMES mpiexec.mpich mpiexec.hydra)
 find_program(LOCUS_MPIRUN_OPENMPI mpirun.openmpi)
 set(LOCUS_MPI_TEST_RUNNER ${PROJECT_SOURCE_DIR}/tests/run_mpi_test.sh)
@@ -29,7 +30,8 @@ function(locus_mpi_program TARGET)
 endfunction()
 
 function(locus_add_mpi_test NAME PROG NP)
-  cmake_parse_arguments(T "" "LAUNCHER;TIMEOUT;EXPECT_FAIL;EXPECT_OUTPUT" "ENV;ARGS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "LAUNCHER;TIMEOUT;EXPECT_FAIL;EXPECT_OUTPUT"
+                        "ENV;ARGS;LABELS;LAUNCH_ARGS" ${ARGN})
   if(NOT TARGET ${PROG})
     locus_mpi_program(${PROG} ${PROG}.c)
   endif()
@@ -37,7 +39,7 @@ function(locus_add_mpi_test NAME PROG NP)
     set(T_LAUNCHER locusrun)
   endif()
   if(T_LAUNCHER STREQUAL "locusrun")
-    set(launch $<TARGET_FILE:locusrun> -n ${NP} --oversubscribe)
+    set(launch $<TARGET_FILE:locusrun> -n ${NP} --oversubscribe ${T_LAUNCH_ARGS})
   elseif(T_LAUNCHER MATCHES "^hydra")
     if(NOT LOCUS_MPIEXEC_HYDRA)
       add_test(NAME ${NAME} COMMAND sh -c "echo 'SKIPPED: mpiexec.mpich not found'; exit 77")

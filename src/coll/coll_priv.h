@@ -286,6 +286,7 @@ int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *
 int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
                       size_t rcount, locus_dtype_t *rdt, locus_coll_comm_t *c);
 void coll_shm_free(coll_shm_t *seg);
+int coll_shm_ranks_apart(const coll_shm_t *seg);
 
 /* ---- small helpers ------------------------------------------------------------ */
 

@@ -29,6 +29,11 @@
 #define SHM_RED_ALL ((size_t)1024)
 /* Spins between two progress calls while waiting at the barrier. */
 #define SHM_SPINS_PER_PROGRESS 64
+/* An oversubscribed node's waits yield every this many polls, but one
+ * for a rank running apart from my CPUs polls up to SHM_SPINS_APART_MAX
+ * first (shm_wait_turn). */
+#define SHM_SPINS_YIELD 4u
+#define SHM_SPINS_APART_MAX 1024u
 /* Per rank, two records of this size (a sequence word, then data) for
  * the operations where every rank waits for every other: barrier and
  * small allreduce and allgather. */
@@ -69,7 +74,8 @@ struct coll_shm {
     char *red;            /* 2 sets of size+1 SHM_RCHUNK pieces (large allreduce) */
     char *flags;          /* 2 records of SHM_FLAG_REC bytes per rank */
     char *rooted;         /* rdepth records of `rrec` bytes per rank */
-    char *rdone;          /* per rank, one line: the last rooted operation it finished */
+    char *rdone;          /* per rank, one line: the last rooted operation it finished,
+                             then what it is doing (rank_state) */
     uint64_t fseq;        /* flag operations so far */
     uint64_t rseq;        /* rooted operations so far */
     uint64_t rfree;       /* every rank had finished this rooted operation when I last looked */
@@ -81,8 +87,17 @@ struct coll_shm {
     unsigned gen;         /* operations so far: picks the slot set */
     int yield;            /* the node is oversubscribed: yield while waiting */
     int grown;            /* rank 0 found it so and grew the slots past rcap */
+    unsigned char *apart; /* per rank: bound to CPUs none of which are mine (ranks_apart) */
     const locus_coll_p2p_t *p2p;
 };
+
+int coll_shm_ranks_apart(const coll_shm_t *seg)
+{
+    int n = 0;
+    for (int i = 0; seg->apart && i < seg->size; i++)
+        n += seg->apart[i];
+    return n;
+}
 
 static char *shm_slot(coll_shm_t *seg, int rank)
 {
@@ -94,6 +109,7 @@ void coll_shm_free(coll_shm_t *seg)
     if (!seg)
         return;
     munmap(seg->hdr, seg->len);
+    free(seg->apart);
     free(seg);
 }
 
@@ -135,6 +151,55 @@ static size_t oversub_slot(const coll_state_t *st, int size)
     return want < share ? want : share;
 }
 
+/* CPUs a rank may run on, as words of a mask; CPUs past them count as
+ * every CPU (such a rank is apart from nobody). */
+#define APART_WORDS 8
+
+static void my_cpus(uint64_t m[APART_WORDS])
+{
+    cpu_set_t set;
+    memset(m, 0xff, APART_WORDS * sizeof m[0]);
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    memset(m, 0, APART_WORDS * sizeof m[0]);
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+        if (CPU_ISSET(cpu, &set)) {
+            if (cpu >= 64 * APART_WORDS) {
+                memset(m, 0xff, APART_WORDS * sizeof m[0]);
+                return;
+            }
+            m[cpu / 64] |= 1ull << (cpu % 64);
+        }
+}
+
+/*
+ * Per rank, whether it is bound to CPUs none of which I may run on: on an
+ * oversubscribed node a wait for it polls longer (shm_wait_turn). apart
+ * (zeroed) back, or NULL (freed) where no rank is. cpus: room for
+ * everyone's mask; all ranks had both. Collective over c.
+ */
+static unsigned char *ranks_apart(locus_coll_comm_t *c, uint64_t *cpus, unsigned char *apart)
+{
+    uint64_t mine[APART_WORDS];
+    my_cpus(mine);
+    locus_dtype_t *bytes = locus_dtype_basic(LOCUS_EL_BYTE);
+    int any = 0;
+    if (locus_coll_allgather(mine, sizeof mine, bytes, cpus, sizeof mine, bytes, c) ==
+        LOCUS_SUCCESS)
+        for (int i = 0; i < c->size; i++) {
+            uint64_t shared = 0;
+            for (int w = 0; w < APART_WORDS; w++)
+                shared |= mine[w] & cpus[(size_t)i * APART_WORDS + w];
+            apart[i] = !shared;
+            any |= !shared;
+        }
+    if (!any) {
+        free(apart);
+        return NULL;
+    }
+    return apart;
+}
+
 /* Makes the segment: rank 0 sizes, creates and names it, the rest map it
  * with rank 0's sizes (so all agree on its layout, and on whether the
  * slots grew); all agree (through messages, the fast path being off
@@ -171,18 +236,27 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
     if (c->rank != 0 && plan.name[0] &&
         shm_file_attach(plan.name, len, &base, &got, err, sizeof err) != 0)
         base = NULL;
-    int ok = base != NULL, all = 0;
+    /* Allocated before everyone agrees, so all ranks take ranks_apart's
+     * allgather or none. */
+    uint64_t *cpus = c->yield ? malloc(sizeof *cpus * APART_WORDS * (size_t)c->size) : NULL;
+    unsigned char *apart = c->yield ? calloc((size_t)c->size, 1) : NULL;
+    int ok = base != NULL && (!c->yield || (cpus && apart)), all = 0;
     if (locus_coll_allreduce(&ok, &all, 1, locus_dtype_basic(LOCUS_EL_INT),
                              locus_op_predefined(LOCUS_OP_MIN), c) != LOCUS_SUCCESS)
         all = 0;
     if (c->rank == 0 && plan.name[0])
         shm_unlink(plan.name);   /* everyone has it mapped (or gave up) by now */
+    if (all && c->yield)
+        apart = ranks_apart(c, cpus, apart);
+    free(cpus);
     coll_shm_t *seg = all ? calloc(1, sizeof(*seg)) : NULL;
     if (!seg) {
         if (base)
             munmap(base, len);
+        free(apart);
         return NULL;
     }
+    seg->apart = apart;
     seg->hdr = base;
     seg->slots = (char *)base + sizeof(shm_hdr_t);
     seg->chunks = seg->slots + 2 * (size_t)c->size * slot;
@@ -235,16 +309,65 @@ int coll_shm_reduce_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, co
            (st->shm_allreduce_max && coll_shm_usable(s, c, st, alg, bytes, COLL_SHM_GROWN));
 }
 
-/* One turn of a wait on the segment: every so often it keeps other
- * traffic moving (sends waiting on this rank) and notices a dead peer
- * through the transports (-1), and it yields on an oversubscribed node. */
-static int shm_wait_turn(const coll_shm_t *seg, unsigned spins)
+/* What a rank of an oversubscribed node with ranks apart is doing, kept
+ * in its done line (written around yields only): RANK_RUNS, RANK_YIELDS,
+ * or waiting for rank k (RANK_WAITS + k) or for any (RANK_WAITS_ANY, a
+ * barrier). */
+enum { RANK_RUNS, RANK_YIELDS, RANK_WAITS_ANY, RANK_WAITS };
+
+static _Atomic int *rank_state(const coll_shm_t *seg, int rank)
+{
+    return (_Atomic int *)(void *)(seg->rdone + (size_t)rank * SHM_LINE + 8);
+}
+
+static void note_state(const coll_shm_t *seg, int state)
+{
+    atomic_store_explicit(rank_state(seg, seg->rank), state, memory_order_relaxed);
+}
+
+/* Whether my wait for rank should poll on rather than yield: it is bound
+ * apart from my CPUs and neither yields nor waits for another rank, so it
+ * runs beside me and what it owes me may be a cache line's trip away,
+ * while my yield would hand my core to a rank sharing it, for a switch
+ * there and one back. */
+static int rank_coming(const coll_shm_t *seg, int rank)
+{
+    if (rank < 0 || !seg->apart[rank])
+        return 0;
+    int st = atomic_load_explicit(rank_state(seg, rank), memory_order_relaxed);
+    return st == RANK_RUNS || st == RANK_WAITS + seg->rank;
+}
+
+/* One turn of a wait for rank (-1: any) on the segment: every so often it
+ * keeps other traffic moving (sends waiting on this rank) and notices a
+ * dead peer through the transports (-1), and on an oversubscribed node it
+ * yields, unless that rank is coming. A wait that took turns ends with
+ * wait_end. */
+static int shm_wait_turn(const coll_shm_t *seg, unsigned spins, int rank)
 {
     if (spins % SHM_SPINS_PER_PROGRESS == 0 && seg->p2p->progress() < 0)
         return -1;
-    if (seg->yield && spins % 4 == 0)
+    if (!seg->yield || spins % SHM_SPINS_YIELD)
+        return 0;
+    if (!seg->apart) {
         sched_yield();
+        return 0;
+    }
+    int waiting = rank < 0 ? RANK_WAITS_ANY : RANK_WAITS + rank;
+    if (spins == SHM_SPINS_YIELD)
+        note_state(seg, waiting);
+    if (spins < SHM_SPINS_APART_MAX && rank_coming(seg, rank))
+        return 0;
+    note_state(seg, RANK_YIELDS);
+    sched_yield();
+    note_state(seg, waiting);
     return 0;
+}
+
+static void wait_end(const coll_shm_t *seg, unsigned spins)
+{
+    if (seg->apart && spins >= SHM_SPINS_YIELD)
+        note_state(seg, RANK_RUNS);
 }
 
 /* Centralized sense-reversing barrier. Ends an operation: the next one
@@ -262,10 +385,11 @@ static int shm_barrier(coll_shm_t *seg)
         atomic_store_explicit(&seg->hdr->sense, my, memory_order_release);
         return LOCUS_SUCCESS;
     }
-    for (unsigned spins = 1;
-         atomic_load_explicit(&seg->hdr->sense, memory_order_acquire) != my; spins++)
-        if (shm_wait_turn(seg, spins) < 0)
+    unsigned spins = 0;
+    while (atomic_load_explicit(&seg->hdr->sense, memory_order_acquire) != my)
+        if (shm_wait_turn(seg, ++spins, -1) < 0)
             return LOCUS_ERR_OTHER;
+    wait_end(seg, spins);
     return LOCUS_SUCCESS;
 }
 
@@ -302,12 +426,14 @@ static void rec_publish(char *rec, uint64_t q)
 
 /* The record's data once operation q is published in it; NULL if the
  * job died. */
-static const char *rec_wait(const coll_shm_t *seg, char *rec, uint64_t q)
+static const char *rec_wait(const coll_shm_t *seg, char *rec, uint64_t q, int rank)
 {
     _Atomic uint64_t *w = (_Atomic uint64_t *)(void *)rec;
-    for (unsigned spins = 1; atomic_load_explicit(w, memory_order_acquire) != q; spins++)
-        if (shm_wait_turn(seg, spins) < 0)
+    unsigned spins = 0;
+    while (atomic_load_explicit(w, memory_order_acquire) != q)
+        if (shm_wait_turn(seg, ++spins, rank) < 0)
             return NULL;
+    wait_end(seg, spins);
     return rec + SHM_FLAG_OFF;
 }
 
@@ -318,7 +444,7 @@ static void flag_publish(coll_shm_t *seg, uint64_t q)
 
 static const char *flag_wait(coll_shm_t *seg, int rank, uint64_t q)
 {
-    return rec_wait(seg, flag_rec(seg, rank, q), q);
+    return rec_wait(seg, flag_rec(seg, rank, q), q, rank);
 }
 
 /*
@@ -350,16 +476,20 @@ static _Atomic uint64_t *rooted_done(const coll_shm_t *seg, int rank)
 static char *rooted_claim(coll_shm_t *seg, uint64_t q)
 {
     uint64_t need = q > seg->rdepth ? q - seg->rdepth : 0;
-    for (unsigned spins = 1; seg->rfree < need; spins++) {
+    int behind = -1;
+    unsigned spins = 0;
+    while (seg->rfree < need) {
         uint64_t low = UINT64_MAX;
         for (int i = 0; i < seg->size; i++) {
             uint64_t d = atomic_load_explicit(rooted_done(seg, i), memory_order_acquire);
+            behind = d < low ? i : behind;
             low = d < low ? d : low;
         }
         seg->rfree = low;
-        if (low < need && shm_wait_turn(seg, spins) < 0)
+        if (low < need && shm_wait_turn(seg, ++spins, behind) < 0)
             return NULL;
     }
+    wait_end(seg, spins);
     return rooted_rec(seg, seg->rank, q) + SHM_FLAG_OFF;
 }
 
@@ -370,7 +500,7 @@ static void rooted_publish(coll_shm_t *seg, uint64_t q)
 
 static const char *rooted_wait(coll_shm_t *seg, int rank, uint64_t q)
 {
-    return rec_wait(seg, rooted_rec(seg, rank, q), q);
+    return rec_wait(seg, rooted_rec(seg, rank, q), q, rank);
 }
 
 static int rooted_finish(coll_shm_t *seg, uint64_t q)

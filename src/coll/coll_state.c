@@ -155,6 +155,11 @@ coll_state_t *coll_state_for(locus_coll_sched_t *s, locus_coll_comm_t *c)
     return st;
 }
 
+int locus_coll_shm_ranks_apart(const locus_coll_comm_t *c)
+{
+    return c->state && c->state->shm_state == 1 ? coll_shm_ranks_apart(c->state->shm_seg) : 0;
+}
+
 void locus_coll_comm_release(locus_coll_comm_t *c)
 {
     coll_state_t *st = c->state;

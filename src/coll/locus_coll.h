@@ -107,6 +107,11 @@ struct locus_coll_comm {
     coll_state_t *state;      /* the layer's, made on first use */
 };
 
+/* Ranks of c that my waits on its shared segment poll for longer before
+ * yielding: on an oversubscribed node, those bound to CPUs none of which
+ * are mine. 0 before the segment is made or where there is none (MPI_T). */
+int locus_coll_shm_ranks_apart(const locus_coll_comm_t *c);
+
 /* Frees what the layer made for c (state, hierarchy, shared segment).
  * Call before c's own memory goes; c must have no collective in flight. */
 void locus_coll_comm_release(locus_coll_comm_t *c);

@@ -25,7 +25,8 @@ enum {
     SRC_TP_MSGS, SRC_TP_BYTES,   /* core, per transport (pv->tp) */
     SRC_SHM,                     /* shm_stats_t field at pv->off */
     SRC_UNEXPECTED, SRC_POSTED, SRC_IN_FLIGHT, SRC_QUEUED, SRC_YIELD,
-    SRC_COLL                     /* collectives of kind pv->off started */
+    SRC_COLL,                    /* collectives of kind pv->off started */
+    SRC_COLL_APART               /* locus_coll_shm_ranks_apart */
 };
 
 typedef struct {
@@ -102,12 +103,17 @@ static const pvar_t pvars[] = {
      "node's ranks per CPU)", MPI_T_PVAR_CLASS_STATE, MPIT_CAT_CORE, SRC_YIELD, NULL, 0,
      &pvar_enums[0]},
     LOCUS_COLL_KINDS(COLL_PVAR)
+    {"locus_coll_shm_ranks_apart", "ranks of the communicator that this one's waits on "
+     "its shared-memory collective path poll for longer before yielding: on an "
+     "oversubscribed node, those bound to CPUs none of which are this rank's (0 before the "
+     "path is set up)", MPI_T_PVAR_CLASS_SIZE, MPIT_CAT_COLL, SRC_COLL_APART, NULL, 0, NULL},
 };
 #define NPVARS ((int)(sizeof pvars / sizeof pvars[0]))
 
 static int pvar_bind(const pvar_t *v)
 {
-    return v->src == SRC_COLL ? MPI_T_BIND_MPI_COMM : MPI_T_BIND_NO_OBJECT;
+    return v->src == SRC_COLL || v->src == SRC_COLL_APART ? MPI_T_BIND_MPI_COMM
+                                                          : MPI_T_BIND_NO_OBJECT;
 }
 
 /* Only counters can be written, reset, started and stopped. */
@@ -187,10 +193,11 @@ static uint64_t queued_sends(const locus_core_t *c)
 int mpit_pvar_source(const mpit_pvar_handle_t *h, uint64_t *out)
 {
     const pvar_t *v = &pvars[h->index];
-    if (v->src == SRC_COLL) {
+    if (pvar_bind(v) == MPI_T_BIND_MPI_COMM) {
         if (locus_mpi.state != 1 || !locus_comm_valid(h->comm) || h->comm->ctx_p2p != h->ctx)
             return -1;
-        *out = h->comm->coll.started[v->off];
+        *out = v->src == SRC_COLL ? h->comm->coll.started[v->off]
+                                  : (uint64_t)locus_coll_shm_ranks_apart(&h->comm->coll);
         return 0;
     }
     if (locus_mpi.state != 1)
