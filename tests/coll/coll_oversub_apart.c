@@ -1,6 +1,6 @@
 /*
  * coll_oversub_apart.c — on a node whose ranks wait by yielding (ctest
- * sets LOCUS_YIELD=always), a rank's waits on the shared segment poll for
+ * sets LOCUS_YIELD=always; pvar locus_core_yield), a rank's waits on the shared segment poll for
  * longer for the ranks bound to CPUs none of which are its own (pvar
  * locus_coll_shm_ranks_apart, bound to the communicator): the count
  * equals what the ranks' affinity masks say, under --bind-to core (two
@@ -82,11 +82,11 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, masks, (int)sizeof me, MPI_BYTE,
                   MPI_COMM_WORLD);
-    int want = 0;
+    int by_masks = 0;
     cpu_set_t used;
     CPU_ZERO(&used);
     for (int i = 0; i < p; i++) {
-        want += masks_apart(&me, &masks[i]);
+        by_masks += masks_apart(&me, &masks[i]);
         CPU_OR(&used, &used, &masks[i]);
     }
     free(masks);
@@ -99,6 +99,14 @@ int main(int argc, char **argv)
     int idx = -1, count = 0;
     unsigned long long got = ~0ull;
     MPI_T_pvar_session_create(&sess);
+    /* Without yielding, no wait differs: none are counted. */
+    int yields = 1;
+    if (MPI_T_pvar_get_index("locus_core_yield", MPI_T_PVAR_CLASS_STATE, &idx) == MPI_SUCCESS &&
+        MPI_T_pvar_handle_alloc(sess, idx, NULL, &h, &count) == MPI_SUCCESS) {
+        MPI_T_pvar_read(sess, h, &yields);
+        MPI_T_pvar_handle_free(sess, &h);
+    }
+    int want = yields ? by_masks : 0;
     CHECK(MPI_T_pvar_get_index("locus_coll_shm_ranks_apart", MPI_T_PVAR_CLASS_SIZE, &idx) ==
               MPI_SUCCESS, "no pvar locus_coll_shm_ranks_apart");
     if (idx >= 0 && MPI_T_pvar_handle_alloc(sess, idx, &world, &h, &count) == MPI_SUCCESS)
@@ -111,7 +119,7 @@ int main(int argc, char **argv)
     /* Bound to cores over two CPUs or more, some rank must be apart, or
      * the run tests nothing new. */
     int any = 0;
-    MPI_Allreduce(&want, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Allreduce(&by_masks, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (argc > 1 && !strcmp(argv[1], "bound"))
         CHECK(any > 0 || CPU_COUNT(&used) < 2, "bound over %d CPUs, yet no rank is apart",
               CPU_COUNT(&used));
