@@ -151,47 +151,26 @@ static size_t oversub_slot(const coll_state_t *st, int size)
     return want < share ? want : share;
 }
 
-/* CPUs a rank may run on, as words of a mask; CPUs past them count as
- * every CPU (such a rank is apart from nobody). */
-#define APART_WORDS 8
-
-static void my_cpus(uint64_t m[APART_WORDS])
-{
-    cpu_set_t set;
-    memset(m, 0xff, APART_WORDS * sizeof m[0]);
-    if (sched_getaffinity(0, sizeof set, &set) != 0)
-        return;
-    memset(m, 0, APART_WORDS * sizeof m[0]);
-    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
-        if (CPU_ISSET(cpu, &set)) {
-            if (cpu >= 64 * APART_WORDS) {
-                memset(m, 0xff, APART_WORDS * sizeof m[0]);
-                return;
-            }
-            m[cpu / 64] |= 1ull << (cpu % 64);
-        }
-}
-
 /*
  * Per rank, whether it is bound to CPUs none of which I may run on: on an
  * oversubscribed node a wait for it polls longer (shm_wait_turn). apart
  * (zeroed) back, or NULL (freed) where no rank is. cpus: room for
- * everyone's mask; all ranks had both. Collective over c.
+ * everyone's mask; all ranks had both. A rank whose mask is unknown
+ * counts as on every CPU. Collective over c.
  */
-static unsigned char *ranks_apart(locus_coll_comm_t *c, uint64_t *cpus, unsigned char *apart)
+static unsigned char *ranks_apart(locus_coll_comm_t *c, cpu_set_t *cpus, unsigned char *apart)
 {
-    uint64_t mine[APART_WORDS];
-    my_cpus(mine);
+    cpu_set_t mine, both;
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0)
+        memset(&mine, 0xff, sizeof mine);
     locus_dtype_t *bytes = locus_dtype_basic(LOCUS_EL_BYTE);
     int any = 0;
-    if (locus_coll_allgather(mine, sizeof mine, bytes, cpus, sizeof mine, bytes, c) ==
+    if (locus_coll_allgather(&mine, sizeof mine, bytes, cpus, sizeof mine, bytes, c) ==
         LOCUS_SUCCESS)
         for (int i = 0; i < c->size; i++) {
-            uint64_t shared = 0;
-            for (int w = 0; w < APART_WORDS; w++)
-                shared |= mine[w] & cpus[(size_t)i * APART_WORDS + w];
-            apart[i] = !shared;
-            any |= !shared;
+            CPU_AND(&both, &mine, &cpus[i]);
+            apart[i] = CPU_COUNT(&both) == 0;
+            any |= apart[i];
         }
     if (!any) {
         free(apart);
@@ -238,7 +217,7 @@ static coll_shm_t *shm_setup(locus_coll_comm_t *c, coll_state_t *st)
         base = NULL;
     /* Allocated before everyone agrees, so all ranks take ranks_apart's
      * allgather or none. */
-    uint64_t *cpus = c->yield ? malloc(sizeof *cpus * APART_WORDS * (size_t)c->size) : NULL;
+    cpu_set_t *cpus = c->yield ? malloc(sizeof *cpus * (size_t)c->size) : NULL;
     unsigned char *apart = c->yield ? calloc((size_t)c->size, 1) : NULL;
     int ok = base != NULL && (!c->yield || (cpus && apart)), all = 0;
     if (locus_coll_allreduce(&ok, &all, 1, locus_dtype_basic(LOCUS_EL_INT),

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/tcheck.h"
+#include "../tools/tpvar.h"
 
 #define ROUNDS 3000
 
@@ -69,12 +69,7 @@ static void rounds(int rank, int p)
 
 int main(int argc, char **argv)
 {
-    int provided, rank, p;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    tc_rank = rank;
+    int p, rank = tp_init(&argc, &argv, &p);
 
     cpu_set_t me, *masks = malloc(sizeof *masks * (size_t)p);
     CHECK(masks && sched_getaffinity(0, sizeof me, &me) == 0, "no affinity mask");
@@ -93,28 +88,12 @@ int main(int argc, char **argv)
 
     rounds(rank, p);
 
-    MPI_T_pvar_session sess;
-    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-    MPI_Comm world = MPI_COMM_WORLD;
-    int idx = -1, count = 0;
-    unsigned long long got = ~0ull;
-    MPI_T_pvar_session_create(&sess);
     /* Without yielding, no wait differs: none are counted. */
-    int yields = 1;
-    if (MPI_T_pvar_get_index("locus_core_yield", MPI_T_PVAR_CLASS_STATE, &idx) == MPI_SUCCESS &&
-        MPI_T_pvar_handle_alloc(sess, idx, NULL, &h, &count) == MPI_SUCCESS) {
-        MPI_T_pvar_read(sess, h, &yields);
-        MPI_T_pvar_handle_free(sess, &h);
-    }
-    int want = yields ? by_masks : 0;
-    CHECK(MPI_T_pvar_get_index("locus_coll_shm_ranks_apart", MPI_T_PVAR_CLASS_SIZE, &idx) ==
-              MPI_SUCCESS, "no pvar locus_coll_shm_ranks_apart");
-    if (idx >= 0 && MPI_T_pvar_handle_alloc(sess, idx, &world, &h, &count) == MPI_SUCCESS)
-        MPI_T_pvar_read(sess, h, &got);
+    int want = tp_any_yield(MPI_COMM_WORLD) ? by_masks : 0;
+    MPI_Comm world = MPI_COMM_WORLD;
+    unsigned long long got =
+        tp_read(tp_pvar_on("locus_coll_shm_ranks_apart", MPI_T_PVAR_CLASS_SIZE, &world));
     CHECK(got == (unsigned long long)want, "%llu ranks apart, the masks say %d", got, want);
-    if (h != MPI_T_PVAR_HANDLE_NULL)
-        MPI_T_pvar_handle_free(sess, &h);
-    MPI_T_pvar_session_free(&sess);
 
     /* Bound to cores over two CPUs or more, some rank must be apart, or
      * the run tests nothing new. */
@@ -123,8 +102,5 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "bound"))
         CHECK(any > 0 || CPU_COUNT(&used) < 2, "bound over %d CPUs, yet no rank is apart",
               CPU_COUNT(&used));
-    int bad = tc_report(MPI_COMM_WORLD);
-    MPI_Finalize();
-    MPI_T_finalize();
-    return bad ? 1 : 0;
+    return tp_end();
 }

@@ -21,31 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tools/tcheck.h"
+#include "../tools/tpvar.h"
 
-static MPI_T_pvar_session sess;
 static MPI_T_pvar_handle rndv, written, single_copy;
-
-static unsigned long long pvar_value(MPI_T_pvar_handle h)
-{
-    unsigned long long v = 0;
-    MPI_T_pvar_read(sess, h, &v);
-    return v;
-}
 
 static unsigned long long rndv_sent(void)
 {
-    return pvar_value(rndv);
-}
-
-static MPI_T_pvar_handle pvar_open(const char *name, int cls)
-{
-    int idx = -1, count = 0;
-    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
-    CHECK(MPI_T_pvar_get_index(name, cls, &idx) == MPI_SUCCESS, "no pvar %s", name);
-    if (idx >= 0)
-        MPI_T_pvar_handle_alloc(sess, idx, NULL, &h, &count);
-    return h;
+    return tp_read(rndv);
 }
 
 /* Runs an alltoall of `block`-byte blocks; returns the rendezvous
@@ -108,18 +90,12 @@ static unsigned long long rooted_rndv(int rank, int p, size_t block, int gatheri
 
 int main(int argc, char **argv)
 {
-    int provided, rank, p;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &p);
-    tc_rank = rank;
-    MPI_T_pvar_session_create(&sess);
-    rndv = pvar_open("locus_shm_rndv_sent", MPI_T_PVAR_CLASS_COUNTER);
-    written = pvar_open("locus_shm_written_recv", MPI_T_PVAR_CLASS_COUNTER);
-    single_copy = pvar_open("locus_shm_single_copy", MPI_T_PVAR_CLASS_STATE);
-    MPI_T_pvar_start(sess, rndv);
-    MPI_T_pvar_start(sess, written);
+    int p, rank = tp_init(&argc, &argv, &p);
+    rndv = tp_pvar("locus_shm_rndv_sent", MPI_T_PVAR_CLASS_COUNTER);
+    written = tp_pvar("locus_shm_written_recv", MPI_T_PVAR_CLASS_COUNTER);
+    single_copy = tp_pvar("locus_shm_single_copy", MPI_T_PVAR_CLASS_STATE);
+    MPI_T_pvar_start(tp_sess, rndv);
+    MPI_T_pvar_start(tp_sess, written);
     size_t slot = ((size_t)4 << 20) / (size_t)p;
     slot = slot < ((size_t)64 << 10) ? (size_t)64 << 10 : slot > ((size_t)1 << 20) ? (size_t)1 << 20 : slot;
     size_t rooted = slot < ((size_t)512 << 10) ? slot : (size_t)512 << 10;
@@ -127,11 +103,11 @@ int main(int argc, char **argv)
         const char *what = gathering ? "gather" : "scatter";
         CHECK(rooted_rndv(rank, p, rooted, gathering) == 0,
               "%s of %zu-byte blocks (slots of %zu): rendezvous sends", what, rooted, slot);
-        unsigned long long was = pvar_value(written);
+        unsigned long long was = tp_read(written);
         CHECK(rooted_rndv(rank, p, 2 * rooted, gathering) > 0,
               "%s of %zu-byte blocks: no rendezvous send", what, 2 * rooted);
-        unsigned long long got = pvar_value(written) - was, want = 0;
-        if (gathering && rank == 1 % p && pvar_value(single_copy))
+        unsigned long long got = tp_read(written) - was, want = 0;
+        if (gathering && rank == 1 % p && tp_read(single_copy))
             want = (unsigned long long)p - 1;
         CHECK(got == want, "%s of %zu-byte blocks: %llu received written by their senders, "
               "expected %llu", what, 2 * rooted, got, want);
@@ -145,14 +121,5 @@ int main(int argc, char **argv)
           fits, fits * (size_t)p, slot, in_slots);
     CHECK(by_msgs > 0, "%zu-byte blocks (past the %zu-byte slots): no rendezvous send", 2 * fits,
           slot);
-    MPI_T_pvar_stop(sess, rndv);
-    MPI_T_pvar_stop(sess, written);
-    MPI_T_pvar_handle_free(sess, &rndv);
-    MPI_T_pvar_handle_free(sess, &written);
-    MPI_T_pvar_handle_free(sess, &single_copy);
-    MPI_T_pvar_session_free(&sess);
-    int bad = tc_report(MPI_COMM_WORLD);
-    MPI_Finalize();
-    MPI_T_finalize();
-    return bad ? 1 : 0;
+    return tp_end();
 }

@@ -67,5 +67,5 @@ int main(int argc, char **argv)
           tp_read(cma) - cma0, ROUNDS / 2);
     free(a);
     free(b);
-    return tp_pair_end();
+    return tp_end();
 }

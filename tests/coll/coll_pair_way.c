@@ -66,5 +66,5 @@ int main(int argc, char **argv)
     CHECK(tp_read(pooled) == want, "%s: %llu pooled eager messages sent, want %llu", argv[1],
           tp_read(pooled), want);
     free(base);
-    return tp_pair_end();
+    return tp_end();
 }

@@ -97,5 +97,5 @@ int main(int argc, char **argv)
           tp_read(split) - split0, streamed);
     free(bufs);
     free(out);
-    return tp_pair_end();
+    return tp_end();
 }

@@ -1,8 +1,10 @@
 /*
  * tpvar.h — the shm transport's counters through MPI_T, for tests that
- * check which path large messages took (after tcheck.h): tp_pvar opens a
- * handle in tp_sess, tp_read reads one, tp_pair_init starts a 2-rank test
- * with the large-message counters and tp_pair_end ends it, tp_any_yield
+ * check which path large messages took (after tcheck.h): tp_pvar (or
+ * tp_pvar_on, bound to an object) opens a handle in tp_sess, tp_read
+ * reads one, tp_init starts a test with MPI_T and tp_end ends it,
+ * tp_pair_init starts a 2-rank one with the large-message counters,
+ * tp_any_yield
  * says whether ranks share CPUs, tp_split_or_skip (tp_skip_if) ends a
  * test as skipped where the split single copy cannot happen.
  */
@@ -15,13 +17,18 @@
 
 static MPI_T_pvar_session tp_sess;
 
-static inline MPI_T_pvar_handle tp_pvar(const char *name, int cls)
+static inline MPI_T_pvar_handle tp_pvar_on(const char *name, int cls, void *obj)
 {
     int idx = -1, count = 0;
     MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
     CHECK(MPI_T_pvar_get_index(name, cls, &idx) == MPI_SUCCESS, "no pvar %s", name);
-    CHECK(MPI_T_pvar_handle_alloc(tp_sess, idx, NULL, &h, &count) == MPI_SUCCESS, "%s", name);
+    CHECK(MPI_T_pvar_handle_alloc(tp_sess, idx, obj, &h, &count) == MPI_SUCCESS, "%s", name);
     return h;
+}
+
+static inline MPI_T_pvar_handle tp_pvar(const char *name, int cls)
+{
+    return tp_pvar_on(name, cls, NULL);
 }
 
 static inline unsigned long long tp_read(MPI_T_pvar_handle h)
@@ -36,23 +43,29 @@ typedef struct {
     MPI_T_pvar_handle cma, split, pipe;
 } tp_large_t;
 
-/* MPI_T and MPI started on exactly 2 ranks (else the job aborts, naming
- * prog), tp_sess open and the large-message counters' handles in *h: my
- * rank. */
-static inline int tp_pair_init(int *argc, char ***argv, const char *prog, tp_large_t *h)
+/* MPI_T and MPI started, tp_sess open: my rank, and in *size the job's. */
+static inline int tp_init(int *argc, char ***argv, int *size)
 {
-    int provided, rank, size;
+    int provided, rank;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_Init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
     tc_rank = rank;
+    MPI_T_pvar_session_create(&tp_sess);
+    return rank;
+}
+
+/* tp_init on exactly 2 ranks (else the job aborts, naming prog), with the
+ * large-message counters' handles in *h: my rank. */
+static inline int tp_pair_init(int *argc, char ***argv, const char *prog, tp_large_t *h)
+{
+    int size, rank = tp_init(argc, argv, &size);
     if (size != 2) {
         if (rank == 0)
             fprintf(stderr, "%s: needs 2 ranks\n", prog);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    MPI_T_pvar_session_create(&tp_sess);
     h->cma = tp_pvar("locus_shm_cma_recv", MPI_T_PVAR_CLASS_COUNTER);
     h->split = tp_pvar("locus_shm_split_recv", MPI_T_PVAR_CLASS_COUNTER);
     h->pipe = tp_pvar("locus_shm_pipe_recv", MPI_T_PVAR_CLASS_COUNTER);
@@ -104,9 +117,9 @@ static inline void tp_split_or_skip(int rank)
     tp_skip_if(rank, tp_split_skip(MPI_COMM_WORLD));
 }
 
-/* Ends a tp_pair_init test: the session freed, the checks reported, MPI
- * and MPI_T finalized. Returns the exit status. */
-static inline int tp_pair_end(void)
+/* Ends a tp_init test: the session freed (its handles with it), the
+ * checks reported, MPI and MPI_T finalized. Returns the exit status. */
+static inline int tp_end(void)
 {
     MPI_T_pvar_session_free(&tp_sess);
     int bad = tc_report(MPI_COMM_WORLD);
