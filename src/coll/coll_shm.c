@@ -49,9 +49,10 @@
  * gives its core away, and one that runs ahead spares its readers a
  * switch per record (4 ranks on 2 cores, IMB Reduce_scatter of 4 B,
  * where one rank owns the element: 0.8-1.0 us with 15 records of 4 KiB,
- * 1.4-2.7 with 4). */
+ * 1.4-2.7 with 4; gather and bcast of 4 KiB, 1.6-1.9 us with 15 records
+ * of 8 KiB, 2.2-3.8 with 7). */
 #define SHM_ROOTED_DEPTH 4
-#define SHM_ROOTED_OVERSUB_BYTES ((size_t)64 << 10)
+#define SHM_ROOTED_OVERSUB_BYTES ((size_t)128 << 10)
 
 typedef struct {
     _Alignas(SHM_LINE) atomic_uint count;   /* arrivals in the current barrier */
@@ -759,41 +760,51 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
      * elsewhere (the others' receive arguments are not significant), so
      * all decide alike. */
     size_t nb = root >= 0 && me != root ? scount * locus_dtype_size(sdt) : rn;
-    uint64_t q = 0;
     int rooted = root >= 0 && nb <= seg->rcap, flags = root < 0 && rn <= SHM_FLAG_DATA;
-    char *mine = rooted  ? rooted_claim(seg, q = ++seg->rseq)
-                 : flags ? flag_open(seg, &q)
-                         : set + (size_t)me * seg->slot;
-    if (!mine)
+    /* A gather's root never packs its own block: nobody reads it, so it
+     * goes straight from sbuf to rbuf (2 ranks, 8 KiB: one copy less). */
+    int direct = root == me;
+    uint64_t q = rooted ? ++seg->rseq : 0;
+    char *mine = direct  ? NULL
+                 : rooted ? rooted_claim(seg, q)
+                 : flags  ? flag_open(seg, &q)
+                          : set + (size_t)me * seg->slot;
+    if (!direct && !mine)
         return LOCUS_ERR_OTHER;
-    /* A gather's root through the slots copies its own block straight
-     * from sbuf after the barrier (as the scatter's root does). */
-    int direct = root == me && !rooted && !flags;
     if (!direct && in_place)
         locus_dtype_pack(block_at(rbuf, rcount, rdt, me), rcount, rdt, 0, mine, rn);
     else if (!direct)
         locus_dtype_pack(sbuf, scount, sdt, 0, mine, scount * locus_dtype_size(sdt));
-    if (rooted)
+    if (rooted && !direct)
         rooted_publish(seg, q);
     else if (flags)
         flag_publish(seg, q);
-    else if (shm_barrier(seg) != LOCUS_SUCCESS)
+    else if (!rooted && shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
     if (root >= 0 && root != me)
         return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
-    for (int i = 0; i < seg->size; i++) {
+    /* The root's own copy while the others' records fill; through the
+     * slots after the barrier, so that nobody waits on it there. */
+    int rc = LOCUS_SUCCESS;
+    if (direct && rooted && !in_place)
+        rc = locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, me), rcount,
+                                   rdt);
+    for (int i = 0; i < seg->size && rc == LOCUS_SUCCESS; i++) {
+        if (i == me && (in_place || direct))
+            continue;
         const char *x = rooted ? rooted_wait(seg, i, q)
                         : flags ? flag_wait(seg, i, q)
                                 : set + (size_t)i * seg->slot;
         if (!x)
             return LOCUS_ERR_OTHER;
-        if (!(i == me && (in_place || direct)))
-            locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
+        locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
     }
-    if (direct && !in_place)
-        return locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, me), rcount,
-                                     rdt);
-    return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
+    if (rc == LOCUS_SUCCESS && direct && !rooted && !in_place)
+        rc = locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, me), rcount,
+                                   rdt);
+    if (rooted)
+        rooted_finish(seg, q);
+    return rc;
 }
 
 int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
@@ -826,48 +837,59 @@ int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void 
     return LOCUS_SUCCESS;
 }
 
+/* Where rank i's block sits in a scatter's rooted record: the root's own
+ * is not there, so the others' close up behind the sequence word (2
+ * ranks, 64 B: the block shares its cache line, one line less to move). */
+static size_t scatter_at(int i, int root)
+{
+    return (size_t)(i - (i > root));
+}
+
 int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *rbuf,
                      size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
 {
     coll_shm_t *seg = c->state->shm_seg;
     int me = seg->rank, p = seg->size, in_place = rbuf == LOCUS_COLL_IN_PLACE;
     size_t nb = rcount * locus_dtype_size(rdt);
-    /* All blocks in the root's rooted record when they fit one slot
-     * together (root's nb, from its send side, is the same bytes). */
+    /* The others' blocks in the root's rooted record when they fit one
+     * slot together (root's nb, from its send side, is the same bytes). */
     if (me == root)
         nb = scount * locus_dtype_size(sdt);
-    int rooted = nb * (size_t)p <= seg->rcap;
+    int rooted = nb * (size_t)(p - 1) <= seg->rcap;
     uint64_t q = rooted ? ++seg->rseq : 0;
     char *set = shm_slot(seg, 0);
-    const char *from = set + (size_t)me * seg->slot;
     if (me == root) {
         char *to = rooted ? rooted_claim(seg, q) : set;
         if (!to)
             return LOCUS_ERR_OTHER;
-        /* Through the slots, the root's own block goes straight to rbuf
-         * once the others may copy out (4 ranks on 2 cores, 64 KiB: a
+        /* The root's own block goes straight to rbuf, once the others may
+         * copy theirs out (4 ranks on 2 cores, 64 KiB through the slots: a
          * quarter of the root's copying before the barrier). */
         for (int i = 0; i < p; i++)
-            if (!(i == me && (in_place || !rooted)))
+            if (i != me)
                 locus_dtype_pack(block_at(sbuf, scount, sdt, i), scount, sdt, 0,
-                                 to + (rooted ? (size_t)i * nb : (size_t)i * seg->slot), nb);
-        if (rooted) {
+                                 to + (rooted ? scatter_at(i, root) * nb : (size_t)i * seg->slot),
+                                 nb);
+        if (rooted)
             rooted_publish(seg, q);
-            from = to + (size_t)me * nb;
-        }
+        else if (shm_barrier(seg) != LOCUS_SUCCESS)
+            return LOCUS_ERR_OTHER;
+        int rc = in_place ? LOCUS_SUCCESS
+                          : locus_coll_local_copy(block_at(sbuf, scount, sdt, me), scount, sdt,
+                                                  rbuf, rcount, rdt);
+        if (rooted)
+            rooted_finish(seg, q);
+        return rc;
     }
-    if (rooted && me != root) {
+    const char *from = set + (size_t)me * seg->slot;
+    if (rooted) {
         const char *rec = rooted_wait(seg, root, q);
         if (!rec)
             return LOCUS_ERR_OTHER;
-        from = rec + (size_t)me * nb;
-    } else if (!rooted && shm_barrier(seg) != LOCUS_SUCCESS) {
+        from = rec + scatter_at(me, root) * nb;
+    } else if (shm_barrier(seg) != LOCUS_SUCCESS) {
         return LOCUS_ERR_OTHER;
     }
-    if (me == root && !rooted && !in_place)
-        return locus_coll_local_copy(block_at(sbuf, scount, sdt, me), scount, sdt, rbuf, rcount,
-                                     rdt);
-    if (!(me == root && in_place))
-        locus_dtype_unpack(rbuf, rcount, rdt, 0, from, nb);
+    locus_dtype_unpack(rbuf, rcount, rdt, 0, from, nb);
     return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
 }
