@@ -18,7 +18,10 @@
 
 #include "../tools/tcheck.h"
 
-enum { MAXN = 1024 };   /* ints: 4 KiB, the default slot */
+/* ints: 8 KiB, the default slot. 300 and 600 are past a slot for the
+ * whole scatter on 7 and 4 ranks but within one for the others' blocks
+ * (the root's own stays out of its record). */
+enum { MAXN = 2048 };
 
 static int val(int round, int from, int i)
 {
@@ -33,10 +36,12 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     tc_rank = rank;
     int rounds = argc > 1 ? atoi(argv[1]) : 3000;
-    static const int sizes[] = { 1, 2, 12, 64, 300, MAXN };
+    static const int sizes[] = { 1, 2, 12, 64, 300, 600, MAXN };
     int *a = malloc(sizeof(int) * MAXN * (size_t)p), *b = malloc(sizeof(int) * MAXN * (size_t)p);
     for (int r = 0; r < rounds && tc_errs < 10; r++) {
-        int root = r % p, n = sizes[(r / p) % (int)(sizeof sizes / sizeof sizes[0])];
+        /* The root moves with the operation too: on 4 ranks r % p alone
+         * would give each operation one root. */
+        int root = (r + r / 4) % p, n = sizes[(r / p) % (int)(sizeof sizes / sizeof sizes[0])];
         if (rank == p - 1 && r % 97 == 0)
             nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
         switch (r % 4) {
