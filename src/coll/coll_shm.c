@@ -64,7 +64,11 @@ typedef struct {
  * writes its set before its barrier and reads after it, and nobody can
  * write the same set again (two operations later) before every rank has
  * passed the barrier in between, i.e. finished reading. So one barrier per
- * bcast or allreduce is enough. A large bcast streams through the two
+ * bcast or allreduce is enough. A scatter through the slots has no
+ * barrier: its readers wait for the root's rooted record and note the
+ * operation in their done lines, so the next writer of a set whose last
+ * step was such a scatter, or came right after one, waits for those
+ * lines instead (sets_claim). A large bcast streams through the two
  * chunks the same way, one barrier per chunk, the root filling the next
  * chunk while the others copy out the last one.
  */
@@ -86,6 +90,8 @@ struct coll_shm {
     int size, rank;
     unsigned sense;       /* my sense for the next barrier */
     unsigned gen;         /* operations so far: picks the slot set */
+    uint64_t set_q[2];    /* per set: the rooted operation that last used it
+                             with no barrier after (a scatter), or 0 */
     int yield;            /* the node is oversubscribed: yield while waiting */
     int grown;            /* rank 0 found it so and grew the slots past rcap */
     unsigned char *apart; /* per rank: bound to CPUs none of which are mine (ranks_apart) */
@@ -103,6 +109,14 @@ int coll_shm_ranks_apart(const coll_shm_t *seg)
 static char *shm_slot(coll_shm_t *seg, int rank)
 {
     return seg->slots + ((size_t)(seg->gen & 1) * (size_t)seg->size + (size_t)rank) * seg->slot;
+}
+
+/* On to the other set; q: the rooted operation that used this one with
+ * no barrier after it, or 0. */
+static void gen_next(coll_shm_t *seg, uint64_t q)
+{
+    seg->set_q[seg->gen & 1] = q;
+    seg->gen++;
 }
 
 void coll_shm_free(coll_shm_t *seg)
@@ -358,7 +372,7 @@ static int shm_barrier(coll_shm_t *seg)
 {
     unsigned my = seg->sense;
     seg->sense ^= 1u;
-    seg->gen++;
+    gen_next(seg, 0);
     if (atomic_fetch_add_explicit(&seg->hdr->count, 1, memory_order_acq_rel) ==
         (unsigned)seg->size - 1) {
         atomic_store_explicit(&seg->hdr->count, 0, memory_order_relaxed);
@@ -449,13 +463,12 @@ static _Atomic uint64_t *rooted_done(const coll_shm_t *seg, int rank)
     return (_Atomic uint64_t *)(void *)(seg->rdone + (size_t)rank * SHM_LINE);
 }
 
-/* My record's data area for rooted operation q, once every rank has
- * finished the operation that last used it; NULL if the job died. The
- * lowest done line seen is kept, so a rank in step with the others
- * looks at them once every few operations, not every time. */
-static char *rooted_claim(coll_shm_t *seg, uint64_t q)
+/* Waits until every rank has finished rooted operation `need`: 0, or -1
+ * if the job died. The lowest done line seen is kept, so a rank in step
+ * with the others looks at them once every few operations, not every
+ * time. */
+static int rooted_wait_done(coll_shm_t *seg, uint64_t need)
 {
-    uint64_t need = q > seg->rdepth ? q - seg->rdepth : 0;
     int behind = -1;
     unsigned spins = 0;
     while (seg->rfree < need) {
@@ -467,10 +480,32 @@ static char *rooted_claim(coll_shm_t *seg, uint64_t q)
         }
         seg->rfree = low;
         if (low < need && shm_wait_turn(seg, ++spins, behind) < 0)
-            return NULL;
+            return -1;
     }
     wait_end(seg, spins);
+    return 0;
+}
+
+/* My record's data area for rooted operation q, once every rank has
+ * finished the operation that last used it; NULL if the job died. */
+static char *rooted_claim(coll_shm_t *seg, uint64_t q)
+{
+    if (rooted_wait_done(seg, q > seg->rdepth ? q - seg->rdepth : 0) < 0)
+        return NULL;
     return rooted_rec(seg, seg->rank, q) + SHM_FLAG_OFF;
+}
+
+/* The slot set this operation writes (and its chunks and pieces), once
+ * nobody may still read it: where the last step had no barrier (a
+ * scatter), everyone's done line must show the scatter that used the set
+ * before, or if that step had a barrier, the last one. NULL if the job
+ * died. */
+static char *sets_claim(coll_shm_t *seg)
+{
+    uint64_t last = seg->set_q[(seg->gen + 1) & 1], before = seg->set_q[seg->gen & 1];
+    if (last && rooted_wait_done(seg, before ? before : last) < 0)
+        return NULL;
+    return shm_slot(seg, 0);
 }
 
 static void rooted_publish(coll_shm_t *seg, uint64_t q)
@@ -523,6 +558,8 @@ int coll_shm_bcast(void *buf, size_t count, locus_dtype_t *dt, int root, locus_c
         return rooted_finish(seg, q);
     }
     /* Pipelined: pack and unpack by stream offset, chunk by chunk. */
+    if (!sets_claim(seg))
+        return LOCUS_ERR_OTHER;
     for (size_t off = 0; off < n && rc == LOCUS_SUCCESS; off += SHM_CHUNK) {
         char *chunk = seg->chunks + (size_t)(seg->gen & 1) * SHM_CHUNK;
         size_t len = n - off < SHM_CHUNK ? n - off : SHM_CHUNK;
@@ -545,6 +582,8 @@ static int shm_allreduce_large(coll_shm_t *seg, const char *src, char *dst, size
                                locus_elem_t el, int root)
 {
     size_t es = locus_elem_size(el), per = SHM_RCHUNK / es * es, p = (size_t)seg->size;
+    if (!sets_claim(seg))
+        return LOCUS_ERR_OTHER;
     for (size_t off = 0; off < n; off += per) {
         size_t len = n - off < per ? n - off : per, nel = len / es;
         char *in = seg->red + (size_t)(seg->gen & 1) * (p + 1) * SHM_RCHUNK;
@@ -585,7 +624,9 @@ static int shm_allreduce_slots(coll_shm_t *seg, const char *src, char *dst, size
     size_t es = locus_elem_size(el), per = seg->slot / es * es, p = (size_t)seg->size;
     for (size_t off = 0; off < n; off += per) {
         size_t len = n - off < per ? n - off : per, nel = len / es;
-        char *set = shm_slot(seg, 0);
+        char *set = sets_claim(seg);
+        if (!set)
+            return LOCUS_ERR_OTHER;
         locus_copy(set + (size_t)seg->rank * seg->slot, src + off, len);
         if (shm_barrier(seg) != LOCUS_SUCCESS)
             return LOCUS_ERR_OTHER;
@@ -598,7 +639,7 @@ static int shm_allreduce_slots(coll_shm_t *seg, const char *src, char *dst, size
         size_t lo = off > keep_lo ? off : keep_lo, hi = off + len < keep_hi ? off + len : keep_hi;
         if (lo < hi)
             locus_copy(dst + (lo - keep_lo), set + (lo - off), hi - lo);
-        seg->gen++;
+        gen_next(seg, 0);
     }
     return LOCUS_SUCCESS;
 }
@@ -654,8 +695,10 @@ int coll_shm_reduce_scatter(const void *sbuf, void *rbuf, size_t total, size_t a
         return shm_allreduce_slots(seg, src, (char *)rbuf + tlb, n, op->id, el, off, off + len);
     int me = seg->rank, rooted = n <= seg->rcap;
     uint64_t q = 0;
-    char *set = shm_slot(seg, 0);   /* before the barrier moves to the other set */
-    char *mine = rooted ? rooted_claim(seg, q = ++seg->rseq) : set + (size_t)me * seg->slot;
+    char *set = rooted ? NULL : sets_claim(seg);   /* before the barrier moves on */
+    char *mine = rooted ? rooted_claim(seg, q = ++seg->rseq)
+                 : set  ? set + (size_t)me * seg->slot
+                        : NULL;
     if (!mine)
         return LOCUS_ERR_OTHER;
     locus_copy(mine, src, n);
@@ -727,7 +770,9 @@ int coll_shm_reduce(const void *sbuf, void *rbuf, size_t count, locus_dtype_t *d
         }
         return LOCUS_SUCCESS;
     }
-    char *set = shm_slot(seg, 0);
+    char *set = sets_claim(seg);
+    if (!set)
+        return LOCUS_ERR_OTHER;
     locus_copy(set + (size_t)seg->rank * seg->slot, src, n);
     if (shm_barrier(seg) != LOCUS_SUCCESS)
         return LOCUS_ERR_OTHER;
@@ -751,7 +796,6 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
                     size_t rcount, locus_dtype_t *rdt, int root, locus_coll_comm_t *c)
 {
     coll_shm_t *seg = c->state->shm_seg;
-    char *set = shm_slot(seg, 0);   /* before the barrier moves to the other set */
     int me = seg->rank, in_place = sbuf == LOCUS_COLL_IN_PLACE;
     size_t rn = rcount * locus_dtype_size(rdt);
     /* My block, packed where the others read it: a rooted record (gather),
@@ -761,8 +805,12 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
      * all decide alike. */
     size_t nb = root >= 0 && me != root ? scount * locus_dtype_size(sdt) : rn;
     int rooted = root >= 0 && nb <= seg->rcap, flags = root < 0 && rn <= SHM_FLAG_DATA;
+    char *set = rooted || flags ? NULL : sets_claim(seg);   /* before the barrier moves on */
+    if (!rooted && !flags && !set)
+        return LOCUS_ERR_OTHER;
     /* A gather's root never packs its own block: nobody reads it, so it
-     * goes straight from sbuf to rbuf (2 ranks, 8 KiB: one copy less). */
+     * goes straight from sbuf to rbuf (2 ranks, 4 KiB: 0.44-0.46 us
+     * against 0.52-0.68). */
     int direct = root == me;
     uint64_t q = rooted ? ++seg->rseq : 0;
     char *mine = direct  ? NULL
@@ -819,8 +867,10 @@ int coll_shm_alltoall(const void *sbuf, size_t scount, locus_dtype_t *sdt, void 
     locus_dtype_t *fdt = in_place ? rdt : sdt;
     uint64_t q = 0;
     int flags = all <= SHM_FLAG_DATA;
-    char *set = shm_slot(seg, 0);
-    char *mine = flags ? flag_open(seg, &q) : set + (size_t)me * seg->slot;
+    char *set = flags ? NULL : sets_claim(seg);
+    char *mine = flags ? flag_open(seg, &q) : set ? set + (size_t)me * seg->slot : NULL;
+    if (!mine)
+        return LOCUS_ERR_OTHER;
     for (int i = 0; i < p; i++)
         locus_dtype_pack(block_at(from, fcount, fdt, i), fcount, fdt, 0, mine + i * nb, nb);
     if (flags)
@@ -852,44 +902,46 @@ int coll_shm_scatter(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *
     int me = seg->rank, p = seg->size, in_place = rbuf == LOCUS_COLL_IN_PLACE;
     size_t nb = rcount * locus_dtype_size(rdt);
     /* The others' blocks in the root's rooted record when they fit one
-     * slot together (root's nb, from its send side, is the same bytes). */
+     * slot together (root's nb, from its send side, is the same bytes),
+     * else in their slots. Either way the others wait for the root's
+     * record alone, no barrier: through the slots the set's next writer
+     * waits for their done lines instead (sets_claim). */
     if (me == root)
         nb = scount * locus_dtype_size(sdt);
     int rooted = nb * (size_t)(p - 1) <= seg->rcap;
-    uint64_t q = rooted ? ++seg->rseq : 0;
-    char *set = shm_slot(seg, 0);
-    if (me == root) {
-        char *to = rooted ? rooted_claim(seg, q) : set;
-        if (!to)
+    uint64_t q = ++seg->rseq;
+    char *set = NULL;
+    if (!rooted) {
+        set = me == root ? sets_claim(seg) : shm_slot(seg, 0);
+        if (!set)
             return LOCUS_ERR_OTHER;
-        /* The root's own block goes straight to rbuf, once the others may
-         * copy theirs out (4 ranks on 2 cores, 64 KiB through the slots: a
-         * quarter of the root's copying before the barrier). */
+        gen_next(seg, q);
+    }
+    if (me == root) {
+        char *rec = rooted_claim(seg, q);
+        if (!rec)
+            return LOCUS_ERR_OTHER;
         for (int i = 0; i < p; i++)
             if (i != me)
                 locus_dtype_pack(block_at(sbuf, scount, sdt, i), scount, sdt, 0,
-                                 to + (rooted ? scatter_at(i, root) * nb : (size_t)i * seg->slot),
+                                 rooted ? rec + scatter_at(i, root) * nb
+                                        : set + (size_t)i * seg->slot,
                                  nb);
-        if (rooted)
-            rooted_publish(seg, q);
-        else if (shm_barrier(seg) != LOCUS_SUCCESS)
-            return LOCUS_ERR_OTHER;
+        rooted_publish(seg, q);
+        /* My own block straight to rbuf once the others may copy out (4
+         * ranks on 2 cores, 64 KiB through the slots: a quarter of the
+         * root's copying before they may start). */
         int rc = in_place ? LOCUS_SUCCESS
                           : locus_coll_local_copy(block_at(sbuf, scount, sdt, me), scount, sdt,
                                                   rbuf, rcount, rdt);
-        if (rooted)
-            rooted_finish(seg, q);
+        rooted_finish(seg, q);
         return rc;
     }
-    const char *from = set + (size_t)me * seg->slot;
-    if (rooted) {
-        const char *rec = rooted_wait(seg, root, q);
-        if (!rec)
-            return LOCUS_ERR_OTHER;
-        from = rec + scatter_at(me, root) * nb;
-    } else if (shm_barrier(seg) != LOCUS_SUCCESS) {
+    const char *rec = rooted_wait(seg, root, q);
+    if (!rec)
         return LOCUS_ERR_OTHER;
-    }
-    locus_dtype_unpack(rbuf, rcount, rdt, 0, from, nb);
-    return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
+    locus_dtype_unpack(rbuf, rcount, rdt, 0,
+                       rooted ? rec + scatter_at(me, root) * nb : set + (size_t)me * seg->slot,
+                       nb);
+    return rooted_finish(seg, q);
 }

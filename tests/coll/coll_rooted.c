@@ -1,10 +1,12 @@
 /*
  * coll_rooted.c — rooted collectives back to back: bcast, scatter, gather
- * and reduce with the root moving every call, sizes from one int to a
- * few KiB, no barrier in between, and one rank pausing now and then so
- * the others run ahead of it as far as they can. On one node these go
- * through the shared segment's rooted records, which are reused a few
- * operations later; every result is checked, so a record overwritten
+ * and reduce with the root moving every call, and an allgather among
+ * them, sizes from one int to 8 KiB, no barrier in between, and one rank
+ * pausing now and then so the others run ahead of it as far as they can.
+ * On one node these go through the shared segment's rooted records, which
+ * are reused a few operations later, and its two sets of slots, which a
+ * scatter past a record leaves without a barrier; every result is
+ * checked, so a record or slot overwritten
  * before its readers were done shows as wrong data, or as a hang (a
  * reader waiting for an operation number already overwritten) that the
  * test's timeout fails. Non-roots of a gather sometimes pass receive
@@ -39,12 +41,12 @@ int main(int argc, char **argv)
     static const int sizes[] = { 1, 2, 12, 64, 300, 600, MAXN };
     int *a = malloc(sizeof(int) * MAXN * (size_t)p), *b = malloc(sizeof(int) * MAXN * (size_t)p);
     for (int r = 0; r < rounds && tc_errs < 10; r++) {
-        /* The root moves with the operation too: on 4 ranks r % p alone
-         * would give each operation one root. */
-        int root = (r + r / 4) % p, n = sizes[(r / p) % (int)(sizeof sizes / sizeof sizes[0])];
+        /* The root moves with the operation too: where p divides 5, r % p
+         * alone would give each operation one root. */
+        int root = (r + r / 5) % p, n = sizes[(r / p) % (int)(sizeof sizes / sizeof sizes[0])];
         if (rank == p - 1 && r % 97 == 0)
             nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
-        switch (r % 4) {
+        switch (r % 5) {
         case 0:   /* bcast */
             for (int i = 0; i < n; i++)
                 a[i] = rank == root ? val(r, root, i) : -1;
@@ -86,6 +88,16 @@ int main(int argc, char **argv)
                     for (int i = 0; i < n; i++)
                         CHECK(b[q * n + i] == val(r, q, i), "gather round %d n %d from %d [%d] = %d",
                               r, n, q, i, b[q * n + i]);
+            break;
+        case 4:   /* allgather: every rank waits at the slots' barrier, after
+                   * scatters through the slots that had none */
+            for (int i = 0; i < n; i++)
+                a[i] = val(r, rank, i);
+            MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD);
+            for (int q = 0; q < p; q++)
+                for (int i = 0; i < n; i++)
+                    CHECK(b[q * n + i] == val(r, q, i), "allgather round %d n %d from %d [%d] = %d",
+                          r, n, q, i, b[q * n + i]);
             break;
         default:  /* reduce (sum), in place at the root every other time */
             for (int i = 0; i < n; i++)
