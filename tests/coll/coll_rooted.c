@@ -1,15 +1,14 @@
 /*
  * coll_rooted.c — rooted collectives back to back: bcast, scatter, gather
  * and reduce with the root moving every call, and an allgather among
- * them, sizes from one int to 8 KiB, no barrier in between, and one rank
- * pausing now and then so the others run ahead of it as far as they can.
- * On one node these go through the shared segment's rooted records, which
- * are reused a few operations later, and its two sets of slots, which a
- * scatter past a record leaves without a barrier; every result is
- * checked, so a record or slot overwritten
- * before its readers were done shows as wrong data, or as a hang (a
- * reader waiting for an operation number already overwritten) that the
- * test's timeout fails. Non-roots of a gather sometimes pass receive
+ * them, sizes from one int to 8 KiB, no MPI_Barrier in between, and one
+ * rank pausing now and then so the others run ahead of it as far as they
+ * can. On one node these go through the shared segment's rooted records,
+ * which are reused a few operations later, and its two sets of slots,
+ * which a scatter past a record leaves without a barrier; every result is
+ * checked, so a record or slot overwritten before its readers were done
+ * shows as wrong data, or as a hang (a reader waiting for an operation
+ * number already overwritten) that the test's timeout fails. Non-roots of a gather sometimes pass receive
  * arguments that MPI ignores there (a count far past the segment's).
  * Argument: rounds (default 3000).
  */
