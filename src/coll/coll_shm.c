@@ -831,10 +831,10 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
         return LOCUS_ERR_OTHER;
     if (root >= 0 && root != me)
         return rooted ? rooted_finish(seg, q) : LOCUS_SUCCESS;
-    /* The root's own copy while the others' records fill; through the
-     * slots after the barrier, so that nobody waits on it there. */
+    /* The root's own copy while the others' records fill (through the
+     * slots, after the barrier: nobody waits on it there). */
     int rc = LOCUS_SUCCESS;
-    if (direct && rooted && !in_place)
+    if (direct && !in_place)
         rc = locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, me), rcount,
                                    rdt);
     for (int i = 0; i < seg->size && rc == LOCUS_SUCCESS; i++) {
@@ -847,9 +847,6 @@ int coll_shm_gather(const void *sbuf, size_t scount, locus_dtype_t *sdt, void *r
             return LOCUS_ERR_OTHER;
         locus_dtype_unpack(block_at(rbuf, rcount, rdt, i), rcount, rdt, 0, x, rn);
     }
-    if (rc == LOCUS_SUCCESS && direct && !rooted && !in_place)
-        rc = locus_coll_local_copy(sbuf, scount, sdt, block_at(rbuf, rcount, rdt, me), rcount,
-                                   rdt);
     if (rooted)
         rooted_finish(seg, q);
     return rc;
