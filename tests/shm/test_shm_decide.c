@@ -3,9 +3,13 @@
  * it (locus_tp_init_t.oversubscribed), never one of its own: run under an
  * affinity shim that makes a fixed 1024-bit cpu_set_t fail with EINVAL, as
  * on a host with 2048 possible CPUs, 2 ranks on a node of at least 2 CPUs
- * must be told "oversubscribed: no" and move a 256 KiB message with the
- * pipelined copy (LOCUS_SINGLE_COPY=auto, CMA from 1 GiB); told
- * "oversubscribed", the same message goes by CMA (where the kernel allows it).
+ * must be told "oversubscribed: no" and move a 256 KiB message by CMA split
+ * between both sides (LOCUS_SINGLE_COPY=auto, CMA from 128 KiB); told
+ * "oversubscribed", the receiver reads it all (the sender may not be
+ * running to write its half), and the rule alone decides: CMA from 128
+ * KiB, CMA when unset (uncalibrated), pipelined when CMA is from 1 GiB;
+ * not oversubscribed with the rule unset (1 GiB), pipelined.
+ * Where the kernel refuses CMA, pipelined.
  *
  *   test_shm_decide SHIM.so   (re-executes itself with LD_PRELOAD=SHIM.so)
  */
@@ -56,9 +60,18 @@ static void c_sent(void *core, void *ctx)
 
 static const locus_tp_upcalls_t ups = { c_deliver, c_arrived, c_done, c_sent };
 
+/* One run: whether the ranks are told oversubscribed, LOCUS_SHM_CMA_MIN
+ * (NULL: unset, and no calibration), whether the 256 KiB message must go
+ * by CMA. */
+typedef struct {
+    int over;
+    const char *cma_min;
+    int by_cma;
+} decide_case_t;
+
 static int decide_rank(harness_t *h, int rank, void *arg)
 {
-    (void)arg;
+    const decide_case_t *k = arg;
     static core_t c;
     int bad = 0;
     locus_tp_init_t in;
@@ -100,12 +113,14 @@ static int decide_rank(harness_t *h, int rank, void *arg)
                 break;
             }
         shm_tp_stats(c.tp, &st);
-        /* Told oversubscribed: CMA for every large message, where CMA works. */
-        int want_cma = h->oversubscribed && st.cma_enabled;
-        if (!c.done || st.cma_recv != (uint64_t)want_cma || st.pipe_recv != (uint64_t)!want_cma) {
-            fprintf(stderr, "rank 1: %llu by CMA, %llu pipelined; want %s (CMA %s)\n",
-                    (unsigned long long)st.cma_recv, (unsigned long long)st.pipe_recv,
-                    want_cma ? "CMA" : "pipelined", st.cma_enabled ? "usable" : "refused");
+        int want_cma = st.cma_enabled && k->by_cma, want_split = want_cma && !h->oversubscribed;
+        if (!c.done || st.cma_recv != (uint64_t)want_cma || st.pipe_recv != (uint64_t)!want_cma ||
+            st.split_recv != (uint64_t)want_split) {
+            fprintf(stderr, "rank 1: %llu by CMA (%llu split), %llu pipelined; want %s (CMA %s)\n",
+                    (unsigned long long)st.cma_recv, (unsigned long long)st.split_recv,
+                    (unsigned long long)st.pipe_recv,
+                    want_split ? "CMA split" : want_cma ? "CMA, not split" : "pipelined",
+                    st.cma_enabled ? "usable" : "refused");
             bad = 1;
         }
     }
@@ -152,9 +167,21 @@ int main(int argc, char **argv)
     }
     harness_set_jobid("shmdec");
     setenv("LOCUS_SINGLE_COPY", "auto", 1);
-    setenv("LOCUS_SHM_CMA_MIN", "1G", 1);
+    setenv("LOCUS_TUNE_FILE", "none", 1);
+    /* Oversubscribed, the rule alone: CMA where it says so, and for every
+     * large message where neither the user nor `locus tune` set it. */
+    static const decide_case_t cases[] = {
+        { 0, "128k", 1 }, { 0, NULL, 0 }, { 1, "128k", 1 }, { 1, NULL, 1 }, { 1, "1G", 0 } };
     int fail = 0;
-    for (int over = 0; over < 2; over++) {
+    for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+        const decide_case_t *k = &cases[n];
+        if (k->cma_min)
+            setenv("LOCUS_SHM_CMA_MIN", k->cma_min, 1);
+        else
+            unsetenv("LOCUS_SHM_CMA_MIN");
+        printf("told oversubscribed=%d, LOCUS_SHM_CMA_MIN %s\n", k->over,
+               k->cma_min ? k->cma_min : "unset");
+        fflush(stdout);
         harness_t h;
         if (harness_open(&h, 2) != 0)
             return 1;
@@ -162,8 +189,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "2 ranks on %ld CPUs counted as oversubscribed\n", online);
             fail = 1;
         }
-        h.oversubscribed = over;
-        fail |= harness_run(&h, decide_rank, NULL, 60) != 0;
+        h.oversubscribed = k->over;
+        fail |= harness_run(&h, decide_rank, (void *)k, 60) != 0;
         harness_close(&h);
     }
     fail |= harness_shm_leftovers() != 0;

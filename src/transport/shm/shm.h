@@ -24,8 +24,9 @@ typedef struct {
     uint64_t again;          /* sends answered LOCUS_TP_AGAIN (a ring was full) */
     uint64_t pool_full;      /* pipelined sends found no free chunk in my pool */
     int cma_enabled;         /* single copy in use now (for at least one peer) */
-    int oversubscribed;      /* the core's answer (locus_tp_init_t): CMA for every
-                              * large message under LOCUS_SINGLE_COPY=auto */
+    int oversubscribed;      /* the core's answer (locus_tp_init_t): the CMA rule
+                              * alone under LOCUS_SINGLE_COPY=auto (untuned:
+                              * every large message) */
     uint64_t eager_max;      /* effective eager limit (smallest over peers) */
     uint64_t seg_bytes;      /* this process's segment */
 } shm_stats_t;

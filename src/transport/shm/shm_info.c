@@ -40,13 +40,13 @@ void shm_tp_describe(locus_tp_t *t, char *buf, size_t len)
     if (tp->single_copy == SHM_SC_NONE || cma == 0)
         snprintf(sc, sizeof sc, "no single copy%s", tp->single_copy == SHM_SC_NONE ? "" :
                  " (process_vm_readv refused)");
-    else if (tp->single_copy == SHM_SC_CMA || tp->oversubscribed)
+    else if (tp->single_copy == SHM_SC_CMA || tp->cma_min <= st.eager_max)
         snprintf(sc, sizeof sc, "single copy cma above eager");
     else
         snprintf(sc, sizeof sc, "single copy cma from %s",
                  locus_size_str(a, sizeof a, (long)tp->cma_min));
     /* (LOCUS_SHM_CMA_MAX's default, 1024G, is no bound.) */
-    if (tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && cma > 0 &&
+    if (tp->single_copy == SHM_SC_AUTO && cma > 0 &&
         tp->cma_max < ((uint64_t)1 << 40))
         snprintf(sc + strlen(sc), sizeof sc - strlen(sc), " to %s",
                  locus_size_str(b, sizeof b, (long)tp->cma_max));

@@ -104,6 +104,13 @@ static int path_alone(const shm_tp_t *tp, const shm_peer_t *p)
     return path_measured(tp, p) && p->outstanding == 1;
 }
 
+/* This machine's rule (LOCUS_SHM_CMA_MIN/MAX, from `locus tune`): whether
+ * a message of want bytes goes by CMA before, or without, measurement. */
+static int cma_by_rule(const shm_tp_t *tp, uint64_t want)
+{
+    return want >= tp->cma_min && want < tp->cma_max;
+}
+
 /* The bit of the size class of a message that may come with its data. */
 static uint32_t class_bit(uint64_t len)
 {
@@ -123,7 +130,7 @@ static void rts_data(shm_tp_t *tp, const shm_peer_t *p, const void *data, size_t
                      shm_rts_t *rts)
 {
     if (len > RTS_DATA_MAX || len > tp->chunk_size || tp->single_copy == SHM_SC_CMA ||
-        (tp->oversubscribed && p->cma && tp->single_copy == SHM_SC_AUTO) ||
+        (tp->oversubscribed && p->cma && tp->single_copy == SHM_SC_AUTO && cma_by_rule(tp, len)) ||
         tp->data_chunks >= tp->pool_chunks / 2 || (p->reads_cma & class_bit(len)))
         return;
     uint64_t t0 = path_measured(tp, p) ? shm_now_ns() : 0;
@@ -365,11 +372,15 @@ static int bulk_cma(const shm_tp_t *tp, uint64_t want, int hints)
     return (hints & LOCUS_TP_RECV_BULK) && want >= BULK_CMA_MIN && want >= tp->cma_min;
 }
 
-/* auto: CMA for every large message when ranks outnumber cores: the
- * pipelined copy needs the sender running at the same time, CMA only the
- * receiver (measured 20-35% faster with 8 ranks on 2 cores). Otherwise CMA
- * from cma_min up to cma_max to begin with, then the path measured faster
- * with this peer at this size (shm_path.h). */
+/* auto: CMA from cma_min up to cma_max (this machine's rule, `locus tune`)
+ * to begin with, then the path measured faster with this peer at this size
+ * (shm_path.h). When ranks outnumber cores, the rule alone: nothing is
+ * measured there, and the rule follows the machine (uncalibrated: CMA for
+ * every large message, shm_create.c). Where CMA is fast, it wins there by
+ * needing only the receiver to run; on the EPYC VM, whose CMA never kept
+ * up, the pipeline won instead: 4 ranks on 2 cores, IMB Gather / Alltoall
+ * of 1 MiB 172-183 / 918-944 us against 291-294 / 1075-1084 by CMA (Open
+ * MPI 371-401 / 1087-1126). */
 static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
 {
     if (!p->cma || want == 0)
@@ -377,7 +388,7 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
     if (tp->single_copy != SHM_SC_AUTO)
         return tp->single_copy == SHM_SC_CMA;
     if (tp->oversubscribed)
-        return 1;
+        return cma_by_rule(tp, want);
     /* Collective traffic: both sides are busy, so the pipelined copy's
      * rate in a lone stream says little, and CMA (one copy, by the
      * receiver alone) is what Open MPI uses too, where this machine's CMA
@@ -391,7 +402,7 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
      * by CMA) while they did not. */
     if (bulk_cma(tp, want, hints))
         return 1;
-    int rule = want >= tp->cma_min && want < tp->cma_max;
+    int rule = cma_by_rule(tp, want);
     return path_alone(tp, p) ? shm_path_choose(&p->path, want, rule)
                              : shm_path_best(&p->path, want, rule);
 }
