@@ -155,6 +155,13 @@ void locus_tune_choose(locus_tune_t *t);
  * wider than LOCUS_TUNE_UNSTEADY. *ratio: that widest ratio (1 if none). */
 int locus_tune_unsteady(const double *lo, const double *hi, int n, double *ratio);
 
+/* The median of the n values measured (those above 0) in v, the mean of
+ * the two middle ones when their count is even; 0 when none was. Reorders
+ * v. What `locus tune` keeps of its rounds: a path whose rate swings by
+ * factors from round to round is judged by its usual rate, not by its
+ * luckiest round. */
+double locus_tune_median(double *v, int n);
+
 /* The chosen value of `name` in *t, or NULL. */
 const char *locus_tune_value(const locus_tune_t *t, const char *name);
 

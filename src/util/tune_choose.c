@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void locus_tune_note(locus_tune_t *t, const char *fmt, ...)
@@ -43,6 +44,24 @@ int locus_tune_unsteady(const double *lo, const double *hi, int n, double *ratio
         }
     }
     return *ratio > LOCUS_TUNE_UNSTEADY ? at : -1;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double locus_tune_median(double *v, int n)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i] > 0)
+            v[m++] = v[i];
+    if (m == 0)
+        return 0;
+    qsort(v, (size_t)m, sizeof *v, by_value);
+    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
 }
 
 static void set_value(locus_tune_t *t, const char *name, const char *value)

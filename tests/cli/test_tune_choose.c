@@ -328,6 +328,23 @@ static void test_unsteady(void)
           "one round or none is steady");
 }
 
+/* The median of the rounds: the middle of an odd count, the mean of the
+ * two middles of an even one, rounds not measured (0) left out; a path
+ * that is fast in one round of five and slow in the others is slow. */
+static void test_median(void)
+{
+    double swings[] = { 2.1, 27.3, 9.8, 3.0, 10.4 }, even[] = { 0, 4, 1, 0, 3, 2 };
+    double none[] = { 0, 0, 0 }, one[] = { 5.5 };
+    double m = locus_tune_median(swings, 5);
+    CHECK(m == 9.8, "median of a swinging path: %.2f, expected 9.80", m);
+    m = locus_tune_median(even, 6);
+    CHECK(m == 2.5, "median of 1 2 3 4 (two rounds unmeasured): %.2f, expected 2.50", m);
+    m = locus_tune_median(none, 3);
+    CHECK(m == 0, "median of nothing measured: %.2f, expected 0", m);
+    m = locus_tune_median(one, 1);
+    CHECK(m == 5.5, "median of one round: %.2f, expected 5.50", m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -339,6 +356,7 @@ int main(int argc, char **argv)
     test_file(argv[1]);
     test_size_str();
     test_unsteady();
+    test_median();
     if (failures)
         return 1;
     printf(" No Errors\n");
