@@ -212,8 +212,8 @@ static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
  * its value. The median, not the best round: on a 2-vCPU EPYC VM (family
  * 25 model 17) the pipeline ran at 2-27 GB/s from one round to the next
  * while CMA stayed within 10 % of 21; the best of three picked the
- * pipeline, which osu_bw then ran at 10 GB/s, half of CMA's. Where the machine is steady the
- * median is the best within noise. */
+ * pipeline, which osu_bw then ran at 10 GB/s, half of CMA's. Where the
+ * machine is steady the median is the best within noise. */
 static void keep_round(const tune_series_t *series, tune_cfg_t *cfg, const double *got)
 {
     if (cfg->nruns == TUNE_MAX_ROUNDS)
@@ -277,9 +277,9 @@ static void note_failures(locus_tune_t *t, const tune_cfg_t *cfg, int ncfg)
 
 /* Runs rounds x configs jobs, config order rotating from round to round so
  * that the machine's moods fall on every config alike; keeps the median
- * value of each config and size (keep_round). Returns the number of jobs run or
- * skipped (a config that failed is not run again): less than rounds x
- * configs when the time budget ran out. */
+ * value of each config and size (keep_round). Returns the number of jobs
+ * run or skipped (a config that failed is not run again): less than
+ * rounds x configs when the time budget ran out. */
 static int measure(const tune_series_t *series, const tune_tools_t *tools,
                           tune_cfg_t *cfg, int ncfg, char *bindings, size_t blen)
 {
