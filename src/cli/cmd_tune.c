@@ -122,16 +122,18 @@ static int ptrace_scope(void)
 }
 
 #define TUNE_MAX_ROUNDS 8
+_Static_assert(TUNE_MAX_ROUNDS >= 5, "a config holds every round of the plans (5 at most)");
 
 /* One configuration measured: what it sets, where its value per size
  * goes, whether it failed. */
 typedef struct {
     char name[16];
     char env[4][64]; /* "NAME=VALUE"; "" unused */
-    double *value;   /* per size: the median over the rounds, 0 none */
     double runs[TUNE_MAX_ROUNDS][LOCUS_TUNE_MAX_SIZES]; /* each round's; 0 none */
     int nruns;
-    double lo[LOCUS_TUNE_MAX_SIZES], hi[LOCUS_TUNE_MAX_SIZES]; /* over the rounds */
+    /* Per size, from the runs once measured (settle_rounds): */
+    double *value;   /* the median over the rounds, 0 none */
+    double lo[LOCUS_TUNE_MAX_SIZES], hi[LOCUS_TUNE_MAX_SIZES]; /* 0 none */
     int failed;
     char why[200];
 } tune_cfg_t;
@@ -208,28 +210,34 @@ static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
     snprintf(out, len, "%ld", 1 + (pool + per_window - 1) / per_window);
 }
 
-/* One round's values of cfg, and their median over the rounds so far as
- * its value. The median, not the best round: on a 2-vCPU EPYC VM (family
- * 25 model 17) the pipeline ran at 2-27 GB/s from one round to the next
- * while CMA stayed within 10 % of 21; the best of three picked the
- * pipeline, which osu_bw then ran at 10 GB/s, half of CMA's. Where the
- * machine is steady the median is the best within noise. */
 static void keep_round(const tune_series_t *series, tune_cfg_t *cfg, const double *got)
 {
-    if (cfg->nruns == TUNE_MAX_ROUNDS)
+    if (cfg->nruns == TUNE_MAX_ROUNDS) /* (the plans stay within it: above) */
         return;
     double *run = cfg->runs[cfg->nruns++];
-    for (int i = 0; i < series->nsizes; i++) {
-        double v = got[i] * series->scale, col[TUNE_MAX_ROUNDS];
-        run[i] = v > 0 ? v : 0;
-        if (!(v > 0))
-            continue;
-        cfg->lo[i] = cfg->lo[i] > 0 && cfg->lo[i] < v ? cfg->lo[i] : v;
-        cfg->hi[i] = cfg->hi[i] > v ? cfg->hi[i] : v;
-        for (int r = 0; r < cfg->nruns; r++)
-            col[r] = cfg->runs[r][i];
-        cfg->value[i] = locus_tune_median(col, cfg->nruns);
-    }
+    for (int i = 0; i < series->nsizes; i++)
+        run[i] = got[i] > 0 ? got[i] * series->scale : 0;
+}
+
+/* Each config's value per size is the median of its rounds, not the best
+ * round: on a 2-vCPU EPYC VM (family 25 model 17) the pipeline ran at 2-27
+ * GB/s from one round to the next while CMA stayed within 10 % of 21; the
+ * best of three picked the pipeline, which osu_bw then ran at 10 GB/s,
+ * half of CMA's. Where the machine is steady the median is the best
+ * within noise. lo and hi (note_unsteady) come from the same rounds. */
+static void settle_rounds(const tune_series_t *series, tune_cfg_t *cfg, int ncfg)
+{
+    for (int c = 0; c < ncfg; c++)
+        for (int i = 0; i < series->nsizes; i++) {
+            double col[TUNE_MAX_ROUNDS];
+            int n = 0;
+            for (int r = 0; r < cfg[c].nruns; r++)
+                if (cfg[c].runs[r][i] > 0)
+                    col[n++] = cfg[c].runs[r][i];
+            cfg[c].value[i] = locus_tune_median(col, n); /* sorts col */
+            cfg[c].lo[i] = n ? col[0] : 0;
+            cfg[c].hi[i] = n ? col[n - 1] : 0;
+        }
 }
 
 /* A note when some configuration's rounds disagreed by more than
@@ -277,21 +285,21 @@ static void note_failures(locus_tune_t *t, const tune_cfg_t *cfg, int ncfg)
 
 /* Runs rounds x configs jobs, config order rotating from round to round so
  * that the machine's moods fall on every config alike; keeps the median
- * value of each config and size (keep_round). Returns the number of jobs
- * run or skipped (a config that failed is not run again): less than
+ * value of each config and size (settle_rounds). Returns the number of
+ * jobs run or skipped (a config that failed is not run again): less than
  * rounds x configs when the time budget ran out. */
 static int measure(const tune_series_t *series, const tune_tools_t *tools,
                           tune_cfg_t *cfg, int ncfg, char *bindings, size_t blen)
 {
     double start = tune_now();
     int total = series->rounds * ncfg, done = 0;
-    _Static_assert(TUNE_MAX_ROUNDS >= 5, "keep_round holds the plans' rounds");
-    for (int r = 0; r < series->rounds; r++) {
+    /* (A round cut short by the budget ends the series.) */
+    for (int r = 0; r < series->rounds && done == r * ncfg; r++) {
         for (int k = 0; k < ncfg; k++) {
             int c = (k + r) % ncfg;
             double left = series->budget_s - (tune_now() - start);
             if (left < 1)
-                return done;
+                break;
             /* An even share of what is left, so that a slow config (a busy
              * machine) cannot starve the others: cut short, it keeps the
              * sizes it finished. */
@@ -331,6 +339,7 @@ static int measure(const tune_series_t *series, const tune_tools_t *tools,
             }
         }
     }
+    settle_rounds(series, cfg, ncfg);
     return done;
 }
 
