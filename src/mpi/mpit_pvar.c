@@ -81,6 +81,9 @@ static const pvar_t pvars[] = {
     {"locus_shm_pool_full", "progress rounds in which a pipelined send found this "
      "process's large-message pool exhausted", MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM,
      SRC_SHM, NULL, SHM_FIELD(pool_full), NULL},
+    {"locus_shm_ahead_waits", "times a pipelined send waited because it held as many "
+     "chunks of the pool ahead of its receiver as one send may (1 MiB)",
+     MPI_T_PVAR_CLASS_COUNTER, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(ahead_waits), NULL},
     {"locus_shm_single_copy", "whether single copy (CMA) is in use with at least one peer",
      MPI_T_PVAR_CLASS_STATE, MPIT_CAT_SHM, SRC_SHM, NULL, SHM_FIELD(cma_enabled),
      &pvar_enums[0]},

@@ -7,6 +7,8 @@
  *    the ring's cells carry them, order kept, the chunks come back;
  *  - limits: empty messages, the eager limit and one byte more, the
  *    largest header, oversized headers, sends to self, truncation to 0;
+ *  - a pipelined send fills only so many chunks ahead of its receiver,
+ *    a window of them the whole pool;
  *  - CMA refused at run time (the sender turns non-dumpable, the receiver
  *    drops its capabilities): the message still arrives, pipelined.
  */
@@ -97,6 +99,15 @@ static int make(harness_t *h, int rank, rec_t *c)
     return 0;
 }
 
+/* make(), then the transport's counters as they start. */
+static locus_tp_t *start(harness_t *h, int rank, rec_t *c, shm_stats_t *st)
+{
+    if (make(h, rank, c) != 0)
+        return NULL;
+    shm_tp_stats(c->tp, st);
+    return c->tp;
+}
+
 static void pump(rec_t *c, int *what, int until)
 {
     for (long i = 0; *what < until && i < 100000000; i++)
@@ -175,11 +186,10 @@ static int ring_rank(harness_t *h, int rank, void *arg)
 {
     (void)arg;
     static rec_t c;
-    if (make(h, rank, &c) != 0)
-        return 1;
-    locus_tp_t *tp = c.tp;
     shm_stats_t st;
-    shm_tp_stats(tp, &st);
+    locus_tp_t *tp = start(h, rank, &c, &st);
+    if (!tp)
+        return 1;
     size_t emax = st.eager_max;
     CHECK(emax == 4096 && sizeof pat > emax + 1);
     uint32_t seq = 0;
@@ -249,11 +259,10 @@ static int cma_rank(harness_t *h, int rank, void *arg)
 {
     (void)arg;
     static rec_t c;
-    if (make(h, rank, &c) != 0)
-        return 1;
-    locus_tp_t *tp = c.tp;
     shm_stats_t st;
-    shm_tp_stats(tp, &st);
+    locus_tp_t *tp = start(h, rank, &c, &st);
+    if (!tp)
+        return 1;
     if (!st.cma_enabled) {
         printf("CMA not available at start: run-time fallback not exercised\n");
         tp->ops->finalize(tp);
@@ -296,6 +305,76 @@ static int cma_rank(harness_t *h, int rank, void *arg)
                     (unsigned long long)st.cma_recv);
     }
     harness_barrier(h);
+    tp->ops->finalize(tp);
+    return failures ? 1 : 0;
+}
+
+/* ---- a pipelined send's chunks ahead of its receiver ---- */
+
+/* The default pool at 2 ranks holds 4 MiB of 32k chunks; one message of 4
+ * MiB fills only SHM_SEND_AHEAD_BYTES of it ahead of its receiver (it
+ * waits at that limit, never for the pool), while eight of 1 MiB in flight
+ * together take all of it. The receiver stands still (at a barrier) while
+ * the sender fills what it may. */
+static void fill_ahead(rec_t *c, shm_stats_t *st, int window)
+{
+    for (long i = 0; i < 1000000; i++) {
+        c->tp->ops->progress(c->tp);
+        shm_tp_stats(c->tp, st);
+        if (window ? st->pool_full > 0 : st->ahead_waits > 0)
+            break;
+    }
+}
+
+static int ahead_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    static rec_t c;
+    shm_stats_t st;
+    locus_tp_t *tp = start(h, rank, &c, &st);
+    if (!tp)
+        return 1;
+    CHECK(st.seg_bytes >= (4u << 20));
+    enum { LEN = 4 << 20, PART = 1 << 20, N = 8 };
+    unsigned char *buf = malloc(LEN), *got = malloc(LEN);
+    CHECK(buf && got);
+    if (!buf || !got)
+        return 1;
+    for (size_t i = 0; i < LEN; i++)
+        buf[i] = (unsigned char)(i * 31 + 7);
+    harness_barrier(h);
+    /* First one message of 4 MiB, then N of 1 MiB from (into) the buffer's
+     * quarters. */
+    for (int w = 0; w < 2; w++) {
+        int first = w ? 1 : 0, last = w ? N : 0;
+        if (rank == 0) {
+            for (int m = first; m <= last; m++)
+                CHECK(tp->ops->send(tp, 1, &m, sizeof m, buf + (m ? (size_t)(m % 4) * PART : 0),
+                                    m ? PART : LEN, NULL) == LOCUS_TP_PENDING);
+            fill_ahead(&c, &st, w);
+            if (w == 0)
+                CHECK(st.ahead_waits > 0 && st.pool_full == 0);
+            else
+                CHECK(st.pool_full > 0);
+            if (st.ahead_waits == 0 || (st.pool_full > 0) != (w == 1))
+                fprintf(stderr, "window %d: ahead waits %llu, pool full %llu\n", w,
+                        (unsigned long long)st.ahead_waits, (unsigned long long)st.pool_full);
+            harness_barrier(h);
+            pump(&c, &c.nsent, last + 1);
+        } else {
+            pump(&c, &c.nrndv, last + 1);
+            for (int k = first; k <= last; k++)
+                CHECK(tp->ops->rndv_recv(tp, c.ev[k].rndv, got + (k ? (size_t)(k % 4) * PART : 0),
+                                         k ? PART : LEN, NULL, 0) == 0);
+            harness_barrier(h);
+            pump(&c, &c.ndone, last + 1);
+            CHECK(memcmp(got, buf, LEN) == 0);
+            memset(got, 0, LEN);
+        }
+    }
+    harness_barrier(h);
+    free(buf);
+    free(got);
     tp->ops->finalize(tp);
     return failures ? 1 : 0;
 }
@@ -367,6 +446,10 @@ int main(void)
     setenv("LOCUS_SHM_CHUNK_SIZE", "32k", 1);
     run2("eager payloads in pool chunks", pooled_rank);
     unsetenv("LOCUS_SHM_POOL_SIZE");
+    unsetenv("LOCUS_SHM_CHUNK_SIZE");
+    setenv("LOCUS_SINGLE_COPY", "none", 1);
+    setenv("LOCUS_SHM_CHUNK_SIZE", "32k", 1);
+    run2("a send's chunks ahead of its receiver", ahead_rank);
     unsetenv("LOCUS_SHM_CHUNK_SIZE");
     setenv("LOCUS_SINGLE_COPY", "auto", 1);
     setenv("LOCUS_SHM_CMA_MIN", "0", 1);

@@ -5,7 +5,9 @@
  * (and gives way again when the rates turn), the path not in use is tried
  * one message in SHM_PATH_EXPLORE (two in a row, the first only warming it
  * up and not counted), size classes are independent, and messages under
- * SHM_PATH_MIN always follow the rule.
+ * SHM_PATH_MIN always follow the rule. Streams (simulated windows of
+ * receives on a made-up clock): epochs of one path each, the caller's
+ * guess first, then the faster path, the other tried again now and then.
  */
 #include <stdio.h>
 #include <string.h>
@@ -36,6 +38,98 @@ static int run(shm_path_t *pt, uint64_t want, int rule, double pipe, double cma,
         shm_path_record(pt, want, c, (uint64_t)((double)want / (c ? cma : pipe)));
     }
     return ncma;
+}
+
+/* A stream on a simulated clock: `windows` windows of `w` receives of
+ * `want` bytes, matched together, served one after another at the rate
+ * (GB/s) of the path each took, `gap_ns` apart; `*now` moves on. Returns
+ * how many went by CMA; counts windows that mixed paths in *mixed. */
+static int stream(shm_stream_t *st, uint64_t *now, uint64_t want, int guess, double pipe,
+                  double cma, int windows, int w, uint64_t gap_ns, int *mixed)
+{
+    int ncma = 0, path[64];
+    for (int k = 0; k < windows; k++) {
+        int seen[2] = {0, 0};
+        for (int i = 0; i < w; i++) {
+            int live = shm_stream_match(st, want, *now);
+            path[i] = live ? shm_stream_path(st, want, guess) : guess;
+            seen[path[i]] = 1;
+        }
+        for (int i = 0; i < w; i++) {
+            *now += (uint64_t)((double)want / (path[i] ? cma : pipe));
+            shm_stream_done(st, want, path[i], *now);
+            ncma += path[i];
+        }
+        if (mixed && seen[0] && seen[1])
+            (*mixed)++;
+        *now += gap_ns;
+    }
+    return ncma;
+}
+
+static void streams(void)
+{
+    shm_stream_t st;
+    uint64_t now = 1000000, kib = 1024, mib = 1 << 20;
+    int mixed = 0, n = 400, w = 64, c;
+
+    /* The guess first, the other path next, then the faster one; the
+     * other is tried again one epoch in SHM_STREAM_EXPLORE_FAR while far
+     * behind (here 3x). Each window is one epoch, one path. */
+    memset(&st, 0, sizeof st);
+    CHECK(!shm_stream_match(&st, mib, now), "the first receive is alone");
+    shm_stream_done(&st, mib, 0, now += 1000);
+    c = stream(&st, &now, mib, 1, 24.0, 8.0, 1, w, 2000, &mixed);
+    CHECK(c == w, "first epoch: the guess (CMA), %d of %d", c, w);
+    c = stream(&st, &now, mib, 1, 24.0, 8.0, 1, w, 2000, &mixed);
+    CHECK(c == 0, "second epoch: the other path, %d of %d by CMA", c, w);
+    c = stream(&st, &now, mib, 1, 24.0, 8.0, n, w, 2000, &mixed);
+    CHECK(c <= w * (n / SHM_STREAM_EXPLORE_FAR + 1), "pipeline 3x faster: %d of %d by CMA", c,
+          n * w);
+    CHECK(c >= w * (n / SHM_STREAM_EXPLORE_FAR - 1), "CMA never tried again: %d", c);
+    CHECK(st.rate[7][0] > 23.0 && st.rate[7][0] < 25.0, "pipeline's rate %.2f", st.rate[7][0]);
+
+    /* The rates turn: CMA takes over within a few tries. */
+    c = stream(&st, &now, mib, 1, 5.0, 20.0, n, w, 2000, &mixed);
+    CHECK(c >= n * w - w * (SHM_STREAM_EXPLORE_FAR + n / SHM_STREAM_EXPLORE_FAR + 2),
+          "CMA 4x faster now: only %d of %d by CMA", c, n * w);
+    /* A near tie: the other path is tried one epoch in SHM_STREAM_EXPLORE. */
+    c = stream(&st, &now, mib, 1, 18.0, 20.0, n, w, 2000, &mixed);
+    CHECK(c >= n * w - w * (n / SHM_STREAM_EXPLORE + 4) && c <= n * w - w * (n / SHM_STREAM_EXPLORE - 4),
+          "near tie: %d of %d by CMA", c, n * w);
+    CHECK(mixed == 0, "%d windows mixed the paths", mixed);
+
+    /* Short pauses within an epoch are part of its time: 4 windows of 4
+     * MiB at 20 GB/s, 40 us apart, measure 16 MiB in 959 us, 17.5 GB/s;
+     * a long pause ends the stream (the next receive is alone). */
+    memset(&st, 0, sizeof st);
+    shm_stream_match(&st, mib, now);
+    shm_stream_done(&st, mib, 0, now += 1000);
+    stream(&st, &now, mib, 0, 20.0, 20.0, 8, 4, 40000, NULL);
+    CHECK(st.epochs[7] == 2 && st.rate[7][0] > 17.2 && st.rate[7][0] < 17.8 &&
+          st.rate[7][1] > 17.2 && st.rate[7][1] < 17.8,
+          "16 MiB at 20 GB/s with 40 us pauses: %u epochs, %.2f / %.2f", st.epochs[7],
+          st.rate[7][0], st.rate[7][1]);
+    now += SHM_STREAM_GAP_NS + 1;
+    CHECK(!shm_stream_match(&st, mib, now), "after a long pause, alone");
+
+    /* Another class's receive voids the epoch under way; classes learn
+     * apart. */
+    memset(&st, 0, sizeof st);
+    shm_stream_match(&st, 64 * kib, now);
+    shm_stream_done(&st, 64 * kib, 0, now += 1000);
+    stream(&st, &now, 64 * kib, 0, 30.0, 10.0, 40, w, 1000, NULL);
+    CHECK(st.epochs[3] == 40, "64 KiB: %u epochs of 40", st.epochs[3]);
+    shm_stream_match(&st, 64 * kib, now);
+    CHECK(shm_stream_match(&st, 4 * mib, now) && st.cls == 0, "mixed classes: the epoch void");
+    CHECK(shm_stream_path(&st, 4 * mib, 1) == 1 && st.cls == 0,
+          "an epoch began while another receive was in flight");
+    shm_stream_done(&st, 64 * kib, 0, now += 1000);
+    shm_stream_done(&st, 4 * mib, 0, now += 1000);
+    CHECK(st.epochs[3] == 40 && st.epochs[9] == 0, "a void epoch counted");
+    c = stream(&st, &now, 4 * mib, 0, 10.0, 30.0, 40, w, 1000, NULL);
+    CHECK(c >= 40 * w - w * (SHM_STREAM_EXPLORE_FAR / 8 + 3), "4 MiB, CMA faster: %d", c);
+    CHECK(st.rate[3][0] > st.rate[3][1], "4 MiB's measures changed 64 KiB's");
 }
 
 int main(void)
@@ -106,6 +200,8 @@ int main(void)
     for (int i = 0; i < 3 * SHM_PATH_EXPLORE; i++)
         CHECK(shm_path_best(&pt, mib, 1) == 0, "amid others: a probe at %d", i);
     CHECK(pt.n[7] == n, "amid others: messages counted");
+
+    streams();
 
     if (errors)
         fprintf(stderr, "%d check(s) failed\n", errors);

@@ -23,6 +23,7 @@ typedef struct {
     uint64_t cma_fallbacks;  /* CMA failed at run time; pipelined instead */
     uint64_t again;          /* sends answered LOCUS_TP_AGAIN (a ring was full) */
     uint64_t pool_full;      /* pipelined sends found no free chunk in my pool */
+    uint64_t ahead_waits;    /* ...or held as many as one send may (SHM_SEND_AHEAD_*) */
     int cma_enabled;         /* single copy in use now (for at least one peer) */
     int oversubscribed;      /* the core's answer (locus_tp_init_t): the CMA rule
                               * alone under LOCUS_SINGLE_COPY=auto (untuned:

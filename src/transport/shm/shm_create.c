@@ -35,7 +35,21 @@ static int cfg_choice(const char *name, const char *const *words, int n, int *ou
     return -1;
 }
 
-static int cfg_read(shm_cfg_t *c, int oversubscribed, char *err, size_t errlen)
+/* The default pool (LOCUS_SHM_POOL_SIZE unset): a window of messages in
+ * flight fills it (osu_bw of 64 KiB-1 MiB on the 2-vCPU EPYC VM, pipelined,
+ * 29-35 GB/s with 2-4 MiB against 12-24 with 1 MiB, Open MPI's FIFO 26,
+ * whose fragments grow on demand), while one message uses only
+ * SHM_SEND_AHEAD_BYTES of it; a node's pools together stay within
+ * POOL_NODE_BYTES, and none has less than the shipped default. */
+#define POOL_NODE_BYTES (32L << 20)
+
+static long pool_default(long shipped, int local_size)
+{
+    long share = POOL_NODE_BYTES / (local_size > 0 ? local_size : 1);
+    return share < shipped ? shipped : share > shipped * 4 ? shipped * 4 : share;
+}
+
+static int cfg_read(shm_cfg_t *c, int oversubscribed, int local_size, char *err, size_t errlen)
 {
     static const char *const sc[] = { "none", "auto", "cma" }; /* = SHM_SC_* */
     if (locus_tunable_long("LOCUS_SHM_EAGER_MAX", &c->eager_max, err, errlen) ||
@@ -65,9 +79,11 @@ static int cfg_read(shm_cfg_t *c, int oversubscribed, char *err, size_t errlen)
     if (oversubscribed && locus_tunable_source("LOCUS_SHM_CMA_MIN") == LOCUS_TUNABLE_DEFAULT)
         c->cma_min = 0;
     /* The default pool holds two chunks at least, whatever the chunk. */
-    if (locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT &&
-        c->pool_size < 2 * c->chunk_size)
-        c->pool_size = 2 * c->chunk_size;
+    if (locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT) {
+        c->pool_size = pool_default(c->pool_size, local_size) / c->chunk_size * c->chunk_size;
+        if (c->pool_size < 2 * c->chunk_size)
+            c->pool_size = 2 * c->chunk_size;
+    }
     if (c->pool_size < 2 * c->chunk_size || c->pool_size / c->chunk_size > 4096) {
         snprintf(err, errlen, "LOCUS_SHM_POOL_SIZE=%ld: expected 2..4096 chunks of %ld bytes",
                  c->pool_size, c->chunk_size);
@@ -115,6 +131,11 @@ static int seg_make(shm_tp_t *tp, const shm_cfg_t *c, char *name, size_t namelen
     uint32_t cells = ring_cells_for(c->ring_size, tp->local_size - 1);
     shm_seg_layout(&h, (uint32_t)tp->local_size, cells, (uint32_t)(c->pool_size / c->chunk_size),
                    (uint64_t)c->chunk_size);
+    tp->chunk_owner = calloc(h.pool_chunks, sizeof *tp->chunk_owner);
+    if (!tp->chunk_owner) {
+        snprintf(err, errlen, "shm: out of memory");
+        return -1;
+    }
     void *base = NULL;
     int rc = -1;
     for (int attempt = 0; attempt < 8 && rc != 0; attempt++) {
@@ -133,6 +154,11 @@ static int seg_make(shm_tp_t *tp, const shm_cfg_t *c, char *name, size_t namelen
     tp->pool = (unsigned char *)base + h.pool_off;
     tp->pool_chunks = h.pool_chunks;
     tp->chunk_size = h.chunk_size;
+    uint64_t ahead = SHM_SEND_AHEAD_BYTES / h.chunk_size;
+    tp->send_ahead = ahead < 2 ? 2 : ahead > SHM_SEND_AHEAD_MAX ? SHM_SEND_AHEAD_MAX : (uint32_t)ahead;
+    if (tp->send_ahead >= h.pool_chunks)
+        tp->send_ahead = 0; /* a pool that small is the only limit */
+    tp->pool_span = h.pool_chunks;
     for (uint32_t k = 0; k < h.pool_chunks; k++)
         atomic_init(&tp->pool_state[k * 16], SHM_CHUNK_FREE);
     if (!c->oversubscribed)
@@ -246,6 +272,7 @@ static void tp_destroy(shm_tp_t *tp)
     tp_ids_free(&tp->sids);
     free(tp->peers);
     free(tp->local_of);
+    free(tp->chunk_owner);
     free(tp);
 }
 
@@ -279,7 +306,7 @@ const locus_tp_ops_t shm_tp_ops = {
 static int setup_local(shm_tp_t *tp, const locus_tp_init_t *in, shm_cfg_t *c, char *name,
                        size_t namelen, char *err, size_t errlen)
 {
-    if (cfg_read(c, in->oversubscribed, err, errlen) != 0)
+    if (cfg_read(c, in->oversubscribed, in->local_size, err, errlen) != 0)
         return -1;
     tp->peers = calloc((size_t)in->local_size, sizeof *tp->peers);
     for (int l = 0; tp->peers && l < in->local_size; l++)

@@ -86,3 +86,86 @@ void shm_path_record(shm_path_t *pt, uint64_t want, int cma, uint64_t ns)
         *r = 0.75 * *r + 0.25 * x;
     }
 }
+
+/* ---- streams ---- */
+
+int shm_stream_match(shm_stream_t *st, uint64_t want, uint64_t now)
+{
+    int live = st->inflight > 0 || (st->last_done && now - st->last_done < SHM_STREAM_GAP_NS);
+    /* Another class's receive shares the epoch's time: it is void. */
+    if (st->cls && st->cls != size_class(want) + 1)
+        st->cls = 0;
+    if (st->inflight++ == 0) {
+        if (st->cls && live)
+            st->ns += now - st->last_done;
+        st->mark = now;
+    }
+    return live;
+}
+
+static int stream_best(const shm_stream_t *st, int c, int guess)
+{
+    const double *r = st->rate[c];
+    return r[0] == 0 || r[1] == 0 ? guess : r[1] > r[0];
+}
+
+int shm_stream_path(shm_stream_t *st, uint64_t want, int guess)
+{
+    int c = size_class(want);
+    if (st->cls == c + 1)
+        return st->cma;
+    if (st->inflight > 1) /* not while others are in flight: they would share its time */
+        return stream_best(st, c, guess);
+    const double *r = st->rate[c];
+    int every = st->far[c] ? SHM_STREAM_EXPLORE_FAR : SHM_STREAM_EXPLORE;
+    if (r[guess] == 0) {
+        st->cma = guess;
+        st->probe = 0;
+    } else if (r[!guess] == 0) {
+        st->cma = !guess;
+        st->probe = 1;
+    } else {
+        int best = r[1] > r[0];
+        st->probe = st->epochs[c] % (uint32_t)every == (uint32_t)every - 1;
+        st->cma = st->probe ? !best : best;
+    }
+    st->cls = c + 1;
+    st->counted = 0;
+    st->bytes = 0;
+    st->ns = 0;
+    return st->cma;
+}
+
+/* The epoch's rate: a try of the path not in use replaces that path's old
+ * figure (conditions change in a minute), the path in use averages. */
+static void stream_epoch_end(shm_stream_t *st)
+{
+    int c = st->cls - 1;
+    st->cls = 0;
+    if (st->ns == 0)
+        return;
+    double x = (double)st->bytes / (double)st->ns, *r = st->rate[c];
+    if (st->probe || r[st->cma] == 0)
+        r[st->cma] = x;
+    else
+        r[st->cma] = 0.5 * (r[st->cma] + x);
+    if (st->probe)
+        st->far[c] = r[!st->cma] > SHM_STREAM_FAR * x;
+    st->epochs[c]++;
+}
+
+void shm_stream_done(shm_stream_t *st, uint64_t want, int cma, uint64_t now)
+{
+    if (st->inflight)
+        st->inflight--;
+    if (st->cls == size_class(want) + 1 && (cma != 0) == st->cma) {
+        st->bytes += want;
+        st->counted++;
+    }
+    st->last_done = now;
+    if (st->inflight || !st->cls)
+        return;
+    st->ns += now - st->mark;
+    if (st->counted >= SHM_STREAM_EPOCH)
+        stream_epoch_end(st);
+}

@@ -50,6 +50,53 @@ int shm_path_best(const shm_path_t *pt, uint64_t want, int rule);
 /* A message of `want` bytes took `ns` by the path `cma` says. */
 void shm_path_record(shm_path_t *pt, uint64_t want, int cma, uint64_t ns);
 
+/* ---- streams ----
+ * Receives from the peer that follow one another closely (one still in
+ * flight, or the last done under SHM_STREAM_GAP_NS ago: osu_bw's window,
+ * a halo exchange's messages) form a stream, and there a lone message's
+ * measure says little: each message shares the cores with the others.
+ * A stream's path is chosen by epochs instead: at least SHM_STREAM_EPOCH
+ * receives of one size class by one path, the rate being their bytes over
+ * the time the stream was busy (short pauses included: they are part of
+ * the stream's cost). An epoch begins and ends only while nothing is in
+ * flight, so two paths never share one's time. The faster path is kept,
+ * the other tried for one epoch in SHM_STREAM_EXPLORE, or in
+ * SHM_STREAM_EXPLORE_FAR while its last try was SHM_STREAM_FAR times
+ * slower. Before a class has measures, the caller's guess goes first (the
+ * lone messages' measures, shm_path_best), the other path next.
+ * Streams that never pause keep the path their first epoch took. */
+#define SHM_STREAM_GAP_NS 50000ull
+#define SHM_STREAM_EPOCH 16
+#define SHM_STREAM_EXPLORE 8
+#define SHM_STREAM_EXPLORE_FAR 32
+#define SHM_STREAM_FAR 1.5
+
+typedef struct {
+    double rate[SHM_PATH_CLASSES][2];  /* bytes/ns, [pipeline, cma]; 0: not measured */
+    uint32_t epochs[SHM_PATH_CLASSES]; /* epochs measured in the class */
+    uint8_t far[SHM_PATH_CLASSES];     /* 1: the path not in use was far behind */
+    int cls;                           /* 1 + the class of the epoch under way; 0: none */
+    int cma;                           /* the epoch's path */
+    int probe;                         /* 1: it tries the path not in use */
+    uint32_t inflight;                 /* measured receives from the peer in flight */
+    uint32_t counted;                  /* the epoch's receives done */
+    uint64_t bytes, ns;                /* ...their bytes, the epoch's busy time */
+    uint64_t mark;                     /* when the busy stretch began */
+    uint64_t last_done;                /* when the last receive finished, 0: never */
+} shm_stream_t;
+
+/* A measured receive of `want` bytes was matched at `now`: 1 when it
+ * belongs to a stream (then shm_stream_path gives its path). */
+int shm_stream_match(shm_stream_t *st, uint64_t want, uint64_t now);
+
+/* The path (1: CMA) of a stream receive of `want` bytes, just matched;
+ * `guess`: what to begin with while the class has no measures. */
+int shm_stream_path(shm_stream_t *st, uint64_t want, int guess);
+
+/* A measured receive of `want` bytes (of the stream or not) finished at
+ * `now`, read by CMA when `cma`. */
+void shm_stream_done(shm_stream_t *st, uint64_t want, int cma, uint64_t now);
+
 uint64_t shm_now_ns(void);
 
 #endif

@@ -50,9 +50,18 @@ struct locus_tp_rndv {
     uint32_t match_no;   /* the peer's `matched` when it began */
     int halves;          /* SHM_HALF_* seen so far */
     int by_cma;          /* read by CMA: its FIN says so */
+    int took_cma;        /* by CMA, split or not (for shm_path.h's measures) */
+    int mode;            /* SHM_M_*: how its path was chosen, how it is measured */
     void *ctx;
     struct locus_tp_rndv *next; /* on the owed-control list */
 };
+
+/* Chunks of my pool one pipelined send may fill ahead of its receiver:
+ * at most this many, and at most SHM_SEND_AHEAD_BYTES, so that a large
+ * message runs through the same few chunks (in cache) however large the
+ * pool, while a window of messages fills all of it. 2 at least. */
+#define SHM_SEND_AHEAD_MAX 64
+#define SHM_SEND_AHEAD_BYTES (1u << 20)
 
 /* Sender side of one large message. */
 typedef struct shm_sreq {
@@ -66,6 +75,8 @@ typedef struct shm_sreq {
     int wrote;           /* split single copy: 0 or the -errno of its write */
     int wrote_all;       /* it wrote the whole message (the receiver's FANIN) */
     int with_data;       /* its RTS came with the data in a chunk of my pool */
+    uint32_t held_first, held_n; /* its chunks (held) the receiver may not have freed */
+    uint16_t held[SHM_SEND_AHEAD_MAX];
     struct shm_sreq *next; /* on the active (pipelining) list, or owing WROTE */
 } shm_sreq_t;
 
@@ -88,7 +99,8 @@ typedef struct {
     int stalled;                   /* a send to it got AGAIN */
     int cma;                       /* CMA from it works */
     int no_split;                  /* its write into my buffer failed: no more splits */
-    shm_path_t path;               /* which large-message path is faster */
+    shm_path_t path;               /* which large-message path is faster alone */
+    shm_stream_t stream;           /* ...and amid others (shm_path.h) */
     uint64_t pipe_mark;            /* last chunk from it, or the CTS that began a busy stretch */
     uint32_t pipe_active;          /* pipelined receives from it waiting for data */
     uint32_t reads_cma;            /* size classes (shm_path.h) it last read by CMA:
@@ -109,6 +121,9 @@ typedef struct {
     _Atomic uint32_t *pool_state;
     unsigned char *pool;
     uint32_t pool_chunks, pool_next;
+    uint32_t pool_span;            /* chunks searched for a free one (pool_find) */
+    uint32_t *chunk_owner;         /* 1 + the id of the send whose data a chunk holds, or 0 */
+    uint32_t send_ahead;           /* SHM_SEND_AHEAD_* for this chunk size; 0: the pool's */
     uint32_t data_chunks;          /* chunks holding data announced with an RTS */
     uint64_t chunk_size;
 
@@ -130,6 +145,9 @@ typedef struct {
 } shm_tp_t;
 
 enum { SHM_SC_NONE, SHM_SC_AUTO, SHM_SC_CMA };
+/* A receive's path: the rule's (not measured), chosen and timed alone,
+ * part of a stream, or amid my sends to the peer (the lone measures). */
+enum { SHM_M_RULE, SHM_M_LONE, SHM_M_STREAM, SHM_M_AMID };
 enum { SHM_R_ARRIVED, SHM_R_OWE_CTS, SHM_R_DATA, SHM_R_OWE_FIN, SHM_R_OWE_SPLIT, SHM_R_SPLIT };
 /* Split single copy, halves accounted for: read by me, written by the
  * sender, or failed (then the whole message is pipelined instead). */

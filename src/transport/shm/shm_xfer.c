@@ -56,18 +56,39 @@ typedef struct { uint64_t off; uint32_t chunk, pad; } shm_chunk_t; /* aux = rid,
  * 339-363 / 862-936 / 1933-1998). */
 #define FANIN_WRITE_MIN BULK_CMA_MIN
 
-/* A free chunk of my pool, or -1. Chunks come back roughly in order, so a
- * rotating cursor usually finds one at the first look. */
+/* A free chunk of my pool, or -1. The search keeps to the first
+ * pool_span chunks, so that one message, which holds at most send_ahead
+ * of them, runs through the same few (in cache: the pipelined
+ * collectives of 2-4 MiB on the EPYC VM ran 10-35 % slower through the
+ * whole of a 4 MiB pool than through 1 MiB); when they are all taken
+ * (a window of messages) the span doubles, up to the pool, and shrinks
+ * back when pipelining starts anew. Chunks come back roughly in order, so
+ * a rotating cursor usually finds one at the first look. */
 static int pool_find(shm_tp_t *tp)
 {
-    for (uint32_t i = 0; i < tp->pool_chunks; i++) {
-        uint32_t k = tp->pool_next + i;
-        if (k >= tp->pool_chunks)
-            k -= tp->pool_chunks;
-        if (atomic_load_explicit(&tp->pool_state[k * 16], memory_order_acquire) == SHM_CHUNK_FREE)
-            return (int)k;
+    for (;;) {
+        for (uint32_t i = 0; i < tp->pool_span; i++) {
+            uint32_t k = tp->pool_next + i;
+            if (k >= tp->pool_span)
+                k -= tp->pool_span;
+            if (atomic_load_explicit(&tp->pool_state[k * 16], memory_order_acquire) ==
+                SHM_CHUNK_FREE)
+                return (int)k;
+        }
+        if (tp->pool_span == tp->pool_chunks)
+            return -1;
+        tp->pool_next = tp->pool_span;
+        tp->pool_span = tp->pool_span * 2 < tp->pool_chunks ? tp->pool_span * 2 : tp->pool_chunks;
     }
-    return -1;
+}
+
+/* Pipelining starts with no other send pipelining: back to the first
+ * chunks (pool_find). */
+static void pool_span_reset(shm_tp_t *tp)
+{
+    tp->pool_span = tp->send_ahead ? tp->send_ahead : tp->pool_chunks;
+    if (tp->pool_next >= tp->pool_span)
+        tp->pool_next = 0;
 }
 
 /* Marks chunk k of my pool busy and copies len bytes of data into it; the
@@ -75,8 +96,9 @@ static int pool_find(shm_tp_t *tp)
 static void pool_fill(shm_tp_t *tp, int k, const void *data, size_t len)
 {
     atomic_store_explicit(&tp->pool_state[k * 16], SHM_CHUNK_BUSY, memory_order_relaxed);
+    tp->chunk_owner[k] = 0;
     locus_copy(tp->pool + (uint64_t)k * tp->chunk_size, data, len);
-    tp->pool_next = (uint32_t)k + 1 == tp->pool_chunks ? 0 : (uint32_t)k + 1;
+    tp->pool_next = (uint32_t)k + 1 >= tp->pool_span ? 0 : (uint32_t)k + 1;
 }
 
 /* The receiver's side of the pool: chunk k of peer p's pool is free again
@@ -91,17 +113,6 @@ static void peer_chunk_free(shm_peer_t *p, uint32_t k)
 static int path_measured(const shm_tp_t *tp, const shm_peer_t *p)
 {
     return tp->single_copy == SHM_SC_AUTO && !tp->oversubscribed && p->cma;
-}
-
-/* Whether a message received from p now is timed (and may probe the path
- * not in use): only one alone with its peer. Amid others (a stream, an
- * exchange) a probe of one path measures the other's traffic too: osu_bw
- * of 64 KiB on a Xeon VM stayed on the pipeline (18 GB/s) against CMA's
- * 23.5, CMA's probes amid pipelined messages taking 13-16. Those messages
- * take the path the lone ones measured faster (shm_path_best). */
-static int path_alone(const shm_tp_t *tp, const shm_peer_t *p)
-{
-    return path_measured(tp, p) && p->outstanding == 1;
 }
 
 /* This machine's rule (LOCUS_SHM_CMA_MIN/MAX, from `locus tune`): whether
@@ -288,6 +299,8 @@ int shm_tp_send_now(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, cons
 static void rndv_complete(shm_tp_t *tp, locus_tp_rndv_t *r)
 {
     void *ctx = r->ctx;
+    if (r->mode != SHM_M_RULE)
+        shm_stream_done(&tp->peers[r->peer].stream, r->want, r->took_cma, shm_now_ns());
     tp->peers[r->peer].outstanding--;
     tp_ids_put(&tp->rids, r->id);
     tp->up.rndv_done(tp->core, ctx);
@@ -325,7 +338,7 @@ static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
     } else if (r->state == SHM_R_OWE_CTS && r->want > 0) {
         r->state = SHM_R_DATA;
         shm_peer_t *p = &tp->peers[r->peer];
-        if (path_alone(tp, p) && p->pipe_active++ == 0)
+        if (r->mode == SHM_M_LONE && p->pipe_active++ == 0)
             p->pipe_mark = shm_now_ns();
     } else {
         rndv_complete(tp, r);
@@ -381,8 +394,10 @@ static int bulk_cma(const shm_tp_t *tp, uint64_t want, int hints)
  * up, the pipeline won instead: 4 ranks on 2 cores, IMB Gather / Alltoall
  * of 1 MiB 172-183 / 918-944 us against 291-294 / 1075-1084 by CMA (Open
  * MPI 371-401 / 1087-1126). */
-static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
+static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r, int hints)
 {
+    uint64_t want = r->want;
+    r->mode = SHM_M_RULE;
     if (!p->cma || want == 0)
         return 0;
     if (tp->single_copy != SHM_SC_AUTO)
@@ -403,8 +418,22 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, uint64_t want, int hints)
     if (bulk_cma(tp, want, hints))
         return 1;
     int rule = cma_by_rule(tp, want);
-    return path_alone(tp, p) ? shm_path_choose(&p->path, want, rule)
-                             : shm_path_best(&p->path, want, rule);
+    if (shm_path_class(want) < 0 || !path_measured(tp, p))
+        return rule;
+    /* Amid others (a stream, an exchange) a lone message's measure says
+     * little, and one message's probe of the other path measures the
+     * others' traffic too: osu_bw of 64 KiB on a Xeon VM stayed on the
+     * pipeline (18 GB/s) against CMA's 23.5, CMA's probes amid pipelined
+     * messages taking 13-16. A stream measures its paths by epochs
+     * (shm_path.h); a message amid my own sends takes the path lone ones
+     * measured faster. */
+    int guess = shm_path_best(&p->path, want, rule);
+    if (shm_stream_match(&p->stream, want, shm_now_ns())) {
+        r->mode = SHM_M_STREAM;
+        return shm_stream_path(&p->stream, want, guess);
+    }
+    r->mode = p->outstanding == 1 ? SHM_M_LONE : SHM_M_AMID;
+    return r->mode == SHM_M_LONE ? shm_path_choose(&p->path, want, rule) : guess;
 }
 
 /* A single-copy read from peer p: 0, -ECONNRESET (the transport failed:
@@ -460,6 +489,7 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
             shm_path_record(&p->path, r->want, 1, shm_now_ns() - r->split_t0);
     } else {
         r->state = SHM_R_OWE_CTS;
+        r->took_cma = 0;
         tp->stats.cma_fallbacks++;
     }
     owed_add(tp, r);
@@ -474,7 +504,7 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r, uint64_t
 {
     int mine = at < r->want;
     r->split = at;
-    r->split_t0 = mine && path_alone(tp, p) ? shm_now_ns() : 0;
+    r->split_t0 = mine && r->mode == SHM_M_LONE ? shm_now_ns() : 0;
     r->match_no = p->matched;
     r->halves = 0;
     r->state = SHM_R_OWE_SPLIT;
@@ -511,7 +541,7 @@ static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
  * The path's cost is both copies, the sender's and mine. */
 static int copy_out(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
-    uint64_t t0 = path_alone(tp, p) ? shm_now_ns() : 0;
+    uint64_t t0 = r->mode == SHM_M_LONE ? shm_now_ns() : 0;
     locus_copy(r->buf, p->pool + (uint64_t)(r->chunk - 1) * p->chunk_size, r->want);
     chunk_free(p, r);
     if (t0)
@@ -536,7 +566,8 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     p->outstanding++;
     p->matched++;
     r->pipe_ns = 0;
-    int cma = cma_wanted(tp, p, r->want, hints);
+    int cma = cma_wanted(tp, p, r, hints);
+    r->took_cma = cma;
     if (r->chunk) {
         if (!cma)
             return copy_out(tp, p, r);
@@ -552,7 +583,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
             return split_start(tp, p, r, (r->want / 2) & ~(uint64_t)4095);
         if ((hints & LOCUS_TP_RECV_FANIN) && !p->no_split && r->want >= FANIN_WRITE_MIN)
             return split_start(tp, p, r, r->want);
-        int measured = path_alone(tp, p) && !bulk_cma(tp, r->want, hints);
+        int measured = r->mode == SHM_M_LONE;
         uint64_t t0 = measured ? shm_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
         if (rc == -ECONNRESET)
@@ -564,6 +595,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
             if (measured)
                 shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
         } else {
+            r->took_cma = 0;
             tp->stats.cma_fallbacks++;
         }
     }
@@ -582,10 +614,31 @@ static void send_complete(shm_tp_t *tp, shm_sreq_t *s)
     tp->up.send_done(tp->core, ctx);
 }
 
+/* Whether `s` holds as many chunks as it may (SHM_SEND_AHEAD_MAX): those
+ * its receiver freed, or that another message has taken since, are not
+ * held any more. */
+static int send_ahead_full(const shm_tp_t *tp, shm_sreq_t *s)
+{
+    if (!tp->send_ahead)
+        return 0;
+    while (s->held_n) {
+        uint32_t k = s->held[s->held_first];
+        if (tp->chunk_owner[k] == s->id + 1 &&
+            atomic_load_explicit(&tp->pool_state[k * 16], memory_order_acquire) != SHM_CHUNK_FREE)
+            break;
+        s->held_first = (s->held_first + 1) % SHM_SEND_AHEAD_MAX;
+        s->held_n--;
+    }
+    return s->held_n >= tp->send_ahead;
+}
+
 /* Copies one chunk of `s` into the pool and announces it: 1 done, 0 no
- * chunk free, -1 the peer's ring is full. */
+ * chunk free, -1 the peer's ring is full, 2 `s` is as far ahead of its
+ * receiver as it may be. */
 static int pump_chunk(shm_tp_t *tp, shm_sreq_t *s)
 {
+    if (send_ahead_full(tp, s))
+        return 2;
     int k = pool_find(tp);
     if (k < 0)
         return 0;
@@ -596,6 +649,10 @@ static int pump_chunk(shm_tp_t *tp, shm_sreq_t *s)
     if (m > tp->chunk_size)
         m = tp->chunk_size;
     pool_fill(tp, k, s->buf + s->sent, m);
+    if (tp->send_ahead) {
+        tp->chunk_owner[k] = s->id + 1;
+        s->held[(s->held_first + s->held_n++) % SHM_SEND_AHEAD_MAX] = (uint16_t)k;
+    }
     shm_chunk_t ch = { s->sent, (uint32_t)k, 0 };
     c->type = SHM_T_CHUNK;
     c->hdrlen = 0;
@@ -622,9 +679,11 @@ static int pump(shm_tp_t *tp)
                 tp->stats.pool_full++;
                 return n; /* pool exhausted: wait for the receivers */
             }
-            if (rc > 0) {
+            if (rc == 1) {
                 moved = 1;
                 n++;
+            } else if (rc == 2) {
+                tp->stats.ahead_waits++;
             }
             if (s->sent == s->want) {
                 *pp = s->next;
@@ -741,9 +800,12 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
         s->want = cts.want < s->len ? cts.want : s->len;
         if (cts.split)
             return split_write(tp, p, s, cts.addr, cts.at);
+        s->held_first = s->held_n = 0;
         if (s->want == 0) {
             send_complete(tp, s);
         } else {
+            if (!tp->active)
+                pool_span_reset(tp);
             s->next = tp->active;
             tp->active = s;
         }
