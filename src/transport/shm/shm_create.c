@@ -158,7 +158,7 @@ static int seg_make(shm_tp_t *tp, const shm_cfg_t *c, char *name, size_t namelen
     tp->send_ahead = ahead < 2 ? 2 : ahead > SHM_SEND_AHEAD_MAX ? SHM_SEND_AHEAD_MAX : (uint32_t)ahead;
     if (tp->send_ahead >= h.pool_chunks)
         tp->send_ahead = 0; /* a pool that small is the only limit */
-    tp->pool_span = h.pool_chunks;
+    tp->pool_span = tp->send_ahead ? tp->send_ahead : h.pool_chunks; /* grows on demand */
     for (uint32_t k = 0; k < h.pool_chunks; k++)
         atomic_init(&tp->pool_state[k * 16], SHM_CHUNK_FREE);
     if (!c->oversubscribed)
