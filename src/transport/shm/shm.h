@@ -36,7 +36,7 @@ typedef struct {
 void shm_tp_stats(const locus_tp_t *tp, shm_stats_t *out);
 
 /* One line on how it moves data, e.g. "single copy cma from 1G, pipeline
- * 32k chunks (1M pool), eager 4k, 4 local ranks, oversubscribed: no, peer
+ * 32k chunks (4M pool), eager 4k, 4 local ranks, oversubscribed: no, peer
  * death: pidfd+lock" (truncated to len; the transport's describe op). */
 void shm_tp_describe(locus_tp_t *tp, char *buf, size_t len);
 
