@@ -205,10 +205,7 @@ static int make_pair_cfgs(locus_tune_t *t, const locus_tune_t *chosen, tune_cfg_
 static void warmup_windows(const tune_plan_t *plan, char *out, size_t len)
 {
     long pool = 0;
-    locus_tunable_long("LOCUS_SHM_POOL_SIZE", &pool, NULL, 0);
-    /* Unset, 2 ranks get four times the shipped value (shm_create.c). */
-    if (locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT)
-        pool *= 4;
+    locus_shm_pool_size(2, &pool, NULL, 0);
     long per_window = plan->min * atol(plan->window);
     snprintf(out, len, "%ld", 1 + (pool + per_window - 1) / per_window);
 }

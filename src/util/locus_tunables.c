@@ -183,6 +183,19 @@ int locus_tunable_long(const char *name, long *out, char *err, size_t errlen)
     return 0;
 }
 
+#define SHM_POOL_NODE_BYTES (32L << 20)
+
+int locus_shm_pool_size(int local_ranks, long *out, char *err, size_t errlen)
+{
+    if (locus_tunable_long("LOCUS_SHM_POOL_SIZE", out, err, errlen) != 0)
+        return -1;
+    if (locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT) {
+        long share = SHM_POOL_NODE_BYTES / (local_ranks > 0 ? local_ranks : 1);
+        *out = share < *out ? *out : share > *out * 4 ? *out * 4 : share;
+    }
+    return 0;
+}
+
 void locus_tunables_print(FILE *out)
 {
     int n;

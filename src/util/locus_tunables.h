@@ -62,6 +62,12 @@ locus_tune_state_t locus_tunables_cache(const char **path, const char **detail);
  */
 int locus_tunable_long(const char *name, long *out, char *err, size_t errlen);
 
+/* LOCUS_SHM_POOL_SIZE for a node of local_ranks ranks: the value set
+ * (environment, calibration) as it is; unset, 32 MiB shared by the node's
+ * ranks, from the shipped value up to four times it (why: shm_create.c).
+ * Returns 0, or -1 with the reason in err. */
+int locus_shm_pool_size(int local_ranks, long *out, char *err, size_t errlen);
+
 /* Parses a size like "64k" or "4M" into *out; -1 when malformed or negative. */
 int locus_parse_size(const char *s, long *out);
 

@@ -35,27 +35,13 @@ static int cfg_choice(const char *name, const char *const *words, int n, int *ou
     return -1;
 }
 
-/* The default pool (LOCUS_SHM_POOL_SIZE unset): a window of messages in
- * flight fills it (osu_bw of 64 KiB-1 MiB on the 2-vCPU EPYC VM, pipelined,
- * 29-35 GB/s with 2-4 MiB against 12-24 with 1 MiB, Open MPI's FIFO 26,
- * whose fragments grow on demand), while one message uses only
- * SHM_SEND_AHEAD_BYTES of it; a node's pools together stay within
- * POOL_NODE_BYTES, and none has less than the shipped default. */
-#define POOL_NODE_BYTES (32L << 20)
-
-static long pool_default(long shipped, int local_size)
-{
-    long share = POOL_NODE_BYTES / (local_size > 0 ? local_size : 1);
-    return share < shipped ? shipped : share > shipped * 4 ? shipped * 4 : share;
-}
-
 static int cfg_read(shm_cfg_t *c, int oversubscribed, int local_size, char *err, size_t errlen)
 {
     static const char *const sc[] = { "none", "auto", "cma" }; /* = SHM_SC_* */
     if (locus_tunable_long("LOCUS_SHM_EAGER_MAX", &c->eager_max, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_RING_SIZE", &c->ring_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_CHUNK_SIZE", &c->chunk_size, err, errlen) ||
-        locus_tunable_long("LOCUS_SHM_POOL_SIZE", &c->pool_size, err, errlen) ||
+        locus_shm_pool_size(local_size, &c->pool_size, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_CMA_MIN", &c->cma_min, err, errlen) ||
         locus_tunable_long("LOCUS_SHM_CMA_MAX", &c->cma_max, err, errlen) ||
         cfg_choice("LOCUS_SINGLE_COPY", sc, 3, &c->single_copy, err, errlen))
@@ -78,9 +64,15 @@ static int cfg_read(shm_cfg_t *c, int oversubscribed, int local_size, char *err,
      * 1G is the rule of ranks with a core each. */
     if (oversubscribed && locus_tunable_source("LOCUS_SHM_CMA_MIN") == LOCUS_TUNABLE_DEFAULT)
         c->cma_min = 0;
-    /* The default pool holds two chunks at least, whatever the chunk. */
+    /* The default pool (locus_shm_pool_size) is a whole number of chunks,
+     * two at least, whatever the chunk. It is larger for a node of few
+     * ranks because a window of messages in flight fills it (osu_bw of 64
+     * KiB-1 MiB on the 2-vCPU EPYC VM, pipelined, 29-35 GB/s with 2-4 MiB
+     * against 12-24 with 1 MiB, Open MPI's FIFO, whose fragments grow on
+     * demand, 19-27), while one message uses only SHM_SEND_AHEAD_BYTES of
+     * it; the node's pools together stay within 32 MiB. */
     if (locus_tunable_source("LOCUS_SHM_POOL_SIZE") == LOCUS_TUNABLE_DEFAULT) {
-        c->pool_size = pool_default(c->pool_size, local_size) / c->chunk_size * c->chunk_size;
+        c->pool_size = c->pool_size / c->chunk_size * c->chunk_size;
         if (c->pool_size < 2 * c->chunk_size)
             c->pool_size = 2 * c->chunk_size;
     }

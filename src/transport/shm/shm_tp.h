@@ -49,8 +49,8 @@ struct locus_tp_rndv {
     uint64_t split_t0;   /* ...when it began, 0 if it is not timed */
     uint32_t match_no;   /* the peer's `matched` when it began */
     int halves;          /* SHM_HALF_* seen so far */
-    int by_cma;          /* read by CMA: its FIN says so */
-    int took_cma;        /* by CMA, split or not (for shm_path.h's measures) */
+    int by_cma;          /* read by CMA (split or not): its FIN says so, and the
+                            path measures (shm_path.h) count it so */
     int mode;            /* SHM_M_*: how its path was chosen, how it is measured */
     void *ctx;
     struct locus_tp_rndv *next; /* on the owed-control list */

@@ -300,7 +300,7 @@ static void rndv_complete(shm_tp_t *tp, locus_tp_rndv_t *r)
 {
     void *ctx = r->ctx;
     if (r->mode != SHM_M_RULE)
-        shm_stream_done(&tp->peers[r->peer].stream, r->want, r->took_cma, shm_now_ns());
+        shm_stream_done(&tp->peers[r->peer].stream, r->want, r->by_cma, shm_now_ns());
     tp->peers[r->peer].outstanding--;
     tp_ids_put(&tp->rids, r->id);
     tp->up.rndv_done(tp->core, ctx);
@@ -427,13 +427,13 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r, int hints
      * messages taking 13-16. A stream measures its paths by epochs
      * (shm_path.h); a message amid my own sends takes the path lone ones
      * measured faster. */
-    int guess = shm_path_best(&p->path, want, rule);
     if (shm_stream_match(&p->stream, want, shm_now_ns())) {
         r->mode = SHM_M_STREAM;
-        return shm_stream_path(&p->stream, want, guess);
+        return shm_stream_path(&p->stream, want, shm_path_best(&p->path, want, rule));
     }
     r->mode = p->outstanding == 1 ? SHM_M_LONE : SHM_M_AMID;
-    return r->mode == SHM_M_LONE ? shm_path_choose(&p->path, want, rule) : guess;
+    return r->mode == SHM_M_LONE ? shm_path_choose(&p->path, want, rule)
+                                 : shm_path_best(&p->path, want, rule);
 }
 
 /* A single-copy read from peer p: 0, -ECONNRESET (the transport failed:
@@ -489,7 +489,7 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
             shm_path_record(&p->path, r->want, 1, shm_now_ns() - r->split_t0);
     } else {
         r->state = SHM_R_OWE_CTS;
-        r->took_cma = 0;
+        r->by_cma = 0;
         tp->stats.cma_fallbacks++;
     }
     owed_add(tp, r);
@@ -567,7 +567,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
     p->matched++;
     r->pipe_ns = 0;
     int cma = cma_wanted(tp, p, r, hints);
-    r->took_cma = cma;
+    r->by_cma = cma; /* until a read fails */
     if (r->chunk) {
         if (!cma)
             return copy_out(tp, p, r);
@@ -590,12 +590,11 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
             return rc;
         if (rc == 0) {
             r->state = SHM_R_OWE_FIN;
-            r->by_cma = 1;
             tp->stats.cma_recv++;
             if (measured)
                 shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
         } else {
-            r->took_cma = 0;
+            r->by_cma = 0;
             tp->stats.cma_fallbacks++;
         }
     }
