@@ -44,7 +44,7 @@ typedef struct {
     ev_t ev[256];
 } rec_t;
 
-static unsigned char pat[8192];
+static unsigned char pat[16384];
 
 static ev_t *ev_add(rec_t *c, const void *hdr, size_t hdrlen, size_t len)
 {
@@ -421,6 +421,54 @@ static int pooled_rank(harness_t *h, int rank, void *arg)
     return failures ? 1 : 0;
 }
 
+/* ---- eager payloads past half the ring ---- */
+
+enum { WIDE_LEN = 12 << 10 };
+
+/*
+ * 16 KiB ring, LOCUS_SHM_EAGER_MAX=16k, 32 chunks of 32 KiB: a 12 KiB
+ * payload fits no half ring but goes eagerly in a chunk; with every chunk
+ * taken it goes by rendezvous, not into the ring's cells.
+ */
+static int wide_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    static rec_t c;
+    shm_stats_t st;
+    locus_tp_t *tp = start(h, rank, &c, &st);
+    if (!tp)
+        return 1;
+    CHECK(st.eager_max == 16384);
+    static unsigned char got[WIDE_LEN];
+    uint32_t last = POOL_CHUNKS;
+    if (rank == 0) {
+        for (uint32_t m = 0; m < POOL_CHUNKS; m++)
+            CHECK(tp->ops->send(tp, 1, &m, sizeof m, pat, WIDE_LEN, NULL) == LOCUS_TP_DONE);
+        CHECK(tp->ops->send(tp, 1, &last, sizeof last, pat, WIDE_LEN, &c) == LOCUS_TP_PENDING);
+        shm_tp_stats(tp, &st);
+        CHECK(st.eager_pooled == POOL_CHUNKS && st.eager_sent == POOL_CHUNKS);
+        CHECK(st.rndv_sent == 1);
+        harness_barrier(h); /* 1: rank 1 takes them */
+        pump(&c, &c.nsent, 1);
+        CHECK(c.nsent == 1);
+    } else {
+        harness_barrier(h); /* 1 */
+        pump(&c, &c.nrndv, 1);
+        CHECK(c.ndeliver == POOL_CHUNKS && c.nrndv == 1 && c.nev == POOL_CHUNKS + 1);
+        for (int i = 0; i < POOL_CHUNKS; i++)
+            CHECK(c.ev[i].hdr4 == (uint32_t)i && c.ev[i].len == WIDE_LEN && c.ev[i].data_ok);
+        ev_t *e = &c.ev[POOL_CHUNKS];
+        CHECK(e->hdr4 == last && e->len == WIDE_LEN && e->rndv);
+        if (e->rndv)
+            CHECK(tp->ops->rndv_recv(tp, e->rndv, got, WIDE_LEN, NULL, 0) == 0);
+        pump(&c, &c.ndone, 1);
+        CHECK(c.ndone == 1 && memcmp(got, pat, WIDE_LEN) == 0);
+    }
+    harness_barrier(h);
+    tp->ops->finalize(tp);
+    return failures ? 1 : 0;
+}
+
 static void run2(const char *what, int (*fn)(harness_t *, int, void *))
 {
     harness_t h;
@@ -445,6 +493,10 @@ int main(void)
     setenv("LOCUS_SHM_POOL_SIZE", "1M", 1);
     setenv("LOCUS_SHM_CHUNK_SIZE", "32k", 1);
     run2("eager payloads in pool chunks", pooled_rank);
+    setenv("LOCUS_SHM_EAGER_MAX", "16k", 1);
+    setenv("LOCUS_SINGLE_COPY", "none", 1);
+    run2("eager payloads past half the ring", wide_rank);
+    setenv("LOCUS_SHM_EAGER_MAX", "4096", 1);
     unsetenv("LOCUS_SHM_POOL_SIZE");
     unsetenv("LOCUS_SHM_CHUNK_SIZE");
     setenv("LOCUS_SINGLE_COPY", "none", 1);

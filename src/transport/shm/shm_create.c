@@ -228,9 +228,12 @@ static int peer_attach(shm_tp_t *tp, const shm_cfg_t *c, int l, const char *val,
         pool_prefault(p->pool, (size_t)p->pool_chunks * p->chunk_size, MADV_POPULATE_READ);
     /* Its pid names it here only within one pid namespace (CMA needs that). */
     p->pid = h->owner.pidns != 0 && h->owner.pidns == me->owner.pidns ? (pid_t)h->owner.pid : 0;
-    /* The largest eager payload: half its ring, less heads and a full core header. */
+    /* A payload in a pool chunk takes one cell of the ring whatever its
+     * size, so only those in the ring are bound to half of it, less
+     * heads and a full core header. */
     size_t room = (size_t)(cells / 2) * SHM_CELL_SIZE - SHM_CELL_HEAD - LOCUS_TP_HDR_MAX;
-    p->eager_max = (size_t)c->eager_max < room ? (size_t)c->eager_max : room;
+    p->eager_max = (size_t)c->eager_max;
+    p->inline_max = p->eager_max < room ? p->eager_max : room;
     return 0;
 }
 

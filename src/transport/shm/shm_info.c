@@ -15,8 +15,14 @@ void shm_tp_stats(const locus_tp_t *t, shm_stats_t *out)
         if (l == tp->local_rank)
             continue;
         out->cma_enabled |= tp->peers[l].cma && tp->single_copy != SHM_SC_NONE;
-        if (tp->peers[l].eager_max < out->eager_max)
-            out->eager_max = tp->peers[l].eager_max;
+        /* Past its ring's share, an eager payload needs a chunk of my pool. */
+        const shm_peer_t *p = &tp->peers[l];
+        size_t pooled = p->eager_max < tp->chunk_size ? p->eager_max : tp->chunk_size;
+        if (!tp->pool_chunks)
+            pooled = 0;
+        size_t eager = pooled > p->inline_max ? pooled : p->inline_max;
+        if (eager < out->eager_max)
+            out->eager_max = eager;
     }
     out->oversubscribed = tp->oversubscribed;
     out->seg_bytes = tp->seg_len;

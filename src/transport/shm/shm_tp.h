@@ -92,7 +92,8 @@ typedef struct {
     uint64_t chunk_size;
     uint32_t pool_chunks;
     shm_alive_watch_t alive;       /* notices its death (shm_alive.h) */
-    size_t eager_max;              /* mine, capped by its ring */
+    size_t eager_max;              /* mine: the largest eager message */
+    size_t inline_max;             /* ...with its payload in its ring: capped by the ring */
     uint32_t outstanding;          /* large messages in flight with it */
     uint32_t sending;              /* ...of them mine to it: it is busy receiving */
     uint32_t matched;              /* large receives from it matched so far */

@@ -249,7 +249,7 @@ static inline int send_eager(shm_tp_t *tp, int l, const void *hdr, size_t hdrlen
         hdrlen <= LOCUS_TP_HDR_MAX && send_pooled(tp, p, hdr, hdrlen, data, len))
         return LOCUS_TP_DONE;
     /* The fast path: header and payload straight into the peer's ring. */
-    if (len <= p->eager_max && hdrlen <= LOCUS_TP_HDR_MAX) {
+    if (len <= p->inline_max && hdrlen <= LOCUS_TP_HDR_MAX) {
         size_t off = PAD8(hdrlen);
         uint32_t n = shm_ring_cells_for(off + len);
         shm_cell_t *c = shm_ring_reserve(&p->tx, n);
