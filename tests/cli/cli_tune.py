@@ -166,6 +166,10 @@ def case_measure():
         fail(f"tune --quick: no progress lines on stderr: {r.stderr!r}")
     doc = json.loads(r.stdout)
     check_table(doc, "tune --quick")
+    # The paths are timed on large messages, whatever the eager limit.
+    if not any("LOCUS_SHM_EAGER_MAX=8192 (every size a large message)" in n
+               for n in doc["notes"]):
+        fail(f"tune --quick: no note of the eager limit it measured with: {doc['notes']}")
     if not doc["saved"] or doc["file"] != path or not os.path.exists(path):
         fail(f"tune --quick: not saved to {path}: {doc['file']} saved={doc['saved']}")
     chosen = doc["chosen"]
