@@ -109,11 +109,24 @@ static int stream_best(const shm_stream_t *st, int c, int guess)
     return r[0] == 0 || r[1] == 0 ? guess : r[1] > r[0];
 }
 
+/* Receives a try of the path not in use takes (shm_path.h). */
+static uint32_t probe_quota(uint64_t want)
+{
+    uint64_t n = (SHM_STREAM_PROBE_BYTES + want - 1) / want;
+    return n < SHM_STREAM_PROBE_MIN ? SHM_STREAM_PROBE_MIN
+           : n > SHM_STREAM_EPOCH   ? SHM_STREAM_EPOCH
+                                    : (uint32_t)n;
+}
+
 int shm_stream_path(shm_stream_t *st, uint64_t want, int guess)
 {
     int c = size_class(want);
-    if (st->cls == c + 1)
+    if (st->cls == c + 1) {
+        if (st->probe && st->assigned >= st->quota)
+            return !st->cma;
+        st->assigned++;
         return st->cma;
+    }
     if (st->inflight > 1) /* not while others are in flight: they would share its time */
         return stream_best(st, c, guess);
     const double *r = st->rate[c];
@@ -130,6 +143,8 @@ int shm_stream_path(shm_stream_t *st, uint64_t want, int guess)
         st->cma = st->probe ? !best : best;
     }
     st->cls = c + 1;
+    st->quota = st->probe ? probe_quota(want) : 0;
+    st->assigned = 1;
     st->counted = 0;
     st->bytes = 0;
     st->ns = 0;
@@ -158,11 +173,18 @@ void shm_stream_done(shm_stream_t *st, uint64_t want, int cma, uint64_t now)
 {
     if (st->inflight)
         st->inflight--;
-    if (st->cls == size_class(want) + 1 && (cma != 0) == st->cma) {
+    int mine = st->cls == size_class(want) + 1 && (cma != 0) == st->cma;
+    if (mine) {
         st->bytes += want;
         st->counted++;
     }
     st->last_done = now;
+    /* A try ends with its last receive, the window's others still in flight. */
+    if (mine && st->probe && st->counted == st->quota) {
+        st->ns += now - st->mark;
+        stream_epoch_end(st);
+        return;
+    }
     if (st->inflight || !st->cls)
         return;
     st->ns += now - st->mark;
