@@ -122,7 +122,7 @@ int shm_stream_path(shm_stream_t *st, uint64_t want, int guess)
 {
     int c = size_class(want);
     if (st->cls == c + 1) {
-        if (st->probe && st->assigned >= st->quota)
+        if (st->quota && st->assigned >= st->quota)
             return !st->cma;
         st->assigned++;
         return st->cma;
@@ -143,7 +143,7 @@ int shm_stream_path(shm_stream_t *st, uint64_t want, int guess)
         st->cma = st->probe ? !best : best;
     }
     st->cls = c + 1;
-    st->quota = st->probe ? probe_quota(want) : 0;
+    st->quota = st->probe && st->cma ? probe_quota(want) : 0;
     st->assigned = 1;
     st->counted = 0;
     st->bytes = 0;
@@ -179,8 +179,8 @@ void shm_stream_done(shm_stream_t *st, uint64_t want, int cma, uint64_t now)
         st->counted++;
     }
     st->last_done = now;
-    /* A try ends with its last receive, the window's others still in flight. */
-    if (mine && st->probe && st->counted == st->quota) {
+    /* A short try ends with its last receive, the window's others still in flight. */
+    if (mine && st->quota && st->counted == st->quota) {
         st->ns += now - st->mark;
         stream_epoch_end(st);
         return;

@@ -65,13 +65,15 @@ void shm_path_record(shm_path_t *pt, uint64_t want, int cma, uint64_t ns);
  * slower. Before a class has measures, the caller's guess goes first (the
  * lone messages' measures, shm_path_best), the other path next.
  * Streams that never pause keep the path their first epoch took.
- * A try of the path not in use is short: its first SHM_STREAM_PROBE_BYTES
- * (at least SHM_STREAM_PROBE_MIN receives, at most SHM_STREAM_EPOCH) take
- * it and the rest of the window the path in use, and it ends when the last
- * of those is done (they are served first). A whole window of the slower
- * path cost osu_bw 10 % on the Zen 5 VM: at 64 KiB CMA ran at 13 GB/s
- * against the pipeline's 50, and its one window of 20 took 3.8 windows'
- * time. */
+ * A try of CMA while the pipeline is in use is short: its first
+ * SHM_STREAM_PROBE_BYTES (at least SHM_STREAM_PROBE_MIN receives, at most
+ * SHM_STREAM_EPOCH) take it and the rest of the window the pipeline, and
+ * it ends when the last of those is done: CMA reads at the match, so they
+ * are served before the others' chunks. A whole window of the slower path
+ * cost osu_bw 10 % on the Zen 5 VM: at 64 KiB CMA ran at 13 GB/s against
+ * the pipeline's 50, and its one window of 20 took 3.8 windows' time. A
+ * try of the pipeline keeps its whole window: the CMA reads of the
+ * window's others, done at their matches, would fall within its time. */
 #define SHM_STREAM_GAP_NS 50000ull
 #define SHM_STREAM_EPOCH 16
 #define SHM_STREAM_EXPLORE 8
@@ -87,7 +89,7 @@ typedef struct {
     int cls;                           /* 1 + the class of the epoch under way; 0: none */
     int cma;                           /* the epoch's path */
     int probe;                         /* 1: it tries the path not in use */
-    uint32_t quota;                    /* ...with this many receives */
+    uint32_t quota;                    /* ...with this many receives; 0: the whole epoch */
     uint32_t assigned;                 /* the epoch's receives given its path */
     uint32_t inflight;                 /* measured receives from the peer in flight */
     uint32_t counted;                  /* the epoch's receives done */
