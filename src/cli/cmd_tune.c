@@ -184,8 +184,9 @@ static int make_path_cfgs(locus_tune_t *t, tune_cfg_t *cfg)
     return n;
 }
 
-/* The pair's two ways, each with the transport values just chosen (the
- * messages of 8-16 KiB take the pipeline or CMA as they will here). */
+/* The pair's two ways, each with the transport values just chosen and the
+ * caller's eager limit (the messages of 8-16 KiB go as they will here:
+ * eagerly at the default). */
 static int make_pair_cfgs(locus_tune_t *t, const locus_tune_t *chosen, tune_cfg_t *cfg)
 {
     static const char *const ways[LOCUS_TUNE_PAIR_WAYS][2] = {

@@ -137,6 +137,27 @@ static void streams(void)
     c = stream(&st, &now, 4 * mib, 0, 10.0, 30.0, 40, w, 1000, NULL);
     CHECK(c >= 40 * w - w * (SHM_STREAM_EXPLORE_FAR / 8 + 3), "4 MiB, CMA faster: %d", c);
     CHECK(st.rate[3][0] > st.rate[3][1], "4 MiB's measures changed 64 KiB's");
+
+    /* A try of CMA whose read fell back to the pipeline: the try is void
+     * once its receives are done, and the next window tries again. */
+    memset(&st, 0, sizeof st);
+    shm_stream_match(&st, mib, now);
+    shm_stream_done(&st, mib, 0, now += 1000);
+    stream(&st, &now, mib, 0, 30.0, 10.0, 1, w, 1000, NULL);
+    int path[64];
+    for (int i = 0; i < w; i++) {
+        shm_stream_match(&st, mib, now);
+        path[i] = shm_stream_path(&st, mib, 0);
+    }
+    CHECK(path[0] == 1 && path[q - 1] == 1 && path[q] == 0, "a try of CMA: %d %d %d", path[0],
+          path[q - 1], path[q]);
+    for (int i = 0; i < w; i++)
+        shm_stream_done(&st, mib, i == 0 ? 0 : path[i], now += 100000); /* the first fell back */
+    CHECK(st.rate[7][1] == 0, "a try short of a receive measured CMA at %.2f", st.rate[7][1]);
+    now += 1000;
+    c = stream(&st, &now, mib, 0, 30.0, 10.0, 1, w, 1000, NULL);
+    CHECK(c == q && st.rate[7][1] > 9.9 && st.rate[7][1] < 10.1,
+          "after a void try, the next: %d by CMA at %.2f", c, st.rate[7][1]);
 }
 
 int main(void)

@@ -121,6 +121,10 @@ static uint32_t probe_quota(uint64_t want)
 int shm_stream_path(shm_stream_t *st, uint64_t want, int guess)
 {
     int c = size_class(want);
+    /* A short try whose receives are all done without filling it (one
+     * fell back from CMA) is void: else it would hold the class forever. */
+    if (st->cls == c + 1 && st->quota && st->assigned >= st->quota && st->inflight == 1)
+        st->cls = 0;
     if (st->cls == c + 1) {
         if (st->quota && st->assigned >= st->quota)
             return !st->cma;
