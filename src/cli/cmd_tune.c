@@ -170,13 +170,11 @@ static int make_path_cfgs(locus_tune_t *t, tune_cfg_t *cfg)
     snprintf(cfg[n].env[1], sizeof cfg[n].env[1], "LOCUS_SHM_CHUNK_SIZE=128k");
     t->paths[n].chunk = 0;
     n++;
-    /* Every size measured must be a large message, whatever the eager
-     * limit (16 KiB by default, or the caller's): at or below it the
-     * paths would all time the eager copy. */
-    for (int i = 0; i < n; i++)
-        snprintf(cfg[i].env[2], sizeof cfg[i].env[2], "LOCUS_SHM_EAGER_MAX=%ld",
-                 PATH_EAGER_MAX);
     for (int i = 0; i < n; i++) {
+        /* Every size measured must be a large message, whatever the eager
+         * limit (16 KiB by default, or the caller's): at or below it the
+         * paths would all time the eager copy. */
+        snprintf(cfg[i].env[2], sizeof cfg[i].env[2], "LOCUS_SHM_EAGER_MAX=%ld", PATH_EAGER_MAX);
         memcpy(t->paths[i].name, cfg[i].name, sizeof t->paths[i].name);
         cfg[i].value = t->paths[i].gbs;
     }

@@ -26,6 +26,7 @@
 #define _GNU_SOURCE /* process_vm_readv, CPU_SET */
 #endif
 #include "locus_tunables.h"
+#include "shm_harness.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -124,30 +125,22 @@ static void two_copy_side(int rank, ctl_t *ctl, unsigned char *ring, size_t chun
         }
 }
 
-static int sizes_parse(const char *s, long *out, int max)
-{
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save, *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save))
-        if (locus_parse_size(t, &out[n++]) != 0 || out[n - 1] < 1)
-            return -1;
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     long sizes[32] = { 65536, 1L << 20, 4L << 20 }, chunk = 65536, slots = 16;
     int nsizes = 3, reps = 3, opt;
     while ((opt = getopt(argc, argv, "b:c:s:r:")) != -1) {
         switch (opt) {
-        case 'b': nsizes = sizes_parse(optarg, sizes, 32); break;
+        case 'b': nsizes = harness_parse_sizes(optarg, sizes, 32); break;
         case 'c': if (locus_parse_size(optarg, &chunk) != 0) chunk = 0; break;
         case 's': slots = atol(optarg); break;
         case 'r': reps = atoi(optarg); break;
         default: nsizes = -1;
         }
     }
+    for (int i = 0; i < nsizes; i++)
+        if (sizes[i] < 1)
+            nsizes = -1;
     if (nsizes < 1 || chunk < 64 || slots < 1 || slots > 4096 || reps < 1 || optind < argc) {
         fprintf(stderr, "usage: copy_ceiling [-b SIZES] [-c CHUNK] [-s SLOTS] [-r REPEATS]\n");
         return 2;

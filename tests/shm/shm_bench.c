@@ -222,17 +222,6 @@ static int bench_rank(harness_t *hs, int rank, void *arg)
     return c.failed;
 }
 
-static int sizes_parse(const char *s, long *out, int max)
-{
-    int n = 0;
-    char buf[256];
-    snprintf(buf, sizeof buf, "%s", s);
-    for (char *save, *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save))
-        if (locus_parse_size(t, &out[n++]) != 0)
-            return -1;
-    return n;
-}
-
 int main(int argc, char **argv)
 {
     bargs_t a = { .lat = { 0, 8, 1024 }, .bw = { 65536, 1 << 20, 4 << 20 },
@@ -240,8 +229,8 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt(argc, argv, "l:b:w:r:n")) != -1) {
         switch (opt) {
-        case 'l': a.nlat = sizes_parse(optarg, a.lat, 32); break;
-        case 'b': a.nbw = sizes_parse(optarg, a.bw, 32); break;
+        case 'l': a.nlat = harness_parse_sizes(optarg, a.lat, 32); break;
+        case 'b': a.nbw = harness_parse_sizes(optarg, a.bw, 32); break;
         case 'w': a.window = atoi(optarg); break;
         case 'r': a.reps = atoi(optarg); break;
         case 'n': a.pin = 0; break;

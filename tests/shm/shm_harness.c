@@ -1,4 +1,5 @@
 #include "shm_harness.h"
+#include "locus_tunables.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -275,4 +276,15 @@ uint64_t harness_sum(const unsigned char *b, size_t len)
     for (size_t i = 0; i < len; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
+}
+
+int harness_parse_sizes(const char *s, long *out, int max)
+{
+    int n = 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save, *t = strtok_r(buf, ",", &save); t && n < max; t = strtok_r(NULL, ",", &save))
+        if (locus_parse_size(t, &out[n++]) != 0)
+            return -1;
+    return n;
 }

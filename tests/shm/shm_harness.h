@@ -78,4 +78,8 @@ void harness_fill(unsigned char *b, size_t len, uint64_t seed);
 size_t harness_check(const unsigned char *b, size_t len, uint64_t seed);
 uint64_t harness_sum(const unsigned char *b, size_t len);
 
+/* A comma-separated list of sizes ("0,8,1k,64k") into out (at most max):
+ * how many, or -1 when one does not parse. For the benchmarks' options. */
+int harness_parse_sizes(const char *s, long *out, int max);
+
 #endif

@@ -108,6 +108,14 @@ static locus_tp_t *start(harness_t *h, int rank, rec_t *c, shm_stats_t *st)
     return c->tp;
 }
 
+/* A rank's end: the others done with it too, then its transport gone. */
+static int finish(harness_t *h, locus_tp_t *tp)
+{
+    harness_barrier(h);
+    tp->ops->finalize(tp);
+    return failures ? 1 : 0;
+}
+
 static void pump(rec_t *c, int *what, int until)
 {
     for (long i = 0; *what < until && i < 100000000; i++)
@@ -304,9 +312,7 @@ static int cma_rank(harness_t *h, int rank, void *arg)
                     (unsigned long long)st.cma_fallbacks, (unsigned long long)st.pipe_recv,
                     (unsigned long long)st.cma_recv);
     }
-    harness_barrier(h);
-    tp->ops->finalize(tp);
-    return failures ? 1 : 0;
+    return finish(h, tp);
 }
 
 /* ---- a pipelined send's chunks ahead of its receiver ---- */
@@ -416,9 +422,7 @@ static int pooled_rank(harness_t *h, int rank, void *arg)
             CHECK(c.ev[i].hdr4 == (uint32_t)i && c.ev[i].len == POOLED_LEN && c.ev[i].data_ok);
         harness_barrier(h); /* 3 */
     }
-    harness_barrier(h);
-    tp->ops->finalize(tp);
-    return failures ? 1 : 0;
+    return finish(h, tp);
 }
 
 /* ---- eager payloads past half the ring ---- */
@@ -464,9 +468,7 @@ static int wide_rank(harness_t *h, int rank, void *arg)
         pump(&c, &c.ndone, 1);
         CHECK(c.ndone == 1 && memcmp(got, pat, WIDE_LEN) == 0);
     }
-    harness_barrier(h);
-    tp->ops->finalize(tp);
-    return failures ? 1 : 0;
+    return finish(h, tp);
 }
 
 static void run2(const char *what, int (*fn)(harness_t *, int, void *))

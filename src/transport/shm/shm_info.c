@@ -18,8 +18,6 @@ void shm_tp_stats(const locus_tp_t *t, shm_stats_t *out)
         /* Past its ring's share, an eager payload needs a chunk of my pool. */
         const shm_peer_t *p = &tp->peers[l];
         size_t pooled = p->eager_max < tp->chunk_size ? p->eager_max : tp->chunk_size;
-        if (!tp->pool_chunks)
-            pooled = 0;
         size_t eager = pooled > p->inline_max ? pooled : p->inline_max;
         if (eager < out->eager_max)
             out->eager_max = eager;
