@@ -1,8 +1,29 @@
 /*
  * mpi_impl.h — inside the MPI API layer: the objects behind the handles,
- * how a handle becomes its object, the layer's state and the helpers its
- * files share. Nothing here is visible to applications; below this layer
- * nothing sees MPI handles.
+ * how a handle becomes its object, the layer's state, and the base every
+ * chapter calls (errors, argument checks, MPI_Status fields; implemented in
+ * env/). Nothing here is visible to applications; below this layer nothing
+ * sees MPI handles.
+ *
+ * ---- Chapters -------------------------------------------------------------
+ * The layer has a folder per part of the standard, each with one header
+ * that is its contract (<folder>/<folder>.h). A chapter calls only the
+ * chapters below it, in this order, bottom first:
+ *   env       state, errors and error handlers, info, attributes, handles
+ *   datatype  datatypes and reduction operations
+ *   pt2pt     point-to-point, requests, buffered sends
+ *   comm      communicators, groups, intercommunicators
+ *   coll      collective entry points
+ *   topo      process topologies, neighbourhood collectives
+ *   rma       windows and one-sided communication
+ *   mpit      the tool information interface
+ *   io        MPI-IO
+ *   dynproc   dynamic processes
+ *   init      MPI_Init, MPI_Finalize, MPI_Abort
+ *   session   sessions, partitioned communication
+ * The test mpi_chapters checks the order from the objects' symbols and the
+ * sources' includes. The int/large-count twins of every call are generated
+ * from the API description (src/api) into the build tree.
  *
  * ---- Handles ---------------------------------------------------------------
  * mpi.h is the MPI-5 standard ABI: a handle is a pointer to an incomplete
@@ -39,6 +60,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mpi.h"
 #include "locus_boot.h"
@@ -71,7 +93,7 @@ enum { ERRH_FATAL = 1, ERRH_ABORT, ERRH_RETURN, ERRH_USER };
 extern locus_errh_t locus_errh_fatal, locus_errh_abort, locus_errh_return;
 
 /* ---- communicators ---------------------------------------------------- */
-typedef struct locus_attr locus_attr_t;   /* cached attributes (attr.h) */
+typedef struct locus_attr locus_attr_t;   /* cached attributes (env/env.h) */
 typedef struct locus_ptopo locus_ptopo_t; /* process topology (topo.h) */
 typedef struct locus_comm locus_comm_t;
 struct locus_comm {
@@ -113,7 +135,7 @@ struct locus_mdt {
     locus_dtype_t *dt;       /* the engine's type (its owner is this object) */
     MPI_Datatype handle;     /* what the user holds */
     char name[MPI_MAX_OBJECT_NAME];
-    struct locus_type_decl *decl; /* how it was made, for MPI_Type_get_contents (type.h) */
+    struct locus_type_decl *decl; /* how it was made, for MPI_Type_get_contents (datatype/datatype.h) */
     locus_attr_t *attrs;     /* cached attributes */
     uint32_t reduce_ops;     /* predefined types: bit (handle - 0x20) set for each
                                 predefined op that may reduce this type */
@@ -183,15 +205,11 @@ static inline MPI_Request locus_req_handle(locus_req_t *r)
 {
     return r ? (MPI_Request)r : MPI_REQUEST_NULL;
 }
-/* The operation of an MPI_Op handle (NULL: MPI_OP_NULL, freed or bad). */
-locus_op_t *locus_op_of(MPI_Op h);
-/* locus_mdt_t.reduce_ops of a predefined type. */
-uint32_t locus_op_predef_mask(const locus_dtype_t *dt);
 /* The error handler of a handle (NULL: MPI_ERRHANDLER_NULL or bad). */
 locus_errh_t *locus_errh_of(MPI_Errhandler h);
 
 /* ---- state ---------------------------------------------------------------- */
-typedef struct locus_bsend locus_bsend_t;   /* buffered sends (bsend.c) */
+typedef struct locus_bsend locus_bsend_t;   /* buffered sends (pt2pt/bsend.c) */
 
 typedef struct {
     int state;                      /* 0 before Init, 1 running, 2 after Finalize */
@@ -203,6 +221,11 @@ typedef struct {
     locus_bsend_t *bsend;           /* attached buffers, made on first use */
     char hostname[MPI_MAX_PROCESSOR_NAME];
     locus_comm_t *comm_pool;        /* released communicator structs */
+    /* Frees a communicator at its last reference (comm/'s locus_comm_free,
+     * set by MPI_Init): the chapters below comm/ hold references too (a
+     * request names its communicator) and drop them through
+     * locus_comm_release without calling up into comm/. */
+    void (*comm_free)(locus_comm_t *c);
     int attr_universe, attr_appnum; /* what MPI_Comm_get_attr points to */
     char detail[160];               /* why the last error happened, for the fatal message */
     double init_done_realtime;      /* CLOCK_REALTIME at the end of MPI_Init */
@@ -210,53 +233,29 @@ typedef struct {
 
 extern locus_mpi_state_t locus_mpi;
 
-/* Threads: any thread may call MPI, one at a time (the core and the
- * transports keep no per-thread state and take no locks); the highest
- * level MPI_Init_thread, sessions and MPI_T_init_thread provide. */
-#define LOCUS_THREAD_MAX MPI_THREAD_SERIALIZED
-/* A level asked for, capped at LOCUS_THREAD_MAX; its MPI_THREAD_* name and
- * back (-1: not a level's name). */
-int locus_thread_level_cap(int required);
-const char *locus_thread_level_name(int level);
-int locus_thread_level_parse(const char *name);
-
-/* startup_report.c: MPI_Init's end (the run phase begins), and the
- * LOCUS_STARTUP_REPORT summary, collective over MPI_COMM_WORLD, at the
- * start of MPI_Finalize. */
-void locus_startup_init_done(void);
-void locus_startup_report(void);
-
 static inline locus_core_t *locus_core(void)
 {
     return &locus_mpi.core;
 }
 
-/* ---- communicators (comm.c) ------------------------------------------------ */
+/* ---- communicators' references ---------------------------------------------- */
 /* 1 when c is a valid communicator (its handle not freed). */
 static inline int locus_comm_valid(const locus_comm_t *c)
 {
     return c && c->magic == LOCUS_COMM_MAGIC;
 }
-/* Adds / drops a reference; the last one releases the communicator. */
-void locus_comm_retain(locus_comm_t *c);
-void locus_comm_release(locus_comm_t *c);
-/* Sets up *c (zeroed here) for the members world_of[size], my rank among
- * them, context pair ctx/ctx+1. */
-int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx);
-/* Collective over c: a duplicate with its own context and c's attributes
- * copied (MPI_Comm_dup without the handles). */
-int locus_comm_dup(locus_comm_t *c, locus_comm_t **out);
-/* Collective over parent: the communicator of the members with the same
- * color (MPI_UNDEFINED: none, *out NULL), ordered by key then parent rank.
- * Inherits the parent's error handler. */
-int locus_comm_split(locus_comm_t *parent, int color, int key, locus_comm_t **out);
-/* MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL of two member lists. */
-int locus_members_compare(int n1, const int *w1, int n2, const int *w2);
+/* Adds / drops a reference; the last one frees the communicator. */
+static inline void locus_comm_retain(locus_comm_t *c)
+{
+    c->refs++;
+}
+static inline void locus_comm_release(locus_comm_t *c)
+{
+    if (--c->refs == 0)
+        locus_mpi.comm_free(c);
+}
 
-/* The point-to-point interface the collective layer runs on. */
-extern const locus_coll_p2p_t locus_coll_p2p;
-
-/* ---- errors (errh.c) ------------------------------------------------------------ */
+/* ---- errors and argument checks (env/errh.c) ------------------------------------- */
 /*
  * Applies c's error handler to errclass raised in function fn (e.g.
  * "MPI_Bcast") and returns errclass (MPI_ERRORS_RETURN). With
@@ -265,20 +264,11 @@ extern const locus_coll_p2p_t locus_coll_p2p;
  */
 int locus_mpi_err(locus_comm_t *c, int errclass, const char *fn);
 
-/* Sets c's error handler (references counted). */
-void locus_errh_set(locus_comm_t *c, locus_errh_t *e);
-/* The largest error code in use (the MPI_LASTUSEDCODE attribute). */
-int locus_err_lastused(void);
-/* Removes what MPI_Add_error_* added (MPI_Remove_error_*): what 0 the
- * string of a class or code, 1 a code, 2 a class none of whose codes is
- * left. MPI_SUCCESS, or MPI_ERR_ARG for a predefined or unknown one. */
-int locus_err_remove(int code, int what);
-
-/* Releases the default file error handler (file.c), at MPI_Finalize. */
-void locus_file_finalize(void);
-
 /* 1 between MPI_Init and MPI_Finalize. */
-int locus_mpi_active(void);
+static inline int locus_mpi_active(void)
+{
+    return locus_mpi.state == 1;
+}
 /* Outside MPI_Init..MPI_Finalize there is no error handler to apply: the
  * call is reported in one line on stderr and the process exits with 2. */
 #define LOCUS_CHECK_INIT(fn) \
@@ -301,7 +291,7 @@ int locus_check_root(const locus_comm_t *c, int root); /* MPI_ERR_ROOT */
 int locus_check_p2p(const void *buf, int count, MPI_Datatype dt, int peer, int tag,
                     const locus_comm_t *c, int is_recv);
 
-/* ---- status (p2p.c) ------------------------------------------------------------ */
+/* ---- status ---------------------------------------------------------------- */
 /* The five library ints of MPI_Status: bytes received (two halves) and
  * whether the request was cancelled. */
 static inline void locus_status_set_bytes(MPI_Status *st, size_t n)
@@ -315,52 +305,35 @@ static inline size_t locus_status_bytes(const MPI_Status *st)
                     (uint32_t)st->MPI_internal[0]);
 }
 #define LOCUS_STATUS_CANCELLED(st) ((st)->MPI_internal[2])
-/* Fills status from a completed request (status may be NULL). */
-void locus_status_set(MPI_Status *st, const locus_req_t *r);
-/* An empty status (MPI_REQUEST_NULL / MPI_PROC_NULL); st may be NULL. */
-void locus_status_empty(MPI_Status *st, int source);
 
-/* ---- point-to-point and requests (p2p.c, req.c) ------------------------------ */
-/*
- * Starts a send of count x dt to comm rank dest on context ctx into r (a
- * zeroed request); flags: LOCUS_HDR_SYNC or 0. dest must be a real rank.
- * Returns MPI_SUCCESS or an error class (then r is untouched by the core).
- */
-int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, int tag,
-                    locus_comm_t *comm, uint32_t ctx, uint32_t flags, locus_req_t *r);
-/* Fills r for a receive without starting it (locus_p2p_irecv does both). */
-void locus_p2p_recv_prep(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
-                         uint32_t ctx, locus_req_t *r);
-/* Starts a receive (src may be MPI_ANY_SOURCE, tag MPI_ANY_TAG). */
-void locus_p2p_irecv(void *buf, size_t count, locus_dtype_t *dt, int src, int tag,
-                     locus_comm_t *comm, uint32_t ctx, locus_req_t *r);
-/* Waits for r and releases it; fills status; returns its error class
- * (MPI_ERR_OTHER when the job can no longer communicate: r is then
- * abandoned, see locus_core_abandon). */
-int locus_p2p_finish(locus_req_t *r, MPI_Status *status);
+/* ---- what the generated entry points hand their implementations ------------------ */
+/* The form of an operation: blocking (MPI_Bcast), nonblocking (MPI_Ibcast,
+ * MPI_Rput) or persistent (MPI_Bcast_init). */
+typedef enum { LOCUS_HOW_BLOCKING, LOCUS_HOW_NONBLOCKING, LOCUS_HOW_PERSISTENT } locus_how_t;
 
-/*
- * A generalized request: the progress engine calls poll(state) on every
- * round until it returns non-zero (done: 1 = success, or a negative value
- * -MPI_ERR_xxx for a failure); then the request completes and
- * state_free(state) runs (may be NULL). The request holds a reference on
- * comm. NULL when out of memory.
- */
-locus_req_t *locus_req_gen_new(locus_comm_t *comm, int (*poll)(void *state), void *state,
-                               void (*state_free)(void *));
-/* Hands a built nonblocking collective to the user as a request. */
-int locus_req_of_sched(locus_comm_t *comm, locus_coll_sched_t *s, MPI_Request *request);
+/* An array argument of either width: the int array of a call's classic
+ * form or the MPI_Count / MPI_Aint array of its large-count form. */
+typedef struct {
+    const void *p;
+    int wide;
+} locus_ivec_t;
+_Static_assert(sizeof(MPI_Count) == sizeof(int64_t) && sizeof(MPI_Aint) == sizeof(int64_t),
+               "large-count arrays are read as int64_t");
+static inline int64_t locus_ivec_at(locus_ivec_t v, int i)
+{
+    return v.wide ? ((const int64_t *)v.p)[i] : ((const int *)v.p)[i];
+}
 
-/* Bsend (bsend.c): waits for buffered sends at finalize. */
-void locus_bsend_drain(void);
+/* 1 when fn, the name of the entry point called, is a large-count form
+ * ("MPI_Type_vector_c"): what the type constructors record for
+ * MPI_Type_get_envelope. */
+static inline int locus_fn_large(const char *fn)
+{
+    size_t n = strlen(fn);
+    return n > 2 && fn[n - 2] == '_' && fn[n - 1] == 'c';
+}
 
-/* MPI_INFO_ENV (info.c), made at MPI_Init from the program's arguments. */
-int locus_info_env_init(int argc, char **argv);
-void locus_info_env_finalize(void);
-
-/* Datatypes (type_predef.c): the predefined ones, made at MPI_Init and
- * released at MPI_Finalize. */
-int locus_types_init(void);
-void locus_types_finalize(void);
+/* The implementations the generated entry points call (src/api/gen_c.py). */
+#include "mpi_twins.h"
 
 #endif

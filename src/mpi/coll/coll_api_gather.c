@@ -1,35 +1,35 @@
 /*
  * coll_api_gather.c — the MPI collective calls that move blocks: gather(v),
- * scatter(v), allgather(v), alltoall(v,w), in their blocking, nonblocking
- * and persistent forms, with int counts and as `_c` forms (COLL_API in
- * coll_api.h). The v forms' counts and displacements of either width are
+ * scatter(v), allgather(v), alltoall(v,w): the implementation of their
+ * blocking, nonblocking and persistent forms, with int counts and as `_c`
+ * forms (generated). The v forms' counts and displacements of either width are
  * converted to the collective layer's sizes for the call (the layer keeps
  * nothing of them).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll_api.h"
+#include "coll.h"
 #include "intercomm_coll.h"
 
 #define API_END(rc, comm, fn) return (rc) == MPI_SUCCESS ? MPI_SUCCESS : locus_mpi_err(comm, rc, fn)
 
-static const coll_vec_t no_vec = { NULL, 0 };
+static const locus_ivec_t no_vec = { NULL, 0 };
 
 /* A blocking collective of uniform blocks (gather, scatter, allgather,
  * alltoall) whose blocks are empty ends after its checks (COLL_INLINE,
- * coll_api.h). Whether a blocking call on comm_h may take that short way
+ * coll.h). Whether a blocking call on comm_h may take that short way
  * at all: */
-static inline int blocks_short_way(coll_how_t how, MPI_Comm comm_h)
+static inline int blocks_short_way(locus_how_t how, MPI_Comm comm_h)
 {
-    return how == COLL_BLOCKING && locus_mpi_active() && !locus_comm_is_inter(comm_h);
+    return how == LOCUS_HOW_BLOCKING && locus_mpi_active() && !locus_comm_is_inter(comm_h);
 }
 
 /* ---- gather(v), scatter(v) ---- */
 
 /* rcounts.p NULL: MPI_Gather with rcount from each rank. */
 COLL_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                          MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs, MPI_Datatype rdt,
+                          MPI_Count rcount, locus_ivec_t rcounts, locus_ivec_t displs, MPI_Datatype rdt,
                           int root, const locus_comm_t *comm, int vform)
 {
     int rc = locus_check_comm(comm);
@@ -43,8 +43,8 @@ COLL_INLINE gather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, 
     return rc;
 }
 
-COLL_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
-                           coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
+COLL_INLINE scatter_checks(const void *sbuf, MPI_Count scount, locus_ivec_t scounts,
+                           locus_ivec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
                            MPI_Datatype rdt, int root, const locus_comm_t *comm, int vform)
 {
     int rc = locus_check_comm(comm);
@@ -63,8 +63,8 @@ COLL_INLINE scatter_checks(const void *sbuf, MPI_Count scount, coll_vec_t scount
  * (the v forms) are on its receive side in a gather, its send side in a
  * scatter. */
 COLL_INLINE rooted_checks(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                          void *rbuf, MPI_Count rcount, MPI_Datatype rdt, coll_vec_t counts,
-                          coll_vec_t displs, int root, const locus_comm_t *comm, int vform)
+                          void *rbuf, MPI_Count rcount, MPI_Datatype rdt, locus_ivec_t counts,
+                          locus_ivec_t displs, int root, const locus_comm_t *comm, int vform)
 {
     return gathering ? gather_checks(sbuf, scount, sdt, rbuf, rcount, counts, displs, rdt, root,
                                      comm, vform)
@@ -73,8 +73,8 @@ COLL_INLINE rooted_checks(int gathering, const void *sbuf, MPI_Count scount, MPI
 }
 
 COLL_OUT_OF_LINE rooted_run(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
-                            void *rbuf, MPI_Count rcount, MPI_Datatype rdt, coll_vec_t counts,
-                            coll_vec_t displs, int root, MPI_Comm comm_h, coll_how_t how,
+                            void *rbuf, MPI_Count rcount, MPI_Datatype rdt, locus_ivec_t counts,
+                            locus_ivec_t displs, int root, MPI_Comm comm_h, locus_how_t how,
                             MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
@@ -126,7 +126,7 @@ COLL_OUT_OF_LINE rooted_run(int gathering, const void *sbuf, MPI_Count scount, M
  * send side in a scatter). */
 COLL_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
                          void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm_h,
-                         coll_how_t how, MPI_Request *req, const char *fn)
+                         locus_how_t how, MPI_Request *req, const char *fn)
 {
     if ((scount == 0 || rcount == 0) && blocks_short_way(how, comm_h)) {
         const locus_comm_t *comm = locus_comm_of(comm_h);
@@ -139,36 +139,45 @@ COLL_INLINE rooted_entry(int gathering, const void *sbuf, MPI_Count scount, MPI_
                       comm_h, how, req, fn, 0);
 }
 
-#define GATHER_API(S, CT, CA, DA)                                                   \
-    COLL_API(Gather, Igather, S,                                                    \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, int root, MPI_Comm comm),                           \
-             rooted_entry(1, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how_, req_, fn_)) \
-    COLL_API(Gatherv, Igatherv, S,                                                  \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
-              const DA displs[], MPI_Datatype rdt, int root, MPI_Comm comm),        \
-             rooted_run(1, sbuf, scount, sdt, rbuf, 0, rdt, COLL_VEC(rcounts), COLL_VEC(displs), \
-                        root, comm, how_, req_, fn_, 1))
-GATHER_API(, int, int, int)
-GATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
+int locus_gather_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                      void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+                      MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return rooted_entry(1, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how, req, fn);
+}
 
-#define SCATTER_API(S, CT, CA, DA)                                                  \
-    COLL_API(Scatter, Iscatter, S,                                                  \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, int root, MPI_Comm comm),                           \
-             rooted_entry(0, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how_, req_, fn_)) \
-    COLL_API(Scatterv, Iscatterv, S,                                                \
-             (const void *sbuf, const CA scounts[], const DA displs[], MPI_Datatype sdt, \
-              void *rbuf, CT rcount, MPI_Datatype rdt, int root, MPI_Comm comm),    \
-             rooted_run(0, sbuf, 0, sdt, rbuf, rcount, rdt, COLL_VEC(scounts), COLL_VEC(displs), \
-                        root, comm, how_, req_, fn_, 1))
-SCATTER_API(, int, int, int)
-SCATTER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
+int locus_gatherv_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                       void *rbuf, locus_ivec_t rcounts, locus_ivec_t displs, MPI_Datatype rdt,
+                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return rooted_run(1, sbuf, scount, sdt, rbuf, 0, rdt, rcounts, displs, root, comm, how, req,
+                      fn, 1);
+}
+
+int locus_scatter_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                       void *rbuf, MPI_Count rcount, MPI_Datatype rdt, int root, MPI_Comm comm,
+                       MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return rooted_entry(0, sbuf, scount, sdt, rbuf, rcount, rdt, root, comm, how, req, fn);
+}
+
+int locus_scatterv_impl(locus_how_t how, const void *sbuf, locus_ivec_t scounts,
+                        locus_ivec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
+                        MPI_Datatype rdt, int root, MPI_Comm comm, MPI_Info info, MPI_Request *req,
+                        const char *fn)
+{
+    (void)info;
+    return rooted_run(0, sbuf, 0, sdt, rbuf, rcount, rdt, scounts, displs, root, comm, how, req,
+                      fn, 1);
+}
 
 /* ---- allgather, allgatherv ---- */
 
 COLL_INLINE allgather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                             MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
+                             MPI_Count rcount, locus_ivec_t rcounts, locus_ivec_t displs,
                              MPI_Datatype rdt, const locus_comm_t *comm, int vform)
 {
     int rc = locus_check_comm(comm);
@@ -181,8 +190,8 @@ COLL_INLINE allgather_checks(const void *sbuf, MPI_Count scount, MPI_Datatype sd
 }
 
 COLL_OUT_OF_LINE allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                               MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                               MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how, MPI_Request *req,
+                               MPI_Count rcount, locus_ivec_t rcounts, locus_ivec_t displs,
+                               MPI_Datatype rdt, MPI_Comm comm_h, locus_how_t how, MPI_Request *req,
                                const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
@@ -215,7 +224,7 @@ COLL_OUT_OF_LINE allgather_run(const void *sbuf, MPI_Count scount, MPI_Datatype 
 /* A blocking allgather or alltoall (whose checks are an allgather's)
  * with empty blocks, well formed: nothing to do. */
 COLL_INLINE blocks_empty(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                         MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how)
+                         MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, locus_how_t how)
 {
     return rcount == 0 && blocks_short_way(how, comm_h) &&
            allgather_checks(sbuf, scount, sdt, rbuf, 0, no_vec, no_vec, rdt,
@@ -223,7 +232,7 @@ COLL_INLINE blocks_empty(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, v
 }
 
 COLL_INLINE allgather_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                            MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
+                            MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, locus_how_t how,
                             MPI_Request *req, const char *fn)
 {
     if (blocks_empty(sbuf, scount, sdt, rbuf, rcount, rdt, comm_h, how))
@@ -232,18 +241,21 @@ COLL_INLINE allgather_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt
                          fn, 0);
 }
 
-#define ALLGATHER_API(S, CT, CA, DA)                                                \
-    COLL_API(Allgather, Iallgather, S,                                              \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, MPI_Comm comm),                                     \
-             allgather_entry(sbuf, scount, sdt, rbuf, rcount, rdt, comm, how_, req_, fn_)) \
-    COLL_API(Allgatherv, Iallgatherv, S,                                            \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
-              const DA displs[], MPI_Datatype rdt, MPI_Comm comm),                  \
-             allgather_run(sbuf, scount, sdt, rbuf, 0, COLL_VEC(rcounts), COLL_VEC(displs), \
-                           rdt, comm, how_, req_, fn_, 1))
-ALLGATHER_API(, int, int, int)
-ALLGATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
+int locus_allgather_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                         void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return allgather_entry(sbuf, scount, sdt, rbuf, rcount, rdt, comm, how, req, fn);
+}
+
+int locus_allgatherv_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                          void *rbuf, locus_ivec_t rcounts, locus_ivec_t displs, MPI_Datatype rdt,
+                          MPI_Comm comm, MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return allgather_run(sbuf, scount, sdt, rbuf, 0, rcounts, displs, rdt, comm, how, req, fn, 1);
+}
 
 /* ---- alltoall, alltoallv, alltoallw ---- */
 
@@ -252,7 +264,7 @@ ALLGATHER_API(_c, MPI_Count, MPI_Count, MPI_Aint)
 typedef struct {
     const void *buf;
     MPI_Count count;              /* alltoall */
-    coll_vec_t counts, displs;    /* alltoallv/w */
+    locus_ivec_t counts, displs;    /* alltoallv/w */
     MPI_Datatype type;            /* alltoall(v) */
     const MPI_Datatype *types;    /* alltoallw */
 } a2a_side_t;
@@ -267,13 +279,13 @@ static int a2a_side_check(const a2a_side_t *s, int p, int form)
         return MPI_ERR_ARG;
     int rc = MPI_SUCCESS;
     for (int i = 0; i < p && rc == MPI_SUCCESS; i++)
-        rc = coll_check_part(s->buf, coll_vec_at(s->counts, i), s->types[i]);
+        rc = coll_check_part(s->buf, locus_ivec_at(s->counts, i), s->types[i]);
     return rc;
 }
 
 /* form: 0 alltoall, 1 alltoallv, 2 alltoallw. */
 COLL_OUT_OF_LINE alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int form,
-                              MPI_Comm comm_h, coll_how_t how, MPI_Request *req, const char *fn)
+                              MPI_Comm comm_h, locus_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     if (locus_comm_is_inter(comm_h))   /* intercommunicators: intercomm_coll.c */
@@ -329,13 +341,13 @@ COLL_OUT_OF_LINE alltoall_run(const a2a_side_t *snd, const a2a_side_t *rcv, int 
 /* The sides of each form, from the arguments as the standard names them. */
 #define A2A_SIDE(buf, count, type) (&(a2a_side_t){ (buf), (count), no_vec, no_vec, (type), NULL })
 #define A2AV_SIDE(buf, counts, displs, type)                                        \
-    (&(a2a_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), (type), NULL })
+    (&(a2a_side_t){ (buf), 0, (counts), (displs), (type), NULL })
 #define A2AW_SIDE(buf, counts, displs, types)                                       \
-    (&(a2a_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), MPI_DATATYPE_NULL, (types) })
+    (&(a2a_side_t){ (buf), 0, (counts), (displs), MPI_DATATYPE_NULL, (types) })
 
 /* MPI_Alltoall: the short way without building the sides. */
 COLL_INLINE alltoall_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                           MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, coll_how_t how,
+                           MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm_h, locus_how_t how,
                            MPI_Request *req, const char *fn)
 {
     if (blocks_empty(sbuf, scount, sdt, rbuf, rcount, rdt, comm_h, how))
@@ -344,22 +356,30 @@ COLL_INLINE alltoall_entry(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
                         req, fn);
 }
 
-#define ALLTOALL_API(S, CT, CA, DA)                                                 \
-    COLL_API(Alltoall, Ialltoall, S,                                                \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, MPI_Comm comm),                                     \
-             alltoall_entry(sbuf, scount, sdt, rbuf, rcount, rdt, comm, how_, req_, fn_)) \
-    COLL_API(Alltoallv, Ialltoallv, S,                                              \
-             (const void *sbuf, const CA scounts[], const DA sdispls[], MPI_Datatype sdt, \
-              void *rbuf, const CA rcounts[], const DA rdispls[], MPI_Datatype rdt,  \
-              MPI_Comm comm),                                                       \
-             alltoall_run(A2AV_SIDE(sbuf, scounts, sdispls, sdt),                   \
-                          A2AV_SIDE(rbuf, rcounts, rdispls, rdt), 1, comm, how_, req_, fn_)) \
-    COLL_API(Alltoallw, Ialltoallw, S,                                              \
-             (const void *sbuf, const CA scounts[], const DA sdispls[],             \
-              const MPI_Datatype sdts[], void *rbuf, const CA rcounts[], const DA rdispls[], \
-              const MPI_Datatype rdts[], MPI_Comm comm),                            \
-             alltoall_run(A2AW_SIDE(sbuf, scounts, sdispls, sdts),                  \
-                          A2AW_SIDE(rbuf, rcounts, rdispls, rdts), 2, comm, how_, req_, fn_))
-ALLTOALL_API(, int, int, int)
-ALLTOALL_API(_c, MPI_Count, MPI_Count, MPI_Aint)
+int locus_alltoall_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                        void *rbuf, MPI_Count rcount, MPI_Datatype rdt, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return alltoall_entry(sbuf, scount, sdt, rbuf, rcount, rdt, comm, how, req, fn);
+}
+
+int locus_alltoallv_impl(locus_how_t how, const void *sbuf, locus_ivec_t scounts,
+                         locus_ivec_t sdispls, MPI_Datatype sdt, void *rbuf, locus_ivec_t rcounts,
+                         locus_ivec_t rdispls, MPI_Datatype rdt, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return alltoall_run(A2AV_SIDE(sbuf, scounts, sdispls, sdt),
+                        A2AV_SIDE(rbuf, rcounts, rdispls, rdt), 1, comm, how, req, fn);
+}
+
+int locus_alltoallw_impl(locus_how_t how, const void *sbuf, locus_ivec_t scounts,
+                         locus_ivec_t sdispls, const MPI_Datatype sdts[], void *rbuf,
+                         locus_ivec_t rcounts, locus_ivec_t rdispls, const MPI_Datatype rdts[],
+                         MPI_Comm comm, MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return alltoall_run(A2AW_SIDE(sbuf, scounts, sdispls, sdts),
+                        A2AW_SIDE(rbuf, rcounts, rdispls, rdts), 2, comm, how, req, fn);
+}

@@ -1,8 +1,8 @@
 /*
  * coll_api_init.c — persistent collectives (MPI-4 MPI_<Coll>_init): the
- * request behind them. The MPI_<Coll>_init entry points are written with
- * the other forms of each collective (COLL_API in coll_api.h); they build
- * the nonblocking schedule once and hand it here.
+ * request behind them. The MPI_<Coll>_init forms share each collective's
+ * implementation with its other forms; they build the nonblocking schedule
+ * once and hand it here.
  *
  * Every MPI_Start runs the schedule again from its first step
  * (locus_coll_sched_restart) as a polled core request, so the progress
@@ -13,8 +13,8 @@
  */
 #include <stdlib.h>
 
-#include "coll_api.h"
-#include "req_kind.h"
+#include "coll.h"
+#include "pt2pt/pt2pt.h"
 
 typedef struct {
     locus_xreq_t x;

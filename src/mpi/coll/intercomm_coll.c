@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "comm.h"
+#include "comm/comm.h"
 #include "intercomm_coll.h"
 
 /* Roots pass to the collective layer as they are. */
@@ -17,7 +17,7 @@ _Static_assert(MPI_ROOT == LOCUS_COLL_ROOT && MPI_PROC_NULL == LOCUS_COLL_NO_ROO
 /* Runs inter_<name>(args..., views) to completion or as a request. */
 #define INTER_RUN(rc, how, c, req, name, ...)                                       \
     do {                                                                            \
-        if ((how) == COLL_BLOCKING) {                                               \
+        if ((how) == LOCUS_HOW_BLOCKING) {                                               \
             (rc) = locus_coll_inter_##name(__VA_ARGS__, &(c)->coll, &(c)->local->coll); \
         } else {                                                                    \
             locus_coll_sched_t *s_;                                                 \
@@ -34,12 +34,12 @@ static int inter_end(locus_comm_t *c, int rc, const char *fn)
 }
 
 /* The communicator (an intercommunicator) and the request argument. */
-static int inter_check(MPI_Comm comm, coll_how_t how, MPI_Request *req, locus_comm_t **c)
+static int inter_check(MPI_Comm comm, locus_how_t how, MPI_Request *req, locus_comm_t **c)
 {
     *c = locus_comm_of(comm);
     if (!locus_comm_valid(*c) || !(*c)->local)
         return MPI_ERR_COMM;
-    return how != COLL_BLOCKING && !req ? MPI_ERR_ARG : MPI_SUCCESS;
+    return how != LOCUS_HOW_BLOCKING && !req ? MPI_ERR_ARG : MPI_SUCCESS;
 }
 
 static int root_check(const locus_comm_t *c, int root)
@@ -71,7 +71,7 @@ static int op_check(MPI_Op op, MPI_Datatype dt)
  * collective layer takes them: one allocation, counts first. *total gets
  * the counts' sum.
  */
-static int vec_get(coll_vec_t counts, coll_vec_t displs, int n, ptrdiff_t unit, size_t **cnt,
+static int vec_get(locus_ivec_t counts, locus_ivec_t displs, int n, ptrdiff_t unit, size_t **cnt,
                    ptrdiff_t **dsp, MPI_Count *total)
 {
     *cnt = NULL;
@@ -83,7 +83,7 @@ static int vec_get(coll_vec_t counts, coll_vec_t displs, int n, ptrdiff_t unit, 
         return MPI_ERR_NO_MEM;
     ptrdiff_t *d = (ptrdiff_t *)(c + n + 1);
     for (int i = 0; i < n; i++) {
-        MPI_Count k = coll_vec_at(counts, i);
+        MPI_Count k = locus_ivec_at(counts, i);
         if (k < 0) {
             free(c);
             return MPI_ERR_COUNT;
@@ -91,7 +91,7 @@ static int vec_get(coll_vec_t counts, coll_vec_t displs, int n, ptrdiff_t unit, 
         c[i] = (size_t)k;
         *total += k;
         if (dsp)
-            d[i] = unit * (ptrdiff_t)coll_vec_at(displs, i);
+            d[i] = unit * (ptrdiff_t)locus_ivec_at(displs, i);
     }
     *cnt = c;
     if (dsp)
@@ -114,7 +114,7 @@ static size_t *vec_uniform(MPI_Count count, int n, ptrdiff_t unit, ptrdiff_t **d
 }
 
 /* Either form's counts: the vector, or count for each of n. */
-static int counts_of(int vform, MPI_Count count, coll_vec_t counts, coll_vec_t displs, int n,
+static int counts_of(int vform, MPI_Count count, locus_ivec_t counts, locus_ivec_t displs, int n,
                      ptrdiff_t unit, size_t **cnt, ptrdiff_t **dsp, MPI_Count *total)
 {
     if (vform)
@@ -140,12 +140,12 @@ static locus_dtype_t *byte_type(void)
 
 /* ---- barrier, bcast ---- */
 
-int locus_intercomm_barrier(MPI_Comm comm, coll_how_t how, MPI_Request *req, const char *fn)
+int locus_intercomm_barrier(MPI_Comm comm, locus_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c;
     int rc = inter_check(comm, how, req, &c);
-    if (!rc && how == COLL_BLOCKING) {
+    if (!rc && how == LOCUS_HOW_BLOCKING) {
         rc = locus_coll_inter_barrier(&c->coll, &c->local->coll);
     } else if (!rc) {
         locus_coll_sched_t *s;
@@ -157,7 +157,7 @@ int locus_intercomm_barrier(MPI_Comm comm, coll_how_t how, MPI_Request *req, con
 }
 
 int locus_intercomm_bcast(void *buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Comm comm,
-                          coll_how_t how, MPI_Request *req, const char *fn)
+                          locus_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c;
@@ -191,7 +191,7 @@ static int reduce_check(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datat
 }
 
 int locus_intercomm_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
-                           MPI_Op op, int root, MPI_Comm comm, coll_how_t how,
+                           MPI_Op op, int root, MPI_Comm comm, locus_how_t how,
                            MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
@@ -210,7 +210,7 @@ int locus_intercomm_reduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Da
 }
 
 int locus_intercomm_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype dt,
-                              MPI_Op op, MPI_Comm comm, coll_how_t how, MPI_Request *req,
+                              MPI_Op op, MPI_Comm comm, locus_how_t how, MPI_Request *req,
                               const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
@@ -224,9 +224,9 @@ int locus_intercomm_allreduce(const void *sbuf, void *rbuf, MPI_Count count, MPI
     return inter_end(c, rc, fn);
 }
 
-int locus_intercomm_reduce_scatter(const void *sbuf, void *rbuf, coll_vec_t rcounts,
+int locus_intercomm_reduce_scatter(const void *sbuf, void *rbuf, locus_ivec_t rcounts,
                                    MPI_Count rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                                   coll_how_t how, MPI_Request *req, const char *fn)
+                                   locus_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c;
@@ -268,7 +268,7 @@ typedef struct {
 /* The checks of a gather (scatter): at the root its receive (send) vector
  * vbuf, at a remote process its one send (receive) block buf. */
 static int rooted_get(const locus_comm_t *c, int root, int vform, const void *vbuf,
-                      MPI_Count vcount, coll_vec_t vcounts, coll_vec_t displs, MPI_Datatype vdt,
+                      MPI_Count vcount, locus_ivec_t vcounts, locus_ivec_t displs, MPI_Datatype vdt,
                       const void *buf, MPI_Count count, MPI_Datatype dt, rooted_t *r)
 {
     *r = (rooted_t){ NULL, NULL, byte_type(), byte_type() };
@@ -288,8 +288,8 @@ static int rooted_get(const locus_comm_t *c, int root, int vform, const void *vb
 }
 
 int locus_intercomm_gather(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                           MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                           MPI_Datatype rdt, int root, MPI_Comm comm, coll_how_t how,
+                           MPI_Count rcount, locus_ivec_t rcounts, locus_ivec_t displs,
+                           MPI_Datatype rdt, int root, MPI_Comm comm, locus_how_t how,
                            MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
@@ -305,9 +305,9 @@ int locus_intercomm_gather(const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
     return inter_end(c, rc, fn);
 }
 
-int locus_intercomm_scatter(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
-                            coll_vec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
-                            MPI_Datatype rdt, int root, MPI_Comm comm, coll_how_t how,
+int locus_intercomm_scatter(const void *sbuf, MPI_Count scount, locus_ivec_t scounts,
+                            locus_ivec_t displs, MPI_Datatype sdt, void *rbuf, MPI_Count rcount,
+                            MPI_Datatype rdt, int root, MPI_Comm comm, locus_how_t how,
                             MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
@@ -326,8 +326,8 @@ int locus_intercomm_scatter(const void *sbuf, MPI_Count scount, coll_vec_t scoun
 /* ---- allgather, alltoall: every process with every remote one ---- */
 
 int locus_intercomm_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, void *rbuf,
-                              MPI_Count rcount, coll_vec_t rcounts, coll_vec_t displs,
-                              MPI_Datatype rdt, MPI_Comm comm, coll_how_t how,
+                              MPI_Count rcount, locus_ivec_t rcounts, locus_ivec_t displs,
+                              MPI_Datatype rdt, MPI_Comm comm, locus_how_t how,
                               MPI_Request *req, const char *fn, int vform)
 {
     LOCUS_CHECK_INIT(fn);
@@ -356,7 +356,7 @@ typedef struct {
     locus_dtype_t **dts;
 } a2a_side_t;
 
-static int a2a_side(const void *buf, MPI_Count count, coll_vec_t counts, coll_vec_t displs,
+static int a2a_side(const void *buf, MPI_Count count, locus_ivec_t counts, locus_ivec_t displs,
                     MPI_Datatype dt, const MPI_Datatype *dts, int form, int n, a2a_side_t *s)
 {
     if (form == 2 && !dts)
@@ -377,11 +377,11 @@ static int a2a_side(const void *buf, MPI_Count count, coll_vec_t counts, coll_ve
     return rc;
 }
 
-int locus_intercomm_alltoall(const void *sbuf, MPI_Count scount, coll_vec_t scounts,
-                             coll_vec_t sdispls, MPI_Datatype sdt, const MPI_Datatype *sdts,
-                             void *rbuf, MPI_Count rcount, coll_vec_t rcounts,
-                             coll_vec_t rdispls, MPI_Datatype rdt, const MPI_Datatype *rdts,
-                             int form, MPI_Comm comm, coll_how_t how, MPI_Request *req,
+int locus_intercomm_alltoall(const void *sbuf, MPI_Count scount, locus_ivec_t scounts,
+                             locus_ivec_t sdispls, MPI_Datatype sdt, const MPI_Datatype *sdts,
+                             void *rbuf, MPI_Count rcount, locus_ivec_t rcounts,
+                             locus_ivec_t rdispls, MPI_Datatype rdt, const MPI_Datatype *rdts,
+                             int form, MPI_Comm comm, locus_how_t how, MPI_Request *req,
                              const char *fn)
 {
     LOCUS_CHECK_INIT(fn);

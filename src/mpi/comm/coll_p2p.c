@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 
-#include "mpi_impl.h"
+#include "comm.h"
 
 static locus_comm_t *comm_of(locus_coll_comm_t *cc)
 {

@@ -9,12 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
 #include "comm.h"
 #include "locus_tunables.h"
-#include "topo.h"
-
-locus_comm_t locus_comm_world, locus_comm_self;
 
 /* ---- node tables -------------------------------------------------------------- */
 
@@ -146,15 +142,8 @@ int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, ui
     return MPI_SUCCESS;
 }
 
-void locus_comm_retain(locus_comm_t *c)
+void locus_comm_free(locus_comm_t *c)
 {
-    c->refs++;
-}
-
-void locus_comm_release(locus_comm_t *c)
-{
-    if (--c->refs > 0)
-        return;
     comm_teardown(c);
     /* The struct is kept (its magic cleared) and reused, so a stale handle
      * is caught as MPI_ERR_COMM instead of touching freed memory. The

@@ -1,9 +1,15 @@
 /*
- * comm.h — how communicators are made, for the files that make them
- * (comm.c, comm_create.c, comm_dup.c, comm_split_type.c, intercomm*.c,
- * topo*.c): structs from the pool, context-id agreement, the shape of an
- * intercommunicator, and the tags the MPI layer keeps for itself on a
- * communicator's collective context.
+ * comm/comm.h — the communicators chapter: communicators and their life
+ * (comm.c), their creation (comm_create.c, comm_dup.c, comm_split_type.c),
+ * queries (comm_query.c), groups (group.c, group_ops.c),
+ * intercommunicators (intercomm.c), the point-to-point interface the
+ * collective layer runs on (coll_p2p.c), and what a communicator carries:
+ * its process topology (comm_topo.c) and where its process sits in the
+ * machine (comm_hw.c). It lies above pt2pt/ (communicators are made with
+ * messages) and below the collective, topology, RMA and session chapters,
+ * which make communicators through it: structs from the pool, context-id
+ * agreement, the shape of an intercommunicator, and the tags the MPI layer
+ * keeps for itself on a communicator's collective context.
  *
  * Context ids come in pairs (even: point-to-point, odd: collectives) and
  * are never reused within a process: each process keeps the lowest id it
@@ -14,10 +20,10 @@
  * intracommunicator (the two groups' local communicators share that pair:
  * they are disjoint and never exchange messages on it).
  */
-#ifndef LOCUS_COMM_H
-#define LOCUS_COMM_H
+#ifndef LOCUS_MPI_COMM_H
+#define LOCUS_MPI_COMM_H
 
-#include "mpi_impl.h"
+#include "pt2pt/pt2pt.h"
 
 /* Ids from here on are never handed out (the agreement fails instead). */
 #define LOCUS_CTX_LIMIT 0xfffffff0u
@@ -43,6 +49,27 @@ static inline locus_comm_t *locus_comm_local(locus_comm_t *c)
 {
     return c->local ? c->local : c;
 }
+
+/* ---- life ------------------------------------------------------------------------ */
+
+/* Sets up *c (zeroed here) for the members world_of[size], my rank among
+ * them, context pair ctx/ctx+1. */
+int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx);
+/* Frees c at its last reference (locus_comm_release, mpi_impl.h): what it
+ * carries, then the struct back to the pool (a predefined one stays). */
+void locus_comm_free(locus_comm_t *c);
+/* Collective over c: a duplicate with its own context and c's attributes
+ * copied (MPI_Comm_dup without the handles). */
+int locus_comm_dup(locus_comm_t *c, locus_comm_t **out);
+/* Collective over parent: the communicator of the members with the same
+ * color (MPI_UNDEFINED: none, *out NULL), ordered by key then parent rank.
+ * Inherits the parent's error handler. */
+int locus_comm_split(locus_comm_t *parent, int color, int key, locus_comm_t **out);
+/* MPI_IDENT / MPI_SIMILAR / MPI_UNEQUAL of two member lists. */
+int locus_members_compare(int n1, const int *w1, int n2, const int *w2);
+
+/* The point-to-point interface the collective layer runs on (coll_p2p.c). */
+extern const locus_coll_p2p_t locus_coll_p2p;
 
 /* ---- structs ---------------------------------------------------------------- */
 
@@ -133,5 +160,66 @@ int locus_group_make(int size, const int *world_of, MPI_Group *out);
  * either side, ordered by key then rank; NULL when my color is
  * MPI_UNDEFINED or no remote member has it. */
 int locus_intercomm_split(locus_comm_t *c, int color, int key, locus_comm_t **out);
+
+/* ---- the process topology a communicator carries (comm_topo.c) -------------------- */
+/* Made by the topologies chapter (topo/), copied by MPI_Comm_dup and freed
+ * with the communicator. */
+struct locus_ptopo {
+    int kind;                   /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    /* Cartesian: the grid (row-major: the last dimension varies fastest) */
+    int ndims;
+    int *dims, *periods;        /* [ndims] */
+    /* graph: the whole graph as MPI_Graph_create took it */
+    int nnodes;
+    int *index, *edges;         /* [nnodes], [index[nnodes - 1]] */
+    /* distributed graph: this rank's edges */
+    int indegree, outdegree, weighted;
+    int *sources, *sweights, *dests, *dweights;
+    /* this rank's neighbourhood (all kinds), for the neighbourhood
+     * collectives; its arrays live in nbr_mem */
+    locus_coll_nbrs_t nbrs;
+    int *nbr_mem;
+};
+
+/* ---- its operations (comm_topo.c) ---------------------------------------------- */
+
+/* A zeroed topology of `kind` (NULL when out of memory). */
+locus_ptopo_t *locus_ptopo_new(int kind);
+void locus_ptopo_free(locus_ptopo_t *t);
+/* A deep copy (MPI_Comm_dup); MPI error class. */
+int locus_ptopo_dup(const locus_ptopo_t *t, locus_ptopo_t **out);
+/* Fills t->nbrs for rank `rank` of a communicator of `size` ranks. */
+int locus_ptopo_nbrs_build(locus_ptopo_t *t, int rank);
+/* c's topology if it has one of `kind` (0: any), else NULL. */
+locus_ptopo_t *locus_ptopo_of(const locus_comm_t *c, int kind);
+/* The same for a query call: *t, or the error class it reports
+ * (MPI_ERR_COMM: c is no communicator; MPI_ERR_TOPOLOGY: none of kind). */
+int locus_ptopo_get(const locus_comm_t *c, int kind, locus_ptopo_t **t);
+
+/* Cartesian: coordinates of rank (coords[ndims]) and the rank at coords
+ * (periodic dimensions wrap; -1 when off a non-periodic edge). */
+void locus_cart_coords(const locus_ptopo_t *t, int rank, int *coords);
+int locus_cart_rank(const locus_ptopo_t *t, const int *coords);
+
+/* ---- comm_hw.c: where this process sits ------------------------------------------- */
+
+/* Hardware levels, coarsest first. */
+enum { LOCUS_HW_PACKAGE, LOCUS_HW_NUMA, LOCUS_HW_L3, LOCUS_HW_CORE, LOCUS_HW_PU,
+       LOCUS_HW_NLEVELS };
+
+/*
+ * For every level, the logical index of the one object of that level that
+ * holds this process's whole CPU binding (where[level]), or -1 when the
+ * binding spans several, the machine has none, or hwloc cannot tell.
+ * Returns 0, or -1 when hwloc could not load the machine (all -1).
+ */
+int locus_hw_where(int where[LOCUS_HW_NLEVELS]);
+
+/* The level named by an mpi_hw_resource_type value ("numa", "NUMANode",
+ * "hwloc://NUMANode", "package", "socket", "l3cache", "core", "hwthread",
+ * ...), or -1. */
+int locus_hw_level_of(const char *name);
+/* The standard's URI for a level ("hwloc://NUMANode", ...). */
+const char *locus_hw_level_uri(int level);
 
 #endif

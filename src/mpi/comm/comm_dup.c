@@ -13,9 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
 #include "comm.h"
-#include "topo.h"
 
 /* Tags drawn for the rounds on each view: more than one allreduce (an
  * intercommunicator's inter allreduce included) ever draws. */

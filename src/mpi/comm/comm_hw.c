@@ -11,7 +11,6 @@
 #include <strings.h>
 
 #include "comm.h"
-#include "topo.h"
 
 static const struct {
     hwloc_obj_type_t type;

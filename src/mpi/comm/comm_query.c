@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
 #include "comm.h"
 
 /* The checks every query starts with: a valid communicator, an out

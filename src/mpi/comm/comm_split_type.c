@@ -7,7 +7,7 @@
  * that splits the communicator (MPI_COMM_TYPE_HW_UNGUIDED).
  *
  * Every member sends every other its node and, for each hardware level,
- * the object that holds its binding (topo_hw.c); a process whose binding
+ * the object that holds its binding (comm_hw.c); a process whose binding
  * spans several objects of the level asked for gets MPI_COMM_NULL. Hardware
  * objects are told apart per node, so a split never crosses nodes.
  */
@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "comm.h"
-#include "topo.h"
 
 /* A member's row: node, then the object per hardware level (-1: none). */
 #define ROW (1 + LOCUS_HW_NLEVELS)

@@ -1,14 +1,13 @@
 /*
- * Process topologies, the common part: the topology object (made, copied,
- * freed with its communicator), each rank's neighbourhood for the
- * neighbourhood collectives, Cartesian coordinates, the communicator a
- * topology call makes, and MPI_Topo_test.
+ * comm_topo.c — the process topology a communicator carries (comm.h): the
+ * object (made by topo/, copied and freed with its communicator), each
+ * rank's neighbourhood for the neighbourhood collectives, Cartesian
+ * coordinates.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm.h"
-#include "topo.h"
 
 locus_ptopo_t *locus_ptopo_new(int kind)
 {
@@ -195,63 +194,4 @@ int locus_ptopo_nbrs_build(locus_ptopo_t *t, int rank)
         return nbrs_list(t, t->edges + lo, hi - lo, t->edges + lo, hi - lo);
     }
     return nbrs_list(t, t->sources, t->indegree, t->dests, t->outdegree);
-}
-
-/* ---- the communicator of a topology ----------------------------------------------- */
-
-int locus_topo_comm(locus_comm_t *old, int n, const int *proc_of, locus_ptopo_t *t,
-                    locus_comm_t **out)
-{
-    *out = NULL;
-    uint32_t ctx;
-    int *world = malloc(sizeof *world * (size_t)(n > 0 ? n : 1));
-    int err = world ? locus_ctx_agree(old, LOCUS_CTX_INTRA, &ctx) : MPI_ERR_NO_MEM;
-    int me = -1;
-    for (int v = 0; !err && v < n; v++) {
-        int p = proc_of ? proc_of[v] : v;
-        world[v] = old->world_of[p];
-        if (p == old->coll.rank)
-            me = v;
-    }
-    if (!err && me >= 0)
-        err = locus_comm_new(n, me, world, ctx, old, out);
-    if (!err && *out) {
-        (*out)->topo = t;
-        t = NULL;
-        if ((err = locus_ptopo_nbrs_build((*out)->topo, me)) != MPI_SUCCESS) {
-            locus_comm_discard(*out);
-            *out = NULL;
-        }
-    }
-    locus_ptopo_free(t);
-    free(world);
-    return err;
-}
-
-int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, int *proc_of,
-                          int reorder, MPI_Comm *newcomm, const char *fn)
-{
-    locus_comm_t *nc = NULL;
-    if (!err)
-        err = locus_topo_comm(old, n, reorder ? proc_of : NULL, t, &nc);
-    else
-        locus_ptopo_free(t);
-    free(proc_of);
-    if (err)
-        return locus_mpi_err(old, err, fn);
-    *newcomm = locus_comm_handle(nc);
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Topo_test)
-int PMPI_Topo_test(MPI_Comm comm, int *status)
-{
-    LOCUS_CHECK_INIT("MPI_Topo_test");
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Topo_test");
-    if (!status)
-        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Topo_test");
-    *status = c->topo ? c->topo->kind : MPI_UNDEFINED;
-    return MPI_SUCCESS;
 }

@@ -5,9 +5,6 @@
 
 #include "comm.h"
 
-locus_group_t locus_group_empty = { .refcount = 1, .size = 0, .rank = MPI_UNDEFINED,
-                                    .world_of = NULL };
-
 int locus_group_make(int size, const int *world_of, MPI_Group *out)
 {
     if (size == 0) {

@@ -1,7 +1,11 @@
 /*
- * type.h — inside the MPI datatype calls (type*.c): the datatype object's
- * record of how it was made (its "envelope" and "contents"), and the
- * helpers the constructor, decoding, query and packing files share.
+ * datatype/datatype.h — the datatypes and operations chapter: predefined
+ * types (type_predef.c), constructors (type_create.c, type_array.c),
+ * decoding (type_decode.c), queries (type_query.c), attributes and names
+ * (type_attr.c, type.c), packing (type_pack.c) and reduction operations
+ * (op.c). It lies above env/ only. Inside: the datatype object's record of
+ * how it was made (its "envelope" and "contents"), and the helpers the
+ * constructor, decoding, query and packing files share.
  *
  * A datatype object (locus_mdt_t, mpi_impl.h) owns one engine type and
  * lives as long as it. A derived type keeps its constructor's arguments
@@ -9,11 +13,20 @@
  * component's engine type, so MPI_Type_free of a component never breaks
  * MPI_Type_get_contents); they go when the object goes.
  */
-#ifndef LOCUS_MPI_TYPE_H
-#define LOCUS_MPI_TYPE_H
+#ifndef LOCUS_MPI_DATATYPE_H
+#define LOCUS_MPI_DATATYPE_H
 
-#include "attr.h"
-#include "mpi_impl.h"
+#include "env/env.h"
+
+/* The predefined datatypes, made at MPI_Init and released at MPI_Finalize
+ * (type_predef.c). */
+int locus_types_init(void);
+void locus_types_finalize(void);
+
+/* The operation of an MPI_Op handle (NULL: MPI_OP_NULL, freed or bad). */
+locus_op_t *locus_op_of(MPI_Op h);
+/* locus_mdt_t.reduce_ops of a predefined type (op.c). */
+uint32_t locus_op_predef_mask(const locus_dtype_t *dt);
 
 /* Errors of calls that have no communicator go to MPI_COMM_WORLD's handler. */
 #define TYPE_ERR(cls, fn) locus_mpi_err(NULL, (cls), (fn))

@@ -6,7 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "mpi_impl.h"
+#include "datatype.h"
 
 /* ABI handle value - 0x20 -> the reduction layer's operation id. */
 static const signed char op_ids[0x1e] = {

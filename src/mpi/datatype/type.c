@@ -1,12 +1,12 @@
 /*
  * type.c — datatype objects: made around an engine type with the record
- * of their constructor's arguments (type.h), committed, freed,
+ * of their constructor's arguments (datatype.h), committed, freed,
  * duplicated (attributes copied), and cloned for MPI_Type_get_contents.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "type.h"
+#include "datatype.h"
 
 /* ---- recorded constructor arguments ---- */
 

@@ -1,38 +1,50 @@
 /*
- * type_array.c — MPI_Type_create_subarray and MPI_Type_create_darray, int
- * and large-count forms: argument checks with MPI's error classes (as
- * MPICH reports them: MPI_ERR_DIMS for the dimension count, MPI_ERR_RANK
- * for the rank, MPI_ERR_ARG for the rest), then the datatype engine.
+ * type_array.c — MPI_Type_create_subarray and MPI_Type_create_darray, one
+ * implementation for the int and large-count forms: argument checks with
+ * MPI's error classes (as MPICH reports them: MPI_ERR_DIMS for the
+ * dimension count, MPI_ERR_RANK for the rank, MPI_ERR_ARG for the rest),
+ * then the datatype engine.
  */
 #include <stdlib.h>
 
-#include "type.h"
+#include "datatype.h"
 
 static int order_ok(int order)
 {
     return order == MPI_ORDER_C || order == MPI_ORDER_FORTRAN;
 }
 
-/* sizes, subsizes, starts: ndims counts each. */
-static int type_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
-                         const MPI_Count *starts, int order, MPI_Datatype oldtype,
-                         MPI_Datatype *newtype, int large, const char *fn)
+/* sizes, subsizes, starts: ndims counts each, of either width. */
+int locus_type_create_subarray_impl(int ndims, locus_ivec_t sizes_v, locus_ivec_t subsizes_v,
+                                    locus_ivec_t starts_v, int order, MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype, const char *fn)
 {
+    LOCUS_CHECK_INIT(fn);
     locus_mdt_t *old = type_obj(oldtype);
     int err = ndims < 1 ? MPI_ERR_DIMS : !old ? MPI_ERR_TYPE
-              : !sizes || !subsizes || !starts || !newtype || !order_ok(order) ? MPI_ERR_ARG
-              : MPI_SUCCESS;
-    for (int d = 0; !err && d < ndims; d++)
+              : !sizes_v.p || !subsizes_v.p || !starts_v.p || !newtype || !order_ok(order)
+                  ? MPI_ERR_ARG : MPI_SUCCESS;
+    MPI_Count *sizes = err ? NULL : malloc(3 * sizeof *sizes * (size_t)ndims);
+    if (!err && !sizes)
+        err = MPI_ERR_NO_MEM;
+    MPI_Count *subsizes = sizes + ndims, *starts = sizes + 2 * ndims;
+    for (int d = 0; !err && d < ndims; d++) {
+        sizes[d] = locus_ivec_at(sizes_v, d);
+        subsizes[d] = locus_ivec_at(subsizes_v, d);
+        starts[d] = locus_ivec_at(starts_v, d);
         if (sizes[d] < 1 || subsizes[d] < 0 || starts[d] < 0 || subsizes[d] > sizes[d] ||
             starts[d] > sizes[d] - subsizes[d] || !type_count_ok(sizes[d]))
             err = MPI_ERR_ARG;
-    if (err)
+    }
+    size_t *s = err ? NULL : malloc(3 * sizeof(size_t) * (size_t)ndims);
+    if (!err && !s)
+        err = MPI_ERR_NO_MEM;
+    if (err) {
+        free(sizes);
         return TYPE_ERR(err, fn);
-    size_t *s = malloc(3 * sizeof(size_t) * (size_t)ndims);
-    if (!s)
-        return TYPE_ERR(MPI_ERR_NO_MEM, fn);
+    }
     type_args_t a;
-    type_args_init(&a, MPI_COMBINER_SUBARRAY, large);
+    type_args_init(&a, MPI_COMBINER_SUBARRAY, locus_fn_large(fn));
     type_args_put(&a, TA_INT, ndims);
     for (int d = 0; d < ndims; d++) {
         s[d] = (size_t)sizes[d];
@@ -49,68 +61,26 @@ static int type_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *sub
     int rc = locus_dtype_subarray(ndims, s, s + ndims, s + 2 * ndims, order == MPI_ORDER_FORTRAN,
                                   old->dt, &nt);
     free(s);
+    free(sizes);
     return type_make(rc, nt, &a, 1, &old, newtype, fn);
 }
 
-/* ndims ints as MPI_Counts (NULL stays NULL). */
-static MPI_Count *counts_of(int ndims, const int *v, int *oom)
-{
-    if (!v || ndims < 1)
-        return NULL;
-    MPI_Count *c = malloc(sizeof *c * (size_t)ndims);
-    if (!c) {
-        *oom = 1;
-        return NULL;
-    }
-    for (int d = 0; d < ndims; d++)
-        c[d] = v[d];
-    return c;
-}
-
-LOCUS_PMPI_WEAK(Type_create_subarray)
-int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[],
-                              const int array_of_subsizes[], const int array_of_starts[],
-                              int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    static const char fn[] = "MPI_Type_create_subarray";
-    LOCUS_CHECK_INIT(fn);
-    int oom = 0;
-    MPI_Count *s = counts_of(ndims, array_of_sizes, &oom);
-    MPI_Count *u = counts_of(ndims, array_of_subsizes, &oom);
-    MPI_Count *t = counts_of(ndims, array_of_starts, &oom);
-    int rc = oom ? TYPE_ERR(MPI_ERR_NO_MEM, fn)
-                 : type_subarray(ndims, s, u, t, order, oldtype, newtype, 0, fn);
-    free(s);
-    free(u);
-    free(t);
-    return rc;
-}
-
-LOCUS_PMPI_WEAK(Type_create_subarray_c)
-int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
-                                const MPI_Count array_of_subsizes[],
-                                const MPI_Count array_of_starts[], int order,
-                                MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    LOCUS_CHECK_INIT("MPI_Type_create_subarray_c");
-    return type_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
-                         oldtype, newtype, 1, "MPI_Type_create_subarray_c");
-}
-
-static int type_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
-                       const int *distribs, const int *dargs, const int *psizes, int order,
-                       MPI_Datatype oldtype, MPI_Datatype *newtype, int large, const char *fn)
+int locus_type_create_darray_impl(int size, int rank, int ndims, locus_ivec_t gsizes,
+                                  const int distribs[], const int dargs[], const int psizes[],
+                                  int order, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                                  const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_mdt_t *old = type_obj(oldtype);
     int err = size < 1 ? MPI_ERR_ARG : rank < 0 || rank >= size ? MPI_ERR_RANK
               : ndims < 1 ? MPI_ERR_DIMS : !old ? MPI_ERR_TYPE
-              : !gsizes || !distribs || !dargs || !psizes || !newtype || !order_ok(order)
+              : !gsizes.p || !distribs || !dargs || !psizes || !newtype || !order_ok(order)
                   ? MPI_ERR_ARG : MPI_SUCCESS;
     long long grid = 1;
     for (int d = 0; !err && d < ndims; d++) {
         int dist = distribs[d];
-        if (gsizes[d] < 1 || !type_count_ok(gsizes[d]) || psizes[d] < 1 ||
+        MPI_Count gsize = locus_ivec_at(gsizes, d);
+        if (gsize < 1 || !type_count_ok(gsize) || psizes[d] < 1 ||
             (dist != MPI_DISTRIBUTE_NONE && dist != MPI_DISTRIBUTE_BLOCK &&
              dist != MPI_DISTRIBUTE_CYCLIC) ||
             (dargs[d] != MPI_DISTRIBUTE_DFLT_DARG && dargs[d] < 1) ||
@@ -132,16 +102,16 @@ static int type_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
     }
     int *darg = dist + ndims;
     type_args_t a;
-    type_args_init(&a, MPI_COMBINER_DARRAY, large);
+    type_args_init(&a, MPI_COMBINER_DARRAY, locus_fn_large(fn));
     type_args_put(&a, TA_INT, size);
     type_args_put(&a, TA_INT, rank);
     type_args_put(&a, TA_INT, ndims);
     for (int d = 0; d < ndims; d++) {
-        g[d] = (size_t)gsizes[d];
+        g[d] = (size_t)locus_ivec_at(gsizes, d);
         dist[d] = distribs[d] == MPI_DISTRIBUTE_NONE ? LOCUS_DIST_NONE
                   : distribs[d] == MPI_DISTRIBUTE_BLOCK ? LOCUS_DIST_BLOCK : LOCUS_DIST_CYCLIC;
         darg[d] = dargs[d] == MPI_DISTRIBUTE_DFLT_DARG ? LOCUS_DARG_DEFAULT : dargs[d];
-        type_args_put(&a, TA_COUNT, gsizes[d]);
+        type_args_put(&a, TA_COUNT, locus_ivec_at(gsizes, d));
     }
     for (int d = 0; d < ndims; d++)
         type_args_put(&a, TA_INT, distribs[d]);
@@ -156,30 +126,4 @@ static int type_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
     free(g);
     free(dist);
     return type_make(rc, nt, &a, 1, &old, newtype, fn);
-}
-
-LOCUS_PMPI_WEAK(Type_create_darray)
-int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
-                            const int array_of_distribs[], const int array_of_dargs[],
-                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                            MPI_Datatype *newtype)
-{
-    int oom = 0;
-    MPI_Count *g = counts_of(ndims, array_of_gsizes, &oom);
-    int rc = oom ? TYPE_ERR(MPI_ERR_NO_MEM, "MPI_Type_create_darray")
-                 : type_darray(size, rank, ndims, g, array_of_distribs, array_of_dargs,
-                               array_of_psizes, order, oldtype, newtype, 0,
-                               "MPI_Type_create_darray");
-    free(g);
-    return rc;
-}
-
-LOCUS_PMPI_WEAK(Type_create_darray_c)
-int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
-                              const int array_of_distribs[], const int array_of_dargs[],
-                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                              MPI_Datatype *newtype)
-{
-    return type_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
-                       array_of_psizes, order, oldtype, newtype, 1, "MPI_Type_create_darray_c");
 }

@@ -1,12 +1,12 @@
 /*
  * type_attr.c — what a user attaches to a datatype: its name
  * (MPI_Type_set_name/get_name; the predefined ones start with their MPI
- * names) and cached attributes (keyvals of kind ATTR_TYPE, attr.h;
+ * names) and cached attributes (keyvals of kind ATTR_TYPE, env/env.h;
  * copied by MPI_Type_dup, deleted by MPI_Type_free).
  */
 #include <string.h>
 
-#include "type.h"
+#include "datatype.h"
 
 LOCUS_PMPI_WEAK(Type_set_name)
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)

@@ -4,7 +4,7 @@
  * and the calls that find predefined types: MPI_Type_match_size,
  * MPI_Type_create_f90_integer/real/complex, MPI_Type_get_value_index.
  */
-#include "type.h"
+#include "datatype.h"
 
 /* The record of a valid type (NULL for a named one); *err on a bad handle. */
 static const locus_type_decl_t *decl_or_named(MPI_Datatype h, int *err)

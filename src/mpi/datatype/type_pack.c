@@ -1,13 +1,13 @@
 /*
  * type_pack.c — MPI_Pack/MPI_Unpack/MPI_Pack_size (the native packed
  * form) and MPI_Pack_external/MPI_Unpack_external/MPI_Pack_external_size
- * (the portable "external32" form), each int form a thin wrapper of its
- * large-count form.
+ * (the portable "external32" form): one implementation for the int and
+ * large-count forms of each (generated entry points).
  */
 #include <limits.h>
 #include <string.h>
 
-#include "type.h"
+#include "datatype.h"
 
 /* count * per, or -1 when it overflows an MPI_Count. */
 static MPI_Count count_bytes(MPI_Count count, size_t per)
@@ -89,47 +89,21 @@ static int pack(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, voi
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Pack_c)
-int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
-                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+int locus_pack_impl(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                    MPI_Count outsize, MPI_Count *position, MPI_Comm comm, const char *fn)
 {
-    return pack(inbuf, incount, datatype, outbuf, outsize, position, comm, 0, "MPI_Pack_c");
-}
-
-LOCUS_PMPI_WEAK(Pack)
-int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
-              int *position, MPI_Comm comm)
-{
-    MPI_Count pos = position ? *position : 0;
-    int rc = pack(inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL, comm, 0,
-                  "MPI_Pack");
-    if (rc == MPI_SUCCESS)
-        *position = (int)pos;   /* <= outsize */
-    return rc;
+    return pack(inbuf, incount, datatype, outbuf, outsize, position, comm, 0, fn);
 }
 
 /* MPI_Unpack's arguments come in another order: packed buffer first. */
-LOCUS_PMPI_WEAK(Unpack_c)
-int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
-                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+int locus_unpack_impl(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                      MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm, const char *fn)
 {
-    return pack(inbuf, outcount, datatype, outbuf, insize, position, comm, 1, "MPI_Unpack_c");
+    return pack(inbuf, outcount, datatype, outbuf, insize, position, comm, 1, fn);
 }
 
-LOCUS_PMPI_WEAK(Unpack)
-int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                MPI_Datatype datatype, MPI_Comm comm)
-{
-    MPI_Count pos = position ? *position : 0;
-    int rc = pack(inbuf, outcount, datatype, outbuf, insize, position ? &pos : NULL, comm, 1,
-                  "MPI_Unpack");
-    if (rc == MPI_SUCCESS)
-        *position = (int)pos;
-    return rc;
-}
-
-static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size,
-                     const char *fn)
+int locus_pack_size_impl(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+                         MPI_Count *size, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm);
@@ -141,22 +115,6 @@ static int pack_size(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MP
         return locus_mpi_err(c, rc, fn);
     *size = s;
     return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Pack_size_c)
-int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
-{
-    return pack_size(incount, datatype, comm, size, "MPI_Pack_size_c");
-}
-
-LOCUS_PMPI_WEAK(Pack_size)
-int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
-{
-    MPI_Count s = 0;
-    int rc = pack_size(incount, datatype, comm, size ? &s : NULL, "MPI_Pack_size");
-    if (rc == MPI_SUCCESS)
-        *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
-    return rc;
 }
 
 /* ---- external32 ---- */
@@ -193,51 +151,22 @@ static int pack_external(const char *datarep, const void *inbuf, MPI_Count incou
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Pack_external_c)
-int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
-                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
-                         MPI_Count *position)
+int locus_pack_external_impl(const char datarep[], const void *inbuf, MPI_Count incount,
+                             MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                             MPI_Count *position, const char *fn)
 {
-    return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, 0,
-                         "MPI_Pack_external_c");
+    return pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, 0, fn);
 }
 
-LOCUS_PMPI_WEAK(Pack_external)
-int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount,
-                       MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                       MPI_Aint *position)
+int locus_unpack_external_impl(const char datarep[], const void *inbuf, MPI_Count insize,
+                               MPI_Count *position, void *outbuf, MPI_Count outcount,
+                               MPI_Datatype datatype, const char *fn)
 {
-    MPI_Count pos = position ? *position : 0;
-    int rc = pack_external(datarep, inbuf, incount, datatype, outbuf, outsize,
-                           position ? &pos : NULL, 0, "MPI_Pack_external");
-    if (rc == MPI_SUCCESS)
-        *position = (MPI_Aint)pos;
-    return rc;
+    return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize, position, 1, fn);
 }
 
-LOCUS_PMPI_WEAK(Unpack_external_c)
-int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
-                           MPI_Count *position, void *outbuf, MPI_Count outcount,
-                           MPI_Datatype datatype)
-{
-    return pack_external(datarep, inbuf, outcount, datatype, outbuf, insize, position, 1,
-                         "MPI_Unpack_external_c");
-}
-
-LOCUS_PMPI_WEAK(Unpack_external)
-int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
-                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
-{
-    MPI_Count pos = position ? *position : 0;
-    int rc = pack_external(datarep, inbuf, outcount, datatype, outbuf, insize,
-                           position ? &pos : NULL, 1, "MPI_Unpack_external");
-    if (rc == MPI_SUCCESS)
-        *position = (MPI_Aint)pos;
-    return rc;
-}
-
-static int pack_external_size(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
-                              MPI_Count *size, const char *fn)
+int locus_pack_external_size_impl(const char datarep[], MPI_Count incount,
+                                  MPI_Datatype datatype, MPI_Count *size, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     MPI_Count s = 0;
@@ -248,23 +177,4 @@ static int pack_external_size(const char *datarep, MPI_Count incount, MPI_Dataty
         return TYPE_ERR(rc, fn);
     *size = s;
     return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Pack_external_size_c)
-int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
-                              MPI_Count *size)
-{
-    return pack_external_size(datarep, incount, datatype, size, "MPI_Pack_external_size_c");
-}
-
-LOCUS_PMPI_WEAK(Pack_external_size)
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
-{
-    MPI_Count s = 0;
-    int rc = pack_external_size(datarep, incount, datatype, size ? &s : NULL,
-                                "MPI_Pack_external_size");
-    if (rc == MPI_SUCCESS)
-        *size = (MPI_Aint)s;
-    return rc;
 }

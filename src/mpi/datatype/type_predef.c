@@ -11,9 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "type.h"
-
-locus_mdt_t locus_predef_types[256];
+#include "datatype.h"
 
 typedef struct {
     uint16_t handle;

@@ -1,11 +1,10 @@
 /*
- * type_query.c — sizes and bounds of datatypes (int, large-count and the
- * deprecated _x forms over one implementation each), and the address
+ * type_query.c — sizes and bounds of datatypes (one implementation each
+ * for the int, large-count and deprecated _x forms, whose entry points are
+ * generated), and the address
  * calls (MPI_Get_address, MPI_Aint_add, MPI_Aint_diff).
  */
-#include <limits.h>
-
-#include "type.h"
+#include "datatype.h"
 
 /* The engine type of a datatype query, or NULL with *err set. */
 static locus_dtype_t *query_type(MPI_Datatype h, const void *out1, const void *out2, int *err)
@@ -15,7 +14,7 @@ static locus_dtype_t *query_type(MPI_Datatype h, const void *out1, const void *o
     return *err ? NULL : m->dt;
 }
 
-static int type_size(MPI_Datatype datatype, MPI_Count *size, const char *fn)
+int locus_type_size_impl(MPI_Datatype datatype, MPI_Count *size, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     int err;
@@ -24,28 +23,6 @@ static int type_size(MPI_Datatype datatype, MPI_Count *size, const char *fn)
         return TYPE_ERR(err, fn);
     *size = (MPI_Count)locus_dtype_size(dt);
     return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Type_size)
-int PMPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    MPI_Count s = 0;
-    int rc = type_size(datatype, size ? &s : NULL, "MPI_Type_size");
-    if (rc == MPI_SUCCESS)
-        *size = s > INT_MAX ? MPI_UNDEFINED : (int)s;
-    return rc;
-}
-
-LOCUS_PMPI_WEAK(Type_size_c)
-int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size)
-{
-    return type_size(datatype, size, "MPI_Type_size_c");
-}
-
-LOCUS_PMPI_WEAK(Type_size_x)
-int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
-{
-    return type_size(datatype, size, "MPI_Type_size_x");
 }
 
 /* Bounds (true: the data's own) as MPI_Counts. */
@@ -67,55 +44,16 @@ static int type_bounds(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent, 
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Type_get_extent)
-int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
+int locus_type_get_extent_impl(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent,
+                               const char *fn)
 {
-    MPI_Count l = 0, e = 0;
-    int rc = type_bounds(datatype, lb ? &l : NULL, extent ? &e : NULL, 0, "MPI_Type_get_extent");
-    if (rc == MPI_SUCCESS) {
-        *lb = (MPI_Aint)l;
-        *extent = (MPI_Aint)e;
-    }
-    return rc;
+    return type_bounds(datatype, lb, extent, 0, fn);
 }
 
-LOCUS_PMPI_WEAK(Type_get_extent_c)
-int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
+int locus_type_get_true_extent_impl(MPI_Datatype datatype, MPI_Count *true_lb,
+                                    MPI_Count *true_extent, const char *fn)
 {
-    return type_bounds(datatype, lb, extent, 0, "MPI_Type_get_extent_c");
-}
-
-LOCUS_PMPI_WEAK(Type_get_extent_x)
-int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
-{
-    return type_bounds(datatype, lb, extent, 0, "MPI_Type_get_extent_x");
-}
-
-LOCUS_PMPI_WEAK(Type_get_true_extent)
-int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
-{
-    MPI_Count l = 0, e = 0;
-    int rc = type_bounds(datatype, true_lb ? &l : NULL, true_extent ? &e : NULL, 1,
-                         "MPI_Type_get_true_extent");
-    if (rc == MPI_SUCCESS) {
-        *true_lb = (MPI_Aint)l;
-        *true_extent = (MPI_Aint)e;
-    }
-    return rc;
-}
-
-LOCUS_PMPI_WEAK(Type_get_true_extent_c)
-int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
-                                MPI_Count *true_extent)
-{
-    return type_bounds(datatype, true_lb, true_extent, 1, "MPI_Type_get_true_extent_c");
-}
-
-LOCUS_PMPI_WEAK(Type_get_true_extent_x)
-int PMPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
-                                MPI_Count *true_extent)
-{
-    return type_bounds(datatype, true_lb, true_extent, 1, "MPI_Type_get_true_extent_x");
+    return type_bounds(datatype, true_lb, true_extent, 1, fn);
 }
 
 /* ---- addresses ---- */

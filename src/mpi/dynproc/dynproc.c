@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "mpi_impl.h"
+#include "dynproc.h"
 
 /* Raises the refusal of fn on c (NULL: the default handler). */
 static int refuse(locus_comm_t *c, const char *fn, const char *what)

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "mpi_impl.h"
+#include "env.h"
 
 static const struct {
     const char *key;

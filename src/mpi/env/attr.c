@@ -1,11 +1,11 @@
 /*
- * attr.c — keyvals and attribute lists (attr.h), and the communicator
+ * attr.c — keyvals and attribute lists (env.h), and the communicator
  * attribute calls (MPI_Comm_create_keyval & co and their MPI-1 names).
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "attr.h"
+#include "env.h"
 
 /* User keyvals start here, clear of the predefined attribute keys. */
 #define KEYVAL_FIRST 0x10000

@@ -1,15 +1,25 @@
 /*
- * attr.h — attribute caching (MPI keyvals) for the objects that carry
- * attributes: communicators, windows and datatypes. One keyval table for
- * all three kinds; each object keeps a list of its attributes.
+ * env/env.h — the environment chapter, the base of the MPI layer: the
+ * library's state and the objects behind the predefined handles
+ * (handles.c, env_query.c), errors, error codes and error handlers
+ * (errh.c, errh_any.c), info objects (info.c), attribute caching
+ * (attr.c) and the ABI's queries (handles.c, abi_fortran.c). It calls no
+ * other chapter; every other chapter may call it. The base every chapter
+ * needs (locus_mpi_err, the argument checks) is declared in mpi_impl.h and
+ * implemented here; what follows is the rest.
+ *
+ * ---- Attributes ------------------------------------------------------------
+ * Attribute caching (MPI keyvals) for the objects that carry attributes:
+ * communicators, windows and datatypes. One keyval table for all three
+ * kinds; each object keeps a list of its attributes.
  *
  * Copy and delete callbacks are the user's, called with the object's
  * handle. The ABI's MPI_*_NULL_COPY_FN / MPI_*_DUP_FN / MPI_*_NULL_DELETE_FN
  * are the function-pointer values 0, 1 and 0: no copy, copy the value, no
  * deletion work.
  */
-#ifndef LOCUS_ATTR_H
-#define LOCUS_ATTR_H
+#ifndef LOCUS_MPI_ENV_H
+#define LOCUS_MPI_ENV_H
 
 #include "mpi_impl.h"
 
@@ -44,5 +54,44 @@ int locus_attr_delete(locus_attr_t **list, int kind, void *handle, int keyval);
 int locus_attr_copy(locus_attr_t *src, int kind, void *old_handle, locus_attr_t **dst);
 /* Deletes every attribute (delete callbacks run), at the object's free. */
 int locus_attr_clear(locus_attr_t **list, int kind, void *handle);
+
+/* ---- error handlers (errh.c, errh_any.c) ------------------------------------- */
+
+/* Sets c's error handler (references counted). */
+void locus_errh_set(locus_comm_t *c, locus_errh_t *e);
+/* References on an error handler (the user's handle is one). */
+void locus_errh_hold(locus_errh_t *e);
+void locus_errh_drop(locus_errh_t *e);
+/* What an error handler does with an error raised on an object of the
+ * given kind (handle points to the object's handle: MPI_Comm or
+ * MPI_Session), MPI_ERRORS_ARE_FATAL's line and abort included. e NULL:
+ * the process's default (MPI_COMM_WORLD's handler while the runtime runs,
+ * else fatal). Returns code. */
+enum { ERRH_ON_COMM, ERRH_ON_SESSION };
+int locus_errh_raise(locus_errh_t *e, int on, void *handle, int code, const char *fn);
+/* The largest error code in use (the MPI_LASTUSEDCODE attribute). */
+int locus_err_lastused(void);
+/* Removes what MPI_Add_error_* added (MPI_Remove_error_*): what 0 the
+ * string of a class or code, 1 a code, 2 a class none of whose codes is
+ * left. MPI_SUCCESS, or MPI_ERR_ARG for a predefined or unknown one. */
+int locus_err_remove(int code, int what);
+
+/* ---- info (info.c) ------------------------------------------------------------- */
+
+/* MPI_INFO_ENV, made at MPI_Init from the program's arguments. */
+int locus_info_env_init(int argc, char **argv);
+void locus_info_env_finalize(void);
+
+/* ---- threads (env_query.c) -------------------------------------------------------- */
+
+/* Threads: any thread may call MPI, one at a time (the core and the
+ * transports keep no per-thread state and take no locks); the highest
+ * level MPI_Init_thread, sessions and MPI_T_init_thread provide. */
+#define LOCUS_THREAD_MAX MPI_THREAD_SERIALIZED
+/* A level asked for, capped at LOCUS_THREAD_MAX; its MPI_THREAD_* name and
+ * back (-1: not a level's name). */
+int locus_thread_level_cap(int required);
+const char *locus_thread_level_name(int level);
+int locus_thread_level_parse(const char *name);
 
 #endif

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "env.h"
 
 /* The layers below return LOCUS_ERR_* codes that travel up unchanged. */
 #define SAME(x) ((int)LOCUS_ERR_##x == (int)MPI_ERR_##x)

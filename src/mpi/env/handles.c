@@ -1,6 +1,8 @@
 /*
- * handles.c — what the MPI-5 ABI adds around handles: the integer handles
- * Fortran uses (MPI_<Handle>_toint / _fromint) and the ABI's own queries
+ * handles.c — the objects behind the predefined handles (set up by the
+ * chapters that own them: comm/, datatype/, at MPI_Init), and what the
+ * MPI-5 ABI adds around handles: the integer handles Fortran uses
+ * (MPI_<Handle>_toint / _fromint) and the ABI's own queries
  * (MPI_Abi_get_version / get_info / the Fortran settings).
  *
  * An integer handle of a predefined handle is its value (below 0x1000);
@@ -10,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpi_impl.h"
+#include "env.h"
+
+locus_comm_t locus_comm_world, locus_comm_self;
+locus_group_t locus_group_empty = { .refcount = 1, .size = 0, .rank = MPI_UNDEFINED,
+                                    .world_of = NULL };
+locus_mdt_t locus_predef_types[256];
 
 typedef struct {
     void **obj;

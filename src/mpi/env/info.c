@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mpi_impl.h"
+#include "env.h"
 
 #define INFO_MAGIC 0x4c494e46u
 

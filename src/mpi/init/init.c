@@ -1,28 +1,17 @@
-/* Environment: MPI_Init/Finalize, Abort, versions, clocks, progress. */
+/* MPI_Init/Finalize and Abort: the runtime (boot, core, transports) and
+ * the predefined objects set up and torn down. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "locus_tunables.h"
-#include "attr.h"
-
-locus_mpi_state_t locus_mpi;
-
-int locus_mpi_active(void)
-{
-    return locus_mpi.state == 1;
-}
-
-void locus_mpi_not_active(const char *fn)
-{
-    fprintf(stderr, "locus: %s called %s MPI_Init\n", fn,
-            locus_mpi.state == 0 ? "before" : "after MPI_Finalize, not between it and");
-    exit(2);
-}
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+#include "init.h"
+#include "io/io.h"
+#include "pt2pt/pt2pt.h"
 
 static int init_fail(const char *why)
 {
@@ -180,6 +169,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     locus_mpi.hostname[sizeof locus_mpi.hostname - 1] = '\0';
     verbose_report();
 
+    locus_mpi.comm_free = locus_comm_free;
     locus_mpi.core.owner_release = comm_owner_release;
     int *all = malloc((size_t)b->size * sizeof *all);
     if (!all)
@@ -253,33 +243,6 @@ int PMPI_Is_thread_main(int *flag)
     return MPI_SUCCESS;
 }
 
-static const char *const thread_names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
-                                           "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-static const int thread_levels[] = {MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED,
-                                    MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE};
-
-int locus_thread_level_cap(int required)
-{
-    return required > LOCUS_THREAD_MAX ? LOCUS_THREAD_MAX
-           : required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : required;
-}
-
-const char *locus_thread_level_name(int level)
-{
-    for (int i = 0; i < 4; i++)
-        if (thread_levels[i] == level)
-            return thread_names[i];
-    return "MPI_THREAD_SINGLE";
-}
-
-int locus_thread_level_parse(const char *name)
-{
-    for (int i = 0; i < 4; i++)
-        if (strcasecmp(name, thread_names[i]) == 0)
-            return thread_levels[i];
-    return -1;
-}
-
 /* One progress round for the fence of MPI_Finalize. */
 static int finalize_progress(void *core)
 {
@@ -342,62 +305,4 @@ int PMPI_Abort(MPI_Comm comm, int errorcode)
     fflush(stdout);
     locus_boot_abort(&locus_mpi.boot, errorcode, "MPI_Abort");
     return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Get_processor_name)
-int PMPI_Get_processor_name(char *name, int *resultlen)
-{
-    if (!name || !resultlen)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_processor_name");
-    if (!locus_mpi.hostname[0] && gethostname(locus_mpi.hostname, sizeof locus_mpi.hostname))
-        strcpy(locus_mpi.hostname, "localhost");
-    locus_mpi.hostname[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
-    strcpy(name, locus_mpi.hostname);
-    *resultlen = (int)strlen(name);
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Get_version)
-int PMPI_Get_version(int *version, int *subversion)
-{
-    if (!version || !subversion)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_version");
-    *version = MPI_VERSION;
-    *subversion = MPI_SUBVERSION;
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Get_library_version)
-int PMPI_Get_library_version(char *version, int *resultlen)
-{
-    if (!version || !resultlen)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Get_library_version");
-    snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-             "Locus MPI %s (MPI %d.%d; transports: self%s)", LOCUS_VERSION_STRING,
-             MPI_VERSION, MPI_SUBVERSION,
-#ifdef LOCUS_HAVE_SHM
-             ", shm"
-#else
-             ""
-#endif
-    );
-    *resultlen = (int)strlen(version);
-    return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Wtime)
-double PMPI_Wtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-LOCUS_PMPI_WEAK(Wtick)
-double PMPI_Wtick(void)
-{
-    struct timespec ts;
-    if (clock_getres(CLOCK_MONOTONIC, &ts) != 0)
-        return 1e-9;
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

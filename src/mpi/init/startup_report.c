@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "locus_tunables.h"
-#include "mpi_impl.h"
+#include "init.h"
 
 enum { M_SECONDS, M_PUTS, M_GETS, M_FENCES, M_PUT_BYTES, M_GET_BYTES, M_TABLE, NMETRICS };
 static const char *const metric_names[NMETRICS] = {
@@ -108,6 +108,13 @@ void locus_startup_init_done(void)
     locus_boot_phase(&locus_mpi.boot, LOCUS_BOOT_PH_RUN);
 }
 
+/* MPI_Reduce of the report's values to rank 0. */
+static int report_reduce(const double *v, double *out, MPI_Op op)
+{
+    return locus_reduce_impl(LOCUS_HOW_BLOCKING, v, out, VALS, MPI_DOUBLE, op, 0, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, NULL, "MPI_Reduce");
+}
+
 void locus_startup_report(void)
 {
     const char *how = locus_tunable_str("LOCUS_STARTUP_REPORT");
@@ -132,9 +139,9 @@ void locus_startup_report(void)
     }
     row_fill(v + LOCUS_BOOT_NPHASES * NMETRICS, &init);
     v[VALS - 1] = since_launch();
-    if (PMPI_Reduce(v, sum, VALS, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-        PMPI_Reduce(v, max, VALS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
-        PMPI_Reduce(v, min, VALS, MPI_DOUBLE, MPI_MIN, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+    if (report_reduce(v, sum, MPI_SUM) != MPI_SUCCESS ||
+        report_reduce(v, max, MPI_MAX) != MPI_SUCCESS ||
+        report_reduce(v, min, MPI_MIN) != MPI_SUCCESS)
         return;
     if (b->rank != 0)
         return;

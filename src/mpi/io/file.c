@@ -11,7 +11,7 @@
  */
 #include <stdio.h>
 
-#include "session.h"
+#include "io.h"
 
 /* The error handler of MPI_FILE_NULL: the standard's default is
  * MPI_ERRORS_RETURN (I/O errors are usually recoverable). */
@@ -100,8 +100,8 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     locus_errh_t *e = locus_errh_of(errhandler);
     if (!e)
         return file_err(MPI_ERR_ARG, "MPI_File_set_errhandler", "not an error handler");
-    locus_session_errh_hold(e);
-    locus_session_errh_drop(file_errh);
+    locus_errh_hold(e);
+    locus_errh_drop(file_errh);
     file_errh = e;
     return MPI_SUCCESS;
 }
@@ -114,7 +114,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
         return no_file("MPI_File_get_errhandler");
     if (!errhandler)
         return file_err(MPI_ERR_ARG, "MPI_File_get_errhandler", "no handle to return");
-    locus_session_errh_hold(file_errh); /* the caller frees its reference */
+    locus_errh_hold(file_errh); /* the caller frees its reference */
     *errhandler = file_errh->handle;
     return MPI_SUCCESS;
 }
@@ -134,7 +134,7 @@ int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 /* Drops a user handler left as the default at MPI_Finalize. */
 void locus_file_finalize(void)
 {
-    locus_session_errh_drop(file_errh);
+    locus_errh_drop(file_errh);
     file_errh = &locus_errh_return;
 }
 

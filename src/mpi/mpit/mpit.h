@@ -1,5 +1,6 @@
 /*
- * mpit.h — inside the tool information interface (MPI_T): what mpit.c
+ * mpit/mpit.h — the tool information interface chapter (MPI_T), above
+ * env/ only: what mpit.c
  * (init, categories, enumerations, events, sources), mpit_cvar.c (control
  * variables = the LOCUS_* tunables), mpit_pvar.c (performance variables =
  * counters of the core, the transports and the collectives) and
@@ -11,12 +12,12 @@
  * only when found in the list that owns it, so a freed or foreign handle
  * is reported (MPI_T_ERR_INVALID_HANDLE), never dereferenced.
  */
-#ifndef LOCUS_MPIT_H
-#define LOCUS_MPIT_H
+#ifndef LOCUS_MPI_MPIT_H
+#define LOCUS_MPI_MPIT_H
 
 #include <stdint.h>
 
-#include "mpi_impl.h"
+#include "env/env.h"
 
 /* Categories: one per layer (the transports grouped under one parent). */
 enum {

@@ -15,9 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attr.h"
-#include "p2p_api.h"
-#include "req_kind.h"
+#include "pt2pt.h"
 
 typedef struct bblk bblk_t;
 struct bblk {
@@ -411,18 +409,11 @@ static int flush(int process, MPI_Comm comm_h, MPI_Request *request, const char 
     return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
 }
 
-/* ---- the entry points -------------------------------------------------------------- */
+/* ---- the entry points (attach's are generated) ------------------------------------ */
 
-LOCUS_PMPI_WEAK(Buffer_attach)
-int PMPI_Buffer_attach(void *buffer, int size)
+int locus_buffer_attach_impl(void *buffer, MPI_Count size, const char *fn)
 {
-    return attach(1, MPI_COMM_NULL, buffer, size, "MPI_Buffer_attach");
-}
-
-LOCUS_PMPI_WEAK(Buffer_attach_c)
-int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
-{
-    return attach(1, MPI_COMM_NULL, buffer, size, "MPI_Buffer_attach_c");
+    return attach(1, MPI_COMM_NULL, buffer, size, fn);
 }
 
 LOCUS_PMPI_WEAK(Buffer_detach)
@@ -452,16 +443,9 @@ int PMPI_Buffer_iflush(MPI_Request *request)
     return flush(1, MPI_COMM_NULL, request, "MPI_Buffer_iflush");
 }
 
-LOCUS_PMPI_WEAK(Comm_attach_buffer)
-int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size)
+int locus_comm_attach_buffer_impl(MPI_Comm comm, void *buffer, MPI_Count size, const char *fn)
 {
-    return attach(0, comm, buffer, size, "MPI_Comm_attach_buffer");
-}
-
-LOCUS_PMPI_WEAK(Comm_attach_buffer_c)
-int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size)
-{
-    return attach(0, comm, buffer, size, "MPI_Comm_attach_buffer_c");
+    return attach(0, comm, buffer, size, fn);
 }
 
 LOCUS_PMPI_WEAK(Comm_detach_buffer)

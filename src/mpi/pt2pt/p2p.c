@@ -1,6 +1,6 @@
 /*
  * Point-to-point: sends in every mode, receives and probes, blocking and
- * nonblocking, each with an int count and as its `_c` form (p2p_api.h).
+ * nonblocking, each with an int count and as its `_c` form (generated).
  * Send-receive is in p2p_sendrecv.c, persistent requests in
  * p2p_persist.c, statuses and counts in req_status.c.
  *
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "p2p_api.h"
+#include "pt2pt.h"
 
 void locus_status_set(MPI_Status *st, const locus_req_t *r)
 {
@@ -128,7 +128,7 @@ int locus_p2p_finish(locus_req_t *r, MPI_Status *status)
     return err;
 }
 
-/* ---- checks and starts (p2p_api.h) ------------------------------------------ */
+/* ---- checks and starts (pt2pt.h) -------------------------------------------- */
 
 int p2p_check_size(MPI_Count count, MPI_Datatype dt)
 {
@@ -257,39 +257,17 @@ static int send_nb(const void *buf, MPI_Count count, MPI_Datatype dt, int dest, 
     return MPI_SUCCESS;
 }
 
-/* MPI_<Name> and MPI_<Name>_c (S: the suffix, CT: the count's type), and
- * likewise the nonblocking MPI_I<name>: one implementation for both. */
-#define SEND_API(Name, S, CT, mode)                                                 \
-    LOCUS_PMPI_WEAK(Name##S)                                                        \
-    int PMPI_##Name##S(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,  \
-                       MPI_Comm comm)                                               \
-    {                                                                               \
-        return send_blocking(buf, count, dt, dest, tag, comm, mode, "MPI_" #Name #S); \
-    }
-#define ISEND_API(Name, S, CT, mode)                                                \
-    LOCUS_PMPI_WEAK(Name##S)                                                        \
-    int PMPI_##Name##S(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,  \
-                       MPI_Comm comm, MPI_Request *request)                         \
-    {                                                                               \
-        return send_nb(buf, count, dt, dest, tag, comm, mode, request, "MPI_" #Name #S); \
-    }
-
-SEND_API(Send, , int, P2P_STANDARD)
-SEND_API(Send, _c, MPI_Count, P2P_STANDARD)
-SEND_API(Ssend, , int, P2P_SYNC)
-SEND_API(Ssend, _c, MPI_Count, P2P_SYNC)
-SEND_API(Rsend, , int, P2P_READY)
-SEND_API(Rsend, _c, MPI_Count, P2P_READY)
-SEND_API(Bsend, , int, P2P_BUFFERED)
-SEND_API(Bsend, _c, MPI_Count, P2P_BUFFERED)
-ISEND_API(Isend, , int, P2P_STANDARD)
-ISEND_API(Isend, _c, MPI_Count, P2P_STANDARD)
-ISEND_API(Issend, , int, P2P_SYNC)
-ISEND_API(Issend, _c, MPI_Count, P2P_SYNC)
-ISEND_API(Irsend, , int, P2P_READY)
-ISEND_API(Irsend, _c, MPI_Count, P2P_READY)
-ISEND_API(Ibsend, , int, P2P_BUFFERED)
-ISEND_API(Ibsend, _c, MPI_Count, P2P_BUFFERED)
+/* MPI_Send, MPI_Isend, MPI_Send_init and the other modes' (generated, with
+ * their _c forms): one implementation. */
+int locus_send_impl(int mode, locus_how_t how, const void *buf, MPI_Count count, MPI_Datatype dt,
+                    int dest, int tag, MPI_Comm comm, MPI_Request *request, const char *fn)
+{
+    if (how == LOCUS_HOW_BLOCKING)
+        return send_blocking(buf, count, dt, dest, tag, comm, mode, fn);
+    if (how == LOCUS_HOW_NONBLOCKING)
+        return send_nb(buf, count, dt, dest, tag, comm, mode, request, fn);
+    return p2p_persist_init(buf, count, dt, dest, tag, comm, mode, request, fn);
+}
 
 /* ---- receives ------------------------------------------------------------ */
 
@@ -330,22 +308,16 @@ static int recv_nb(void *buf, MPI_Count count, MPI_Datatype dt, int source, int 
     return MPI_SUCCESS;
 }
 
-#define RECV_API(S, CT)                                                             \
-    LOCUS_PMPI_WEAK(Recv##S)                                                        \
-    int PMPI_Recv##S(void *buf, CT count, MPI_Datatype dt, int source, int tag,     \
-                     MPI_Comm comm, MPI_Status *status)                             \
-    {                                                                               \
-        return recv_blocking(buf, count, dt, source, tag, comm, status, "MPI_Recv" #S); \
-    }                                                                               \
-    LOCUS_PMPI_WEAK(Irecv##S)                                                       \
-    int PMPI_Irecv##S(void *buf, CT count, MPI_Datatype dt, int source, int tag,    \
-                      MPI_Comm comm, MPI_Request *request)                          \
-    {                                                                               \
-        return recv_nb(buf, count, dt, source, tag, comm, request, "MPI_Irecv" #S); \
-    }
-
-RECV_API(, int)
-RECV_API(_c, MPI_Count)
+int locus_recv_impl(locus_how_t how, void *buf, MPI_Count count, MPI_Datatype dt, int source,
+                    int tag, MPI_Comm comm, MPI_Status *status, MPI_Request *request,
+                    const char *fn)
+{
+    if (how == LOCUS_HOW_BLOCKING)
+        return recv_blocking(buf, count, dt, source, tag, comm, status, fn);
+    if (how == LOCUS_HOW_NONBLOCKING)
+        return recv_nb(buf, count, dt, source, tag, comm, request, fn);
+    return p2p_persist_init(buf, count, dt, source, tag, comm, P2P_RECV, request, fn);
+}
 
 /* ---- probes ----------------------------------------------------------- */
 

@@ -9,7 +9,7 @@
  */
 #include <stdlib.h>
 
-#include "p2p_api.h"
+#include "pt2pt.h"
 
 #define MSG_MAGIC 0x4c4d5347u
 
@@ -138,16 +138,20 @@ static int mrecv_start(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message 
     return MPI_SUCCESS;
 }
 
-static int mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *message,
-                 MPI_Status *status, MPI_Request *request, const char *fn)
+/* MPI_Mrecv and MPI_Imrecv, with their _c forms (generated). */
+int locus_mrecv_impl(locus_how_t how, void *buf, MPI_Count count, MPI_Datatype dt,
+                     MPI_Message *message, MPI_Status *status, MPI_Request *request,
+                     const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
+    if (how != LOCUS_HOW_BLOCKING && !request)
+        return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
     locus_comm_t *comm;
     locus_req_t *r;
     int err = mrecv_start(buf, count, dt, message, &comm, &r);
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, fn);
-    if (request) {
+    if (how != LOCUS_HOW_BLOCKING) {
         if (!r) { /* MPI_MESSAGE_NO_PROC: a receive from MPI_PROC_NULL */
             r = locus_core_req_get(locus_core());
             if (!r)
@@ -168,36 +172,4 @@ static int mrecv(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message *messa
         p2p_status_null(status);
     }
     return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Mrecv)
-int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-               MPI_Status *status)
-{
-    return mrecv(buf, count, datatype, message, status, NULL, "MPI_Mrecv");
-}
-
-LOCUS_PMPI_WEAK(Mrecv_c)
-int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                 MPI_Status *status)
-{
-    return mrecv(buf, count, datatype, message, status, NULL, "MPI_Mrecv_c");
-}
-
-LOCUS_PMPI_WEAK(Imrecv)
-int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-                MPI_Request *request)
-{
-    if (!request)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Imrecv");
-    return mrecv(buf, count, datatype, message, NULL, request, "MPI_Imrecv");
-}
-
-LOCUS_PMPI_WEAK(Imrecv_c)
-int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
-                  MPI_Request *request)
-{
-    if (!request)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Imrecv_c");
-    return mrecv(buf, count, datatype, message, NULL, request, "MPI_Imrecv_c");
 }

@@ -1,16 +1,14 @@
 /*
  * Persistent point-to-point requests: MPI_Send_init, MPI_Bsend_init,
- * MPI_Ssend_init, MPI_Rsend_init, MPI_Recv_init and their `_c` forms. The
+ * MPI_Ssend_init, MPI_Rsend_init, MPI_Recv_init and their `_c` forms
+ * (their entry points are generated and reach p2p_persist_init). The
  * arguments are bound once; every MPI_Start runs the operation as a fresh
  * core request (a send in its mode, a receive), which the next start or
- * the free gives back. A request of req_kind.h.
+ * the free gives back. A request of pt2pt.h's kinds.
  */
 #include <stdlib.h>
 
-#include "p2p_api.h"
-#include "req_kind.h"
-
-enum { P2P_RECV = -1 };   /* with the send modes of p2p_api.h */
+#include "pt2pt.h"
 
 typedef struct {
     locus_xreq_t x;
@@ -81,8 +79,8 @@ static const locus_xreq_ops_t persist_ops = {
     .release = persist_release,
 };
 
-static int persist_init(const void *buf, MPI_Count count, MPI_Datatype dt, int peer, int tag,
-                        MPI_Comm comm_h, int mode, MPI_Request *request, const char *fn)
+int p2p_persist_init(const void *buf, MPI_Count count, MPI_Datatype dt, int peer, int tag,
+                     MPI_Comm comm_h, int mode, MPI_Request *request, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *comm = locus_comm_of(comm_h);
@@ -106,33 +104,3 @@ static int persist_init(const void *buf, MPI_Count count, MPI_Datatype dt, int p
     locus_dtype_retain(p->dt);
     return MPI_SUCCESS;
 }
-
-#define SEND_INIT_API(Name, S, CT, mode)                                            \
-    LOCUS_PMPI_WEAK(Name##S)                                                        \
-    int PMPI_##Name##S(const void *buf, CT count, MPI_Datatype dt, int dest, int tag,  \
-                       MPI_Comm comm, MPI_Request *request)                         \
-    {                                                                               \
-        return persist_init(buf, count, dt, dest, tag, comm, mode, request,         \
-                            "MPI_" #Name #S);                                       \
-    }
-
-SEND_INIT_API(Send_init, , int, P2P_STANDARD)
-SEND_INIT_API(Send_init, _c, MPI_Count, P2P_STANDARD)
-SEND_INIT_API(Ssend_init, , int, P2P_SYNC)
-SEND_INIT_API(Ssend_init, _c, MPI_Count, P2P_SYNC)
-SEND_INIT_API(Rsend_init, , int, P2P_READY)
-SEND_INIT_API(Rsend_init, _c, MPI_Count, P2P_READY)
-SEND_INIT_API(Bsend_init, , int, P2P_BUFFERED)
-SEND_INIT_API(Bsend_init, _c, MPI_Count, P2P_BUFFERED)
-
-#define RECV_INIT_API(S, CT)                                                        \
-    LOCUS_PMPI_WEAK(Recv_init##S)                                                   \
-    int PMPI_Recv_init##S(void *buf, CT count, MPI_Datatype dt, int source, int tag, \
-                          MPI_Comm comm, MPI_Request *request)                      \
-    {                                                                               \
-        return persist_init(buf, count, dt, source, tag, comm, P2P_RECV, request,   \
-                            "MPI_Recv_init" #S);                                    \
-    }
-
-RECV_INIT_API(, int)
-RECV_INIT_API(_c, MPI_Count)

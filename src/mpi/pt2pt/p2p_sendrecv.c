@@ -3,12 +3,11 @@
  * nonblocking forms MPI_Isendrecv, MPI_Isendrecv_replace, each with its
  * `_c` form. Blocking and nonblocking share one start (the receive is
  * posted first, then the send goes); the nonblocking request is a kind of
- * req_kind.h that completes when both halves have.
+ * pt2pt.h's that completes when both halves have.
  */
 #include <stdlib.h>
 
-#include "p2p_api.h"
-#include "req_kind.h"
+#include "pt2pt.h"
 
 /* The two halves (NULL: MPI_PROC_NULL, nothing to wait for). */
 typedef struct {
@@ -199,41 +198,28 @@ static int sendrecv_nb(const void *sbuf, MPI_Count scount, MPI_Datatype sdt, int
     return MPI_SUCCESS;
 }
 
-/* ---- the entry points: int counts and `_c` forms ------------------------------ */
+/* ---- every form (generated entry points: int counts and `_c`) ------------------ */
 
-#define SENDRECV_API(S, CT)                                                         \
-    LOCUS_PMPI_WEAK(Sendrecv##S)                                                    \
-    int PMPI_Sendrecv##S(const void *sbuf, CT scount, MPI_Datatype sdt, int dest,   \
-                         int stag, void *rbuf, CT rcount, MPI_Datatype rdt, int source, \
-                         int rtag, MPI_Comm comm, MPI_Status *status)               \
-    {                                                                               \
-        return sendrecv_blocking(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt,  \
-                                 source, rtag, comm, status, 0, "MPI_Sendrecv" #S); \
-    }                                                                               \
-    LOCUS_PMPI_WEAK(Isendrecv##S)                                                   \
-    int PMPI_Isendrecv##S(const void *sbuf, CT scount, MPI_Datatype sdt, int dest,  \
-                          int stag, void *rbuf, CT rcount, MPI_Datatype rdt, int source, \
-                          int rtag, MPI_Comm comm, MPI_Request *request)            \
-    {                                                                               \
-        return sendrecv_nb(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, \
-                           rtag, comm, request, 0, "MPI_Isendrecv" #S);             \
-    }                                                                               \
-    LOCUS_PMPI_WEAK(Sendrecv_replace##S)                                            \
-    int PMPI_Sendrecv_replace##S(void *buf, CT count, MPI_Datatype dt, int dest,    \
-                                 int stag, int source, int rtag, MPI_Comm comm,     \
-                                 MPI_Status *status)                                \
-    {                                                                               \
-        return sendrecv_blocking(buf, count, dt, dest, stag, buf, count, dt, source, \
-                                 rtag, comm, status, 1, "MPI_Sendrecv_replace" #S); \
-    }                                                                               \
-    LOCUS_PMPI_WEAK(Isendrecv_replace##S)                                           \
-    int PMPI_Isendrecv_replace##S(void *buf, CT count, MPI_Datatype dt, int dest,   \
-                                  int stag, int source, int rtag, MPI_Comm comm,    \
-                                  MPI_Request *request)                             \
-    {                                                                               \
-        return sendrecv_nb(buf, count, dt, dest, stag, buf, count, dt, source, rtag, \
-                           comm, request, 1, "MPI_Isendrecv_replace" #S);           \
-    }
+int locus_sendrecv_impl(locus_how_t how, const void *sbuf, MPI_Count scount, MPI_Datatype sdt,
+                        int dest, int stag, void *rbuf, MPI_Count rcount, MPI_Datatype rdt,
+                        int source, int rtag, MPI_Comm comm, MPI_Status *status,
+                        MPI_Request *request, const char *fn)
+{
+    if (how == LOCUS_HOW_BLOCKING)
+        return sendrecv_blocking(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag,
+                                 comm, status, 0, fn);
+    return sendrecv_nb(sbuf, scount, sdt, dest, stag, rbuf, rcount, rdt, source, rtag, comm,
+                       request, 0, fn);
+}
 
-SENDRECV_API(, int)
-SENDRECV_API(_c, MPI_Count)
+/* The outgoing data is the buffer the reply lands in. */
+int locus_sendrecv_replace_impl(locus_how_t how, void *buf, MPI_Count count, MPI_Datatype dt,
+                                int dest, int stag, int source, int rtag, MPI_Comm comm,
+                                MPI_Status *status, MPI_Request *request, const char *fn)
+{
+    if (how == LOCUS_HOW_BLOCKING)
+        return sendrecv_blocking(buf, count, dt, dest, stag, buf, count, dt, source, rtag, comm,
+                                 status, 1, fn);
+    return sendrecv_nb(buf, count, dt, dest, stag, buf, count, dt, source, rtag, comm, request,
+                       1, fn);
+}

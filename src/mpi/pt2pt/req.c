@@ -1,7 +1,7 @@
 /*
  * Completion: MPI_Wait*, MPI_Test*, MPI_Start(all), MPI_Request_free and
  * MPI_Cancel over any mix of requests: plain core requests (sends,
- * receives, nonblocking collectives) and the kinds of req_kind.h
+ * receives, nonblocking collectives) and the kinds of pt2pt.h
  * (persistent, partitioned, generalized, MPI_Isendrecv). The MPI-4.1
  * MPI_Request_get_status family is in req_status.c on the same helpers.
  */

@@ -1,12 +1,13 @@
 /*
  * Requests made by the API layer: the core's polled requests (the
  * layer's own nonblocking operations, e.g. a collective's schedule), the
- * handles of the kinds of req_kind.h, and the user's generalized requests
+ * handles of the kinds of pt2pt.h, and the user's generalized requests
  * (MPI_Grequest_start / MPI_Grequest_complete).
  */
 #include <stdlib.h>
 
-#include "req_kind.h"
+#include "pt2pt.h"
+
 
 locus_req_t *locus_req_gen_new(locus_comm_t *comm, int (*poll)(void *state), void *state,
                                void (*state_free)(void *))

@@ -1,12 +1,12 @@
 /*
  * req_impl.h — the helpers the completion calls (req.c, req_status.c)
  * share: what a handle's request is (valid, active, done) and how a
- * complete one is reported, whatever its kind (req_kind.h).
+ * complete one is reported, whatever its kind (pt2pt.h).
  */
 #ifndef LOCUS_REQ_IMPL_H
 #define LOCUS_REQ_IMPL_H
 
-#include "req_kind.h"
+#include "pt2pt.h"
 
 /* 1 when r is a request the user may still name (not freed). */
 int req_valid(const locus_req_t *r);

@@ -125,30 +125,31 @@ static MPI_Count status_elements(const MPI_Status *st, const locus_dtype_t *dt)
     return n < 0 ? MPI_UNDEFINED : (MPI_Count)n;
 }
 
-/* An MPI_Count result in an int (MPI_UNDEFINED when it does not fit). */
-static int count_to_int(MPI_Count n)
+/* MPI_Get_count and MPI_Get_elements (generated, with their _c and _x
+ * forms: an int form gets MPI_UNDEFINED for a count that does not fit). */
+static int status_count_of(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count,
+                           int elements, const char *fn)
 {
-    return n > INT32_MAX ? MPI_UNDEFINED : (int)n;
+    LOCUS_CHECK_INIT(fn);
+    int err;
+    locus_dtype_t *dt = status_type(status, count, datatype, &err);
+    if (!dt)
+        return locus_mpi_err(NULL, err, fn);
+    *count = elements ? status_elements(status, dt) : status_count(status, dt);
+    return MPI_SUCCESS;
 }
 
-#define STATUS_COUNT_FN(Name, T, EXPR)                                              \
-    LOCUS_PMPI_WEAK(Name)                                                           \
-    int PMPI_##Name(const MPI_Status *status, MPI_Datatype datatype, T *count)     \
-    {                                                                               \
-        LOCUS_CHECK_INIT("MPI_" #Name);                                             \
-        int err;                                                                    \
-        locus_dtype_t *dt = status_type(status, count, datatype, &err);             \
-        if (!dt)                                                                    \
-            return locus_mpi_err(NULL, err, "MPI_" #Name);                          \
-        *count = EXPR;                                                              \
-        return MPI_SUCCESS;                                                         \
-    }
+int locus_get_count_impl(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count,
+                         const char *fn)
+{
+    return status_count_of(status, datatype, count, 0, fn);
+}
 
-STATUS_COUNT_FN(Get_count, int, count_to_int(status_count(status, dt)))
-STATUS_COUNT_FN(Get_count_c, MPI_Count, status_count(status, dt))
-STATUS_COUNT_FN(Get_elements, int, count_to_int(status_elements(status, dt)))
-STATUS_COUNT_FN(Get_elements_c, MPI_Count, status_elements(status, dt))
-STATUS_COUNT_FN(Get_elements_x, MPI_Count, status_elements(status, dt))
+int locus_get_elements_impl(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count,
+                            const char *fn)
+{
+    return status_count_of(status, datatype, count, 1, fn);
+}
 
 /*
  * The bytes that n basic elements of dt occupy in a message (the inverse
@@ -179,8 +180,8 @@ static int64_t elements_bytes(const locus_dtype_t *dt, MPI_Count n)
     return (int64_t)(whole * size + b);
 }
 
-static int set_elements(MPI_Status *status, MPI_Datatype datatype, MPI_Count count,
-                        const char *fn)
+int locus_status_set_elements_impl(MPI_Status *status, MPI_Datatype datatype, MPI_Count count,
+                                   const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     int err;
@@ -192,24 +193,6 @@ static int set_elements(MPI_Status *status, MPI_Datatype datatype, MPI_Count cou
         return locus_mpi_err(NULL, MPI_ERR_COUNT, fn);
     locus_status_set_bytes(status, (size_t)bytes);
     return MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Status_set_elements)
-int PMPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
-{
-    return set_elements(status, datatype, count, "MPI_Status_set_elements");
-}
-
-LOCUS_PMPI_WEAK(Status_set_elements_c)
-int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    return set_elements(status, datatype, count, "MPI_Status_set_elements_c");
-}
-
-LOCUS_PMPI_WEAK(Status_set_elements_x)
-int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
-{
-    return set_elements(status, datatype, count, "MPI_Status_set_elements_x");
 }
 
 /* ---- the public fields and cancellation (MPI-4.1 accessors) ------------------- */

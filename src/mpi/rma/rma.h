@@ -1,6 +1,10 @@
 /*
- * win.h — one-sided communication (RMA) inside the MPI layer: the window
- * object and the contract between the win*.c and rma*.c files.
+ * rma/rma.h — the one-sided communication chapter: windows (win_create.c,
+ * win_seg.c, win_attr.c), RMA operations (rma_ops.c, rma_layout.c,
+ * rma_region.c), synchronization (rma_sync.c) and the messages that reach
+ * targets on other nodes (rma_msg.c, rma_svc.c, rma_wire.h). It lies above
+ * comm/. The window object and the contract between the win*.c and rma*.c
+ * files.
  *
  * ---- How an origin reaches a target -------------------------------------
  * Every target of a window is reached by one of three paths, chosen per
@@ -29,16 +33,16 @@
  *
  * One thread at a time (MPI_THREAD_SERIALIZED), like the rest of the layer.
  */
-#ifndef LOCUS_WIN_H
-#define LOCUS_WIN_H
+#ifndef LOCUS_MPI_RMA_H
+#define LOCUS_MPI_RMA_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "attr.h"
-#include "mpi_impl.h"
+#include "comm/comm.h"
+#include "datatype/datatype.h"
 
 #define LOCUS_WIN_MAGIC 0x4c57494eu
 

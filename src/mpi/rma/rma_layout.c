@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "win.h"
+#include "rma.h"
 
 #define RMA_DEPTH 16
 /* The pack-based fallback holds npass copies of one element's span. */
@@ -125,8 +125,8 @@ static void subarray(const int *iv, const MPI_Count *cv, int large, MPI_Datatype
             int src = order == MPI_ORDER_FORTRAN ? nd - 1 - d : d;
             v[k][d] = large ? cv[k * nd + src] : iv[1 + k * nd + src];
         }
-    MPI_Aint lb, ext;
-    PMPI_Type_get_extent(old, &lb, &ext);
+    ptrdiff_t lb, ext;
+    locus_dtype_extent(locus_dt_of(old), &lb, &ext);
     /* stride of each dimension in elements */
     MPI_Count stride[32], idx[32] = { 0 };
     stride[nd - 1] = 1;
@@ -153,8 +153,8 @@ static void flatten_derived(MPI_Datatype h, int comb, const int *iv, const MPI_A
     /* The k-th count argument and the k-th (byte or element) displacement,
      * from the int/address arrays or the large-count one. */
 #define CNT(ik, ck) (large ? cv[ck] : (MPI_Count)iv[ik])
-    MPI_Aint lb, ext;
-    PMPI_Type_get_extent(tv[0], &lb, &ext);
+    ptrdiff_t lb, ext;
+    locus_dtype_extent(locus_dt_of(tv[0]), &lb, &ext);
     (void)h;
     switch (comb) {
     case MPI_COMBINER_DUP:

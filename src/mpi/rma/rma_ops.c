@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "win.h"
+#include "rma.h"
 
 /* The arguments of every form, before checking. */
 typedef struct {
@@ -345,104 +345,33 @@ static int rma_call(const rma_args_t *a, MPI_Win win, MPI_Request *request, int 
     (rma_args_t){ .kind = k, .obuf = ob, .ocount = oc, .odt = od, .target = t, .disp = d, \
                   .tcount = tc, .tdt = td, .op = o }
 
-LOCUS_PMPI_WEAK(Put)
-int PMPI_Put(const void *ob, int oc, MPI_Datatype od, int t, MPI_Aint d, int tc,
-             MPI_Datatype td, MPI_Win win)
+/* Every form of each operation (generated entry points: with or without a
+ * request, int counts and `_c`). */
+int locus_put_impl(locus_how_t how, const void *ob, MPI_Count oc, MPI_Datatype od, int t,
+                   MPI_Aint d, MPI_Count tc, MPI_Datatype td, MPI_Win win, MPI_Request *req,
+                   const char *fn)
 {
     rma_args_t a = PUT_ARGS(RMA_PUT, ob, oc, od, t, d, tc, td, MPI_OP_NULL);
-    return rma_call(&a, win, NULL, 0, "MPI_Put");
+    return rma_call(&a, win, req, how != LOCUS_HOW_BLOCKING, fn);
 }
 
-LOCUS_PMPI_WEAK(Put_c)
-int PMPI_Put_c(const void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d, MPI_Count tc,
-               MPI_Datatype td, MPI_Win win)
-{
-    rma_args_t a = PUT_ARGS(RMA_PUT, ob, oc, od, t, d, tc, td, MPI_OP_NULL);
-    return rma_call(&a, win, NULL, 0, "MPI_Put_c");
-}
-
-LOCUS_PMPI_WEAK(Rput)
-int PMPI_Rput(const void *ob, int oc, MPI_Datatype od, int t, MPI_Aint d, int tc,
-              MPI_Datatype td, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = PUT_ARGS(RMA_PUT, ob, oc, od, t, d, tc, td, MPI_OP_NULL);
-    return rma_call(&a, win, req, 1, "MPI_Rput");
-}
-
-LOCUS_PMPI_WEAK(Rput_c)
-int PMPI_Rput_c(const void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d, MPI_Count tc,
-                MPI_Datatype td, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = PUT_ARGS(RMA_PUT, ob, oc, od, t, d, tc, td, MPI_OP_NULL);
-    return rma_call(&a, win, req, 1, "MPI_Rput_c");
-}
-
-LOCUS_PMPI_WEAK(Accumulate)
-int PMPI_Accumulate(const void *ob, int oc, MPI_Datatype od, int t, MPI_Aint d, int tc,
-                    MPI_Datatype td, MPI_Op op, MPI_Win win)
+int locus_accumulate_impl(locus_how_t how, const void *ob, MPI_Count oc, MPI_Datatype od, int t,
+                          MPI_Aint d, MPI_Count tc, MPI_Datatype td, MPI_Op op, MPI_Win win,
+                          MPI_Request *req, const char *fn)
 {
     rma_args_t a = PUT_ARGS(RMA_ACC, ob, oc, od, t, d, tc, td, op);
-    return rma_call(&a, win, NULL, 0, "MPI_Accumulate");
-}
-
-LOCUS_PMPI_WEAK(Accumulate_c)
-int PMPI_Accumulate_c(const void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d,
-                      MPI_Count tc, MPI_Datatype td, MPI_Op op, MPI_Win win)
-{
-    rma_args_t a = PUT_ARGS(RMA_ACC, ob, oc, od, t, d, tc, td, op);
-    return rma_call(&a, win, NULL, 0, "MPI_Accumulate_c");
-}
-
-LOCUS_PMPI_WEAK(Raccumulate)
-int PMPI_Raccumulate(const void *ob, int oc, MPI_Datatype od, int t, MPI_Aint d, int tc,
-                     MPI_Datatype td, MPI_Op op, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = PUT_ARGS(RMA_ACC, ob, oc, od, t, d, tc, td, op);
-    return rma_call(&a, win, req, 1, "MPI_Raccumulate");
-}
-
-LOCUS_PMPI_WEAK(Raccumulate_c)
-int PMPI_Raccumulate_c(const void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d,
-                       MPI_Count tc, MPI_Datatype td, MPI_Op op, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = PUT_ARGS(RMA_ACC, ob, oc, od, t, d, tc, td, op);
-    return rma_call(&a, win, req, 1, "MPI_Raccumulate_c");
+    return rma_call(&a, win, req, how != LOCUS_HOW_BLOCKING, fn);
 }
 
 #define GET_ARGS(rb, rc, rd, t, d, tc, td)                                              \
     (rma_args_t){ .kind = RMA_GET, .rbuf = rb, .rcount = rc, .rdt = rd, .target = t,      \
                   .disp = d, .tcount = tc, .tdt = td, .op = MPI_OP_NULL }
 
-LOCUS_PMPI_WEAK(Get)
-int PMPI_Get(void *ob, int oc, MPI_Datatype od, int t, MPI_Aint d, int tc, MPI_Datatype td,
-             MPI_Win win)
+int locus_get_impl(locus_how_t how, void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d,
+                   MPI_Count tc, MPI_Datatype td, MPI_Win win, MPI_Request *req, const char *fn)
 {
     rma_args_t a = GET_ARGS(ob, oc, od, t, d, tc, td);
-    return rma_call(&a, win, NULL, 0, "MPI_Get");
-}
-
-LOCUS_PMPI_WEAK(Get_c)
-int PMPI_Get_c(void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d, MPI_Count tc,
-               MPI_Datatype td, MPI_Win win)
-{
-    rma_args_t a = GET_ARGS(ob, oc, od, t, d, tc, td);
-    return rma_call(&a, win, NULL, 0, "MPI_Get_c");
-}
-
-LOCUS_PMPI_WEAK(Rget)
-int PMPI_Rget(void *ob, int oc, MPI_Datatype od, int t, MPI_Aint d, int tc, MPI_Datatype td,
-              MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = GET_ARGS(ob, oc, od, t, d, tc, td);
-    return rma_call(&a, win, req, 1, "MPI_Rget");
-}
-
-LOCUS_PMPI_WEAK(Rget_c)
-int PMPI_Rget_c(void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d, MPI_Count tc,
-                MPI_Datatype td, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = GET_ARGS(ob, oc, od, t, d, tc, td);
-    return rma_call(&a, win, req, 1, "MPI_Rget_c");
+    return rma_call(&a, win, req, how != LOCUS_HOW_BLOCKING, fn);
 }
 
 #define GACC_ARGS(ob, oc, od, rb, rc, rd, t, d, tc, td, o)                              \
@@ -450,40 +379,13 @@ int PMPI_Rget_c(void *ob, MPI_Count oc, MPI_Datatype od, int t, MPI_Aint d, MPI_
                   .rcount = rc, .rdt = rd, .target = t, .disp = d, .tcount = tc,          \
                   .tdt = td, .op = o }
 
-LOCUS_PMPI_WEAK(Get_accumulate)
-int PMPI_Get_accumulate(const void *ob, int oc, MPI_Datatype od, void *rb, int rc,
-                        MPI_Datatype rd, int t, MPI_Aint d, int tc, MPI_Datatype td, MPI_Op op,
-                        MPI_Win win)
+int locus_get_accumulate_impl(locus_how_t how, const void *ob, MPI_Count oc, MPI_Datatype od,
+                              void *rb, MPI_Count rc, MPI_Datatype rd, int t, MPI_Aint d,
+                              MPI_Count tc, MPI_Datatype td, MPI_Op op, MPI_Win win,
+                              MPI_Request *req, const char *fn)
 {
     rma_args_t a = GACC_ARGS(ob, oc, od, rb, rc, rd, t, d, tc, td, op);
-    return rma_call(&a, win, NULL, 0, "MPI_Get_accumulate");
-}
-
-LOCUS_PMPI_WEAK(Get_accumulate_c)
-int PMPI_Get_accumulate_c(const void *ob, MPI_Count oc, MPI_Datatype od, void *rb, MPI_Count rc,
-                          MPI_Datatype rd, int t, MPI_Aint d, MPI_Count tc, MPI_Datatype td,
-                          MPI_Op op, MPI_Win win)
-{
-    rma_args_t a = GACC_ARGS(ob, oc, od, rb, rc, rd, t, d, tc, td, op);
-    return rma_call(&a, win, NULL, 0, "MPI_Get_accumulate_c");
-}
-
-LOCUS_PMPI_WEAK(Rget_accumulate)
-int PMPI_Rget_accumulate(const void *ob, int oc, MPI_Datatype od, void *rb, int rc,
-                         MPI_Datatype rd, int t, MPI_Aint d, int tc, MPI_Datatype td,
-                         MPI_Op op, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = GACC_ARGS(ob, oc, od, rb, rc, rd, t, d, tc, td, op);
-    return rma_call(&a, win, req, 1, "MPI_Rget_accumulate");
-}
-
-LOCUS_PMPI_WEAK(Rget_accumulate_c)
-int PMPI_Rget_accumulate_c(const void *ob, MPI_Count oc, MPI_Datatype od, void *rb,
-                           MPI_Count rc, MPI_Datatype rd, int t, MPI_Aint d, MPI_Count tc,
-                           MPI_Datatype td, MPI_Op op, MPI_Win win, MPI_Request *req)
-{
-    rma_args_t a = GACC_ARGS(ob, oc, od, rb, rc, rd, t, d, tc, td, op);
-    return rma_call(&a, win, req, 1, "MPI_Rget_accumulate_c");
+    return rma_call(&a, win, req, how != LOCUS_HOW_BLOCKING, fn);
 }
 
 LOCUS_PMPI_WEAK(Fetch_and_op)

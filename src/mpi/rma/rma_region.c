@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 
 #include "locus_copy.h"
-#include "win.h"
+#include "rma.h"
 
 /* iovecs per process_vm_* call (the kernel's UIO_MAXIOV). */
 #define CMA_IOV 1024

@@ -11,7 +11,7 @@
  */
 #include <stdatomic.h>
 
-#include "win.h"
+#include "rma.h"
 
 int rma_wait_step(void)
 {

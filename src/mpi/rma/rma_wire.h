@@ -11,7 +11,7 @@
 #ifndef LOCUS_RMA_WIRE_H
 #define LOCUS_RMA_WIRE_H
 
-#include "win.h"
+#include "rma.h"
 
 #define RMA_TAG_REQ 0
 #define RMA_TAG_FIRST 1

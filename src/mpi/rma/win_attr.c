@@ -1,6 +1,6 @@
 /*
  * win_attr.c — what a window carries besides memory: attributes (the
- * predefined MPI_WIN_BASE & co and user keyvals through attr.h), its
+ * predefined MPI_WIN_BASE & co and user keyvals through env/env.h), its
  * name, its hints, its group and its error handler; and MPI_Alloc_mem /
  * MPI_Free_mem.
  *
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "win.h"
+#include "rma.h"
 
 int locus_win_err(locus_win_t *w, int errclass, const char *fn)
 {

@@ -7,7 +7,7 @@
  * group (own context: the window's messages never meet the program's),
  * the node segment, one exchange of every rank's facts (memory, size,
  * displacement unit, pid, a CMA probe cookie), the choice of a path to
- * every target (win.h), and the start of the window's service.
+ * every target (rma.h), and the start of the window's service.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "locus_tunables.h"
-#include "win.h"
+#include "rma.h"
 
 /* What every rank tells the others at creation. */
 typedef struct {
@@ -254,52 +254,25 @@ static int create_call(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_create)
-int PMPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                    MPI_Win *win)
+/* The three flavors with memory, each in its int and _c form (generated). */
+int locus_win_create_impl(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                          MPI_Comm comm, MPI_Win *win, const char *fn)
 {
-    return create_call(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win,
-                       "MPI_Win_create");
+    return create_call(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win, fn);
 }
 
-LOCUS_PMPI_WEAK(Win_create_c)
-int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
-                      MPI_Comm comm, MPI_Win *win)
-{
-    return create_call(MPI_WIN_FLAVOR_CREATE, base, size, disp_unit, info, comm, NULL, win,
-                       "MPI_Win_create_c");
-}
-
-LOCUS_PMPI_WEAK(Win_allocate)
-int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                      void *baseptr, MPI_Win *win)
+int locus_win_allocate_impl(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win, const char *fn)
 {
     return create_call(MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win,
-                       "MPI_Win_allocate");
+                       fn);
 }
 
-LOCUS_PMPI_WEAK(Win_allocate_c)
-int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                        void *baseptr, MPI_Win *win)
-{
-    return create_call(MPI_WIN_FLAVOR_ALLOCATE, NULL, size, disp_unit, info, comm, baseptr, win,
-                       "MPI_Win_allocate_c");
-}
-
-LOCUS_PMPI_WEAK(Win_allocate_shared)
-int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                             void *baseptr, MPI_Win *win)
+int locus_win_allocate_shared_impl(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info,
+                                   MPI_Comm comm, void *baseptr, MPI_Win *win, const char *fn)
 {
     return create_call(MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win,
-                       "MPI_Win_allocate_shared");
-}
-
-LOCUS_PMPI_WEAK(Win_allocate_shared_c)
-int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
-                               void *baseptr, MPI_Win *win)
-{
-    return create_call(MPI_WIN_FLAVOR_SHARED, NULL, size, disp_unit, info, comm, baseptr, win,
-                       "MPI_Win_allocate_shared_c");
+                       fn);
 }
 
 LOCUS_PMPI_WEAK(Win_create_dynamic)

@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 
 #include "shm_file.h"
-#include "win.h"
+#include "rma.h"
 
 #define SEG_LINE 64
 #define SEG_PAGE 4096

@@ -1,7 +1,7 @@
 /*
  * Partitioned communication (MPI-4): MPI_Psend_init, MPI_Precv_init,
  * MPI_Pready(_range, _list) and MPI_Parrived. Persistent requests of
- * req_kind.h.
+ * pt2pt/pt2pt.h.
  *
  * One message per activation: the send goes once every partition is
  * ready, and the receive, posted at MPI_Start, completes every partition
@@ -20,8 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "p2p_api.h"
-#include "req_kind.h"
+#include "session.h"
 
 typedef struct {
     locus_xreq_t x;

@@ -85,7 +85,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     s->magic = LOCUS_SESSION_MAGIC;
     s->thread_level = thread_level_wanted(info);
     s->errh = e;
-    locus_session_errh_hold(e);
+    locus_errh_hold(e);
     s->next = sessions.live;
     sessions.live = s;
     *session = (MPI_Session)s;
@@ -108,7 +108,7 @@ int PMPI_Session_finalize(MPI_Session *session)
      * runtime: the copy is left, as MPI_Finalize leaves the user's. */
     if (s->info != MPI_INFO_NULL && locus_mpi.state == 1)
         PMPI_Info_free(&s->info);
-    locus_session_errh_drop(s->errh);
+    locus_errh_drop(s->errh);
     s->magic = 0;
     free(s);
     *session = MPI_SESSION_NULL;

@@ -1,7 +1,9 @@
 /*
- * session.h — inside the MPI-4 sessions (session.c: life cycle, process
- * sets, groups; session_errh.c: error handlers; session_comm.c:
- * communicators from groups).
+ * session/session.h — the sessions chapter: MPI-4 sessions (session.c:
+ * life cycle, process sets, groups; session_errh.c: error handlers;
+ * session_comm.c: communicators from groups; session_buffer.c: their
+ * buffered-send buffers) and partitioned communication (part.c). It lies
+ * above init/: a session starts the runtime the way MPI_Init does.
  *
  * A session needs the library's runtime (boot, core, transports): the
  * first MPI_Session_init of a process that has not called MPI_Init starts
@@ -12,7 +14,7 @@
 #ifndef LOCUS_SESSION_H
 #define LOCUS_SESSION_H
 
-#include "mpi_impl.h"
+#include "comm/comm.h"
 
 #define LOCUS_SESSION_MAGIC 0x4c534553u
 
@@ -31,17 +33,5 @@ locus_session_t *locus_session_of(MPI_Session h);
 /* Raises error class or code `code` in fn on session s (NULL: no valid
  * session, the process's default handler) and returns it. */
 int locus_session_err(locus_session_t *s, int code, const char *fn);
-
-/* What an error handler does with an error raised on an object of the
- * given kind (handle points to the object's handle: MPI_Comm or
- * MPI_Session), MPI_ERRORS_ARE_FATAL's line and abort included. e NULL:
- * the process's default (MPI_COMM_WORLD's handler while the runtime runs,
- * else fatal). Returns code. */
-enum { ERRH_ON_COMM, ERRH_ON_SESSION };
-int locus_errh_raise(locus_errh_t *e, int on, void *handle, int code, const char *fn);
-
-/* References on an error handler (the user's handle is one). */
-void locus_session_errh_hold(locus_errh_t *e);
-void locus_session_errh_drop(locus_errh_t *e);
 
 #endif

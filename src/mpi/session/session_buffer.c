@@ -20,32 +20,19 @@ static int refuse(MPI_Session session, const char *fn)
     return locus_session_err(s, MPI_ERR_UNSUPPORTED_OPERATION, fn);
 }
 
-LOCUS_PMPI_WEAK(Session_attach_buffer)
-int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size)
+/* Attach and detach in both count forms (generated). */
+int locus_session_attach_buffer_impl(MPI_Session session, void *buffer, MPI_Count size,
+                                     const char *fn)
 {
     (void)buffer, (void)size;
-    return refuse(session, "MPI_Session_attach_buffer");
+    return refuse(session, fn);
 }
 
-LOCUS_PMPI_WEAK(Session_attach_buffer_c)
-int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size)
-{
-    (void)buffer, (void)size;
-    return refuse(session, "MPI_Session_attach_buffer_c");
-}
-
-LOCUS_PMPI_WEAK(Session_detach_buffer)
-int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
+int locus_session_detach_buffer_impl(MPI_Session session, void *buffer_addr, MPI_Count *size,
+                                     const char *fn)
 {
     (void)buffer_addr, (void)size;
-    return refuse(session, "MPI_Session_detach_buffer");
-}
-
-LOCUS_PMPI_WEAK(Session_detach_buffer_c)
-int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size)
-{
-    (void)buffer_addr, (void)size;
-    return refuse(session, "MPI_Session_detach_buffer_c");
+    return refuse(session, fn);
 }
 
 LOCUS_PMPI_WEAK(Session_flush_buffer)

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
+#include "comm/comm.h"
 #include "session.h"
 
 #define CTX_FROM_GROUP (LOCUS_CTX_LIMIT + 4u)

@@ -1,51 +1,16 @@
 /*
- * topo.h — process topologies inside the MPI layer: what a Cartesian,
- * graph or distributed-graph communicator carries (locus_ptopo_t, copied
- * by MPI_Comm_dup), the neighbourhood its neighbourhood collectives use,
- * where this process sits in the machine (topo_hw.c), and the mapping of
- * topology vertices onto processes for reorder = true (topo_map.c).
+ * topo/topo.h — the process topologies chapter: Cartesian (topo_cart.c),
+ * graph (topo_graph.c) and distributed-graph (topo_dist.c) communicators,
+ * the neighbourhood collectives on them (topo_neighbor.c), and the mapping
+ * of topology vertices onto processes for reorder = true (topo_map.c). It
+ * lies above comm/ and coll/. What such a communicator carries
+ * (locus_ptopo_t, copied by MPI_Comm_dup) is the communicator's own: see
+ * comm/comm.h.
  */
 #ifndef LOCUS_MPI_TOPO_H
 #define LOCUS_MPI_TOPO_H
 
-#include "mpi_impl.h"
-
-struct locus_ptopo {
-    int kind;                   /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
-    /* Cartesian: the grid (row-major: the last dimension varies fastest) */
-    int ndims;
-    int *dims, *periods;        /* [ndims] */
-    /* graph: the whole graph as MPI_Graph_create took it */
-    int nnodes;
-    int *index, *edges;         /* [nnodes], [index[nnodes - 1]] */
-    /* distributed graph: this rank's edges */
-    int indegree, outdegree, weighted;
-    int *sources, *sweights, *dests, *dweights;
-    /* this rank's neighbourhood (all kinds), for the neighbourhood
-     * collectives; its arrays live in nbr_mem */
-    locus_coll_nbrs_t nbrs;
-    int *nbr_mem;
-};
-
-/* ---- topo.c ------------------------------------------------------------------- */
-
-/* A zeroed topology of `kind` (NULL when out of memory). */
-locus_ptopo_t *locus_ptopo_new(int kind);
-void locus_ptopo_free(locus_ptopo_t *t);
-/* A deep copy (MPI_Comm_dup); MPI error class. */
-int locus_ptopo_dup(const locus_ptopo_t *t, locus_ptopo_t **out);
-/* Fills t->nbrs for rank `rank` of a communicator of `size` ranks. */
-int locus_ptopo_nbrs_build(locus_ptopo_t *t, int rank);
-/* c's topology if it has one of `kind` (0: any), else NULL. */
-locus_ptopo_t *locus_ptopo_of(const locus_comm_t *c, int kind);
-/* The same for a query call: *t, or the error class it reports
- * (MPI_ERR_COMM: c is no communicator; MPI_ERR_TOPOLOGY: none of kind). */
-int locus_ptopo_get(const locus_comm_t *c, int kind, locus_ptopo_t **t);
-
-/* Cartesian: coordinates of rank (coords[ndims]) and the rank at coords
- * (periodic dimensions wrap; -1 when off a non-periodic edge). */
-void locus_cart_coords(const locus_ptopo_t *t, int rank, int *coords);
-int locus_cart_rank(const locus_ptopo_t *t, const int *coords);
+#include "comm/comm.h"
 
 /*
  * Makes the communicator of a topology: the first n members of old (or,
@@ -100,26 +65,5 @@ int locus_topo_place(locus_comm_t *c, const locus_topo_graph_t *g, int collectiv
 
 /* The vertex that process `proc` plays in proc_of[n], or MPI_UNDEFINED. */
 int locus_topo_vertex_of(const int *proc_of, int n, int proc);
-
-/* ---- topo_hw.c: where this process sits ------------------------------------------- */
-
-/* Hardware levels, coarsest first. */
-enum { LOCUS_HW_PACKAGE, LOCUS_HW_NUMA, LOCUS_HW_L3, LOCUS_HW_CORE, LOCUS_HW_PU,
-       LOCUS_HW_NLEVELS };
-
-/*
- * For every level, the logical index of the one object of that level that
- * holds this process's whole CPU binding (where[level]), or -1 when the
- * binding spans several, the machine has none, or hwloc cannot tell.
- * Returns 0, or -1 when hwloc could not load the machine (all -1).
- */
-int locus_hw_where(int where[LOCUS_HW_NLEVELS]);
-
-/* The level named by an mpi_hw_resource_type value ("numa", "NUMANode",
- * "hwloc://NUMANode", "package", "socket", "l3cache", "core", "hwthread",
- * ...), or -1. */
-int locus_hw_level_of(const char *name);
-/* The standard's URI for a level ("hwloc://NUMANode", ...). */
-const char *locus_hw_level_uri(int level);
 
 #endif

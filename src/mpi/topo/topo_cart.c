@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
+#include "comm/comm.h"
 #include "topo.h"
 
 /* ---- MPI_Dims_create ------------------------------------------------------------- */

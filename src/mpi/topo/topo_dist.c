@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
+#include "comm/comm.h"
 #include "topo.h"
 
 /* The whole graph: for each vertex its sources then its destinations,

@@ -2,7 +2,7 @@
  * reorder = true: which process plays which vertex of a topology.
  *
  * The machine is a two-level tree here: nodes (the communicator's node
- * table), and NUMA nodes inside them (each process's binding, topo_hw.c).
+ * table), and NUMA nodes inside them (each process's binding, comm/comm_hw.c).
  * The graph is cut into one part per node, of exactly as many vertices as
  * the node has processes, by greedy graph growing: a part starts at the
  * lowest free vertex and repeatedly takes the free vertex with the most

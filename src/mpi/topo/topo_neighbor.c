@@ -1,19 +1,19 @@
 /*
- * coll_api_neighbor.c — the neighbourhood collectives (MPI_Neighbor_
+ * topo_neighbor.c — the neighbourhood collectives (MPI_Neighbor_
  * allgather(v), alltoall(v,w)) on Cartesian, graph and distributed-graph
- * communicators: blocking, nonblocking (MPI_Ineighbor_*), persistent
- * (MPI_Neighbor_*_init) and their `_c` forms, written by COLL_API
- * (coll_api.h). Every form becomes the collective layer's one
+ * communicators: one implementation for the blocking, nonblocking
+ * (MPI_Ineighbor_*), persistent (MPI_Neighbor_*_init) and `_c` forms of
+ * each (generated). Every form becomes the collective layer's one
  * neighbourhood schedule (src/coll/coll_neighbor.c) over the neighbours
  * the topology lists (topo.c): per-neighbour counts, byte displacements
  * and types.
  */
 #include <stdlib.h>
 
-#include "coll_api.h"
+#include "coll/coll.h"
 #include "topo.h"
 
-static const coll_vec_t no_vec = { NULL, 0 };
+static const locus_ivec_t no_vec = { NULL, 0 };
 
 /* Forms: how the blocks of each side are laid out. */
 enum { NB_ALLGATHER, NB_ALLGATHERV, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW };
@@ -22,7 +22,7 @@ enum { NB_ALLGATHER, NB_ALLGATHERV, NB_ALLTOALL, NB_ALLTOALLV, NB_ALLTOALLW };
 typedef struct {
     const void *buf;
     MPI_Count count;              /* allgather, alltoall */
-    coll_vec_t counts, displs;    /* the v and w forms */
+    locus_ivec_t counts, displs;    /* the v and w forms */
     MPI_Datatype type;            /* all but w */
     const MPI_Datatype *types;    /* w */
 } nb_side_t;
@@ -66,7 +66,7 @@ static int blocks_make(const nb_side_t *s, int n, int repeat, int vector, nb_blo
         locus_dtype_extent(locus_dt_of(s->type), &lb, &ext);
     for (int i = 0; i < n; i++) {
         MPI_Datatype t = s->types ? s->types[i] : s->type;
-        MPI_Count k = vector ? coll_vec_at(s->counts, i) : s->count;
+        MPI_Count k = vector ? locus_ivec_at(s->counts, i) : s->count;
         /* A NULL buffer is MPI_BOTTOM (absolute displacements): legal. */
         if (k < 0)
             return MPI_ERR_COUNT;
@@ -79,13 +79,13 @@ static int blocks_make(const nb_side_t *s, int n, int repeat, int vector, nb_blo
         else if (!vector)
             b->dsp[i] = (ptrdiff_t)i * (ptrdiff_t)k * ext;
         else
-            b->dsp[i] = (ptrdiff_t)coll_vec_at(s->displs, i) * (s->types ? 1 : ext);
+            b->dsp[i] = (ptrdiff_t)locus_ivec_at(s->displs, i) * (s->types ? 1 : ext);
     }
     return MPI_SUCCESS;
 }
 
 static int neighbor_run(const nb_side_t *snd, const nb_side_t *rcv, int form, MPI_Comm comm_h,
-                        coll_how_t how, MPI_Request *req, const char *fn)
+                        locus_how_t how, MPI_Request *req, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *comm = locus_comm_of(comm_h);
@@ -116,39 +116,56 @@ static int neighbor_run(const nb_side_t *snd, const nb_side_t *rcv, int form, MP
 /* The sides of each form, from the arguments as the standard names them. */
 #define NB_ONE(buf, count, type) (&(nb_side_t){ (buf), (count), no_vec, no_vec, (type), NULL })
 #define NB_V(buf, counts, displs, type)                                             \
-    (&(nb_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), (type), NULL })
+    (&(nb_side_t){ (buf), 0, (counts), (displs), (type), NULL })
+/* MPI_Neighbor_alltoallw's byte displacements are MPI_Aint in both forms. */
 #define NB_W(buf, counts, displs, types)                                            \
-    (&(nb_side_t){ (buf), 0, COLL_VEC(counts), COLL_VEC(displs), MPI_DATATYPE_NULL, (types) })
+    (&(nb_side_t){ (buf), 0, (counts), (locus_ivec_t){ (displs), 1 }, MPI_DATATYPE_NULL, (types) })
 
-#define NEIGHBOR_API(S, CT, CA, DA)                                                 \
-    COLL_API(Neighbor_allgather, Ineighbor_allgather, S,                            \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, MPI_Comm comm),                                     \
-             neighbor_run(NB_ONE(sbuf, scount, sdt), NB_ONE(rbuf, rcount, rdt),     \
-                          NB_ALLGATHER, comm, how_, req_, fn_))                     \
-    COLL_API(Neighbor_allgatherv, Ineighbor_allgatherv, S,                          \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, const CA rcounts[], \
-              const DA displs[], MPI_Datatype rdt, MPI_Comm comm),                  \
-             neighbor_run(NB_ONE(sbuf, scount, sdt), NB_V(rbuf, rcounts, displs, rdt), \
-                          NB_ALLGATHERV, comm, how_, req_, fn_))                    \
-    COLL_API(Neighbor_alltoall, Ineighbor_alltoall, S,                              \
-             (const void *sbuf, CT scount, MPI_Datatype sdt, void *rbuf, CT rcount, \
-              MPI_Datatype rdt, MPI_Comm comm),                                     \
-             neighbor_run(NB_ONE(sbuf, scount, sdt), NB_ONE(rbuf, rcount, rdt),     \
-                          NB_ALLTOALL, comm, how_, req_, fn_))                      \
-    COLL_API(Neighbor_alltoallv, Ineighbor_alltoallv, S,                            \
-             (const void *sbuf, const CA scounts[], const DA sdispls[], MPI_Datatype sdt, \
-              void *rbuf, const CA rcounts[], const DA rdispls[], MPI_Datatype rdt,  \
-              MPI_Comm comm),                                                       \
-             neighbor_run(NB_V(sbuf, scounts, sdispls, sdt),                        \
-                          NB_V(rbuf, rcounts, rdispls, rdt), NB_ALLTOALLV, comm, how_, req_, \
-                          fn_))                                                     \
-    COLL_API(Neighbor_alltoallw, Ineighbor_alltoallw, S,                            \
-             (const void *sbuf, const CA scounts[], const MPI_Aint sdispls[],       \
-              const MPI_Datatype sdts[], void *rbuf, const CA rcounts[],            \
-              const MPI_Aint rdispls[], const MPI_Datatype rdts[], MPI_Comm comm),  \
-             neighbor_run(NB_W(sbuf, scounts, sdispls, sdts),                       \
-                          NB_W(rbuf, rcounts, rdispls, rdts), NB_ALLTOALLW, comm, how_, req_, \
-                          fn_))
-NEIGHBOR_API(, int, int, int)
-NEIGHBOR_API(_c, MPI_Count, MPI_Count, MPI_Aint)
+int locus_neighbor_allgather_impl(locus_how_t how, const void *sbuf, MPI_Count scount,
+                                  MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return neighbor_run(NB_ONE(sbuf, scount, sdt), NB_ONE(rbuf, rcount, rdt), NB_ALLGATHER, comm,
+                        how, req, fn);
+}
+
+int locus_neighbor_allgatherv_impl(locus_how_t how, const void *sbuf, MPI_Count scount,
+                                   MPI_Datatype sdt, void *rbuf, locus_ivec_t rcounts,
+                                   locus_ivec_t displs, MPI_Datatype rdt, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return neighbor_run(NB_ONE(sbuf, scount, sdt), NB_V(rbuf, rcounts, displs, rdt), NB_ALLGATHERV,
+                        comm, how, req, fn);
+}
+
+int locus_neighbor_alltoall_impl(locus_how_t how, const void *sbuf, MPI_Count scount,
+                                 MPI_Datatype sdt, void *rbuf, MPI_Count rcount, MPI_Datatype rdt,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return neighbor_run(NB_ONE(sbuf, scount, sdt), NB_ONE(rbuf, rcount, rdt), NB_ALLTOALL, comm,
+                        how, req, fn);
+}
+
+int locus_neighbor_alltoallv_impl(locus_how_t how, const void *sbuf, locus_ivec_t scounts,
+                                  locus_ivec_t sdispls, MPI_Datatype sdt, void *rbuf,
+                                  locus_ivec_t rcounts, locus_ivec_t rdispls, MPI_Datatype rdt,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return neighbor_run(NB_V(sbuf, scounts, sdispls, sdt), NB_V(rbuf, rcounts, rdispls, rdt),
+                        NB_ALLTOALLV, comm, how, req, fn);
+}
+
+int locus_neighbor_alltoallw_impl(locus_how_t how, const void *sbuf, locus_ivec_t scounts,
+                                  const MPI_Aint sdispls[], const MPI_Datatype sdts[], void *rbuf,
+                                  locus_ivec_t rcounts, const MPI_Aint rdispls[],
+                                  const MPI_Datatype rdts[], MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *req, const char *fn)
+{
+    (void)info;
+    return neighbor_run(NB_W(sbuf, scounts, sdispls, sdts), NB_W(rbuf, rcounts, rdispls, rdts),
+                        NB_ALLTOALLW, comm, how, req, fn);
+}

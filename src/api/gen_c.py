@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+"""gen_c.py — generates the mechanical part of Locus's C interface from the
+API description (mpi_api.json, read through mpiapi.py).
+
+    gen_c.py OUT_DIR [MPI_API_JSON]
+
+writes
+
+    OUT_DIR/mpi_twins.h    the prototype of every implementation the
+                           generated entry points call (mpi_impl.h
+                           includes it, so a hand-written implementation
+                           that strays from it does not compile)
+    OUT_DIR/mpi_twins.c    the entry points: PMPI_X and its profiling name
+                           MPI_X (a weak alias) for every form of every
+                           generated procedure
+    OUT_DIR/mpi_twins.txt  what is generated, and what is written by hand
+                           with the reason
+
+What is mechanical:
+
+  * The int/large-count twins. MPI_X and MPI_X_c (and the deprecated
+    MPI_X_x, where the standard kept one) call one implementation that
+    takes the large form's arguments. An int array of the classic form
+    and the MPI_Count / MPI_Aint array of the large one reach it as a
+    locus_ivec_t (either width); an int result that does not fit is
+    MPI_UNDEFINED in the classic form, the standard's rule for counts.
+  * The blocking, nonblocking and persistent forms of one operation
+    (MPI_Bcast, MPI_Ibcast, MPI_Bcast_init; MPI_Put, MPI_Rput): one
+    implementation, told the form (locus_how_t) and given the union of
+    their arguments (MPI_INFO_NULL, NULL or MPI_STATUS_IGNORE where a form
+    has no such argument).
+  * The send modes (MODES below): one implementation, told the mode.
+
+The implementation of procedure family F is locus_<f>_impl (lower case),
+written by hand in F's chapter; its last argument is the name of the
+entry point called, for the error reports.
+"""
+import os
+import sys
+
+import mpiapi
+
+# ---------------------------------------------------------------------------
+# What stays written by hand, with the reason (their twins are in the
+# chapters' own files).
+HAND = {
+    'MPI_Op_create': 'the two forms take different callback types (MPI_User_function '
+                     'and MPI_User_function_c), which the operation must remember',
+    'MPI_Register_datarep': 'callbacks of two types; MPI-IO is refused as a whole (io/file.c)',
+    'MPI_Type_get_envelope': 'the large form returns one count more (num_large_counts)',
+    'MPI_Type_get_contents': 'the large form fills one array more (array_of_large_counts)',
+    'MPI_Buffer_detach': 'the int form reports a buffer larger than INT_MAX as MPI_ERR_COUNT '
+                         'through the error handler of the buffer\'s owner',
+    'MPI_Comm_detach_buffer': 'as MPI_Buffer_detach',
+    'MPI_Win_shared_query': 'the int form clamps a displacement unit above INT_MAX',
+}
+HAND_PREFIX = {
+    'MPI_File_': 'MPI-IO is refused as a whole, call by call, in io/file.c',
+}
+
+# Operations that exist in several send modes: the mode is the
+# implementation's first argument (pt2pt/pt2pt.h's P2P_*).
+MODES = {
+    'MPI_Send': ('MPI_Send', 'P2P_STANDARD'),
+    'MPI_Ssend': ('MPI_Send', 'P2P_SYNC'),
+    'MPI_Rsend': ('MPI_Send', 'P2P_READY'),
+    'MPI_Bsend': ('MPI_Send', 'P2P_BUFFERED'),
+}
+MODE_HEADERS = ['pt2pt/pt2pt.h']
+
+# Families generated although none of their forms has a large-count twin.
+EXTRA_FAMILIES = {'MPI_Barrier'}
+
+HOW = {'blocking': 'LOCUS_HOW_BLOCKING', 'nonblocking': 'LOCUS_HOW_NONBLOCKING',
+       'persistent': 'LOCUS_HOW_PERSISTENT'}
+# What a form passes for an argument of its family that it does not have.
+ABSENT = {'REQUEST': 'NULL', 'INFO': 'MPI_INFO_NULL', 'STATUS': 'MPI_STATUS_IGNORE'}
+
+
+def hand_reason(name):
+    if name in HAND:
+        return HAND[name]
+    for prefix, why in HAND_PREFIX.items():
+        if name.startswith(prefix):
+            return why
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Families: which procedures share an implementation, in which form.
+
+def lcfirst(s):
+    return s[:1].lower() + s[1:]
+
+
+def ends_with_request(proc):
+    ps = proc.c_params()
+    return bool(ps) and ps[-1].kind == 'REQUEST' and ps[-1].dir == 'out'
+
+
+def family_members(procs, base):
+    """[(procedure, form)] of base's family: itself (blocking), its
+    nonblocking sibling (MPI_I<x> or MPI_R<x>: base's arguments, maybe
+    without a status, and a request) and its persistent one (MPI_<X>_init)."""
+    members = [(base, 'blocking')]
+    own = [p.name for p in base.c_params() if p.kind != 'STATUS']
+    for prefix in ('MPI_I', 'MPI_R'):
+        sib = procs.get(prefix + lcfirst(base.short))
+        if sib and ends_with_request(sib) and \
+                [p.name for p in sib.c_params()][:len(own)] == own:
+            members.append((sib, 'nonblocking'))
+    init = procs.get(base.name + '_init')
+    if init and ends_with_request(init):
+        members.append((init, 'persistent'))
+    return members
+
+
+def union_params(members):
+    """The family's arguments: the blocking form's, then any info and
+    request the other forms add."""
+    out = list(members[0][0].params)
+    names = {p.name for p in out}
+    extra = []
+    for proc, _ in members[1:]:
+        for p in proc.params:
+            if p.name not in names:
+                names.add(p.name)
+                extra.append(p)
+    extra.sort(key=lambda p: p.kind == 'REQUEST')
+    return out + extra
+
+
+class Family:
+    def __init__(self, root, members, mode_root=None):
+        self.root = root                  # the blocking procedure
+        self.members = members            # [(procedure, form)]
+        self.params = union_params(members)
+        self.mode_root = mode_root        # MODES: the procedure whose implementation serves it
+        self.impl = 'locus_%s_impl' % (mode_root or root).short.lower()
+        self.has_how = len(members) > 1 or any(
+            f != 'blocking' for _, f in members) or root.name in EXTRA_FAMILIES
+
+
+def build_families(procs):
+    generated = {n for n, p in procs.items()
+                 if p.c and p.large_count and not hand_reason(n)}
+    families = []
+    taken = set()
+    # A family's root is its blocking form: the one no sibling names.
+    sibling_of = set()
+    for n in sorted(generated | EXTRA_FAMILIES):
+        for proc, form in family_members(procs, procs[n])[1:]:
+            sibling_of.add(proc.name)
+    for n in sorted(generated | EXTRA_FAMILIES):
+        if n in sibling_of or n in taken:
+            continue
+        members = family_members(procs, procs[n])
+        for proc, _ in members:
+            if proc.name not in generated and proc.name not in EXTRA_FAMILIES and \
+                    proc.large_count:
+                sys.exit('gen_c: %s is generated but its sibling %s is not' % (n, proc.name))
+            taken.add(proc.name)
+        mode_root = procs[MODES[n][0]] if n in MODES else None
+        families.append(Family(procs[n], members, mode_root))
+    left = generated - taken
+    if left:
+        sys.exit('gen_c: no family for %s' % ', '.join(sorted(left)))
+    return families
+
+
+# ---------------------------------------------------------------------------
+# How one argument reaches the implementation.
+
+INT_TYPES = {'int', 'MPI_Aint', 'MPI_Count', 'MPI_Offset'}
+
+
+class Arg:
+    """One argument of one form: its parameter in the entry point, the
+    locals and statements around the call, the expression passed."""
+
+    def __init__(self):
+        self.decl = None
+        self.locals = []
+        self.after = []
+        self.expr = None
+
+
+def impl_decl(p):
+    """The implementation's parameter for p (a family's union member)."""
+    large = p.c(True)
+    small = p.c(False)
+    if small and large and small != large:
+        sb, sp, sn, sa = mpiapi.split_decl(small)
+        lb, lp, ln, la = mpiapi.split_decl(large)
+        sbase = sb.replace('const ', '')
+        if sa and sbase == 'int':
+            return 'locus_ivec_t %s' % p.name     # an int array or a wide one
+    return large
+
+
+def convert(p, large, present):
+    """The Arg for parameter p in one form (present: the form has it)."""
+    a = Arg()
+    if not present:
+        a.expr = ABSENT.get(p.kind)
+        if a.expr is None:
+            sys.exit('gen_c: no stand-in for a missing %s argument %s' % (p.kind, p.name))
+        return a
+    decl = p.c(large)
+    a.decl = decl
+    other = p.c(not large) if not p.large_only else None
+    if not other or other == p.c(True) and decl == p.c(True):
+        a.expr = p.name
+        return a
+    want = p.c(True)
+    sb, sp, sn, sa = mpiapi.split_decl(decl)
+    wb, wp, wn, wa = mpiapi.split_decl(want)
+    sbase, wbase = sb.replace('const ', ''), wb.replace('const ', '')
+    if impl_decl(p).startswith('locus_ivec_t'):
+        a.expr = '(locus_ivec_t){ %s, %d }' % (p.name, 0 if sbase == 'int' and not large else 1)
+        return a
+    if large:
+        a.expr = p.name
+        return a
+    if sbase not in INT_TYPES or wbase not in INT_TYPES:
+        sys.exit('gen_c: %s: cannot convert %s to %s' % (p.name, decl, want))
+    if not sp and not sa:                        # a scalar widened on the way in
+        a.expr = p.name
+        return a
+    if sbase != 'int':                           # MPI_Aint to MPI_Count: the same width
+        a.expr = '(%s)%s' % (('const ' if 'const' in sb else '') + wbase + ' *', p.name)
+        return a
+    # An int result (or position) through a wide local.
+    tmp = '%s_w' % p.name
+    init = '%s ? *%s : 0' % (p.name, p.name) if p.dir == 'inout' else '0'
+    a.locals.append('%s %s = %s;' % (wbase, tmp, init))
+    a.expr = '%s ? &%s : NULL' % (p.name, tmp)
+    a.after.append('if (rc == MPI_SUCCESS && %s)' % p.name)
+    a.after.append('    *%s = %s > INT_MAX || %s < INT_MIN ? MPI_UNDEFINED : (int)%s;'
+                   % (p.name, tmp, tmp, tmp))
+    return a
+
+
+def wrap_call(head, args, indent):
+    """`head(args)` broken at 100 columns."""
+    line = indent + head + '('
+    lines = []
+    for i, a in enumerate(args):
+        piece = a + (', ' if i + 1 < len(args) else ')')
+        if len(line) + len(piece) > 100:
+            lines.append(line.rstrip())
+            line = indent + ' ' * (len(head) + 1)
+        line += piece
+    if not args:
+        line += ')'
+    lines.append(line)
+    return lines
+
+
+def entry_point(fam, proc, form, large, suffix):
+    """The lines of PMPI_<proc><suffix>."""
+    name = proc.name + suffix
+    present = {p.name for p in proc.params if p.c(large)}
+    args = [convert(p, large, p.name in present) for p in fam.params]
+    head = 'int P%s' % name
+    decls = [p.c(large) for p in proc.params if p.c(large)]
+    lines = ['LOCUS_PMPI_WEAK(%s)' % name[4:]]
+    lines += wrap_call(head, decls or ['void'], '')
+    lines.append('{')
+    for a in args:
+        lines += ['    ' + s for s in a.locals]
+    call = []
+    if fam.mode_root:
+        call.append(MODES[fam.root.name][1])
+    if fam.has_how:
+        call.append(HOW[form])
+    call += [a.expr for a in args]
+    call.append('"%s"' % name)
+    after = [s for a in args for s in a.after]
+    if after:
+        lines += wrap_call('int rc = ' + fam.impl, call, '    ')
+        lines[-1] += ';'
+        lines += ['    ' + s for s in after]
+        lines.append('    return rc;')
+    else:
+        lines += wrap_call('return ' + fam.impl, call, '    ')
+        lines[-1] += ';'
+    lines.append('}')
+    lines.append('')
+    return lines
+
+
+def prototype(fam):
+    params = []
+    if fam.mode_root:
+        params.append('int mode')
+    if fam.has_how:
+        params.append('locus_how_t how')
+    params += [impl_decl(p) for p in fam.params]
+    params.append('const char *fn')
+    lines = wrap_call('int ' + fam.impl, params, '')
+    lines[-1] += ';'
+    return lines
+
+
+def x_form(procs, proc):
+    """MPI_<X>_x, the MPI-3 large-count form the standard kept, when its
+    arguments are the large form's."""
+    x = procs.get(proc.name + '_x')
+    if x and [p.c() for p in x.c_params()] == [p.c(True) for p in proc.c_params(True)]:
+        return x
+    return None
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit('usage: gen_c.py OUT_DIR [MPI_API_JSON]')
+    out_dir = sys.argv[1]
+    path = sys.argv[2] if len(sys.argv) == 3 else mpiapi.DEFAULT_PATH
+    procs = mpiapi.load(path)
+    families = build_families(procs)
+    banner = '/* Generated by src/api/gen_c.py from src/api/mpi_api.json: do not edit. */'
+
+    h = [banner, '#ifndef LOCUS_MPI_TWINS_H', '#define LOCUS_MPI_TWINS_H', '',
+         '/* The hand-written implementations behind the generated entry points',
+         ' * (mpi_twins.c); in mpi_impl.h, after what they need. */', '']
+    seen = set()
+    for fam in families:
+        if fam.impl in seen:
+            continue
+        seen.add(fam.impl)
+        h += prototype(fam)
+    h += ['', '#endif']
+
+    c = [banner, '#include <limits.h>', '#include <stddef.h>', '', '#include "mpi_impl.h"']
+    c += ['#include "%s"' % hdr for hdr in MODE_HEADERS]
+    c += ['', '_Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count),',
+          '               "an MPI_Aint array stands in for an MPI_Count one");', '']
+    report_gen = []
+    xs = set()
+    for fam in families:
+        for proc, form in fam.members:
+            c += entry_point(fam, proc, form, False, '')
+            report_gen.append('%s -> %s' % (proc.name, fam.impl))
+            if proc.large_count:
+                c += entry_point(fam, proc, form, True, '_c')
+                report_gen.append('%s_c -> %s' % (proc.name, fam.impl))
+                x = x_form(procs, proc)
+                if x:
+                    c += entry_point(fam, x, form, True, '')
+                    report_gen.append('%s -> %s' % (x.name, fam.impl))
+                    xs.add(x.name)
+    hand = sorted((n, hand_reason(n)) for n, p in procs.items()
+                  if p.c and p.large_count and hand_reason(n))
+    rep = ['The C entry points generated from the API description (src/api/gen_c.py)', '',
+           'generated (%d):' % len(report_gen)]
+    rep += ['  ' + r for r in report_gen]
+    rep += ['', 'large-count twins written by hand (%d):' % len(hand)]
+    rep += ['  %s: %s' % r for r in hand]
+
+    os.makedirs(out_dir, exist_ok=True)
+    write(os.path.join(out_dir, 'mpi_twins.h'), h)
+    write(os.path.join(out_dir, 'mpi_twins.c'), c)
+    write(os.path.join(out_dir, 'mpi_twins.txt'), rep)
+
+
+def write(path, lines):
+    """Rewrites path only when it changes, so the build redoes nothing
+    after a generator run that changed nothing."""
+    text = '\n'.join(lines) + '\n'
+    try:
+        with open(path) as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+if __name__ == '__main__':
+    main()
