@@ -25,9 +25,16 @@ except ImportError:
     sys.exit('derive_mpi_api.py: needs pympistandard (pip install pympistandard==0.2.0)')
 
 
+def c_text(decl):
+    """An ISO C declaration as pympistandard renders it, in C (its
+    variadic parameter is LaTeX's \\ldots)."""
+    return None if decl is None else decl.replace('\\ldots', '...')
+
+
 def param_entry(raw, small, large):
     """raw: the parameter as apis.json has it; small/large: its ISO C
     declarations in the int and the large-count form (None: not in C)."""
+    small, large = c_text(small), c_text(large)
     e = {'name': raw['name'], 'kind': raw['kind'], 'dir': raw['param_direction']}
     if raw['length'] is not None:
         e['len'] = raw['length']
@@ -56,8 +63,9 @@ def procedure_entry(proc):
     large = {}
     if proc.has_embiggenment():
         large = {p._parseset['name']: str(p) for p in forms[2].parameters}
+    # The Fortran ierror argument is no parameter of the C binding.
     params = [param_entry(p, small.get(p['name']), large.get(p['name']))
-              for p in raw['parameters'] if p['kind'] != 'ERROR_CODE']
+              for p in raw['parameters'] if 'c_parameter' not in p['suppress']]
     e = {'name': raw['name'], 'return': forms[0].return_type if attrs['c_expressible'] else None,
          'large_count': proc.has_embiggenment(),
          'c': attrs['c_expressible'], 'f90': attrs['f90_expressible'],

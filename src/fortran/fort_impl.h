@@ -1,8 +1,8 @@
 /*
  * fort_impl.h — inside liblocusmpifort, the Fortran binding (gfortran
  * conventions) over Locus's C interface, the MPI-5 standard ABI. The
- * generated file (fortgen.py -> fort_bindings.c) and the hand-written
- * bindings share what is declared here; applications see only the
+ * generated file (src/api/gen_fortran.py -> fort_bindings.c) and the
+ * hand-written bindings share what is declared here; applications see only the
  * Fortran entry points, the common blocks and mpi_abi_fort.h.
  *
  * How a Fortran call becomes a C call (gfortran, x86-64 / aarch64 LP64):

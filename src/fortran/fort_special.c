@@ -3,7 +3,8 @@
  * C's (MPI_Init without argc/argv, functions returning values, MPI_Pcontrol
  * without varargs, detach calls whose address Fortran cannot use) or whose
  * strings come with in/out lengths (MPI_Info_get, MPI_Info_get_string,
- * MPI_Session_get_nth_pset) or as arrays (MPI_Comm_spawn's argv).
+ * MPI_Session_get_nth_pset) or as arrays (MPI_Comm_spawn's argv,
+ * MPI_Comm_spawn_multiple's commands and argvs).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -212,8 +213,10 @@ static void argv_free(char **argv)
     free(argv);
 }
 
-/* The C argv of a Fortran one; *ok is 0 when memory ran out. */
-static char **argv_in(const char *f, size_t len, int *ok)
+/* The C argv of a Fortran one whose strings lie stride strings apart (1,
+ * or one row of MPI_Comm_spawn_multiple's ARRAY_OF_ARGV(COUNT, *)); *ok is
+ * 0 when memory ran out. */
+static char **argv_in(const char *f, size_t len, size_t stride, int *ok)
 {
     *ok = 1;
     if (f == locus_mpif_char_sentinels_.argv_null)
@@ -221,7 +224,7 @@ static char **argv_in(const char *f, size_t len, int *ok)
     int n = 0;
     for (;; n++) {
         size_t i = 0;
-        const char *s = f + (size_t)n * len;
+        const char *s = f + (size_t)n * stride * len;
         while (i < len && s[i] == ' ')
             i++;
         if (i == len)
@@ -229,7 +232,7 @@ static char **argv_in(const char *f, size_t len, int *ok)
     }
     char **argv = calloc((size_t)n + 1, sizeof *argv);
     for (int i = 0; argv && i < n; i++)
-        if (!(argv[i] = fort_str_in(f + (size_t)i * len, len, 0))) {
+        if (!(argv[i] = fort_str_in(f + (size_t)i * stride * len, len, 0))) {
             argv_free(argv);
             argv = NULL;
         }
@@ -251,7 +254,7 @@ FORT_API void pmpi_comm_spawn_(const char *command, const char *argv, const MPI_
     char *cmd = NULL, **args = NULL;
     if (me == *root) {
         cmd = fort_str_in(command, command_len, 0);
-        args = argv_in(argv, argv_len, &ok);
+        args = argv_in(argv, argv_len, 1, &ok);
     }
     if ((me == *root && !cmd) || !ok) {
         rc = fort_err(MPI_ERR_NO_MEM, fn, "no memory for the command line");
@@ -265,3 +268,68 @@ FORT_API void pmpi_comm_spawn_(const char *command, const char *argv, const MPI_
     *ierror = rc;
 }
 FORT_WEAK(pmpi_comm_spawn_, mpi_comm_spawn_)
+
+/* ---- MPI_Comm_spawn_multiple: count commands, and ARRAY_OF_ARGV(COUNT, *)
+ * whose row i is command i's argv (or MPI_ARGVS_NULL) ---- */
+
+/* The C arrays of count commands and their argvs; 0 when memory ran out. */
+static int spawn_lines_in(int count, const char *commands, size_t commands_len,
+                          const char *argvs, size_t argv_len, char ***cmds, char ****argv)
+{
+    *cmds = calloc((size_t)count + 1, sizeof **cmds);
+    *argv = argvs == locus_mpif_char_sentinels_.argvs_null
+                ? MPI_ARGVS_NULL : calloc((size_t)count + 1, sizeof **argv);
+    int ok = *cmds && (*argv || argvs == locus_mpif_char_sentinels_.argvs_null);
+    for (int i = 0; ok && i < count; i++) {
+        ok = ((*cmds)[i] = fort_str_in(commands + (size_t)i * commands_len, commands_len, 0))
+             != NULL;
+        if (ok && *argv)
+            (*argv)[i] = argv_in(argvs + (size_t)i * argv_len, argv_len, (size_t)count, &ok);
+    }
+    return ok;
+}
+
+static void spawn_lines_free(int count, char **cmds, char ***argv)
+{
+    for (int i = 0; i < count; i++) {
+        free(cmds ? cmds[i] : NULL);
+        argv_free(argv ? argv[i] : NULL);
+    }
+    free(cmds);
+    free(argv);
+}
+
+FORT_API void pmpi_comm_spawn_multiple_(const MPI_Fint *count, const char *array_of_commands,
+                                        const char *array_of_argv,
+                                        const MPI_Fint *array_of_maxprocs,
+                                        const MPI_Fint *array_of_info, const MPI_Fint *root,
+                                        const MPI_Fint *comm, MPI_Fint *intercomm,
+                                        MPI_Fint *array_of_errcodes, MPI_Fint *ierror,
+                                        size_t commands_len, size_t argv_len)
+{
+    static const char fn[] = "MPI_Comm_spawn_multiple";
+    MPI_Comm c = PMPI_Comm_fromint(*comm), inter = MPI_COMM_NULL;
+    /* The commands, argvs, process counts and infos mean something at the
+     * root only. */
+    int me = -1, n = *count > 0 ? *count : 0, rc;
+    if (c != MPI_COMM_NULL)
+        PMPI_Comm_rank(c, &me);
+    char **cmds = NULL, ***argv = NULL;
+    MPI_Info *info = NULL;
+    int ok = me != *root || ((info = calloc((size_t)n + 1, sizeof *info)) &&
+                             spawn_lines_in(n, array_of_commands, commands_len, array_of_argv,
+                                            argv_len, &cmds, &argv));
+    for (int i = 0; ok && info && i < n; i++)
+        info[i] = PMPI_Info_fromint(array_of_info[i]);
+    if (!ok) {
+        rc = fort_err(MPI_ERR_NO_MEM, fn, "no memory for the command lines");
+    } else {
+        rc = PMPI_Comm_spawn_multiple(*count, cmds, argv, array_of_maxprocs, info, *root, c,
+                                      &inter, fort_errcodes(array_of_errcodes));
+        *intercomm = PMPI_Comm_toint(inter);
+    }
+    spawn_lines_free(n, cmds, argv);
+    free(info);
+    *ierror = rc;
+}
+FORT_WEAK(pmpi_comm_spawn_multiple_, mpi_comm_spawn_multiple_)

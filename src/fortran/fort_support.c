@@ -16,6 +16,8 @@
  * binds the library's references to the program's copy. */
 FORT_API struct fort_sentinels locus_mpif_sentinels_;
 FORT_API struct fort_char_sentinels locus_mpif_char_sentinels_;
+FORT_API MPI_Fint *MPI_F_STATUS_IGNORE = locus_mpif_sentinels_.status_ignore;
+FORT_API MPI_Fint *MPI_F_STATUSES_IGNORE = locus_mpif_sentinels_.statuses_ignore;
 
 char *fort_str_in(const char *s, size_t len, int trim_leading)
 {

@@ -63,6 +63,16 @@ typedef struct {
     int MPI_internal[5];
 } MPI_Status;
 
+/* ---- Fortran interoperability (MPI-4.1 19.3): a Fortran INTEGER is a C
+ * int, and mpi_f08's status type has MPI_Status's layout ---- */
+typedef int MPI_Fint;
+typedef struct {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint MPI_internal[5];
+} MPI_F08_status;
+
 /* ---- handles: pointers to incomplete structs; predefined ones are small
  * integers, below 0x1000, grouped by kind ---- */
 typedef struct MPI_ABI_Op* MPI_Op;
@@ -1159,6 +1169,37 @@ LOCUS_MPI_FN(MPI_Datatype, Type_fromint, (int datatype))
 LOCUS_MPI_FN(int, Type_toint, (MPI_Datatype datatype))
 LOCUS_MPI_FN(MPI_Win, Win_fromint, (int win))
 LOCUS_MPI_FN(int, Win_toint, (MPI_Win win))
+/* C handles as Fortran integers and back (the integer handles above), and
+ * statuses between C, Fortran INTEGER arrays and mpi_f08: MPI_SUCCESS, or
+ * MPI_ERR_ARG for a NULL status or a Fortran IGNORE sentinel. */
+LOCUS_MPI_FN(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+LOCUS_MPI_FN(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+LOCUS_MPI_FN(MPI_Fint, Errhandler_c2f, (MPI_Errhandler errhandler))
+LOCUS_MPI_FN(MPI_Errhandler, Errhandler_f2c, (MPI_Fint errhandler))
+LOCUS_MPI_FN(MPI_Fint, File_c2f, (MPI_File file))
+LOCUS_MPI_FN(MPI_File, File_f2c, (MPI_Fint file))
+LOCUS_MPI_FN(MPI_Fint, Group_c2f, (MPI_Group group))
+LOCUS_MPI_FN(MPI_Group, Group_f2c, (MPI_Fint group))
+LOCUS_MPI_FN(MPI_Fint, Info_c2f, (MPI_Info info))
+LOCUS_MPI_FN(MPI_Info, Info_f2c, (MPI_Fint info))
+LOCUS_MPI_FN(MPI_Fint, Message_c2f, (MPI_Message message))
+LOCUS_MPI_FN(MPI_Message, Message_f2c, (MPI_Fint message))
+LOCUS_MPI_FN(MPI_Fint, Op_c2f, (MPI_Op op))
+LOCUS_MPI_FN(MPI_Op, Op_f2c, (MPI_Fint op))
+LOCUS_MPI_FN(MPI_Fint, Request_c2f, (MPI_Request request))
+LOCUS_MPI_FN(MPI_Request, Request_f2c, (MPI_Fint request))
+LOCUS_MPI_FN(MPI_Fint, Session_c2f, (MPI_Session session))
+LOCUS_MPI_FN(MPI_Session, Session_f2c, (MPI_Fint session))
+LOCUS_MPI_FN(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
+LOCUS_MPI_FN(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
+LOCUS_MPI_FN(MPI_Fint, Win_c2f, (MPI_Win win))
+LOCUS_MPI_FN(MPI_Win, Win_f2c, (MPI_Fint win))
+LOCUS_MPI_FN(int, Status_c2f, (const MPI_Status *c_status, MPI_Fint *f_status))
+LOCUS_MPI_FN(int, Status_f2c, (const MPI_Fint *f_status, MPI_Status *c_status))
+LOCUS_MPI_FN(int, Status_c2f08, (const MPI_Status *c_status, MPI_F08_status *f08_status))
+LOCUS_MPI_FN(int, Status_f082c, (const MPI_F08_status *f08_status, MPI_Status *c_status))
+LOCUS_MPI_FN(int, Status_f2f08, (const MPI_Fint *f_status, MPI_F08_status *f08_status))
+LOCUS_MPI_FN(int, Status_f082f, (const MPI_F08_status *f08_status, MPI_Fint *f_status))
 LOCUS_MPI_FN(int, T_category_changed, (int *update_number))
 LOCUS_MPI_FN(int, T_category_get_categories, (int cat_index, int len, int indices[]))
 LOCUS_MPI_FN(int, T_category_get_cvars, (int cat_index, int len, int indices[]))

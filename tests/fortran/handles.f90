@@ -1,9 +1,11 @@
 ! handles.f90 — Fortran and C share MPI objects: predefined handles have
 ! the MPI-5 ABI's integer values in both languages (MPI_COMM_WORLD = 257),
 ! handles made in one language work in the other through
-! MPI_<Kind>_f2c/c2f (handles_c.c), statuses through MPI_Status_f2c/c2f;
-! and errors come back in ierror with MPI_ERRORS_RETURN, with the right
-! class from MPI_Error_class. Prints " No Errors".
+! MPI_<Kind>_f2c/c2f (handles_c.c), statuses through MPI_Status_f2c/c2f
+! and mpi_f08's status type (MPI_Status_f2f08/f082f); errors come back in
+! ierror with MPI_ERRORS_RETURN, with the right class from MPI_Error_class,
+! the refused calls (spawn, data representations) included; MPI_SIZEOF.
+! Prints " No Errors".
 program handles
   use mpi
   use, intrinsic :: iso_c_binding, only: c_int
@@ -50,6 +52,13 @@ program handles
   character(len=MPI_MAX_ERROR_STRING) :: text
   character(len=8) :: argv(3)
   integer :: inter, codes(2)
+  character(len=8) :: cmds(2), argvs(2, 2)
+  integer :: maxprocs(2), infos(2), codes3(3), fsize
+  integer(kind=MPI_ADDRESS_KIND) :: extra
+  real(kind=8) :: reals(3, 2)
+  type(MPI_Status) :: f08_status
+  logical :: ltrue, lfalse, is_set
+  external :: extent_fn
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -142,6 +151,44 @@ program handles
   call MPI_Comm_spawn('worker', MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, inter, &
                       MPI_ERRCODES_IGNORE, ierr)
   call expect_class(ierr, MPI_ERR_UNSUPPORTED_OPERATION, 'MPI_Comm_spawn(MPI_ARGV_NULL)')
+  cmds = [character(len=8) :: 'worker', 'helper']
+  argvs = reshape([character(len=8) :: '-v', '-q', ' ', ' '], [2, 2])
+  maxprocs = [1, 2]
+  infos = MPI_INFO_NULL
+  codes3 = MPI_SUCCESS
+  call MPI_Comm_spawn_multiple(2, cmds, argvs, maxprocs, infos, 0, MPI_COMM_SELF, inter, &
+                               codes3, ierr)
+  call expect_class(ierr, MPI_ERR_UNSUPPORTED_OPERATION, 'MPI_Comm_spawn_multiple')
+  if (inter /= MPI_COMM_NULL .or. any(codes3 /= MPI_ERR_UNSUPPORTED_OPERATION)) &
+    call fail('MPI_Comm_spawn_multiple: intercomm and error codes')
+  call MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0, MPI_COMM_SELF, &
+                               inter, MPI_ERRCODES_IGNORE, ierr)
+  call expect_class(ierr, MPI_ERR_UNSUPPORTED_OPERATION, 'MPI_Comm_spawn_multiple(ARGVS_NULL)')
+  ! MPI-IO's data representations are refused with it (the default file
+  ! error handler returns).
+  extra = 0
+  call MPI_Register_datarep('locus_rep', MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, &
+                            extent_fn, extra, ierr)
+  call expect_class(ierr, MPI_ERR_UNSUPPORTED_OPERATION, 'MPI_Register_datarep')
+
+  ! MPI_SIZEOF of any type and rank; mpi_f08's status type and back.
+  call MPI_Sizeof(reals, fsize, ierr)
+  if (ierr /= MPI_SUCCESS .or. fsize /= 8) call fail('MPI_SIZEOF of a REAL(8) array')
+  call MPI_Sizeof(tsize, fsize, ierr)
+  if (ierr /= MPI_SUCCESS .or. fsize /= 4) call fail('MPI_SIZEOF of an INTEGER')
+  status = [1, 2, 3, 4, 5, 6, 7, 8]
+  call MPI_Status_f2f08(status, f08_status, ierr)
+  if (ierr /= MPI_SUCCESS .or. f08_status%MPI_SOURCE /= status(MPI_SOURCE) .or. &
+      f08_status%MPI_TAG /= status(MPI_TAG) .or. f08_status%MPI_ERROR /= status(MPI_ERROR)) &
+    call fail('MPI_Status_f2f08')
+  status = 0
+  call MPI_Status_f082f(f08_status, status, ierr)
+  if (ierr /= MPI_SUCCESS .or. any(status /= [1, 2, 3, 4, 5, 6, 7, 8])) &
+    call fail('MPI_Status_f082f')
+  ! gfortran's LOGICAL values, as the library was told them (or not).
+  call MPI_Abi_get_fortran_booleans(4, ltrue, lfalse, is_set, ierr)
+  if (ierr /= MPI_SUCCESS) call fail('MPI_Abi_get_fortran_booleans')
+  if (is_set .and. (.not. ltrue .or. lfalse)) call fail('the LOGICAL values of the library')
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
   if (ierr /= MPI_SUCCESS) call fail('MPI_Barrier after the errors')
 
@@ -174,3 +221,15 @@ contains
   end subroutine fail
 
 end program handles
+
+! A data representation's extent function (an external procedure: one
+! inside the program would need a trampoline on the stack).
+subroutine extent_fn(datatype, extent, extra_state, ierror)
+  use mpi
+  implicit none
+  integer :: datatype, ierror
+  integer(kind=MPI_ADDRESS_KIND) :: extent, extra_state
+  extent = 0
+  ierror = MPI_SUCCESS
+  if (datatype == MPI_DATATYPE_NULL .or. extra_state /= 0) ierror = MPI_ERR_ARG
+end subroutine extent_fn

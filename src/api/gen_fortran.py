@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""fortgen.py — generates Locus's Fortran binding from mpi.h.
+"""gen_fortran.py — generates Locus's Fortran binding from the API
+description (mpi_api.json, through mpiapi.py) and mpi.h's constants.
 
-    fortgen.py MPI_H OUT_DIR INCLUDE_DIR
+    gen_fortran.py MPI_H OUT_DIR INCLUDE_DIR
 
-reads the LOCUS_MPI_FN(ret, Name, (params)) prototypes and the constants of
+reads every procedure of the description (its C declarations and its
+parameters' kinds, directions and lengths) and the constants of
 src/mpi/mpi.h (the MPI-5 standard ABI) and writes
 
     OUT_DIR/fort_bindings.c      the gfortran entry points (mpi_send_ and
@@ -17,15 +19,22 @@ src/mpi/mpi.h (the MPI-5 standard ABI) and writes
     INCLUDE_DIR/mpif.h           constants and sentinels for `include
                                  'mpif.h'` (fixed and free form alike)
 
-A prototype whose arguments it cannot classify is left unbound with a
-warning on stderr, so a function added to mpi.h never breaks the build;
-the bindings that need more than a prototype (callbacks, strings with
-in/out lengths, argument lists that differ from C's) are written by hand
-in fort_special.c and fort_callbacks.c and listed in HAND below.
+How an argument crosses the languages follows from its kind: handles
+(COMMUNICATOR, DATATYPE, ...), LOGICAL, INDEX results (counted from 1 in
+Fortran), choice buffers (BUFFER), strings with the standard's length
+limit, arrays of the length another argument gives. A procedure whose
+arguments it cannot classify is left unbound with a warning on stderr;
+the bindings that need more than that (callbacks, strings with in/out
+lengths, argument lists that differ from C's) are written by hand in
+src/fortran (fort_special.c, fort_callbacks.c) and listed in HAND below;
+the procedures the standard gives no `use mpi` binding (f90 false in the
+description) are left out.
 """
 import os
 import re
 import sys
+
+import mpiapi
 
 # ---------------------------------------------------------------------------
 # What is bound by hand (Fortran dummy arguments, ierror left out), and what
@@ -85,6 +94,14 @@ HAND = {
     'Comm_spawn': [('command', 'STRING'), ('argv', 'STRING(*)'), ('maxprocs', 'INTEGER'),
                    ('info', 'INTEGER'), ('root', 'INTEGER'), ('comm', 'INTEGER'),
                    ('intercomm', 'INTEGER'), ('array_of_errcodes', 'INTEGER(*)')],
+    'Comm_spawn_multiple': [('count', 'INTEGER'), ('array_of_commands', 'STRING(*)'),
+                            ('array_of_argv', 'STRING(count,*)'),
+                            ('array_of_maxprocs', 'INTEGER(*)'), ('array_of_info', 'INTEGER(*)'),
+                            ('root', 'INTEGER'), ('comm', 'INTEGER'), ('intercomm', 'INTEGER'),
+                            ('array_of_errcodes', 'INTEGER(*)')],
+    'Register_datarep': [('datarep', 'STRING'), ('read_conversion_fn', 'EXTERNAL'),
+                         ('write_conversion_fn', 'EXTERNAL'),
+                         ('dtype_file_extent_fn', 'EXTERNAL'), ('extra_state', AINT)],
 }
 # Fortran functions (no ierror): name -> (result type, dummy arguments).
 HAND_FUNCTIONS = {
@@ -104,27 +121,35 @@ CALLBACKS = {
     'COMM_NULL_COPY_FN': 'copy', 'COMM_DUP_FN': 'copy', 'COMM_NULL_DELETE_FN': 'delete',
     'TYPE_NULL_COPY_FN': 'copy', 'TYPE_DUP_FN': 'copy', 'TYPE_NULL_DELETE_FN': 'delete',
     'WIN_NULL_COPY_FN': 'copy', 'WIN_DUP_FN': 'copy', 'WIN_NULL_DELETE_FN': 'delete',
+    'CONVERSION_FN_NULL': 'conversion',
 }
-
-UNBOUND = {
-    'Abi_get_fortran_booleans': 'C only: called by a Fortran binding\'s own C code',
-    'Abi_set_fortran_booleans': 'C only: called by a Fortran binding\'s own C code',
-    'Register_datarep': 'MPI-IO data representations (conversion callbacks); '
-                        'MPI-IO is not provided',
-    'Comm_spawn_multiple': 'dynamic processes are not provided by Locus '
-                           '(MPI_Comm_spawn is bound and refuses like the C call)',
+# Module procedures of the mpi module (its CONTAINS part): name -> the
+# Fortran text. MPI_SIZEOF takes a variable of any type and rank.
+MODULE_PROCEDURES = {
+    'Sizeof': ['SUBROUTINE MPI_SIZEOF(x, size, ierror)',
+               '  CLASS(*), INTENT(IN) :: x(..)',
+               '  INTEGER, INTENT(OUT) :: size, ierror',
+               '  size = INT(STORAGE_SIZE(x) / 8)',
+               '  ierror = MPI_SUCCESS',
+               'END SUBROUTINE MPI_SIZEOF'],
 }
+# The status type of mpi_f08, which the mpi module has too
+# (MPI_Status_f2f08, MPI_Status_f082f): MPI_Status's eight ints.
+F08_STATUS_TYPE = ['  TYPE, BIND(C) :: MPI_Status',
+                   '    INTEGER(KIND=C_INT) :: MPI_SOURCE, MPI_TAG, MPI_ERROR',
+                   '    INTEGER(KIND=C_INT) :: MPI_internal(5)',
+                   '  END TYPE MPI_Status']
+
+UNBOUND = {}
 
 
-def unbound_reason(name):
-    if name in UNBOUND:
-        return UNBOUND[name]
-    if name.endswith('_c'):
+def unbound_reason(fn):
+    if fn.name in UNBOUND:
+        return UNBOUND[fn.name]
+    if fn.large:
         return 'large-count form: only the mpi_f08 module has it (not provided)'
-    if name.startswith('T_'):
-        return 'the tool information interface has no Fortran binding'
-    if name.endswith('_toint') or name.endswith('_fromint'):
-        return 'C only: a Fortran handle is already the integer'
+    if not fn.proc.f90:
+        return 'C only: the standard gives it no binding in the mpi module or mpif.h'
     return None
 
 
@@ -171,15 +196,27 @@ class Fn:
         return None
 
 
-def parse_functions(text):
+def description_functions(procs):
+    """Every C procedure of the description, and its large-count form."""
     out = []
-    for m in re.finditer(r'^LOCUS_MPI_FN\(([^,]+), (\w+), \((.*)\)\)', text, re.M):
-        try:
-            out.append(Fn(m.group(1).strip(), m.group(2), m.group(3)))
-        except ValueError as e:
-            sys.stderr.write('fortgen: warning: MPI_%s: cannot parse argument "%s"; '
-                             'not bound in Fortran\n' % (m.group(2), e))
-    return out
+    for p in procs.values():
+        if not p.c:
+            continue
+        for large in (False, True) if p.large_count else (False,):
+            decls = [q for q in p.params if q.c(large)]
+            text = ', '.join(q.c(large) for q in decls) or 'void'
+            try:
+                fn = Fn(p.ret, p.short + ('_c' if large else ''), text)
+            except ValueError as e:
+                sys.stderr.write('gen_fortran: warning: %s: cannot parse argument "%s"; '
+                                 'not bound in Fortran\n' % (p.name, e))
+                continue
+            fn.proc = p
+            fn.large = large
+            for param in fn.params:
+                param.desc = p.param(param.name)
+            out.append(fn)
+    return sorted(out, key=lambda f: f.name)
 
 
 def parse_constants(text):
@@ -230,31 +267,13 @@ NULL_HANDLE = {
 }
 INT_KINDS = {'MPI_Aint': AINT, 'MPI_Offset': 'INTEGER(KIND=MPI_OFFSET_KIND)',
              'MPI_Count': 'INTEGER(KIND=MPI_COUNT_KIND)', 'int': 'INTEGER'}
-CHOICE = {'buf', 'sendbuf', 'recvbuf', 'inbuf', 'outbuf', 'inoutbuf', 'origin_addr',
-          'result_addr', 'compare_addr', 'buffer', 'location', 'base'}
-LOGICAL = {'flag', 'periods', 'reorder', 'remain_dims', 'commute', 'weighted'}
-WEIGHTS = {'weights', 'sourceweights', 'destweights'}
-
-# Handle arrays: (function, argument) -> C expression of the length (the
-# arguments of scalars are already C locals: count_c is *count).
+# Handle arrays whose length is no argument's (the description says '*'):
+# (function, argument) -> C expression of the length.
 SEND_PEERS = 'fort_is_in_place(sendbuf) ? 0 : fort_peers(comm_c, 0, FORT_PEERS_SEND)'
 RECV_PEERS = 'fort_peers(comm_c, 0, FORT_PEERS_RECV)'
 NB_SEND = 'fort_peers(comm_c, 1, FORT_PEERS_SEND)'
 NB_RECV = 'fort_peers(comm_c, 1, FORT_PEERS_RECV)'
-HANDLE_ARRAYS = {
-    ('Type_create_struct', 'array_of_types'): '*count',
-    ('Type_get_contents', 'array_of_datatypes'): '*max_datatypes',
-    ('Startall', 'array_of_requests'): '*count',
-    ('Waitall', 'array_of_requests'): '*count',
-    ('Testall', 'array_of_requests'): '*count',
-    ('Waitany', 'array_of_requests'): '*count',
-    ('Testany', 'array_of_requests'): '*count',
-    ('Waitsome', 'array_of_requests'): '*incount',
-    ('Testsome', 'array_of_requests'): '*incount',
-    ('Request_get_status_all', 'array_of_requests'): '*count',
-    ('Request_get_status_any', 'array_of_requests'): '*count',
-    ('Request_get_status_some', 'array_of_requests'): '*incount',
-}
+HANDLE_ARRAYS = {}
 for f in ('Alltoallw', 'Ialltoallw', 'Alltoallw_init'):
     HANDLE_ARRAYS[(f, 'sendtypes')] = SEND_PEERS
     HANDLE_ARRAYS[(f, 'recvtypes')] = RECV_PEERS
@@ -262,28 +281,8 @@ for f in ('Neighbor_alltoallw', 'Ineighbor_alltoallw', 'Neighbor_alltoallw_init'
     HANDLE_ARRAYS[(f, 'sendtypes')] = NB_SEND
     HANDLE_ARRAYS[(f, 'recvtypes')] = NB_RECV
 
-# Arrays the library fills, not read: converted back only.
-HANDLE_ARRAYS_OUT = {('Type_get_contents', 'array_of_datatypes')}
-
-# Logical arrays the library fills: length.
-LOGICAL_OUT_ARRAYS = {('Cart_get', 'periods'): '*maxdims'}
-
-# Indices counted from 1 in Fortran.
-INDEX_OUT = {('Waitany', 'indx'), ('Testany', 'indx'), ('Request_get_status_any', 'indx')}
-INDICES_OUT = {('Waitsome', 'array_of_indices'): 'outcount',
-               ('Testsome', 'array_of_indices'): 'outcount',
-               ('Request_get_status_some', 'array_of_indices'): 'outcount'}
-
-# Strings the library fills, into a buffer of the given C size.
+# Output strings whose size the description leaves open: the C size.
 STRING_OUT = {
-    ('Comm_get_name', 'comm_name'): 'MPI_MAX_OBJECT_NAME',
-    ('Type_get_name', 'type_name'): 'MPI_MAX_OBJECT_NAME',
-    ('Win_get_name', 'win_name'): 'MPI_MAX_OBJECT_NAME',
-    ('Error_string', 'string'): 'MPI_MAX_ERROR_STRING',
-    ('Get_processor_name', 'name'): 'MPI_MAX_PROCESSOR_NAME',
-    ('Get_library_version', 'version'): 'MPI_MAX_LIBRARY_VERSION_STRING',
-    ('Open_port', 'port_name'): 'MPI_MAX_PORT_NAME',
-    ('Lookup_name', 'port_name'): 'MPI_MAX_PORT_NAME',
     ('Info_get_nthkey', 'key'): 'MPI_MAX_INFO_KEY',
     ('File_get_view', 'datarep'): 'MPI_MAX_DATAREP_STRING',
 }
@@ -316,6 +315,15 @@ class Conv:
         self.fdims = ''           # module declaration dimensions
 
 
+def arg_length(fn, d):
+    """The C expression of an array argument's length when the description
+    names another argument (a scalar, a pointer in the binding): '*count'."""
+    other = fn.proc.param(d.length) if d.length else None
+    if other and other.dir == 'in' and not other.length:
+        return '*' + other.name
+    return None
+
+
 def classify(fn, p):
     key = (fn.name, p.name)
     c = Conv(p.name)
@@ -326,6 +334,7 @@ def classify(fn, p):
         fdims = '(3,*)'
     fconst = 'const ' if p.const else ''
 
+    d = p.desc
     if p.ctype in HANDLES:
         kind = HANDLES[p.ctype]
         if p.ptr == 0 and not array:
@@ -337,9 +346,9 @@ def classify(fn, p):
                 c.post.append('    fort_idup_settle(%s, &%s_c, 1);' % (n, n))
             return c
         if array or key in HANDLE_ARRAYS:
-            if key not in HANDLE_ARRAYS:
+            length = HANDLE_ARRAYS.get(key) or arg_length(fn, d)
+            if not length:
                 raise Unbindable('array of handles %s of unknown length' % n)
-            length = HANDLE_ARRAYS[key]
             c.cparam = '%sMPI_Fint *%s' % (fconst, n)
             c.fdims = '(*)'
             c.locals.append('%s %s_s[FORT_STACK_N], *%s_c = %s_s;' % (p.ctype, n, n, n))
@@ -350,7 +359,7 @@ def classify(fn, p):
             c.pre.append('    rc = fort_err(MPI_ERR_NO_MEM, fn, "no memory for %s");' % n)
             c.pre.append('    goto out;')
             c.pre.append('}')
-            if key in HANDLE_ARRAYS_OUT:
+            if d.dir == 'out':
                 c.pre.append('for (int i = 0; i < %s_n; i++)' % n)
                 c.pre.append('    %s_c[i] = %s;' % (n, NULL_HANDLE[kind]))
             else:
@@ -380,7 +389,16 @@ def classify(fn, p):
             return c
         raise Unbindable('handle argument %s' % p.text)
 
-    if p.ctype == 'MPI_Status' and p.ptr == 1 and not array:
+    if d.kind == 'F08_STATUS':
+        c.cparam = '%sMPI_F08_status *%s' % (fconst, n)
+        c.ftype = 'TYPE(MPI_Status)'
+        return c
+    if d.kind == 'F90_STATUS':
+        c.cparam = '%sMPI_Fint *%s' % (fconst, n)
+        c.fdims = '(MPI_STATUS_SIZE)'
+        return c
+
+    if p.ctype == 'MPI_Status' and p.ptr + (1 if array else 0) == 1:
         c.cparam = '%sMPI_Fint *%s' % (fconst, n)
         c.arg = 'fort_status(%s)' % n
         c.fdims = '(MPI_STATUS_SIZE,*)' if n.startswith('array_of') else '(MPI_STATUS_SIZE)'
@@ -399,7 +417,7 @@ def classify(fn, p):
         return c
 
     if p.ctype == 'int':
-        logical = n in LOGICAL
+        logical = d.kind == 'LOGICAL'
         if logical:
             c.ftype = 'LOGICAL'
         if p.ptr == 0 and not array:
@@ -412,38 +430,40 @@ def classify(fn, p):
         c.fdims = fdims
         if p.arr == '[][3]':
             c.arg = '(int (*)[3])%s' % n
-        elif n in WEIGHTS:
+        elif d.kind == 'WEIGHT':
             c.arg = 'fort_weights(%s)' % n
             c.fdims = '(*)'
         elif n == 'array_of_errcodes':
             c.arg = 'fort_errcodes(%s)' % n
         if logical and not p.const:
             if array:
-                if key not in LOGICAL_OUT_ARRAYS:
+                length = arg_length(fn, d)
+                if not length:
                     raise Unbindable('logical array %s of unknown length' % n)
                 c.post.append('if (rc == MPI_SUCCESS)')
-                c.post.append('    fort_logical_out(%s, %s);' % (n, LOGICAL_OUT_ARRAYS[key]))
+                c.post.append('    fort_logical_out(%s, %s);' % (n, length))
             else:
                 c.post.append('if (rc == MPI_SUCCESS)')
                 c.post.append('    fort_logical_out(%s, 1);' % n)
-        if key in INDEX_OUT:
+        # An index into an array argument, counted from 1 in Fortran.
+        if d.kind == 'INDEX' and d.dir == 'out' and d.length is None:
             c.post.append('if (rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS)')
             c.post.append('    fort_index_out(%s, 1);' % n)
-        if key in INDICES_OUT:
-            cnt = INDICES_OUT[key]
+        if d.kind == 'INDEX' and d.dir == 'out' and d.length == '*':
+            cnt = [q.name for q in fn.proc.params if q.kind == 'ARRAY_LENGTH' and q.dir == 'out'][0]
             c.post.append('if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *%s > 0)' % cnt)
             c.post.append('    fort_index_out(%s, *%s);' % (n, cnt))
         return c
 
     if p.ctype == 'void' and p.ptr == 1 and not array:
-        if n in CHOICE:
+        if d.kind == 'BUFFER':
             c.cparam = '%svoid *%s' % (fconst, n)
             c.arg = 'fort_buf(%s)' % n
             c.ftype = 'CHOICE'
             return c
-        if n == 'baseptr':
+        if d.kind in ('C_BUFFER', 'LOGICAL_VOID'):
             # An INTEGER(KIND=MPI_ADDRESS_KIND) or TYPE(C_PTR) the library
-            # stores the address in.
+            # stores an address in, or a LOGICAL of the size the call names.
             c.cparam = 'void *%s' % n
             c.ftype = 'CHOICE'
             return c
@@ -465,9 +485,10 @@ def classify(fn, p):
             c.arg = '%s_c' % n
             c.cleanup.append('free(%s_c);' % n)
             return c
-        if key not in STRING_OUT:
+        size = d.length if d.length and d.length.startswith('MPI_MAX_') else STRING_OUT.get(key)
+        if not size:
             raise Unbindable('output string %s of unknown size' % n)
-        c.locals.append('char %s_c[%s] = "";' % (n, STRING_OUT[key]))
+        c.locals.append('char %s_c[%s] = "";' % (n, size))
         c.arg = '%s_c' % n
         c.post.append('if (rc == MPI_SUCCESS)')
         c.post.append('    fort_str_out(%s, %s_len, %s_c);' % (n, n, n))
@@ -542,7 +563,7 @@ def f90_interface(kind, name, args, result=None):
     for _, decl in args:
         body += decl
     needs = sorted({k for k in ('MPI_ADDRESS_KIND', 'MPI_OFFSET_KIND', 'MPI_COUNT_KIND',
-                                'MPI_STATUS_SIZE')
+                                'MPI_STATUS_SIZE', 'MPI_Status')
                     if any(k in d for d in body + ([result] if result else []))})
     head = '%s MPI_%s(%s)' % (kind.upper(), name, ', '.join(names))
     out = []
@@ -624,7 +645,7 @@ def fixed_form(lines):
     """Fixed form ignores what lies past column 72."""
     for line in lines:
         if len(line) > 72:
-            sys.exit('fortgen: too long for fixed-form mpif.h: ' + line.strip())
+            sys.exit('gen_fortran: too long for fixed-form mpif.h: ' + line.strip())
     return lines
 
 
@@ -644,19 +665,21 @@ def external_lines():
 # ---------------------------------------------------------------------------
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit('usage: fortgen.py MPI_H OUT_DIR INCLUDE_DIR')
-    mpi_h, out_dir, inc_dir = sys.argv[1:]
+    if len(sys.argv) not in (4, 5):
+        sys.exit('usage: gen_fortran.py MPI_H OUT_DIR INCLUDE_DIR [MPI_API_JSON]')
+    mpi_h, out_dir, inc_dir = sys.argv[1:4]
+    procs = mpiapi.load(sys.argv[4] if len(sys.argv) == 5 else mpiapi.DEFAULT_PATH)
     text = open(mpi_h).read()
-    fns = parse_functions(text)
+    fns = description_functions(procs)
     consts = parse_constants(text)
 
-    bindings = ['/* Generated by src/fortran/fortgen.py from src/mpi/mpi.h: do not edit. */',
+    bindings = ['/* Generated by src/api/gen_fortran.py from src/api/mpi_api.json: do not '
+                'edit. */',
                 '#include <stdlib.h>', '', '#include "fort_impl.h"', '']
     interfaces = []
     report_gen, report_hand, report_none = [], [], []
     for fn in sorted(fns, key=lambda f: f.name):
-        reason = unbound_reason(fn.name)
+        reason = unbound_reason(fn)
         if reason:
             report_none.append((fn.name, reason))
             continue
@@ -677,8 +700,9 @@ def main():
                 raise Unbindable('returns %s' % fn.ret if fn.ret != 'int' else 'variadic')
             convs = [classify(fn, p) for p in fn.params]
         except Unbindable as e:
-            sys.stderr.write('fortgen: warning: MPI_%s: %s; not bound in Fortran\n' % (fn.name, e))
-            report_none.append((fn.name, 'not classified by fortgen.py: %s' % e))
+            sys.stderr.write('gen_fortran: warning: MPI_%s: %s; not bound in Fortran\n'
+                             % (fn.name, e))
+            report_none.append((fn.name, 'not classified by gen_fortran.py: %s' % e))
             continue
         bindings += gen_binding(fn, convs)
         args = [(c.name, f90_decl(c.name, c.ftype, c.fdims)) for c in convs]
@@ -698,7 +722,7 @@ def main():
     names += ['MPI_' + n for n in FORTRAN_ONLY]
     for n in names:
         if n.upper() in seen and seen[n.upper()] != n:
-            sys.exit('fortgen: %s and %s are one name in Fortran' % (seen[n.upper()], n))
+            sys.exit('gen_fortran: %s and %s are one name in Fortran' % (seen[n.upper()], n))
         seen[n.upper()] = n
     consts_f = constant_lines(fconsts)
 
@@ -707,25 +731,34 @@ def main():
     write(os.path.join(out_dir, 'fort_bindings.c'), bindings)
 
     mpif = ['! mpif.h: Locus MPI for Fortran (include \'mpif.h\'), fixed or free',
-            '! form. Generated by src/fortran/fortgen.py from mpi.h.']
+            '! form. Generated by src/api/gen_fortran.py from the API description.']
     mpif += consts_f + external_lines()
     write(os.path.join(inc_dir, 'mpif.h'), mpif)
 
-    mod = ['! The mpi module of Locus MPI. Generated by src/fortran/fortgen.py',
-           '! from mpi.h: do not edit.', 'MODULE mpi', '  IMPLICIT NONE']
+    mod = ['! The mpi module of Locus MPI. Generated by src/api/gen_fortran.py',
+           '! from the API description: do not edit.', 'MODULE mpi',
+           '  USE, INTRINSIC :: ISO_C_BINDING, ONLY: C_INT', '  IMPLICIT NONE',
+           '  PRIVATE :: C_INT']
     mod += consts_f
-    mod.append('  EXTERNAL :: %s' % ', '.join('MPI_' + n for n in sorted(CALLBACKS)[:6]) + ', &')
-    mod.append('      %s' % ', '.join('MPI_' + n for n in sorted(CALLBACKS)[6:]))
+    mod += F08_STATUS_TYPE
+    # The predefined callbacks, four to a line (free form stops at 132).
+    names = ['MPI_' + n for n in sorted(CALLBACKS)]
+    rows = [', '.join(names[i:i + 4]) for i in range(0, len(names), 4)]
+    mod.append('  EXTERNAL :: ' + ', &\n      '.join(rows))
     mod.append('  INTERFACE')
     for itf in interfaces:
         mod += ['    ' + line for line in itf]
         mod.append('')
     mod.append('  END INTERFACE')
+    mod.append('CONTAINS')
+    for name, text in sorted(MODULE_PROCEDURES.items()):
+        mod += ['  ' + line for line in text]
+        report_hand.append(name)
     mod.append('END MODULE mpi')
     write(os.path.join(out_dir, 'mpi.f90'), mod)
 
-    rep = ['Fortran binding of Locus MPI (mpif.h and the mpi module; generated by fortgen.py)',
-           '', 'generated from mpi.h (%d):' % len(report_gen)]
+    rep = ['Fortran binding of Locus MPI (mpif.h and the mpi module; generated by gen_fortran.py)',
+           '', 'generated from the API description (%d):' % len(report_gen)]
     rep += ['  MPI_' + n for n in report_gen]
     rep += ['', 'written by hand (%d):' % len(report_hand)]
     rep += ['  MPI_' + n for n in sorted(report_hand)]

@@ -1,26 +1,28 @@
 /*
- * fort_f2c.c — the C functions of Fortran interoperability (mpi_abi_fort.h):
- * handle conversions, which are the ABI's toint/fromint under the names of
- * MPI's language-interoperability chapter, and status conversions, which
- * are copies because a Fortran status has the C status's layout.
+ * interop.c — the C functions of language interoperability (MPI-4.1
+ * 19.3): the handle conversions MPI_<Kind>_c2f / _f2c, which are the ABI's
+ * toint / fromint under the names of that chapter (a Fortran handle is the
+ * integer handle), and the status conversions between MPI_Status, the
+ * Fortran INTEGER array and mpi_f08's type, which are copies because all
+ * three are the same eight ints (MPI-5 21.4.3). They live in the C library
+ * so that C code that mixes with Fortran links with -llocusmpi alone.
+ *
+ * MPI_F_STATUS_IGNORE and MPI_F_STATUSES_IGNORE are the addresses of the
+ * Fortran binding's sentinels (liblocusmpifort, mpi_abi_fort.h): weak
+ * references here, NULL in a program without the Fortran binding.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "fort_impl.h"
-
-#define FORT_PRAGMA_(x) _Pragma(#x)
-#define F2C_WEAK(name) FORT_PRAGMA_(weak MPI_##name = PMPI_##name)
-
-MPI_Fint *MPI_F_STATUS_IGNORE = locus_mpif_sentinels_.status_ignore;
-MPI_Fint *MPI_F_STATUSES_IGNORE = locus_mpif_sentinels_.statuses_ignore;
+#include "env.h"
 
 #define HANDLE_F2C(Kind, type)                 \
-    F2C_WEAK(Kind##_c2f)                       \
+    LOCUS_PMPI_WEAK(Kind##_c2f)                \
     MPI_Fint PMPI_##Kind##_c2f(type h)         \
     {                                          \
         return PMPI_##Kind##_toint(h);         \
     }                                          \
-    F2C_WEAK(Kind##_f2c)                       \
+    LOCUS_PMPI_WEAK(Kind##_f2c)                \
     type PMPI_##Kind##_f2c(MPI_Fint i)         \
     {                                          \
         return PMPI_##Kind##_fromint(i);       \
@@ -38,28 +40,39 @@ HANDLE_F2C(Session, MPI_Session)
 HANDLE_F2C(Type, MPI_Datatype)
 HANDLE_F2C(Win, MPI_Win)
 
-/* Every status form is 8 ints in the same order (MPI-5 21.4.3). */
 _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint), "status size");
 _Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "f08 status size");
+
+/* The Fortran binding's IGNORE sentinels, when it is loaded. */
+extern MPI_Fint *MPI_F_STATUS_IGNORE __attribute__((weak));
+extern MPI_Fint *MPI_F_STATUSES_IGNORE __attribute__((weak));
 
 /* A status argument that cannot be read or written: NULL, or one of
  * Fortran's IGNORE sentinels. */
 static int status_bad(const void *p)
 {
-    return !p || p == MPI_F_STATUS_IGNORE || p == MPI_F_STATUSES_IGNORE;
+    return !p || (&MPI_F_STATUS_IGNORE && p == MPI_F_STATUS_IGNORE) ||
+           (&MPI_F_STATUSES_IGNORE && p == MPI_F_STATUSES_IGNORE);
 }
 
+/* Allowed before MPI_Init and after MPI_Finalize (they touch no object):
+ * an error goes through MPI_COMM_WORLD's handler only while MPI runs. */
 static int status_copy(const void *from, void *to, const char *fn)
 {
-    if (status_bad(from) || status_bad(to))
-        return fort_err(MPI_ERR_ARG, fn, "a status argument is NULL or an IGNORE sentinel");
+    if (status_bad(from) || status_bad(to)) {
+        if (!locus_mpi_active())
+            return MPI_ERR_ARG;
+        snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+                 "a status argument is NULL or an IGNORE sentinel");
+        return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
+    }
     memcpy(to, from, sizeof(MPI_Status));
     return MPI_SUCCESS;
 }
 
 /* MPI_Status_<Name>: a status of type From copied into one of type To. */
 #define STATUS_CONV(Name, From, To)                             \
-    F2C_WEAK(Status_##Name)                                     \
+    LOCUS_PMPI_WEAK(Status_##Name)                              \
     int PMPI_Status_##Name(const From *from, To *to)            \
     {                                                           \
         return status_copy(from, to, "MPI_Status_" #Name);      \
