@@ -6,14 +6,14 @@ API description (mpi_api.json, read through mpiapi.py).
 
 writes
 
-    OUT_DIR/mpi_twins.h    the prototype of every implementation the
+    OUT_DIR/mpi_bindings.h    the prototype of every implementation the
                            generated entry points call (mpi_impl.h
                            includes it, so a hand-written implementation
                            that strays from it does not compile)
-    OUT_DIR/mpi_twins.c    the entry points: PMPI_X and its profiling name
+    OUT_DIR/mpi_bindings.c    the entry points: PMPI_X and its profiling name
                            MPI_X (a weak alias) for every form of every
                            generated procedure
-    OUT_DIR/mpi_twins.txt  what is generated, and what is written by hand
+    OUT_DIR/mpi_bindings.txt  what is generated, and what is written by hand
                            with the reason
 
 What is mechanical:
@@ -34,6 +34,19 @@ What is mechanical:
 The implementation of procedure family F is locus_<f>_impl (lower case),
 written by hand in F's chapter; its last argument is the name of the
 entry point called, for the error reports.
+
+  * The argument checks that are pure kind rules, for the procedures of
+    CHECKED (every other one is written by hand): MPI is initialized
+    (unless the standard allows the call before MPI_Init: NO_INIT), the
+    first handle of a kind that names the call's object (a communicator,
+    group, operation, window or session) is a live one, of that kind's
+    error class, and every pointer to a scalar the call writes is not
+    NULL (MPI_ERR_ARG). The implementation, locus_<x>_impl, gets the
+    object in place of the handle and returns an error class or
+    MPI_SUCCESS; the entry point raises the error through the object's
+    error handler (MPI_COMM_WORLD's when there is none). The tool
+    interface (MPI_T_*) has its own rules: MPI_T_init_thread first, and
+    its error codes returned, never raised.
 """
 import os
 import sys
@@ -58,18 +71,155 @@ HAND_PREFIX = {
     'MPI_File_': 'MPI-IO is refused as a whole, call by call, in io/file.c',
 }
 
-# Operations that exist in several send modes: the mode is the
-# implementation's first argument (pt2pt/pt2pt.h's P2P_*).
+# Operations that come in several modes, one implementation for all: the
+# procedure -> (the procedure whose implementation serves it, the mode, its
+# first argument: a constant of the chapter's contract header).
 MODES = {
     'MPI_Send': ('MPI_Send', 'P2P_STANDARD'),
     'MPI_Ssend': ('MPI_Send', 'P2P_SYNC'),
     'MPI_Rsend': ('MPI_Send', 'P2P_READY'),
     'MPI_Bsend': ('MPI_Send', 'P2P_BUFFERED'),
+    'MPI_Group_union': ('MPI_Group_union', 'LOCUS_GROUP_UNION'),
+    'MPI_Group_intersection': ('MPI_Group_union', 'LOCUS_GROUP_INTERSECTION'),
+    'MPI_Group_difference': ('MPI_Group_union', 'LOCUS_GROUP_DIFFERENCE'),
+    'MPI_Group_range_incl': ('MPI_Group_range_incl', '0'),
+    'MPI_Group_range_excl': ('MPI_Group_range_incl', '1'),
 }
 MODE_HEADERS = ['pt2pt/pt2pt.h']
 
 # Families generated although none of their forms has a large-count twin.
 EXTRA_FAMILIES = {'MPI_Barrier'}
+
+# ---------------------------------------------------------------------------
+# Checked entry points: the procedures whose checks are generated.
+CHECKED = {
+    # comm/
+    'MPI_Comm_rank', 'MPI_Comm_size', 'MPI_Comm_test_inter', 'MPI_Comm_remote_size',
+    'MPI_Comm_group', 'MPI_Comm_remote_group', 'MPI_Group_size', 'MPI_Group_rank',
+    'MPI_Group_incl', 'MPI_Group_excl', 'MPI_Group_translate_ranks', 'MPI_Group_compare',
+    'MPI_Group_union', 'MPI_Group_intersection', 'MPI_Group_difference',
+    'MPI_Group_range_incl', 'MPI_Group_range_excl',
+}
+# ... of them, those the standard allows before MPI_Init and after
+# MPI_Finalize.
+NO_INIT = {
+    # Groups work before and after the library runs (MPI_GROUP_EMPTY).
+    'MPI_Group_size', 'MPI_Group_rank', 'MPI_Group_translate_ranks', 'MPI_Group_compare',
+}
+
+# The kinds of handle that name a call's object: its C type, how a handle
+# becomes it, when it is not a live one, the class of that, and how an
+# error is raised on it (%s: the object).
+OBJECTS = {
+    'COMMUNICATOR': ('locus_comm_t', 'locus_comm_of', '!locus_comm_valid(%s)', 'MPI_ERR_COMM',
+                     'locus_mpi_err(%s, err, fn)'),
+    'GROUP': ('locus_group_t', 'locus_group_of', '!%s', 'MPI_ERR_GROUP',
+              'locus_mpi_err(NULL, err, fn)'),
+    'OPERATION': ('locus_op_t', 'locus_op_of', '!%s', 'MPI_ERR_OP', 'locus_mpi_err(NULL, err, fn)'),
+    'WINDOW': ('locus_win_t', 'locus_win_of', '!%s', 'MPI_ERR_WIN', 'locus_win_err(%s, err, fn)'),
+    'SESSION': ('locus_session_t', 'locus_session_of', '!%s', 'MPI_ERR_SESSION',
+                'locus_session_err(%s, err, fn)'),
+}
+OBJECT_HEADERS = ['comm/comm.h', 'datatype/datatype.h', 'rma/rma.h', 'session/session.h',
+                  'mpit/mpit.h']
+# Pointers a call writes that may be NULL (or are no scalar).
+UNCHECKED_OUT_KINDS = {'STATUS', 'BUFFER', 'C_BUFFER', 'C_BUFFER2', 'C_BUFFER3', 'C_BUFFER4',
+                       'STRING', 'STRING_ARRAY', 'STRING_2DARRAY', 'ATTRIBUTE_VAL',
+                       'ATTRIBUTE_VAL_10', 'EXTRA_STATE', 'EXTRA_STATE2', 'LOGICAL_VOID',
+                       'TOOL_MPI_OBJ', 'TOOL_VAR_VALUE', 'F90_STATUS', 'F08_STATUS'}
+
+
+class Checked:
+    """One checked entry point: its procedure, the parameter naming its
+    object (or None), the pointers to check."""
+
+    def __init__(self, proc):
+        self.proc = proc
+        self.mode = MODES.get(proc.name)
+        self.impl = 'locus_%s_impl' % (self.mode[0][4:] if self.mode else proc.short).lower()
+        self.tool = proc.short.startswith('T_')
+        self.obj = None
+        for p in proc.c_params():
+            decl = p.c()
+            if not self.tool and p.dir == 'in' and p.kind in OBJECTS and '[' not in decl \
+                    and '*' not in decl:
+                self.obj = p
+                break
+        self.outs = [p for p in proc.c_params()
+                     if p.dir in ('out', 'inout') and p.kind not in UNCHECKED_OUT_KINDS and
+                     '*' in p.c() and '[' not in p.c() and p.c().count('*') == 1]
+
+    def impl_params(self):
+        out = ['int mode'] if self.mode else []
+        for p in self.proc.c_params():
+            if p is self.obj:
+                out.append('%s *%s' % (OBJECTS[p.kind][0], p.name))
+            else:
+                out.append(p.c())
+        return out
+
+
+def checked_prototype(ch):
+    lines = wrap_call('int ' + ch.impl, ch.impl_params() or ['void'], '')
+    lines[-1] += ';'
+    return lines
+
+
+def checked_entry(ch):
+    p = ch.proc
+    name = p.name
+    decls = [q.c() for q in p.c_params()]
+    lines = ['LOCUS_PMPI_WEAK(%s)' % p.short]
+    lines += wrap_call('%s P%s' % (p.ret, name), decls or ['void'], '')
+    lines.append('{')
+    if ch.tool:
+        lines.append('    MPIT_CHECK_INIT();')
+        for q in ch.outs:
+            lines.append('    if (!%s)' % q.name)
+            lines.append('        return MPI_T_ERR_INVALID;')
+        lines += wrap_call('return ' + ch.impl, [q.name for q in p.c_params()], '    ')
+        lines[-1] += ';'
+        lines.append('}')
+        lines.append('')
+        return lines
+    lines.append('    static const char fn[] = "%s";' % name)
+    if name not in NO_INIT:
+        lines.append('    LOCUS_CHECK_INIT(fn);')
+    raise_ = 'locus_mpi_err(NULL, err, fn)'
+    conds = []
+    args = []
+    if ch.obj:
+        ctype, conv, invalid, cls, raise_ = OBJECTS[ch.obj.kind]
+        obj = ch.obj.name + '_o'
+        lines.append('    %s *%s = %s(%s);' % (ctype, obj, conv, ch.obj.name))
+        conds.append((invalid % obj, cls))
+        raise_ = raise_ % obj if '%s' in raise_ else raise_
+    for q in ch.outs:
+        conds.append(('!%s' % q.name, 'MPI_ERR_ARG'))
+    if ch.mode:
+        args.append(ch.mode[1])
+    for q in p.c_params():
+        args.append(q.name + '_o' if q is ch.obj else q.name)
+    call = wrap_call(ch.impl, args or [], '')
+    expr = ' '.join(l.strip() for l in call)
+    if conds:
+        lines.append('    int err;')
+        first = True
+        for cond, cls in conds:
+            lines.append('    %sif (%s)' % ('' if first else 'else ', cond))
+            lines.append('        err = %s;' % cls)
+            first = False
+        lines.append('    else')
+        lines += wrap_call('err = ' + ch.impl, args, '        ')
+        lines[-1] += ';'
+    else:
+        lines += wrap_call('int err = ' + ch.impl, args, '    ')
+        lines[-1] += ';'
+    lines.append('    return err == MPI_SUCCESS ? MPI_SUCCESS : %s;' % raise_)
+    lines.append('}')
+    lines.append('')
+    return lines
+
 
 HOW = {'blocking': 'LOCUS_HOW_BLOCKING', 'nonblocking': 'LOCUS_HOW_NONBLOCKING',
        'persistent': 'LOCUS_HOW_PERSISTENT'}
@@ -321,19 +471,24 @@ def main():
     families = build_families(procs)
     banner = '/* Generated by src/api/gen_c.py from src/api/mpi_api.json: do not edit. */'
 
-    h = [banner, '#ifndef LOCUS_MPI_TWINS_H', '#define LOCUS_MPI_TWINS_H', '',
+    h = [banner, '#ifndef LOCUS_MPI_BINDINGS_H', '#define LOCUS_MPI_BINDINGS_H', '',
          '/* The hand-written implementations behind the generated entry points',
-         ' * (mpi_twins.c); in mpi_impl.h, after what they need. */', '']
+         ' * (mpi_bindings.c); in mpi_impl.h, after what they need. */', '']
     seen = set()
     for fam in families:
         if fam.impl in seen:
             continue
         seen.add(fam.impl)
         h += prototype(fam)
+    checked = [Checked(procs[n]) for n in sorted(CHECKED)]
+    for ch in checked:
+        if ch.impl not in seen:
+            seen.add(ch.impl)
+            h += checked_prototype(ch)
     h += ['', '#endif']
 
     c = [banner, '#include <limits.h>', '#include <stddef.h>', '', '#include "mpi_impl.h"']
-    c += ['#include "%s"' % hdr for hdr in MODE_HEADERS]
+    c += ['#include "%s"' % hdr for hdr in sorted(set(MODE_HEADERS + OBJECT_HEADERS))]
     c += ['', '_Static_assert(sizeof(MPI_Aint) == sizeof(MPI_Count),',
           '               "an MPI_Aint array stands in for an MPI_Count one");', '']
     report_gen = []
@@ -350,6 +505,9 @@ def main():
                     c += entry_point(fam, x, form, True, '')
                     report_gen.append('%s -> %s' % (x.name, fam.impl))
                     xs.add(x.name)
+    for ch in checked:
+        c += checked_entry(ch)
+        report_gen.append('%s -> %s (checked)' % (ch.proc.name, ch.impl))
     hand = sorted((n, hand_reason(n)) for n, p in procs.items()
                   if p.c and p.large_count and hand_reason(n))
     rep = ['The C entry points generated from the API description (src/api/gen_c.py)', '',
@@ -359,9 +517,9 @@ def main():
     rep += ['  %s: %s' % r for r in hand]
 
     os.makedirs(out_dir, exist_ok=True)
-    write(os.path.join(out_dir, 'mpi_twins.h'), h)
-    write(os.path.join(out_dir, 'mpi_twins.c'), c)
-    write(os.path.join(out_dir, 'mpi_twins.txt'), rep)
+    write(os.path.join(out_dir, 'mpi_bindings.h'), h)
+    write(os.path.join(out_dir, 'mpi_bindings.c'), c)
+    write(os.path.join(out_dir, 'mpi_bindings.txt'), rep)
 
 
 def write(path, lines):

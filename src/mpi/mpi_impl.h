@@ -333,7 +333,10 @@ static inline int locus_fn_large(const char *fn)
     return n > 2 && fn[n - 2] == '_' && fn[n - 1] == 'c';
 }
 
-/* The implementations the generated entry points call (src/api/gen_c.py). */
-#include "mpi_twins.h"
+/* The implementations the generated entry points call (src/api/gen_c.py),
+ * some of them with the object of a chapter above (declared there). */
+typedef struct locus_win locus_win_t;
+typedef struct locus_session locus_session_t;
+#include "mpi_bindings.h"
 
 #endif

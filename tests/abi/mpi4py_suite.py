@@ -69,7 +69,9 @@ def build(a, venv_py):
     dl = os.path.join(a.work, "dl")
     sdists = sorted(glob.glob(os.path.join(dl, "mpi4py-*.tar.gz")))
     if not sdists:
-        rc = run([venv_py, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+        # The source of mpi4py alone: its build dependencies (Cython) come as
+        # wheels (--no-binary :all: built Cython from source, minutes).
+        rc = run([venv_py, "-m", "pip", "download", "--no-deps", "--no-binary", "mpi4py",
                   "-d", dl, f"mpi4py=={a.series}"], 300, log=os.path.join(a.work, "download.log"))
         sdists = sorted(glob.glob(os.path.join(dl, "mpi4py-*.tar.gz")))
         if rc != 0 or not sdists:

@@ -152,6 +152,8 @@ int locus_comm_hints_set(locus_comm_t *c, MPI_Info info);
 /* A new group of the members world_of[size] (world ranks) as a handle:
  * MPI_GROUP_EMPTY when size is 0. */
 int locus_group_make(int size, const int *world_of, MPI_Group *out);
+/* The set operations of one implementation (MPI_Group_union & co). */
+enum { LOCUS_GROUP_UNION, LOCUS_GROUP_INTERSECTION, LOCUS_GROUP_DIFFERENCE };
 
 /* ---- intercommunicators (intercomm.c) ------------------------------------------------ */
 

@@ -1,5 +1,7 @@
 /* Groups: ordered sets of world ranks. Set operations and ranges are in
- * group_ops.c. */
+ * group_ops.c. The entry points are generated with their checks (a live
+ * group or communicator, somewhere to write): these are what the calls
+ * do, returning an error class. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,31 +32,17 @@ int locus_group_make(int size, const int *world_of, MPI_Group *out)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_group)
-int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+int locus_comm_group_impl(locus_comm_t *c, MPI_Group *group)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_group");
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_group");
-    if (!group)
-        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_group");
     locus_comm_t *l = locus_comm_local(c);
-    int err = locus_group_make(l->coll.size, l->world_of, group);
-    return err ? locus_mpi_err(c, err, "MPI_Comm_group") : MPI_SUCCESS;
+    return locus_group_make(l->coll.size, l->world_of, group);
 }
 
-LOCUS_PMPI_WEAK(Comm_remote_group)
-int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+int locus_comm_remote_group_impl(locus_comm_t *c, MPI_Group *group)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_remote_group");
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c) || !c->local)
-        return locus_mpi_err(c, MPI_ERR_COMM, "MPI_Comm_remote_group");
-    if (!group)
-        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_remote_group");
-    int err = locus_group_make(c->coll.size, c->world_of, group);
-    return err ? locus_mpi_err(c, err, "MPI_Comm_remote_group") : MPI_SUCCESS;
+    if (!c->local)
+        return MPI_ERR_COMM;   /* an intracommunicator has no remote group */
+    return locus_group_make(c->coll.size, c->world_of, group);
 }
 
 /* Checks that ranks[0..n) are distinct valid ranks of g. */
@@ -76,14 +64,9 @@ static int ranks_check(const locus_group_t *g, int n, const int ranks[])
     return err;
 }
 
-LOCUS_PMPI_WEAK(Group_incl)
-int PMPI_Group_incl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newgroup)
+int locus_group_incl_impl(locus_group_t *group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    LOCUS_CHECK_INIT("MPI_Group_incl");
-    locus_group_t *group = locus_group_of(group_h);
-    if (!group)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_incl");
-    int err = newgroup ? ranks_check(group, n, ranks) : MPI_ERR_ARG;
+    int err = ranks_check(group, n, ranks);
     int *w = NULL;
     if (!err && n > 0 && !(w = malloc((size_t)n * sizeof *w)))
         err = MPI_ERR_NO_MEM;
@@ -93,17 +76,12 @@ int PMPI_Group_incl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newg
         err = locus_group_make(n, w, newgroup);
     }
     free(w);
-    return err ? locus_mpi_err(NULL, err, "MPI_Group_incl") : MPI_SUCCESS;
+    return err;
 }
 
-LOCUS_PMPI_WEAK(Group_excl)
-int PMPI_Group_excl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newgroup)
+int locus_group_excl_impl(locus_group_t *group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    LOCUS_CHECK_INIT("MPI_Group_excl");
-    locus_group_t *group = locus_group_of(group_h);
-    if (!group)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_excl");
-    int err = newgroup ? ranks_check(group, n, ranks) : MPI_ERR_ARG;
+    int err = ranks_check(group, n, ranks);
     int *w = NULL;
     char *drop = NULL;
     if (!err && group->size > 0 &&
@@ -121,49 +99,36 @@ int PMPI_Group_excl(MPI_Group group_h, int n, const int ranks[], MPI_Group *newg
     }
     free(w);
     free(drop);
-    return err ? locus_mpi_err(NULL, err, "MPI_Group_excl") : MPI_SUCCESS;
+    return err;
 }
 
-LOCUS_PMPI_WEAK(Group_size)
-int PMPI_Group_size(MPI_Group group_h, int *size)
+int locus_group_size_impl(locus_group_t *group, int *size)
 {
-    locus_group_t *group = locus_group_of(group_h);
-    if (!group)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_size");
-    if (!size)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_size");
     *size = group->size;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Group_rank)
-int PMPI_Group_rank(MPI_Group group_h, int *rank)
+int locus_group_rank_impl(locus_group_t *group, int *rank)
 {
-    locus_group_t *group = locus_group_of(group_h);
-    if (!group)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_rank");
-    if (!rank)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_rank");
     *rank = group->rank;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Group_translate_ranks)
-int PMPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Group h2,
-                               int ranks2[])
+int locus_group_translate_ranks_impl(locus_group_t *g1, int n, const int ranks1[],
+                                     MPI_Group h2, int ranks2[])
 {
-    locus_group_t *g1 = locus_group_of(h1), *g2 = locus_group_of(h2);
-    if (!g1 || !g2)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_translate_ranks");
+    locus_group_t *g2 = locus_group_of(h2);
+    if (!g2)
+        return MPI_ERR_GROUP;
     if (n < 0 || (n > 0 && (!ranks1 || !ranks2)))
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_translate_ranks");
+        return MPI_ERR_ARG;
     for (int i = 0; i < n; i++) {
         if (ranks1[i] == MPI_PROC_NULL) {
             ranks2[i] = MPI_PROC_NULL;
             continue;
         }
         if (ranks1[i] < 0 || ranks1[i] >= g1->size)
-            return locus_mpi_err(NULL, MPI_ERR_RANK, "MPI_Group_translate_ranks");
+            return MPI_ERR_RANK;
         int w = g1->world_of[ranks1[i]];
         ranks2[i] = MPI_UNDEFINED;
         for (int j = 0; j < g2->size; j++)
@@ -175,14 +140,11 @@ int PMPI_Group_translate_ranks(MPI_Group h1, int n, const int ranks1[], MPI_Grou
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Group_compare)
-int PMPI_Group_compare(MPI_Group h1, MPI_Group h2, int *result)
+int locus_group_compare_impl(locus_group_t *g1, MPI_Group h2, int *result)
 {
-    locus_group_t *g1 = locus_group_of(h1), *g2 = locus_group_of(h2);
-    if (!g1 || !g2)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_compare");
-    if (!result)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Group_compare");
+    locus_group_t *g2 = locus_group_of(h2);
+    if (!g2)
+        return MPI_ERR_GROUP;
     *result = locus_members_compare(g1->size, g1->world_of, g2->size, g2->world_of);
     return MPI_SUCCESS;
 }

@@ -2,7 +2,8 @@
  * Group set operations (union, intersection, difference) and rank ranges
  * (range_incl, range_excl). Groups are ordered lists of world ranks; the
  * set operations keep the order MPI prescribes (the first group's order,
- * then the second's for the union).
+ * then the second's for the union). Their entry points are generated with
+ * the checks (a live first group, somewhere to write).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,50 +20,28 @@ static int group_has(const locus_group_t *g, int w)
     return 0;
 }
 
-enum { SET_UNION, SET_INTERSECTION, SET_DIFFERENCE };
-
-static int group_set_op(MPI_Group h1, MPI_Group h2, MPI_Group *out, int op, const char *fn)
+/* MPI_Group_union, _intersection and _difference (op: LOCUS_GROUP_*). */
+int locus_group_union_impl(int op, locus_group_t *g1, MPI_Group h2, MPI_Group *out)
 {
-    LOCUS_CHECK_INIT(fn);
-    locus_group_t *g1 = locus_group_of(h1), *g2 = locus_group_of(h2);
-    if (!g1 || !g2)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, fn);
-    if (!out)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
+    locus_group_t *g2 = locus_group_of(h2);
+    if (!g2)
+        return MPI_ERR_GROUP;
     int *w = malloc(((size_t)g1->size + (size_t)g2->size + 1) * sizeof *w);
     if (!w)
-        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, fn);
+        return MPI_ERR_NO_MEM;
     int n = 0;
     for (int i = 0; i < g1->size; i++) {
         int in2 = group_has(g2, g1->world_of[i]);
-        if (op == SET_UNION || (op == SET_INTERSECTION) == in2)
+        if (op == LOCUS_GROUP_UNION || (op == LOCUS_GROUP_INTERSECTION) == in2)
             w[n++] = g1->world_of[i];
     }
-    if (op == SET_UNION)
+    if (op == LOCUS_GROUP_UNION)
         for (int i = 0; i < g2->size; i++)
             if (!group_has(g1, g2->world_of[i]))
                 w[n++] = g2->world_of[i];
     int err = locus_group_make(n, w, out);
     free(w);
-    return err ? locus_mpi_err(NULL, err, fn) : MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Group_union)
-int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    return group_set_op(group1, group2, newgroup, SET_UNION, "MPI_Group_union");
-}
-
-LOCUS_PMPI_WEAK(Group_intersection)
-int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    return group_set_op(group1, group2, newgroup, SET_INTERSECTION, "MPI_Group_intersection");
-}
-
-LOCUS_PMPI_WEAK(Group_difference)
-int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
-{
-    return group_set_op(group1, group2, newgroup, SET_DIFFERENCE, "MPI_Group_difference");
+    return err;
 }
 
 /*
@@ -100,15 +79,10 @@ static int ranges_expand(const locus_group_t *g, int n, int ranges[][3], char *t
     return MPI_SUCCESS;
 }
 
-static int group_range(MPI_Group h, int n, int ranges[][3], MPI_Group *out, int exclude,
-                       const char *fn)
+/* MPI_Group_range_incl and, with exclude, MPI_Group_range_excl. */
+int locus_group_range_incl_impl(int exclude, locus_group_t *g, int n, int ranges[][3],
+                                MPI_Group *out)
 {
-    LOCUS_CHECK_INIT(fn);
-    locus_group_t *g = locus_group_of(h);
-    if (!g)
-        return locus_mpi_err(NULL, MPI_ERR_GROUP, fn);
-    if (!out)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
     char *taken = calloc((size_t)g->size + 1, 1);
     int *ranks = malloc(((size_t)g->size + 1) * sizeof *ranks);
     int *w = malloc(((size_t)g->size + 1) * sizeof *w);
@@ -130,17 +104,5 @@ static int group_range(MPI_Group h, int n, int ranges[][3], MPI_Group *out, int 
     free(taken);
     free(ranks);
     free(w);
-    return err ? locus_mpi_err(NULL, err, fn) : MPI_SUCCESS;
-}
-
-LOCUS_PMPI_WEAK(Group_range_incl)
-int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    return group_range(group, n, ranges, newgroup, 0, "MPI_Group_range_incl");
-}
-
-LOCUS_PMPI_WEAK(Group_range_excl)
-int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
-{
-    return group_range(group, n, ranges, newgroup, 1, "MPI_Group_range_excl");
+    return err;
 }

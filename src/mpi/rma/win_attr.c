@@ -210,7 +210,8 @@ int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
         return err;
     if (!group)
         return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_get_group");
-    return PMPI_Comm_group(locus_comm_handle(w->comm), group);
+    err = locus_comm_group_impl(w->comm, group);
+    return err ? locus_win_err(w, err, "MPI_Win_get_group") : MPI_SUCCESS;
 }
 
 /* The hints Locus reports when the program set none. */
