@@ -84,6 +84,15 @@ MODES = {
     'MPI_Group_difference': ('MPI_Group_union', 'LOCUS_GROUP_DIFFERENCE'),
     'MPI_Group_range_incl': ('MPI_Group_range_incl', '0'),
     'MPI_Group_range_excl': ('MPI_Group_range_incl', '1'),
+    'MPI_Comm_connect': ('MPI_Comm_connect', '0'),
+    'MPI_Comm_accept': ('MPI_Comm_connect', '1'),
+    'MPI_Publish_name': ('MPI_Publish_name', '0'),
+    'MPI_Lookup_name': ('MPI_Publish_name', '1'),
+    'MPI_Unpublish_name': ('MPI_Publish_name', '2'),
+    'MPI_Win_flush': ('MPI_Win_flush', '0'),
+    'MPI_Win_flush_local': ('MPI_Win_flush', '1'),
+    'MPI_Win_flush_all': ('MPI_Win_flush_all', '0'),
+    'MPI_Win_flush_local_all': ('MPI_Win_flush_all', '1'),
 }
 MODE_HEADERS = ['pt2pt/pt2pt.h']
 
@@ -99,26 +108,49 @@ CHECKED = {
     'MPI_Group_incl', 'MPI_Group_excl', 'MPI_Group_translate_ranks', 'MPI_Group_compare',
     'MPI_Group_union', 'MPI_Group_intersection', 'MPI_Group_difference',
     'MPI_Group_range_incl', 'MPI_Group_range_excl',
+    # env/
+    'MPI_Error_string', 'MPI_Error_class', 'MPI_Add_error_class', 'MPI_Add_error_code',
+    'MPI_Add_error_string', 'MPI_Comm_create_errhandler', 'MPI_Comm_set_errhandler',
+    'MPI_Comm_get_errhandler', 'MPI_Comm_call_errhandler', 'MPI_Errhandler_free',
+    'MPI_Get_processor_name', 'MPI_Get_version', 'MPI_Get_library_version',
+    # init/
+    'MPI_Query_thread', 'MPI_Is_thread_main',
+    # dynproc/
+    'MPI_Comm_get_parent', 'MPI_Comm_connect', 'MPI_Comm_accept', 'MPI_Open_port',
+    'MPI_Close_port', 'MPI_Publish_name', 'MPI_Lookup_name', 'MPI_Unpublish_name',
+    'MPI_Comm_join',
+    # rma/
+    'MPI_Win_fence', 'MPI_Win_post', 'MPI_Win_start', 'MPI_Win_complete', 'MPI_Win_wait',
+    'MPI_Win_test', 'MPI_Win_lock', 'MPI_Win_unlock', 'MPI_Win_lock_all', 'MPI_Win_unlock_all',
+    'MPI_Win_flush', 'MPI_Win_flush_local', 'MPI_Win_flush_all', 'MPI_Win_flush_local_all',
+    'MPI_Win_sync', 'MPI_Win_create_errhandler', 'MPI_Win_set_errhandler',
+    'MPI_Win_get_errhandler', 'MPI_Win_call_errhandler', 'MPI_Win_set_attr',
+    'MPI_Win_delete_attr', 'MPI_Win_get_attr', 'MPI_Win_set_name', 'MPI_Win_get_group',
+    'MPI_Win_set_info', 'MPI_Win_get_info',
 }
 # ... of them, those the standard allows before MPI_Init and after
 # MPI_Finalize.
 NO_INIT = {
     # Groups work before and after the library runs (MPI_GROUP_EMPTY).
     'MPI_Group_size', 'MPI_Group_rank', 'MPI_Group_translate_ranks', 'MPI_Group_compare',
+    # What a program may ask of the library at any time.
+    'MPI_Error_string', 'MPI_Error_class', 'MPI_Get_processor_name', 'MPI_Get_version',
+    'MPI_Get_library_version',
 }
 
 # The kinds of handle that name a call's object: its C type, how a handle
 # becomes it, when it is not a live one, the class of that, and how an
-# error is raised on it (%s: the object).
+# error is raised on it (%s: the object). The kinds that own an error
+# handler come first: they win when a call names several.
 OBJECTS = {
     'COMMUNICATOR': ('locus_comm_t', 'locus_comm_of', '!locus_comm_valid(%s)', 'MPI_ERR_COMM',
                      'locus_mpi_err(%s, err, fn)'),
-    'GROUP': ('locus_group_t', 'locus_group_of', '!%s', 'MPI_ERR_GROUP',
-              'locus_mpi_err(NULL, err, fn)'),
-    'OPERATION': ('locus_op_t', 'locus_op_of', '!%s', 'MPI_ERR_OP', 'locus_mpi_err(NULL, err, fn)'),
     'WINDOW': ('locus_win_t', 'locus_win_of', '!%s', 'MPI_ERR_WIN', 'locus_win_err(%s, err, fn)'),
     'SESSION': ('locus_session_t', 'locus_session_of', '!%s', 'MPI_ERR_SESSION',
                 'locus_session_err(%s, err, fn)'),
+    'GROUP': ('locus_group_t', 'locus_group_of', '!%s', 'MPI_ERR_GROUP',
+              'locus_mpi_err(NULL, err, fn)'),
+    'OPERATION': ('locus_op_t', 'locus_op_of', '!%s', 'MPI_ERR_OP', 'locus_mpi_err(NULL, err, fn)'),
 }
 OBJECT_HEADERS = ['comm/comm.h', 'datatype/datatype.h', 'rma/rma.h', 'session/session.h',
                   'mpit/mpit.h']
@@ -133,26 +165,28 @@ class Checked:
     """One checked entry point: its procedure, the parameter naming its
     object (or None), the pointers to check."""
 
-    def __init__(self, proc):
+    def __init__(self, proc, procs):
         self.proc = proc
         self.mode = MODES.get(proc.name)
+        # The implementation's parameters are its root's (MODES).
+        self.root = procs[self.mode[0]] if self.mode else proc
         self.impl = 'locus_%s_impl' % (self.mode[0][4:] if self.mode else proc.short).lower()
         self.tool = proc.short.startswith('T_')
-        self.obj = None
-        for p in proc.c_params():
-            decl = p.c()
-            if not self.tool and p.dir == 'in' and p.kind in OBJECTS and '[' not in decl \
-                    and '*' not in decl:
-                self.obj = p
-                break
+        # The object is the handle that owns an error handler, where the
+        # call has one (MPI_Win_post's window, not its group).
+        objs = [p for p in proc.c_params()
+                if not self.tool and p.dir == 'in' and p.kind in OBJECTS and
+                '[' not in p.c() and '*' not in p.c()]
+        objs.sort(key=lambda p: list(OBJECTS).index(p.kind))
+        self.obj = objs[0] if objs else None
         self.outs = [p for p in proc.c_params()
                      if p.dir in ('out', 'inout') and p.kind not in UNCHECKED_OUT_KINDS and
                      '*' in p.c() and '[' not in p.c() and p.c().count('*') == 1]
 
     def impl_params(self):
         out = ['int mode'] if self.mode else []
-        for p in self.proc.c_params():
-            if p is self.obj:
+        for p in self.root.c_params():
+            if self.obj and p.name == self.obj.name:
                 out.append('%s *%s' % (OBJECTS[p.kind][0], p.name))
             else:
                 out.append(p.c())
@@ -480,7 +514,7 @@ def main():
             continue
         seen.add(fam.impl)
         h += prototype(fam)
-    checked = [Checked(procs[n]) for n in sorted(CHECKED)]
+    checked = [Checked(procs[n], procs) for n in sorted(CHECKED)]
     for ch in checked:
         if ch.impl not in seen:
             seen.add(ch.impl)

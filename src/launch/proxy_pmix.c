@@ -150,11 +150,8 @@ static pmix_status_t up_dmodex(const pmix_proc_t *proc, const pmix_info_t info[]
 }
 
 static pmix_server_module_t module = {
-    .client_connected = up_connected,
-    .client_finalized = up_finalized,
-    .abort = up_abort,
-    .fence_nb = up_fence,
-    .direct_modex = up_dmodex,
+    .client_connected = up_connected, .client_finalized = up_finalized, .abort = up_abort,
+    .fence_nb = up_fence, .direct_modex = up_dmodex,
 };
 
 /* ---- the proxy's side (event loop thread) -------------------------------- */

@@ -67,18 +67,12 @@ static int cp_release(locus_xreq_t *x)
         locus_req_sched_adopt(p->run, p->s);
     else
         locus_coll_sched_free(p->s);
-    locus_xreq_unbind(x);
-    free(p);
-    return MPI_SUCCESS;
+    return locus_xreq_free(x);
 }
 
 static const locus_xreq_ops_t cp_ops = {
-    .persistent = 1,
-    .start = cp_start,
-    .test = cp_test,
-    .status = cp_status,
-    .cancel = cp_cancel,
-    .release = cp_release,
+    .persistent = 1, .start = cp_start, .test = cp_test, .status = cp_status,
+    .cancel = cp_cancel, .release = cp_release,
 };
 
 int coll_persist_request(locus_comm_t *comm, locus_coll_sched_t *s, MPI_Request *req)

@@ -95,12 +95,6 @@ static void cp_free(locus_coll_comm_t *cc)
 }
 
 const locus_coll_p2p_t locus_coll_p2p = {
-    .isend = cp_isend,
-    .irecv = cp_irecv,
-    .test = cp_test,
-    .release = cp_release,
-    .progress = cp_progress,
-    .idle = cp_idle,
-    .split = cp_split,
-    .free = cp_free,
+    .isend = cp_isend, .irecv = cp_irecv, .test = cp_test, .release = cp_release,
+    .progress = cp_progress, .idle = cp_idle, .split = cp_split, .free = cp_free,
 };

@@ -5,6 +5,8 @@
  * naming the call (the fatal handlers print it). Two calls are valid
  * without them: MPI_Comm_get_parent (no parent: MPI_COMM_NULL) and
  * MPI_Comm_disconnect on an ordinary communicator (a collective free).
+ * MPI_Comm_spawn, spawn_multiple and disconnect are written here whole;
+ * the others' entry points are generated (src/api/gen_c.py).
  */
 #include <stdio.h>
 
@@ -55,78 +57,56 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
     return refuse(locus_comm_of(comm), "MPI_Comm_spawn_multiple", "dynamic process creation");
 }
 
-LOCUS_PMPI_WEAK(Comm_get_parent)
-int PMPI_Comm_get_parent(MPI_Comm *parent)
+/* ---- the calls whose entry points are generated with their checks (MPI
+ * initialized, a live communicator, somewhere to write) ---- */
+
+/* The refusal an implementation returns. */
+static int unsupported(const char *what)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_get_parent");
-    if (!parent)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_get_parent");
+    snprintf(locus_mpi.detail, sizeof locus_mpi.detail, "%s is not supported by Locus", what);
+    return MPI_ERR_UNSUPPORTED_OPERATION;
+}
+
+int locus_comm_get_parent_impl(MPI_Comm *parent)
+{
     *parent = MPI_COMM_NULL; /* no process of a Locus job was spawned */
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_connect)
-int PMPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                      MPI_Comm *newcomm)
+/* MPI_Comm_connect, and MPI_Comm_accept with accept set. */
+int locus_comm_connect_impl(int accept, const char *port_name, MPI_Info info, int root,
+                            locus_comm_t *comm, MPI_Comm *newcomm)
 {
-    (void)port_name, (void)info, (void)root;
-    if (newcomm)
-        *newcomm = MPI_COMM_NULL;
-    return refuse(locus_comm_of(comm), "MPI_Comm_connect", "connecting to another job");
+    (void)port_name, (void)info, (void)root, (void)comm;
+    *newcomm = MPI_COMM_NULL;
+    return unsupported(accept ? "accepting another job" : "connecting to another job");
 }
 
-LOCUS_PMPI_WEAK(Comm_accept)
-int PMPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                     MPI_Comm *newcomm)
-{
-    (void)port_name, (void)info, (void)root;
-    if (newcomm)
-        *newcomm = MPI_COMM_NULL;
-    return refuse(locus_comm_of(comm), "MPI_Comm_accept", "accepting another job");
-}
-
-LOCUS_PMPI_WEAK(Open_port)
-int PMPI_Open_port(MPI_Info info, char *port_name)
+int locus_open_port_impl(MPI_Info info, char *port_name)
 {
     (void)info, (void)port_name;
-    return refuse(NULL, "MPI_Open_port", "opening a port for other jobs");
+    return unsupported("opening a port for other jobs");
 }
 
-LOCUS_PMPI_WEAK(Close_port)
-int PMPI_Close_port(const char *port_name)
+int locus_close_port_impl(const char *port_name)
 {
     (void)port_name;
-    return refuse(NULL, "MPI_Close_port", "a port for other jobs");
+    return unsupported("a port for other jobs");
 }
 
-LOCUS_PMPI_WEAK(Publish_name)
-int PMPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
+/* MPI_Publish_name, MPI_Lookup_name and MPI_Unpublish_name (which). */
+int locus_publish_name_impl(int which, const char *service_name, MPI_Info info,
+                            const char *port_name)
 {
-    (void)service_name, (void)info, (void)port_name;
-    return refuse(NULL, "MPI_Publish_name", "the name service");
+    (void)which, (void)service_name, (void)info, (void)port_name;
+    return unsupported("the name service");
 }
 
-LOCUS_PMPI_WEAK(Lookup_name)
-int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
-{
-    (void)service_name, (void)info, (void)port_name;
-    return refuse(NULL, "MPI_Lookup_name", "the name service");
-}
-
-LOCUS_PMPI_WEAK(Unpublish_name)
-int PMPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
-{
-    (void)service_name, (void)info, (void)port_name;
-    return refuse(NULL, "MPI_Unpublish_name", "the name service");
-}
-
-LOCUS_PMPI_WEAK(Comm_join)
-int PMPI_Comm_join(int fd, MPI_Comm *intercomm)
+int locus_comm_join_impl(int fd, MPI_Comm *intercomm)
 {
     (void)fd;
-    if (intercomm)
-        *intercomm = MPI_COMM_NULL;
-    return refuse(NULL, "MPI_Comm_join", "joining another process over a socket");
+    *intercomm = MPI_COMM_NULL;
+    return unsupported("joining another process over a socket");
 }
 
 LOCUS_PMPI_WEAK(Comm_disconnect)

@@ -166,60 +166,52 @@ int locus_err_remove(int code, int what)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Error_string)
-int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+/* ---- the calls (their entry points are generated with the checks: MPI
+ * initialized where the call needs it, a live communicator, somewhere to
+ * write) ---- */
+
+int locus_error_string_impl(int errorcode, char *string, int *resultlen)
 {
     const char *t = code_text(errorcode);
-    if (!string || !resultlen || !t)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_string");
+    if (!string || !t)
+        return MPI_ERR_ARG;
     snprintf(string, MPI_MAX_ERROR_STRING, "%s", t);
     *resultlen = (int)strlen(string);
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Error_class)
-int PMPI_Error_class(int errorcode, int *errorclass)
+int locus_error_class_impl(int errorcode, int *errorclass)
 {
     int cls = code_class(errorcode);
-    if (!errorclass || cls < 0)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Error_class");
+    if (cls < 0)
+        return MPI_ERR_ARG;
     *errorclass = cls;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Add_error_class)
-int PMPI_Add_error_class(int *errorclass)
+int locus_add_error_class_impl(int *errorclass)
 {
-    LOCUS_CHECK_INIT("MPI_Add_error_class");
-    if (!errorclass)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_class");
-    int rc = code_add(-1, errorclass);
-    return rc ? locus_mpi_err(NULL, rc, "MPI_Add_error_class") : MPI_SUCCESS;
+    return code_add(-1, errorclass);
 }
 
-LOCUS_PMPI_WEAK(Add_error_code)
-int PMPI_Add_error_code(int errorclass, int *errorcode)
+int locus_add_error_code_impl(int errorclass, int *errorcode)
 {
-    LOCUS_CHECK_INIT("MPI_Add_error_code");
     /* A code belongs to a class: a predefined one or one the program added. */
-    if (!errorcode || code_class(errorclass) != errorclass)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_code");
-    int rc = code_add(errorclass, errorcode);
-    return rc ? locus_mpi_err(NULL, rc, "MPI_Add_error_code") : MPI_SUCCESS;
+    if (code_class(errorclass) != errorclass)
+        return MPI_ERR_ARG;
+    return code_add(errorclass, errorcode);
 }
 
-LOCUS_PMPI_WEAK(Add_error_string)
-int PMPI_Add_error_string(int errorcode, const char *string)
+int locus_add_error_string_impl(int errorcode, const char *string)
 {
-    LOCUS_CHECK_INIT("MPI_Add_error_string");
     int i = errorcode - ERR_ADDED_FIRST;
     /* The predefined strings cannot be changed. */
     if (!string || i < 0 || i >= added.n || added.class_of[i] < 0 ||
         strlen(string) >= MPI_MAX_ERROR_STRING)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Add_error_string");
+        return MPI_ERR_ARG;
     char *t = strdup(string);
     if (!t)
-        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_string");
+        return MPI_ERR_NO_MEM;
     free(added.text[i]);
     added.text[i] = t;
     return MPI_SUCCESS;
@@ -297,15 +289,14 @@ int locus_mpi_err(locus_comm_t *c, int errclass, const char *fn)
     return errclass;
 }
 
-LOCUS_PMPI_WEAK(Comm_create_errhandler)
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+int locus_comm_create_errhandler_impl(MPI_Comm_errhandler_function *fn,
+                                      MPI_Errhandler *errhandler)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_create_errhandler");
-    if (!fn || !errhandler)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_create_errhandler");
+    if (!fn)
+        return MPI_ERR_ARG;
     locus_errh_t *e = calloc(1, sizeof *e);
     if (!e)
-        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Comm_create_errhandler");
+        return MPI_ERR_NO_MEM;
     e->kind = ERRH_USER;
     e->refs = 1;
     e->comm_fn = fn;
@@ -314,60 +305,42 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_set_errhandler)
-int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+int locus_comm_set_errhandler_impl(locus_comm_t *c, MPI_Errhandler errhandler)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_set_errhandler");
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(NULL, MPI_ERR_COMM, "MPI_Comm_set_errhandler");
     locus_errh_t *e = locus_errh_of(errhandler);
     if (!e)
-        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler");
+        return MPI_ERR_ARG;
     errh_retain(e);
     errh_release(c->errh);
     c->errh = e;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_get_errhandler)
-int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+int locus_comm_get_errhandler_impl(locus_comm_t *c, MPI_Errhandler *errhandler)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_get_errhandler");
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(NULL, MPI_ERR_COMM, "MPI_Comm_get_errhandler");
-    if (!errhandler)
-        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler");
     /* The user gets a new reference (to free with MPI_Errhandler_free). */
     errh_retain(c->errh);
     *errhandler = c->errh->handle;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Comm_call_errhandler)
-int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+/* The call raises errorcode on c, whatever the handler does with it. */
+int locus_comm_call_errhandler_impl(locus_comm_t *c, int errorcode)
 {
-    LOCUS_CHECK_INIT("MPI_Comm_call_errhandler");
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(NULL, MPI_ERR_COMM, "MPI_Comm_call_errhandler");
     if (code_class(errorcode) < 0)
-        return locus_mpi_err(c, MPI_ERR_ARG, "MPI_Comm_call_errhandler");
+        return MPI_ERR_ARG;
     locus_mpi_err(c, errorcode, "MPI_Comm_call_errhandler");
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Errhandler_free)
-int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+int locus_errhandler_free_impl(MPI_Errhandler *errhandler)
 {
-    LOCUS_CHECK_INIT("MPI_Errhandler_free");
     /* MPI_ERRHANDLER_NULL is no handler. A predefined one may be "freed":
      * MPI_Comm_get_errhandler hands out a reference the program must free,
      * whatever handler it is (the handler itself stays). */
-    locus_errh_t *e = errhandler ? locus_errh_of(*errhandler) : NULL;
+    locus_errh_t *e = locus_errh_of(*errhandler);
     if (!e)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Errhandler_free");
+        return MPI_ERR_ARG;
     errh_release(e);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;

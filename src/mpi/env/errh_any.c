@@ -26,7 +26,7 @@ static void raise_fatal(int code, const char *fn)
 {
     char text[MPI_MAX_ERROR_STRING] = "unknown error code";
     int len;
-    PMPI_Error_string(code, text, &len);
+    locus_error_string_impl(code, text, &len);
     if (locus_mpi.detail[0])
         fprintf(stderr, "locus: rank %d: %s: %s (%s)\n", locus_mpi.boot.rank, fn, text,
                 locus_mpi.detail);

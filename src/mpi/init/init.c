@@ -223,22 +223,15 @@ int PMPI_Finalized(int *flag)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Query_thread)
-int PMPI_Query_thread(int *provided)
+/* The entry points of these two are generated with their checks. */
+int locus_query_thread_impl(int *provided)
 {
-    LOCUS_CHECK_INIT("MPI_Query_thread");
-    if (!provided)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Query_thread");
     *provided = locus_mpi.thread_level;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Is_thread_main)
-int PMPI_Is_thread_main(int *flag)
+int locus_is_thread_main_impl(int *flag)
 {
-    LOCUS_CHECK_INIT("MPI_Is_thread_main");
-    if (!flag)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Is_thread_main");
     *flag = pthread_equal((pthread_t)locus_mpi.main_thread, pthread_self()) != 0;
     return MPI_SUCCESS;
 }

@@ -87,8 +87,8 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_File_create_errhandler");
     /* Called back through locus_errh_raise with an MPI_File *: the ABI
      * passes every handle pointer alike. */
-    return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)(void (*)(void))fn,
-                                       errhandler);
+    return locus_comm_create_errhandler_impl(
+        (MPI_Comm_errhandler_function *)(void (*)(void))fn, errhandler);
 }
 
 LOCUS_PMPI_WEAK(File_set_errhandler)

@@ -65,18 +65,12 @@ static int persist_release(locus_xreq_t *x)
     persist_t *p = (persist_t *)x;
     locus_req_drop(p->op); /* an active one finishes on its own */
     locus_dtype_release(p->dt);
-    locus_xreq_unbind(x);
-    free(p);
-    return MPI_SUCCESS;
+    return locus_xreq_free(x);
 }
 
 static const locus_xreq_ops_t persist_ops = {
-    .persistent = 1,
-    .start = persist_start,
-    .test = persist_test,
-    .status = persist_status,
-    .cancel = persist_cancel,
-    .release = persist_release,
+    .persistent = 1, .start = persist_start, .test = persist_test, .status = persist_status,
+    .cancel = persist_cancel, .release = persist_release,
 };
 
 int p2p_persist_init(const void *buf, MPI_Count count, MPI_Datatype dt, int peer, int tag,

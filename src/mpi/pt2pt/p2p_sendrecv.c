@@ -151,16 +151,11 @@ static int isr_release(locus_xreq_t *x)
     isendrecv_t *s = (isendrecv_t *)x;
     locus_req_drop(s->h.send);
     locus_req_drop(s->h.recv);
-    locus_xreq_unbind(x);
-    free(s);
-    return MPI_SUCCESS;
+    return locus_xreq_free(x);
 }
 
 static const locus_xreq_ops_t isr_ops = {
-    .persistent = 0,
-    .test = isr_test,
-    .status = isr_status,
-    .cancel = isr_cancel,
+    .persistent = 0, .test = isr_test, .status = isr_status, .cancel = isr_cancel,
     .release = isr_release,
 };
 

@@ -179,6 +179,10 @@ static inline locus_xreq_t *locus_xreq_of(const locus_req_t *r)
 int locus_xreq_bind(locus_xreq_t *x, locus_comm_t *comm, MPI_Request *handle);
 /* Recycles x's core request (the end of a release). */
 void locus_xreq_unbind(locus_xreq_t *x);
+/* The end of a release of an object that begins with its locus_xreq_t and
+ * was malloc'ed whole: its core request recycled, the object freed.
+ * MPI_SUCCESS. */
+int locus_xreq_free(locus_xreq_t *x);
 
 /* Recycles a core request of an operation: now when done, else when it
  * completes (NULL is ignored). */

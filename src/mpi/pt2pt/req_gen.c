@@ -98,6 +98,13 @@ void locus_xreq_unbind(locus_xreq_t *x)
     x->req = NULL;
 }
 
+int locus_xreq_free(locus_xreq_t *x)
+{
+    locus_xreq_unbind(x);
+    free(x);
+    return MPI_SUCCESS;
+}
+
 /* ---- generalized requests --------------------------------------------------------- */
 
 typedef struct {
@@ -149,10 +156,7 @@ static int greq_release(locus_xreq_t *x)
 }
 
 static const locus_xreq_ops_t greq_ops = {
-    .persistent = 0,
-    .test = greq_test,
-    .status = greq_status,
-    .cancel = greq_cancel,
+    .persistent = 0, .test = greq_test, .status = greq_status, .cancel = greq_cancel,
     .release = greq_release,
 };
 

@@ -33,29 +33,14 @@ int rma_poke(locus_win_t *w)
     return MPI_SUCCESS;
 }
 
-/* The window of a handle (after a progress poke), or the error to report. */
-static locus_win_t *win_get(MPI_Win h, const char *fn, int *err)
-{
-    LOCUS_CHECK_INIT(fn);
-    locus_win_t *w = locus_win_of(h);
-    if (!w) {
-        *err = locus_win_err(NULL, MPI_ERR_WIN, fn);
-        return NULL;
-    }
-    if ((*err = rma_poke(w)) != MPI_SUCCESS) {
-        *err = locus_win_err(w, *err, fn);
-        return NULL;
-    }
-    return w;
-}
-
-static int finish(locus_win_t *w, int err, const char *fn)
+/* An epoch call's outcome: err, or what a target refused in the epoch. */
+static int finish(locus_win_t *w, int err)
 {
     if (err == MPI_SUCCESS && w->err_deferred) {
         err = w->err_deferred;   /* a target refused an operation of this epoch */
         w->err_deferred = MPI_SUCCESS;
     }
-    return err == MPI_SUCCESS ? MPI_SUCCESS : locus_win_err(w, err, fn);
+    return err;
 }
 
 /* Remote completion of everything sent to target t (in-memory operations
@@ -81,17 +66,15 @@ static int begin_epoch(locus_win_t *w)
 
 /* ---- fence ---- */
 
-LOCUS_PMPI_WEAK(Win_fence)
-int PMPI_Win_fence(int assert, MPI_Win win)
+int locus_win_fence_impl(int assert, locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_fence", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (assert & ~(MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED))
-        return locus_win_err(w, MPI_ERR_ASSERT, "MPI_Win_fence");
+        return MPI_ERR_ASSERT;
     if (w->in_start || w->in_post || w->nlocked || w->lock_all)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_fence");
+        return MPI_ERR_RMA_SYNC;
     for (int t = 0; t < w->nranks && err == MPI_SUCCESS; t++)
         err = complete_target(w, t);
     /* After the barrier every origin's operations on my memory are done,
@@ -100,7 +83,7 @@ int PMPI_Win_fence(int assert, MPI_Win win)
         err = locus_coll_barrier(&w->comm->coll);
     atomic_thread_fence(memory_order_seq_cst);
     w->fence = assert & MPI_MODE_NOSUCCEED ? RMA_FENCE_NONE : RMA_FENCE_OPEN;
-    return finish(w, err, "MPI_Win_fence");
+    return finish(w, err);
 }
 
 /* ---- post / start / complete / wait ---- */
@@ -127,41 +110,37 @@ static int group_mark(locus_win_t *w, MPI_Group gh, int start)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_post)
-int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+int locus_win_post_impl(MPI_Group group, int assert, locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_post", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (assert & ~(MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT))
-        return locus_win_err(w, MPI_ERR_ASSERT, "MPI_Win_post");
+        return MPI_ERR_ASSERT;
     if (w->in_post || (err = begin_epoch(w)) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_post");
+        return MPI_ERR_RMA_SYNC;
     if ((err = group_mark(w, group, 0)) != MPI_SUCCESS)
-        return locus_win_err(w, err, "MPI_Win_post");
+        return err;
     w->in_post = 1;
     /* My stores before the post are visible to the origins' accesses. */
     atomic_thread_fence(memory_order_seq_cst);
     for (int r = 0; r < w->nranks && err == MPI_SUCCESS; r++)
         if (w->peers[r].in_post && !(assert & MPI_MODE_NOCHECK))
             err = rma_msg_notify(w, r, RMA_CTL_POST);
-    return finish(w, err, "MPI_Win_post");
+    return finish(w, err);
 }
 
-LOCUS_PMPI_WEAK(Win_start)
-int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+int locus_win_start_impl(MPI_Group group, int assert, locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_start", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (assert & ~MPI_MODE_NOCHECK)
-        return locus_win_err(w, MPI_ERR_ASSERT, "MPI_Win_start");
+        return MPI_ERR_ASSERT;
     if (w->in_start || w->nlocked || w->lock_all || begin_epoch(w) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_start");
+        return MPI_ERR_RMA_SYNC;
     if ((err = group_mark(w, group, 1)) != MPI_SUCCESS)
-        return locus_win_err(w, err, "MPI_Win_start");
+        return err;
     w->in_start = 1;
     /* Access begins once every target has posted (MPI allows start to
      * wait for that). */
@@ -175,18 +154,16 @@ int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win)
             p->posted--;
     }
     atomic_thread_fence(memory_order_seq_cst);
-    return finish(w, err, "MPI_Win_start");
+    return finish(w, err);
 }
 
-LOCUS_PMPI_WEAK(Win_complete)
-int PMPI_Win_complete(MPI_Win win)
+int locus_win_complete_impl(locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_complete", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (!w->in_start)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_complete");
+        return MPI_ERR_RMA_SYNC;
     /* Gets finished here; puts reach the target before the notice (it
      * serves an origin's messages in order). */
     for (int r = 0; r < w->nranks && err == MPI_SUCCESS; r++)
@@ -203,7 +180,7 @@ int PMPI_Win_complete(MPI_Win win)
         p->msg_ops = 0;
     }
     w->in_start = 0;
-    return finish(w, err, "MPI_Win_complete");
+    return finish(w, err);
 }
 
 /* Ends the exposure epoch when every origin has completed: 1, else 0. */
@@ -223,35 +200,29 @@ static int post_done(locus_win_t *w)
     return 1;
 }
 
-LOCUS_PMPI_WEAK(Win_wait)
-int PMPI_Win_wait(MPI_Win win)
+int locus_win_wait_impl(locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_wait", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (!w->in_post)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_wait");
+        return MPI_ERR_RMA_SYNC;
     while (!post_done(w) && err == MPI_SUCCESS)
         err = rma_wait_step();
-    return finish(w, err, "MPI_Win_wait");
+    return finish(w, err);
 }
 
-LOCUS_PMPI_WEAK(Win_test)
-int PMPI_Win_test(MPI_Win win, int *flag)
+int locus_win_test_impl(locus_win_t *w, int *flag)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_test", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
-    if (!flag)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_test");
     if (!w->in_post)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_test");
+        return MPI_ERR_RMA_SYNC;
     if (locus_core_progress(locus_core()) < 0)
-        return locus_win_err(w, MPI_ERR_OTHER, "MPI_Win_test");
+        return MPI_ERR_OTHER;
     *flag = post_done(w);
-    return finish(w, MPI_SUCCESS, "MPI_Win_test");
+    return finish(w, MPI_SUCCESS);
 }
 
 /* ---- passive target ---- */
@@ -286,103 +257,94 @@ static int lock_check(locus_win_t *w, int type, int rank, int assert)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_lock)
-int PMPI_Win_lock(int type, int rank, int assert, MPI_Win win)
+int locus_win_lock_impl(int type, int rank, int assert, locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_lock", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if ((err = lock_check(w, type, rank, assert)) != MPI_SUCCESS)
-        return locus_win_err(w, err, "MPI_Win_lock");
+        return err;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     rma_peer_t *p = &w->peers[rank];
     if (p->lock || w->lock_all || w->in_start || begin_epoch(w) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_lock");
+        return MPI_ERR_RMA_SYNC;
     if (!(assert & MPI_MODE_NOCHECK) && (err = lock_take(w, rank, type)) != MPI_SUCCESS)
-        return locus_win_err(w, err, "MPI_Win_lock");
+        return err;
     p->lock = type;
     p->lock_nocheck = (assert & MPI_MODE_NOCHECK) != 0;
     w->nlocked++;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_unlock)
-int PMPI_Win_unlock(int rank, MPI_Win win)
+int locus_win_unlock_impl(int rank, locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_unlock", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (rank < 0 || rank >= w->nranks)
-        return locus_win_err(w, MPI_ERR_RANK, "MPI_Win_unlock");
+        return MPI_ERR_RANK;
     rma_peer_t *p = &w->peers[rank];
     if (!p->lock)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_unlock");
+        return MPI_ERR_RMA_SYNC;
     err = lock_give(w, rank, p->lock, p->lock_nocheck);
     p->lock = 0;
     w->nlocked--;
-    return finish(w, err, "MPI_Win_unlock");
+    return finish(w, err);
 }
 
-LOCUS_PMPI_WEAK(Win_lock_all)
-int PMPI_Win_lock_all(int assert, MPI_Win win)
+int locus_win_lock_all_impl(int assert, locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_lock_all", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (assert & ~MPI_MODE_NOCHECK)
-        return locus_win_err(w, MPI_ERR_ASSERT, "MPI_Win_lock_all");
+        return MPI_ERR_ASSERT;
     if (w->lock_all || w->nlocked || w->in_start || begin_epoch(w) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_lock_all");
+        return MPI_ERR_RMA_SYNC;
     int nocheck = (assert & MPI_MODE_NOCHECK) != 0, t = 0;
     for (; t < w->nranks && !nocheck && err == MPI_SUCCESS; t++)
         err = lock_take(w, t, MPI_LOCK_SHARED);
     if (err != MPI_SUCCESS) {
         for (int u = 0; u < t - 1; u++)
             lock_give(w, u, MPI_LOCK_SHARED, 0);
-        return locus_win_err(w, err, "MPI_Win_lock_all");
+        return err;
     }
     w->lock_all = 1;
     w->lock_all_nocheck = nocheck;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_unlock_all)
-int PMPI_Win_unlock_all(MPI_Win win)
+int locus_win_unlock_all_impl(locus_win_t *w)
 {
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_unlock_all", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (!w->lock_all)
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all");
+        return MPI_ERR_RMA_SYNC;
     for (int t = 0; t < w->nranks; t++) {
         int e = lock_give(w, t, MPI_LOCK_SHARED, w->lock_all_nocheck);
         if (err == MPI_SUCCESS)
             err = e;
     }
     w->lock_all = 0;
-    return finish(w, err, "MPI_Win_unlock_all");
+    return finish(w, err);
 }
 
 /* flush and flush_local on one target or on all (all = 1). */
-static int flush(MPI_Win win, int rank, int all, int local, const char *fn)
+static int flush(locus_win_t *w, int rank, int all, int local)
 {
-    int err;
-    locus_win_t *w = win_get(win, fn, &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     if (!all && rank == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (!all && (rank < 0 || rank >= w->nranks))
-        return locus_win_err(w, MPI_ERR_RANK, fn);
+        return MPI_ERR_RANK;
     if (!w->lock_all && (all ? w->nlocked == 0 : !w->peers[rank].lock))
-        return locus_win_err(w, MPI_ERR_RMA_SYNC, fn);
+        return MPI_ERR_RMA_SYNC;
     int lo = all ? 0 : rank, hi = all ? w->nranks : rank + 1;
     for (int t = lo; t < hi && err == MPI_SUCCESS; t++) {
         if (!w->lock_all && !w->peers[t].lock)
@@ -390,39 +352,25 @@ static int flush(MPI_Win win, int rank, int all, int local, const char *fn)
         /* Locally complete: the replies are in (puts left with a copy). */
         err = local ? rma_msg_wait_replies(w, t) : complete_target(w, t);
     }
-    return finish(w, err, fn);
+    return finish(w, err);
 }
 
-LOCUS_PMPI_WEAK(Win_flush)
-int PMPI_Win_flush(int rank, MPI_Win win)
+/* MPI_Win_flush, and MPI_Win_flush_local with local set. */
+int locus_win_flush_impl(int local, int rank, locus_win_t *w)
 {
-    return flush(win, rank, 0, 0, "MPI_Win_flush");
+    return flush(w, rank, 0, local);
 }
 
-LOCUS_PMPI_WEAK(Win_flush_all)
-int PMPI_Win_flush_all(MPI_Win win)
+/* MPI_Win_flush_all, and MPI_Win_flush_local_all with local set. */
+int locus_win_flush_all_impl(int local, locus_win_t *w)
 {
-    return flush(win, 0, 1, 0, "MPI_Win_flush_all");
+    return flush(w, 0, 1, local);
 }
 
-LOCUS_PMPI_WEAK(Win_flush_local)
-int PMPI_Win_flush_local(int rank, MPI_Win win)
+int locus_win_sync_impl(locus_win_t *w)
 {
-    return flush(win, rank, 0, 1, "MPI_Win_flush_local");
-}
-
-LOCUS_PMPI_WEAK(Win_flush_local_all)
-int PMPI_Win_flush_local_all(MPI_Win win)
-{
-    return flush(win, 0, 1, 1, "MPI_Win_flush_local_all");
-}
-
-LOCUS_PMPI_WEAK(Win_sync)
-int PMPI_Win_sync(MPI_Win win)
-{
-    int err;
-    locus_win_t *w = win_get(win, "MPI_Win_sync", &err);
-    if (!w)
+    int err = rma_poke(w);
+    if (err != MPI_SUCCESS)
         return err;
     /* The unified model: public and private copies are one memory; only
      * the order of this process's loads and stores matters. */

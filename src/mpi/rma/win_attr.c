@@ -31,65 +31,41 @@ int locus_win_err(locus_win_t *w, int errclass, const char *fn)
     return locus_mpi_err(w->comm, errclass, fn);
 }
 
-static locus_win_t *win_arg(MPI_Win h, const char *fn, int *err)
-{
-    LOCUS_CHECK_INIT(fn);
-    locus_win_t *w = locus_win_of(h);
-    *err = w ? MPI_SUCCESS : locus_win_err(NULL, MPI_ERR_WIN, fn);
-    return w;
-}
-
 /* ---- error handlers ---- */
 
-LOCUS_PMPI_WEAK(Win_create_errhandler)
-int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
+/* The entry points of the calls written as locus_<x>_impl here are
+ * generated with their checks (MPI initialized, a live window, somewhere
+ * to write); errors return to them, which raise them on the window. */
+
+/* The same object as a communicator's handler; locus_win_err calls the
+ * function with a window. */
+int locus_win_create_errhandler_impl(MPI_Win_errhandler_function *fn,
+                                     MPI_Errhandler *errhandler)
 {
-    LOCUS_CHECK_INIT("MPI_Win_create_errhandler");
-    if (!fn || !errhandler)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Win_create_errhandler");
-    /* The same object as a communicator's handler; locus_win_err calls
-     * the function with a window. */
-    return PMPI_Comm_create_errhandler(
-        (MPI_Comm_errhandler_function *)(void (*)(void))fn, errhandler);
+    return locus_comm_create_errhandler_impl((MPI_Comm_errhandler_function *)(void (*)(void))fn,
+                                             errhandler);
 }
 
-LOCUS_PMPI_WEAK(Win_set_errhandler)
-int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
+int locus_win_set_errhandler_impl(locus_win_t *w, MPI_Errhandler errhandler)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_set_errhandler", &err);
-    if (!w)
-        return err;
     locus_errh_t *e = locus_errh_of(errhandler);
     if (!e)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_set_errhandler");
+        return MPI_ERR_ARG;
     locus_errh_set(w->comm, e);
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_get_errhandler)
-int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
+int locus_win_get_errhandler_impl(locus_win_t *w, MPI_Errhandler *errhandler)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_get_errhandler", &err);
-    if (!w)
-        return err;
-    if (!errhandler)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_get_errhandler");
     /* A new reference for the caller, as for a communicator. */
-    return PMPI_Comm_get_errhandler(locus_comm_handle(w->comm), errhandler);
+    return locus_comm_get_errhandler_impl(w->comm, errhandler);
 }
 
-LOCUS_PMPI_WEAK(Win_call_errhandler)
-int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
+int locus_win_call_errhandler_impl(locus_win_t *w, int errorcode)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_call_errhandler", &err);
-    if (!w)
-        return err;
     int cls;
-    if (PMPI_Error_class(errorcode, &cls) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_call_errhandler");
+    if (locus_error_class_impl(errorcode, &cls) != MPI_SUCCESS)
+        return MPI_ERR_ARG;
     locus_win_err(w, errorcode, "MPI_Win_call_errhandler");
     return MPI_SUCCESS;
 }
@@ -110,37 +86,20 @@ int PMPI_Win_free_keyval(int *keyval)
     return locus_keyval_free_call(ATTR_WIN, keyval, "MPI_Win_free_keyval");
 }
 
-LOCUS_PMPI_WEAK(Win_set_attr)
-int PMPI_Win_set_attr(MPI_Win win, int keyval, void *val)
+int locus_win_set_attr_impl(locus_win_t *w, int keyval, void *val)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_set_attr", &err);
-    if (!w)
-        return err;
-    int rc = locus_attr_set(&w->attrs, ATTR_WIN, win, keyval, val);
-    return rc ? locus_win_err(w, rc, "MPI_Win_set_attr") : MPI_SUCCESS;
+    return locus_attr_set(&w->attrs, ATTR_WIN, locus_win_handle(w), keyval, val);
 }
 
-LOCUS_PMPI_WEAK(Win_delete_attr)
-int PMPI_Win_delete_attr(MPI_Win win, int keyval)
+int locus_win_delete_attr_impl(locus_win_t *w, int keyval)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_delete_attr", &err);
-    if (!w)
-        return err;
-    int rc = locus_attr_delete(&w->attrs, ATTR_WIN, win, keyval);
-    return rc ? locus_win_err(w, rc, "MPI_Win_delete_attr") : MPI_SUCCESS;
+    return locus_attr_delete(&w->attrs, ATTR_WIN, locus_win_handle(w), keyval);
 }
 
-LOCUS_PMPI_WEAK(Win_get_attr)
-int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
+int locus_win_get_attr_impl(locus_win_t *w, int keyval, void *val, int *flag)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_get_attr", &err);
-    if (!w)
-        return err;
-    if (!val || !flag)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_get_attr");
+    if (!val)
+        return MPI_ERR_ARG;
     /* The predefined ones: the base itself, pointers to the others. */
     void *v = NULL;
     switch (keyval) {
@@ -152,7 +111,7 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
     default: {
         int rc = locus_attr_get(w->attrs, ATTR_WIN, keyval, &v, flag);
         if (rc != MPI_SUCCESS)
-            return locus_win_err(w, rc, "MPI_Win_get_attr");
+            return rc;
         if (*flag)
             *(void **)val = v;
         return MPI_SUCCESS;
@@ -165,15 +124,10 @@ int PMPI_Win_get_attr(MPI_Win win, int keyval, void *val, int *flag)
 
 /* ---- name, group, hints ---- */
 
-LOCUS_PMPI_WEAK(Win_set_name)
-int PMPI_Win_set_name(MPI_Win win, const char *name)
+int locus_win_set_name_impl(locus_win_t *w, const char *name)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_set_name", &err);
-    if (!w)
-        return err;
     if (!name)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_set_name");
+        return MPI_ERR_ARG;
     /* MPI truncates a name that is too long. */
     strncpy(w->name, name, sizeof w->name - 1);
     w->name[sizeof w->name - 1] = '\0';
@@ -190,10 +144,10 @@ int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
         *resultlen = (int)strlen(name);
         return MPI_SUCCESS;
     }
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_get_name", &err);
+    LOCUS_CHECK_INIT("MPI_Win_get_name");
+    locus_win_t *w = locus_win_of(win);
     if (!w)
-        return err;
+        return locus_win_err(NULL, MPI_ERR_WIN, "MPI_Win_get_name");
     if (!name || !resultlen)
         return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_get_name");
     strcpy(name, w->name);
@@ -201,17 +155,9 @@ int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_get_group)
-int PMPI_Win_get_group(MPI_Win win, MPI_Group *group)
+int locus_win_get_group_impl(locus_win_t *w, MPI_Group *group)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_get_group", &err);
-    if (!w)
-        return err;
-    if (!group)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_get_group");
-    err = locus_comm_group_impl(w->comm, group);
-    return err ? locus_win_err(w, err, "MPI_Win_get_group") : MPI_SUCCESS;
+    return locus_comm_group_impl(w->comm, group);
 }
 
 /* The hints Locus reports when the program set none. */
@@ -224,20 +170,15 @@ static const char *const hint_defaults[][2] = {
     { "alloc_shared_noncontig", "false" },
 };
 
-LOCUS_PMPI_WEAK(Win_set_info)
-int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
+int locus_win_set_info_impl(locus_win_t *w, MPI_Info info)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_set_info", &err);
-    if (!w)
-        return err;
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS;
     int n = 0;
     if (PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_INFO, "MPI_Win_set_info");
+        return MPI_ERR_INFO;
     if (w->info == MPI_INFO_NULL && PMPI_Info_create(&w->info) != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_NO_MEM, "MPI_Win_set_info");
+        return MPI_ERR_NO_MEM;
     /* New values replace old ones; hints not named keep theirs. */
     for (int i = 0; i < n; i++) {
         char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
@@ -249,19 +190,12 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Win_get_info)
-int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
+int locus_win_get_info_impl(locus_win_t *w, MPI_Info *info_used)
 {
-    int err;
-    locus_win_t *w = win_arg(win, "MPI_Win_get_info", &err);
-    if (!w)
-        return err;
-    if (!info_used)
-        return locus_win_err(w, MPI_ERR_ARG, "MPI_Win_get_info");
     MPI_Info in;
-    err = w->info != MPI_INFO_NULL ? PMPI_Info_dup(w->info, &in) : PMPI_Info_create(&in);
+    int err = w->info != MPI_INFO_NULL ? PMPI_Info_dup(w->info, &in) : PMPI_Info_create(&in);
     if (err != MPI_SUCCESS)
-        return locus_win_err(w, MPI_ERR_NO_MEM, "MPI_Win_get_info");
+        return MPI_ERR_NO_MEM;
     for (size_t i = 0; i < sizeof hint_defaults / sizeof hint_defaults[0]; i++) {
         char v[8];
         int len = sizeof v, flag = 0;

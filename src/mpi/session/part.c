@@ -120,18 +120,12 @@ static int part_release(locus_xreq_t *x)
     locus_req_drop(p->op);
     locus_dtype_release(p->dt);
     free(p->ready);
-    locus_xreq_unbind(x);
-    free(p);
-    return MPI_SUCCESS;
+    return locus_xreq_free(x);
 }
 
 static const locus_xreq_ops_t part_ops = {
-    .persistent = 1,
-    .start = part_start,
-    .test = part_test,
-    .status = part_status,
-    .cancel = part_cancel,
-    .release = part_release,
+    .persistent = 1, .start = part_start, .test = part_test, .status = part_status,
+    .cancel = part_cancel, .release = part_release,
 };
 
 static int part_init(void *buf, int partitions, MPI_Count count, MPI_Datatype dt, int peer,

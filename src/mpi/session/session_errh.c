@@ -72,7 +72,7 @@ int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
     if (!s)
         return locus_session_err(NULL, MPI_ERR_SESSION, "MPI_Session_call_errhandler");
     int cls;
-    if (PMPI_Error_class(errorcode, &cls) != MPI_SUCCESS)
+    if (locus_error_class_impl(errorcode, &cls) != MPI_SUCCESS)
         return locus_session_err(s, MPI_ERR_ARG, "MPI_Session_call_errhandler");
     locus_session_err(s, errorcode, "MPI_Session_call_errhandler");
     return MPI_SUCCESS;

@@ -95,12 +95,8 @@ static void self_finalize(locus_tp_t *tp)
 }
 
 static const locus_tp_ops_t self_ops = {
-    .name = "self",
-    .send = self_send,
-    .rndv_recv = self_rndv_recv,
-    .progress = self_progress,
-    .reaches = self_reaches,
-    .finalize = self_finalize,
+    .name = "self", .send = self_send, .rndv_recv = self_rndv_recv, .progress = self_progress,
+    .reaches = self_reaches, .finalize = self_finalize,
 };
 
 int locus_tp_self_create(const locus_tp_init_t *init, locus_tp_t **out,

@@ -286,15 +286,9 @@ static int shm_tp_reaches(locus_tp_t *t, int peer)
 }
 
 const locus_tp_ops_t shm_tp_ops = {
-    .name = "shm",
-    .send = shm_tp_send,
-    .rndv_recv = shm_tp_rndv_recv,
-    .progress = shm_tp_progress,
-    .reaches = shm_tp_reaches,
-    .finalize = shm_tp_finalize,
-    .last_error = shm_tp_last_error,
-    .describe = shm_tp_describe,
-    .send_now = shm_tp_send_now,
+    .name = "shm", .send = shm_tp_send, .rndv_recv = shm_tp_rndv_recv,
+    .progress = shm_tp_progress, .reaches = shm_tp_reaches, .finalize = shm_tp_finalize,
+    .last_error = shm_tp_last_error, .describe = shm_tp_describe, .send_now = shm_tp_send_now,
 };
 
 /* Everything up to the first fence that can fail locally. */

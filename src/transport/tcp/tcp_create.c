@@ -128,14 +128,9 @@ static const char *tcp_tp_last_error(locus_tp_t *t)
 }
 
 const locus_tp_ops_t tcp_tp_ops = {
-    .name = "tcp",
-    .send = tcp_tp_send,
-    .rndv_recv = tcp_tp_rndv_recv,
-    .progress = tcp_tp_progress,
-    .reaches = tcp_tp_reaches,
-    .finalize = tcp_tp_finalize,
-    .wait = tcp_tp_wait,
-    .last_error = tcp_tp_last_error,
+    .name = "tcp", .send = tcp_tp_send, .rndv_recv = tcp_tp_rndv_recv,
+    .progress = tcp_tp_progress, .reaches = tcp_tp_reaches, .finalize = tcp_tp_finalize,
+    .wait = tcp_tp_wait, .last_error = tcp_tp_last_error,
 };
 
 /* Everything before the card is published that can fail locally. */
