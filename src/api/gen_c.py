@@ -40,8 +40,8 @@ entry point called, for the error reports.
     (unless the standard allows the call before MPI_Init: NO_INIT), the
     first handle of a kind that names the call's object (a communicator,
     group, operation, window or session) is a live one, of that kind's
-    error class, and every pointer to a scalar the call writes is not
-    NULL (MPI_ERR_ARG). The implementation, locus_<x>_impl, gets the
+    error class, an error code is one in use and every pointer to a scalar
+    the call writes is not NULL (MPI_ERR_ARG). The implementation, locus_<x>_impl, gets the
     object in place of the handle and returns an error class or
     MPI_SUCCESS; the entry point raises the error through the object's
     error handler (MPI_COMM_WORLD's when there is none). The tool
@@ -107,12 +107,19 @@ CHECKED = {
     'MPI_Comm_group', 'MPI_Comm_remote_group', 'MPI_Group_size', 'MPI_Group_rank',
     'MPI_Group_incl', 'MPI_Group_excl', 'MPI_Group_translate_ranks', 'MPI_Group_compare',
     'MPI_Group_union', 'MPI_Group_intersection', 'MPI_Group_difference',
-    'MPI_Group_range_incl', 'MPI_Group_range_excl',
+    'MPI_Group_range_incl', 'MPI_Group_range_excl', 'MPI_Comm_dup_with_info',
+    'MPI_Comm_set_info', 'MPI_Comm_get_info', 'MPI_Comm_split_type',
+    # datatype/
+    'MPI_Op_commutative',
     # env/
     'MPI_Error_string', 'MPI_Error_class', 'MPI_Add_error_class', 'MPI_Add_error_code',
     'MPI_Add_error_string', 'MPI_Comm_create_errhandler', 'MPI_Comm_set_errhandler',
     'MPI_Comm_get_errhandler', 'MPI_Comm_call_errhandler', 'MPI_Errhandler_free',
     'MPI_Get_processor_name', 'MPI_Get_version', 'MPI_Get_library_version',
+    # Info: the implementations take the handle and raise nothing (the
+    # other chapters use them with their own infos).
+    'MPI_Info_create', 'MPI_Info_set', 'MPI_Info_delete', 'MPI_Info_get_string', 'MPI_Info_get',
+    'MPI_Info_get_valuelen', 'MPI_Info_get_nkeys', 'MPI_Info_get_nthkey', 'MPI_Info_dup',
     # init/
     'MPI_Query_thread', 'MPI_Is_thread_main',
     # dynproc/
@@ -127,6 +134,17 @@ CHECKED = {
     'MPI_Win_get_errhandler', 'MPI_Win_call_errhandler', 'MPI_Win_set_attr',
     'MPI_Win_delete_attr', 'MPI_Win_get_attr', 'MPI_Win_set_name', 'MPI_Win_get_group',
     'MPI_Win_set_info', 'MPI_Win_get_info',
+    # session/
+    'MPI_Session_get_num_psets', 'MPI_Session_get_nth_pset', 'MPI_Session_get_pset_info',
+    'MPI_Session_get_info', 'MPI_Group_from_session_pset', 'MPI_Session_set_errhandler',
+    'MPI_Session_get_errhandler', 'MPI_Session_call_errhandler',
+    # mpit/
+    'MPI_T_finalize', 'MPI_T_category_get_num', 'MPI_T_category_get_cvars',
+    'MPI_T_category_get_pvars', 'MPI_T_category_get_categories', 'MPI_T_category_get_events',
+    'MPI_T_category_changed', 'MPI_T_event_get_num', 'MPI_T_source_get_num',
+    'MPI_T_cvar_get_num', 'MPI_T_pvar_get_num', 'MPI_T_category_get_index',
+    'MPI_T_event_get_index', 'MPI_T_cvar_get_index', 'MPI_T_pvar_get_index',
+    'MPI_T_pvar_session_create',
 }
 # ... of them, those the standard allows before MPI_Init and after
 # MPI_Finalize.
@@ -136,6 +154,13 @@ NO_INIT = {
     # What a program may ask of the library at any time.
     'MPI_Error_string', 'MPI_Error_class', 'MPI_Get_processor_name', 'MPI_Get_version',
     'MPI_Get_library_version',
+    # Info objects, for the sessions and MPI_T (MPI-4).
+    'MPI_Info_create', 'MPI_Info_set', 'MPI_Info_delete', 'MPI_Info_get_string', 'MPI_Info_get',
+    'MPI_Info_get_valuelen', 'MPI_Info_get_nkeys', 'MPI_Info_get_nthkey', 'MPI_Info_dup',
+    # Sessions need no MPI_Init (MPI-4 11.3).
+    'MPI_Session_get_num_psets', 'MPI_Session_get_nth_pset', 'MPI_Session_get_pset_info',
+    'MPI_Session_get_info', 'MPI_Group_from_session_pset', 'MPI_Session_set_errhandler',
+    'MPI_Session_get_errhandler', 'MPI_Session_call_errhandler',
 }
 
 # The kinds of handle that name a call's object: its C type, how a handle
@@ -179,6 +204,7 @@ class Checked:
                 '[' not in p.c() and '*' not in p.c()]
         objs.sort(key=lambda p: list(OBJECTS).index(p.kind))
         self.obj = objs[0] if objs else None
+        self.codes = [p for p in proc.c_params() if p.kind == 'ERROR_CODE' and p.dir == 'in']
         self.outs = [p for p in proc.c_params()
                      if p.dir in ('out', 'inout') and p.kind not in UNCHECKED_OUT_KINDS and
                      '*' in p.c() and '[' not in p.c() and p.c().count('*') == 1]
@@ -228,6 +254,8 @@ def checked_entry(ch):
         lines.append('    %s *%s = %s(%s);' % (ctype, obj, conv, ch.obj.name))
         conds.append((invalid % obj, cls))
         raise_ = raise_ % obj if '%s' in raise_ else raise_
+    for q in ch.codes:
+        conds.append(('!locus_err_code_known(%s)' % q.name, 'MPI_ERR_ARG'))
     for q in ch.outs:
         conds.append(('!%s' % q.name, 'MPI_ERR_ARG'))
     if ch.mode:

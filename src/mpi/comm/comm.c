@@ -317,7 +317,7 @@ int locus_comm_hints_set(locus_comm_t *c, MPI_Info info)
 {
     MPI_Info copy = NULL;
     if (info != MPI_INFO_NULL && info != NULL) {
-        int err = PMPI_Info_dup(info, &copy);
+        int err = locus_info_dup_impl(info, &copy);
         if (err)
             return err;
     }

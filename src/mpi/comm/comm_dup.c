@@ -138,7 +138,8 @@ static int idup_start(locus_comm_t *c, MPI_Info info, int with_info, MPI_Comm *n
         return MPI_ERR_NO_MEM;
     d->parent = c;
     d->with_info = with_info;
-    int err = with_info && info != MPI_INFO_NULL ? PMPI_Info_dup(info, &d->hints) : MPI_SUCCESS;
+    int err = with_info && info != MPI_INFO_NULL ? locus_info_dup_impl(info, &d->hints)
+                                                 : MPI_SUCCESS;
     if (!err)
         err = locus_attr_copy(c->attrs, ATTR_COMM, locus_comm_handle(c), &d->attrs);
     if (!err)
@@ -200,67 +201,36 @@ int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
     return idup_call(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
 }
 
-LOCUS_PMPI_WEAK(Comm_dup_with_info)
-int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+/* The entry points of the calls written as locus_<x>_impl below are
+ * generated with their checks (MPI initialized, a live communicator,
+ * somewhere to write); errors return to them, which raise them on it. */
+
+int locus_comm_dup_with_info_impl(locus_comm_t *c, MPI_Info info, MPI_Comm *newcomm)
 {
-    const char *fn = "MPI_Comm_dup_with_info";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *c = locus_comm_of(comm), *n = NULL;
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(c, MPI_ERR_COMM, fn);
-    if (!newcomm)
-        return locus_mpi_err(c, MPI_ERR_ARG, fn);
+    locus_comm_t *n = NULL;
     int err = locus_comm_dup(c, &n);
     /* The given hints replace the parent's (MPI_INFO_NULL: none). */
-    if (!err && (err = locus_comm_hints_set(n, info)) != MPI_SUCCESS) {
+    if (!err && (err = locus_comm_hints_set(n, info)) != MPI_SUCCESS)
         locus_comm_discard(n);
-        n = NULL;
-    }
-    if (err)
-        return locus_mpi_err(c, err, fn);
-    *newcomm = locus_comm_handle(n);
-    return MPI_SUCCESS;
+    if (!err)
+        *newcomm = locus_comm_handle(n);
+    return err;
 }
 
 /* ---- hints -------------------------------------------------------------------------- */
 
-LOCUS_PMPI_WEAK(Comm_set_info)
-int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+int locus_comm_set_info_impl(locus_comm_t *c, MPI_Info info)
 {
-    const char *fn = "MPI_Comm_set_info";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(c, MPI_ERR_COMM, fn);
     if (info == MPI_INFO_NULL)
         return MPI_SUCCESS;
     if (!c->hints)
-        return (locus_comm_hints_set(c, info) == MPI_SUCCESS) ? MPI_SUCCESS
-                                                             : locus_mpi_err(c, MPI_ERR_INFO, fn);
+        return locus_comm_hints_set(c, info) == MPI_SUCCESS ? MPI_SUCCESS : MPI_ERR_INFO;
     /* New values replace old ones; hints not named stay. */
-    int nkeys = 0, err = PMPI_Info_get_nkeys(info, &nkeys);
-    char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-    for (int i = 0; !err && i < nkeys; i++) {
-        int len = (int)sizeof val, flag = 0;
-        err = PMPI_Info_get_nthkey(info, i, key);
-        if (!err)
-            err = PMPI_Info_get_string(info, key, &len, val, &flag);
-        if (!err && flag)
-            err = PMPI_Info_set(c->hints, key, val);
-    }
-    return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
+    return locus_info_update(&c->hints, info);
 }
 
-LOCUS_PMPI_WEAK(Comm_get_info)
-int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+int locus_comm_get_info_impl(locus_comm_t *c, MPI_Info *info_used)
 {
-    const char *fn = "MPI_Comm_get_info";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *c = locus_comm_of(comm);
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(c, MPI_ERR_COMM, fn);
-    if (!info_used)
-        return locus_mpi_err(c, MPI_ERR_ARG, fn);
-    int err = c->hints ? PMPI_Info_dup(c->hints, info_used) : PMPI_Info_create(info_used);
-    return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
+    return c->hints ? locus_info_dup_impl(c->hints, info_used)
+                    : locus_info_create_impl(info_used);
 }

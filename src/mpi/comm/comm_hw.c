@@ -90,11 +90,11 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
     int where[LOCUS_HW_NLEVELS];
     int known = locus_hw_where(where) == 0;
     MPI_Info info;
-    int err = PMPI_Info_create(&info);
+    int err = locus_info_create_impl(&info);
     /* One key per level this machine has: "true" when this process is
      * restricted to one object of it (the standard's example reads it so). */
     for (int l = 0; !err && known && l < LOCUS_HW_NLEVELS; l++)
-        err = PMPI_Info_set(info, levels[l].uri, where[l] >= 0 ? "true" : "false");
+        err = locus_info_set_impl(info, levels[l].uri, where[l] >= 0 ? "true" : "false");
     if (err)
         return locus_mpi_err(NULL, err, fn);
     *hw_info = info;

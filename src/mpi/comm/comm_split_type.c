@@ -61,7 +61,7 @@ static int guided_level(MPI_Info info, char *name, int namelen)
     int flag = 0, len = namelen;
     name[0] = '\0';
     if (info == MPI_INFO_NULL ||
-        PMPI_Info_get_string(info, "mpi_hw_resource_type", &len, name, &flag) != MPI_SUCCESS ||
+        locus_info_get_string_impl(info, "mpi_hw_resource_type", &len, name, &flag) ||
         !flag)
         return -2;
     if (!strcmp(name, "mpi_shared_memory") || !strcmp(name, "node") ||
@@ -93,36 +93,30 @@ static int inter_split_type(locus_comm_t *c, int split_type, int level, int key,
     return locus_comm_split(c, color, key, out);
 }
 
-LOCUS_PMPI_WEAK(Comm_split_type)
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm *newcomm)
+/* Its entry point is generated with the checks (MPI initialized, a live
+ * communicator, somewhere to write); it raises what this returns. */
+int locus_comm_split_type_impl(locus_comm_t *c, int split_type, int key, MPI_Info info,
+                               MPI_Comm *newcomm)
 {
-    const char *fn = "MPI_Comm_split_type";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *c = locus_comm_of(comm), *n = NULL;
-    if (!locus_comm_valid(c))
-        return locus_mpi_err(c, MPI_ERR_COMM, fn);
-    if (!newcomm)
-        return locus_mpi_err(c, MPI_ERR_ARG, fn);
+    locus_comm_t *n = NULL;
     if (split_type != MPI_UNDEFINED && split_type != MPI_COMM_TYPE_SHARED &&
         split_type != MPI_COMM_TYPE_HW_GUIDED && split_type != MPI_COMM_TYPE_HW_UNGUIDED &&
         split_type != MPI_COMM_TYPE_RESOURCE_GUIDED)
-        return locus_mpi_err(c, MPI_ERR_ARG, fn);
+        return MPI_ERR_ARG;
     char name[MPI_MAX_INFO_VAL + 1];
     int level = split_type == MPI_COMM_TYPE_SHARED ? LEVEL_NODE : -2;
     if (split_type == MPI_COMM_TYPE_HW_GUIDED || split_type == MPI_COMM_TYPE_RESOURCE_GUIDED)
         level = guided_level(info, name, (int)sizeof name);
     if (c->local) {
         int err = inter_split_type(c, split_type, level, key, &n);
-        if (err)
-            return locus_mpi_err(c, err, fn);
-        *newcomm = locus_comm_handle(n);
-        return MPI_SUCCESS;
+        if (!err)
+            *newcomm = locus_comm_handle(n);
+        return err;
     }
     int p = c->coll.size, where[LOCUS_HW_NLEVELS], row[ROW];
     int *rows = malloc(sizeof *rows * ROW * (size_t)p);
     if (!rows)
-        return locus_mpi_err(c, MPI_ERR_NO_MEM, fn);
+        return MPI_ERR_NO_MEM;
     locus_hw_where(where);
     row[0] = c->coll.node_index;
     memcpy(row + 1, where, sizeof where);
@@ -146,16 +140,15 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
      * split also tells the caller through its info. */
     if (!err && n && level != -2 && split_type != MPI_COMM_TYPE_SHARED) {
         MPI_Info used;
-        if (PMPI_Info_create(&used) == MPI_SUCCESS) {
-            PMPI_Info_set(used, "mpi_hw_resource_type", name);
+        if (locus_info_create_impl(&used) == MPI_SUCCESS) {
+            locus_info_set_impl(used, "mpi_hw_resource_type", name);
             locus_comm_hints_set(n, used);
             PMPI_Info_free(&used);
         }
         if (split_type == MPI_COMM_TYPE_HW_UNGUIDED && info != MPI_INFO_NULL)
-            PMPI_Info_set(info, "mpi_hw_resource_type", name);
+            locus_info_set_impl(info, "mpi_hw_resource_type", name);
     }
-    if (err)
-        return locus_mpi_err(c, err, fn);
-    *newcomm = locus_comm_handle(n);
-    return MPI_SUCCESS;
+    if (!err)
+        *newcomm = locus_comm_handle(n);
+    return err;
 }

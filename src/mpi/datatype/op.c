@@ -104,15 +104,10 @@ int PMPI_Op_free(MPI_Op *op)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Op_commutative)
-int PMPI_Op_commutative(MPI_Op op, int *commute)
+/* Its entry point is generated with the checks (a live operation,
+ * somewhere to write). */
+int locus_op_commutative_impl(locus_op_t *o, int *commute)
 {
-    LOCUS_CHECK_INIT("MPI_Op_commutative");
-    locus_op_t *o = locus_op_of(op);
-    if (!o)
-        return locus_mpi_err(NULL, MPI_ERR_OP, "MPI_Op_commutative");
-    if (!commute)
-        return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Op_commutative");
     *commute = o->commute;
     return MPI_SUCCESS;
 }

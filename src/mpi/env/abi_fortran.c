@@ -89,14 +89,15 @@ int PMPI_Abi_get_fortran_info(MPI_Info *info)
     LOCUS_CHECK_INIT(fn);
     if (!info)
         return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
-    int rc = PMPI_Info_create(info);
+    int rc = locus_info_create_impl(info);
     char v[16];
     for (int i = 0; i < NSIZES && rc == MPI_SUCCESS; i++) {
         snprintf(v, sizeof v, "%d", fortran.info_set ? fortran.size[i] : size_keys[i].deflt);
-        rc = PMPI_Info_set(*info, size_keys[i].key, v);
+        rc = locus_info_set_impl(*info, size_keys[i].key, v);
     }
     for (int i = 0; i < NOPTIONAL && rc == MPI_SUCCESS; i++)
-        rc = PMPI_Info_set(*info, optional_types[i].key, type_supported(i) ? "true" : "false");
+        rc = locus_info_set_impl(*info, optional_types[i].key,
+                                 type_supported(i) ? "true" : "false");
     if (rc != MPI_SUCCESS) {
         if (*info != MPI_INFO_NULL)
             PMPI_Info_free(info);
@@ -109,7 +110,7 @@ int PMPI_Abi_get_fortran_info(MPI_Info *info)
 static int info_value(MPI_Info info, const char *key, char *out, int size)
 {
     int len = size, flag = 0;
-    if (PMPI_Info_get_string(info, key, &len, out, &flag) != MPI_SUCCESS || !flag)
+    if (locus_info_get_string_impl(info, key, &len, out, &flag) != MPI_SUCCESS || !flag)
         return 0;
     return len > size ? -1 : 1;
 }

@@ -62,6 +62,13 @@ void locus_errh_set(locus_comm_t *c, locus_errh_t *e);
 /* References on an error handler (the user's handle is one). */
 void locus_errh_hold(locus_errh_t *e);
 void locus_errh_drop(locus_errh_t *e);
+/* MPI_<object>_set_errhandler on the object whose handler *slot is:
+ * MPI_ERR_ARG when h is no handler. */
+int locus_errh_set_handle(locus_errh_t **slot, MPI_Errhandler h);
+/* MPI_<object>_get_errhandler: a new reference to e for the program. */
+int locus_errh_get_handle(locus_errh_t *e, MPI_Errhandler *h);
+/* Whether code is an error code or class in use (predefined or added). */
+int locus_err_code_known(int code);
 /* What an error handler does with an error raised on an object of the
  * given kind (handle points to the object's handle: MPI_Comm or
  * MPI_Session), MPI_ERRORS_ARE_FATAL's line and abort included. e NULL:
@@ -77,6 +84,12 @@ int locus_err_lastused(void);
 int locus_err_remove(int code, int what);
 
 /* ---- info (info.c) ------------------------------------------------------------- */
+
+/* The other chapters use their infos through locus_info_<x>_impl
+ * (mpi_bindings.h), which return an error class and raise nothing. */
+/* Copies src's entries into *dst (made when MPI_INFO_NULL): new values
+ * replace old ones, keys src does not name keep theirs. */
+int locus_info_update(MPI_Info *dst, MPI_Info src);
 
 /* MPI_INFO_ENV, made at MPI_Init from the program's arguments. */
 int locus_info_env_init(int argc, char **argv);

@@ -102,6 +102,11 @@ static int code_class(int code)
     return i >= 0 && i < added.n ? added.class_of[i] : -1;
 }
 
+int locus_err_code_known(int code)
+{
+    return code_class(code) >= 0;
+}
+
 static int code_add(int cls, int *out)
 {
     if (added.n == added.cap) {
@@ -233,18 +238,6 @@ locus_errh_t *locus_errh_of(MPI_Errhandler h)
     return e->kind == ERRH_USER && e->refs > 0 ? e : NULL;
 }
 
-static void errh_retain(locus_errh_t *e)
-{
-    if (e->kind == ERRH_USER)
-        e->refs++;
-}
-
-static void errh_release(locus_errh_t *e)
-{
-    if (e && e->kind == ERRH_USER && --e->refs == 0)
-        free(e);
-}
-
 /* Prints one line and ends the job: the fatal handlers. */
 static void err_fatal(int errclass, const char *fn)
 {
@@ -307,28 +300,18 @@ int locus_comm_create_errhandler_impl(MPI_Comm_errhandler_function *fn,
 
 int locus_comm_set_errhandler_impl(locus_comm_t *c, MPI_Errhandler errhandler)
 {
-    locus_errh_t *e = locus_errh_of(errhandler);
-    if (!e)
-        return MPI_ERR_ARG;
-    errh_retain(e);
-    errh_release(c->errh);
-    c->errh = e;
-    return MPI_SUCCESS;
+    return locus_errh_set_handle(&c->errh, errhandler);
 }
 
 int locus_comm_get_errhandler_impl(locus_comm_t *c, MPI_Errhandler *errhandler)
 {
-    /* The user gets a new reference (to free with MPI_Errhandler_free). */
-    errh_retain(c->errh);
-    *errhandler = c->errh->handle;
-    return MPI_SUCCESS;
+    return locus_errh_get_handle(c->errh, errhandler);
 }
 
-/* The call raises errorcode on c, whatever the handler does with it. */
+/* The call raises errorcode on c, whatever the handler does with it (the
+ * entry point checked the code is one). */
 int locus_comm_call_errhandler_impl(locus_comm_t *c, int errorcode)
 {
-    if (code_class(errorcode) < 0)
-        return MPI_ERR_ARG;
     locus_mpi_err(c, errorcode, "MPI_Comm_call_errhandler");
     return MPI_SUCCESS;
 }
@@ -341,7 +324,7 @@ int locus_errhandler_free_impl(MPI_Errhandler *errhandler)
     locus_errh_t *e = locus_errh_of(*errhandler);
     if (!e)
         return MPI_ERR_ARG;
-    errh_release(e);
+    locus_errh_drop(e);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
 }
@@ -349,9 +332,8 @@ int locus_errhandler_free_impl(MPI_Errhandler *errhandler)
 /* Used by communicator set-up and teardown. */
 void locus_errh_set(locus_comm_t *c, locus_errh_t *e)
 {
-    errh_retain(e);
-    if (c->errh)
-        errh_release(c->errh);
+    locus_errh_hold(e);
+    locus_errh_drop(c->errh);
     c->errh = e;
 }
 

@@ -15,10 +15,31 @@ void locus_errh_hold(locus_errh_t *e)
         e->refs++;
 }
 
-void locus_errh_drop(locus_errh_t *e)
+/* Out of line: inlined where a communicator's handler was just set to a
+ * predefined one, GCC's LTO warns of a free() the kind check rules out. */
+__attribute__((noinline)) void locus_errh_drop(locus_errh_t *e)
 {
     if (e && e->kind == ERRH_USER && --e->refs == 0)
         free(e);
+}
+
+int locus_errh_set_handle(locus_errh_t **slot, MPI_Errhandler h)
+{
+    locus_errh_t *e = locus_errh_of(h);
+    if (!e)
+        return MPI_ERR_ARG;
+    locus_errh_hold(e);
+    locus_errh_drop(*slot);
+    *slot = e;
+    return MPI_SUCCESS;
+}
+
+int locus_errh_get_handle(locus_errh_t *e, MPI_Errhandler *h)
+{
+    /* A new reference: the program frees it with MPI_Errhandler_free. */
+    locus_errh_hold(e);
+    *h = e->handle;
+    return MPI_SUCCESS;
 }
 
 /* MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT: one line, then the job ends. */

@@ -97,12 +97,8 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     LOCUS_CHECK_INIT("MPI_File_set_errhandler");
     if (file != MPI_FILE_NULL)
         return no_file("MPI_File_set_errhandler");
-    locus_errh_t *e = locus_errh_of(errhandler);
-    if (!e)
+    if (locus_errh_set_handle(&file_errh, errhandler))
         return file_err(MPI_ERR_ARG, "MPI_File_set_errhandler", "not an error handler");
-    locus_errh_hold(e);
-    locus_errh_drop(file_errh);
-    file_errh = e;
     return MPI_SUCCESS;
 }
 
@@ -114,9 +110,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
         return no_file("MPI_File_get_errhandler");
     if (!errhandler)
         return file_err(MPI_ERR_ARG, "MPI_File_get_errhandler", "no handle to return");
-    locus_errh_hold(file_errh); /* the caller frees its reference */
-    *errhandler = file_errh->handle;
-    return MPI_SUCCESS;
+    return locus_errh_get_handle(file_errh, errhandler);
 }
 
 LOCUS_PMPI_WEAK(File_call_errhandler)

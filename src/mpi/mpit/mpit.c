@@ -74,10 +74,8 @@ int PMPI_T_init_thread(int required, int *provided)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(T_finalize)
-int PMPI_T_finalize(void)
+int locus_t_finalize_impl(void)
 {
-    MPIT_CHECK_INIT();
     /* The last finalize ends every session and handle of the tool. */
     if (--locus_mpit.refs == 0) {
         mpit_cvar_handles_free();
@@ -183,12 +181,8 @@ static int cat_subcats(int cat, int len, int *out)
     return n;
 }
 
-LOCUS_PMPI_WEAK(T_category_get_num)
-int PMPI_T_category_get_num(int *num_cat)
+int locus_t_category_get_num_impl(int *num_cat)
 {
-    MPIT_CHECK_INIT();
-    if (!num_cat)
-        return MPI_T_ERR_INVALID;
     *num_cat = MPIT_NCATS;
     return MPI_SUCCESS;
 }
@@ -211,11 +205,9 @@ int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *des
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(T_category_get_index)
-int PMPI_T_category_get_index(const char *name, int *cat_index)
+int locus_t_category_get_index_impl(const char *name, int *cat_index)
 {
-    MPIT_CHECK_INIT();
-    if (!name || !cat_index)
+    if (!name)
         return MPI_T_ERR_INVALID;
     for (int i = 0; i < MPIT_NCATS; i++)
         if (strcmp(categories[i].name, name) == 0) {
@@ -235,30 +227,24 @@ static int cat_list_check(int cat_index, int len, const int *indices)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(T_category_get_cvars)
-int PMPI_T_category_get_cvars(int cat_index, int len, int indices[])
+int locus_t_category_get_cvars_impl(int cat_index, int len, int indices[])
 {
-    MPIT_CHECK_INIT();
     int rc = cat_list_check(cat_index, len, indices);
     if (rc == MPI_SUCCESS)
         cat_cvars(cat_index, len, indices);
     return rc;
 }
 
-LOCUS_PMPI_WEAK(T_category_get_pvars)
-int PMPI_T_category_get_pvars(int cat_index, int len, int indices[])
+int locus_t_category_get_pvars_impl(int cat_index, int len, int indices[])
 {
-    MPIT_CHECK_INIT();
     int rc = cat_list_check(cat_index, len, indices);
     if (rc == MPI_SUCCESS)
         cat_pvars(cat_index, len, indices);
     return rc;
 }
 
-LOCUS_PMPI_WEAK(T_category_get_categories)
-int PMPI_T_category_get_categories(int cat_index, int len, int indices[])
+int locus_t_category_get_categories_impl(int cat_index, int len, int indices[])
 {
-    MPIT_CHECK_INIT();
     int rc = cat_list_check(cat_index, len, indices);
     if (rc == MPI_SUCCESS)
         cat_subcats(cat_index, len, indices);
@@ -277,31 +263,21 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events)
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(T_category_get_events)
-int PMPI_T_category_get_events(int cat_index, int len, int indices[])
+int locus_t_category_get_events_impl(int cat_index, int len, int indices[])
 {
-    MPIT_CHECK_INIT();
     return cat_list_check(cat_index, len, indices); /* no events: nothing to list */
 }
 
-LOCUS_PMPI_WEAK(T_category_changed)
-int PMPI_T_category_changed(int *update_number)
+int locus_t_category_changed_impl(int *update_number)
 {
-    MPIT_CHECK_INIT();
-    if (!update_number)
-        return MPI_T_ERR_INVALID;
     *update_number = 0; /* the variables and categories are fixed at build time */
     return MPI_SUCCESS;
 }
 
 /* ---- events: no event types, so no registration or instance exists ---- */
 
-LOCUS_PMPI_WEAK(T_event_get_num)
-int PMPI_T_event_get_num(int *num_events)
+int locus_t_event_get_num_impl(int *num_events)
 {
-    MPIT_CHECK_INIT();
-    if (!num_events)
-        return MPI_T_ERR_INVALID;
     *num_events = 0;
     return MPI_SUCCESS;
 }
@@ -319,11 +295,10 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
     return MPI_T_ERR_INVALID_INDEX;
 }
 
-LOCUS_PMPI_WEAK(T_event_get_index)
-int PMPI_T_event_get_index(const char *name, int *event_index)
+int locus_t_event_get_index_impl(const char *name, int *event_index)
 {
-    MPIT_CHECK_INIT();
-    if (!name || !event_index)
+    (void)event_index;
+    if (!name)
         return MPI_T_ERR_INVALID;
     return MPI_T_ERR_INVALID_NAME;
 }
@@ -421,12 +396,8 @@ int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_ind
 
 /* ---- sources: the node's monotonic clock (the clock of MPI_Wtime) ---- */
 
-LOCUS_PMPI_WEAK(T_source_get_num)
-int PMPI_T_source_get_num(int *num_sources)
+int locus_t_source_get_num_impl(int *num_sources)
 {
-    MPIT_CHECK_INIT();
-    if (!num_sources)
-        return MPI_T_ERR_INVALID;
     *num_sources = 1;
     return MPI_SUCCESS;
 }

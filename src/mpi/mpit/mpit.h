@@ -10,7 +10,10 @@
  * an error handler: every function returns MPI_SUCCESS or an MPI_T_ERR_*
  * code. Handles are pointers to the structs below; a handle is accepted
  * only when found in the list that owns it, so a freed or foreign handle
- * is reported (MPI_T_ERR_INVALID_HANDLE), never dereferenced.
+ * is reported (MPI_T_ERR_INVALID_HANDLE), never dereferenced. The calls
+ * written as locus_t_<x>_impl have generated entry points that check
+ * MPI_T_init_thread came first and that each result has somewhere to go
+ * (MPI_T_ERR_INVALID); the others check for themselves.
  */
 #ifndef LOCUS_MPI_MPIT_H
 #define LOCUS_MPI_MPIT_H

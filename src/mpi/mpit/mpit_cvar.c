@@ -206,12 +206,8 @@ void mpit_cvar_handles_free(void)
     }
 }
 
-LOCUS_PMPI_WEAK(T_cvar_get_num)
-int PMPI_T_cvar_get_num(int *num_cvar)
+int locus_t_cvar_get_num_impl(int *num_cvar)
 {
-    MPIT_CHECK_INIT();
-    if (!num_cvar)
-        return MPI_T_ERR_INVALID;
     *num_cvar = mpit_cvar_count();
     return MPI_SUCCESS;
 }
@@ -240,11 +236,9 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(T_cvar_get_index)
-int PMPI_T_cvar_get_index(const char *name, int *cvar_index)
+int locus_t_cvar_get_index_impl(const char *name, int *cvar_index)
 {
-    MPIT_CHECK_INIT();
-    if (!name || !cvar_index)
+    if (!name)
         return MPI_T_ERR_INVALID;
     int n;
     const locus_tunable_t *tab = locus_tunables(&n);

@@ -221,12 +221,8 @@ int mpit_pvar_source(const mpit_pvar_handle_t *h, uint64_t *out)
     return 0;
 }
 
-LOCUS_PMPI_WEAK(T_pvar_get_num)
-int PMPI_T_pvar_get_num(int *num_pvar)
+int locus_t_pvar_get_num_impl(int *num_pvar)
 {
-    MPIT_CHECK_INIT();
-    if (!num_pvar)
-        return MPI_T_ERR_INVALID;
     *num_pvar = NPVARS;
     return MPI_SUCCESS;
 }
@@ -263,11 +259,9 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(T_pvar_get_index)
-int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index)
+int locus_t_pvar_get_index_impl(const char *name, int var_class, int *pvar_index)
 {
-    MPIT_CHECK_INIT();
-    if (!name || !pvar_index)
+    if (!name)
         return MPI_T_ERR_INVALID;
     for (int i = 0; i < NPVARS; i++)
         if (pvars[i].cls == var_class && strcmp(pvars[i].name, name) == 0) {

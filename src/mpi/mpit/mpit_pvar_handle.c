@@ -128,12 +128,8 @@ static int handle_set(mpit_pvar_handle_t *h, uint64_t value)
     return rc;
 }
 
-LOCUS_PMPI_WEAK(T_pvar_session_create)
-int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
+int locus_t_pvar_session_create_impl(MPI_T_pvar_session *session)
 {
-    MPIT_CHECK_INIT();
-    if (!session)
-        return MPI_T_ERR_INVALID;
     mpit_session_t *s = calloc(1, sizeof *s);
     if (!s)
         return MPI_T_ERR_MEMORY;

@@ -48,11 +48,7 @@ int locus_win_create_errhandler_impl(MPI_Win_errhandler_function *fn,
 
 int locus_win_set_errhandler_impl(locus_win_t *w, MPI_Errhandler errhandler)
 {
-    locus_errh_t *e = locus_errh_of(errhandler);
-    if (!e)
-        return MPI_ERR_ARG;
-    locus_errh_set(w->comm, e);
-    return MPI_SUCCESS;
+    return locus_errh_set_handle(&w->comm->errh, errhandler);
 }
 
 int locus_win_get_errhandler_impl(locus_win_t *w, MPI_Errhandler *errhandler)
@@ -63,9 +59,6 @@ int locus_win_get_errhandler_impl(locus_win_t *w, MPI_Errhandler *errhandler)
 
 int locus_win_call_errhandler_impl(locus_win_t *w, int errorcode)
 {
-    int cls;
-    if (locus_error_class_impl(errorcode, &cls) != MPI_SUCCESS)
-        return MPI_ERR_ARG;
     locus_win_err(w, errorcode, "MPI_Win_call_errhandler");
     return MPI_SUCCESS;
 }
@@ -172,36 +165,23 @@ static const char *const hint_defaults[][2] = {
 
 int locus_win_set_info_impl(locus_win_t *w, MPI_Info info)
 {
-    if (info == MPI_INFO_NULL)
-        return MPI_SUCCESS;
-    int n = 0;
-    if (PMPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-        return MPI_ERR_INFO;
-    if (w->info == MPI_INFO_NULL && PMPI_Info_create(&w->info) != MPI_SUCCESS)
-        return MPI_ERR_NO_MEM;
     /* New values replace old ones; hints not named keep theirs. */
-    for (int i = 0; i < n; i++) {
-        char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
-        int len = sizeof val, flag = 0;
-        if (PMPI_Info_get_nthkey(info, i, key) == MPI_SUCCESS &&
-            PMPI_Info_get_string(info, key, &len, val, &flag) == MPI_SUCCESS && flag)
-            PMPI_Info_set(w->info, key, val);
-    }
-    return MPI_SUCCESS;
+    return info == MPI_INFO_NULL ? MPI_SUCCESS : locus_info_update(&w->info, info);
 }
 
 int locus_win_get_info_impl(locus_win_t *w, MPI_Info *info_used)
 {
     MPI_Info in;
-    int err = w->info != MPI_INFO_NULL ? PMPI_Info_dup(w->info, &in) : PMPI_Info_create(&in);
+    int err = w->info != MPI_INFO_NULL ? locus_info_dup_impl(w->info, &in)
+                                       : locus_info_create_impl(&in);
     if (err != MPI_SUCCESS)
         return MPI_ERR_NO_MEM;
     for (size_t i = 0; i < sizeof hint_defaults / sizeof hint_defaults[0]; i++) {
         char v[8];
         int len = sizeof v, flag = 0;
-        PMPI_Info_get_string(in, hint_defaults[i][0], &len, v, &flag);
+        locus_info_get_string_impl(in, hint_defaults[i][0], &len, v, &flag);
         if (!flag)
-            PMPI_Info_set(in, hint_defaults[i][0], hint_defaults[i][1]);
+            locus_info_set_impl(in, hint_defaults[i][0], hint_defaults[i][1]);
     }
     *info_used = in;
     return MPI_SUCCESS;

@@ -73,7 +73,7 @@ static int win_new(locus_comm_t *c, int flavor, MPI_Info info, locus_win_t **out
     w->info = MPI_INFO_NULL;
     w->peers = calloc((size_t)w->nranks, sizeof *w->peers);
     w->rank_of_world = malloc((size_t)wsize * sizeof *w->rank_of_world);
-    if (info != MPI_INFO_NULL && PMPI_Info_dup(info, &w->info) != MPI_SUCCESS)
+    if (info != MPI_INFO_NULL && locus_info_dup_impl(info, &w->info) != MPI_SUCCESS)
         w->info = MPI_INFO_NULL;
     *out = w;
     if (!w->peers || !w->rank_of_world)
@@ -86,7 +86,7 @@ static int win_new(locus_comm_t *c, int flavor, MPI_Info info, locus_win_t **out
     if (w->info != MPI_INFO_NULL) {
         char v[16];
         int len = sizeof v, flag = 0;
-        PMPI_Info_get_string(w->info, "alloc_shared_noncontig", &len, v, &flag);
+        locus_info_get_string_impl(w->info, "alloc_shared_noncontig", &len, v, &flag);
         w->noncontig = flag && strcmp(v, "true") == 0;
     }
     return MPI_SUCCESS;

@@ -44,7 +44,7 @@ static int thread_level_wanted(MPI_Info info)
 {
     char v[64];
     int len = sizeof v, flag = 0;
-    if (info == MPI_INFO_NULL || PMPI_Info_get_string(info, "thread_level", &len, v, &flag) ||
+    if (info == MPI_INFO_NULL || locus_info_get_string_impl(info, "thread_level", &len, v, &flag) ||
         !flag)
         return LOCUS_THREAD_MAX;
     int level = locus_thread_level_parse(v);
@@ -75,7 +75,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     locus_session_t *s = calloc(1, sizeof *s);
     int rc = s ? MPI_SUCCESS : MPI_ERR_NO_MEM;
     if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
-        rc = PMPI_Info_dup(info, &s->info);
+        rc = locus_info_dup_impl(info, &s->info);
     if (rc != MPI_SUCCESS) {
         free(s);
         return locus_errh_raise(e, ERRH_ON_SESSION, NULL, rc, fn);
@@ -120,30 +120,23 @@ int PMPI_Session_finalize(MPI_Session *session)
     return rc;
 }
 
-LOCUS_PMPI_WEAK(Session_get_num_psets)
-int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
+/* The entry points of the calls written as locus_<x>_impl below are
+ * generated with their checks (a live session, somewhere to write each
+ * result); errors return to them, which raise them on the session. */
+
+int locus_session_get_num_psets_impl(locus_session_t *s, MPI_Info info, int *npset_names)
 {
-    (void)info; /* the process sets do not depend on it */
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, "MPI_Session_get_num_psets");
-    if (!npset_names)
-        return locus_session_err(s, MPI_ERR_ARG, "MPI_Session_get_num_psets");
+    (void)s, (void)info; /* the process sets do not depend on them */
     *npset_names = NPSETS;
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Session_get_nth_pset)
-int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
-                              char *pset_name)
+int locus_session_get_nth_pset_impl(locus_session_t *s, MPI_Info info, int n, int *pset_len,
+                                    char *pset_name)
 {
-    (void)info;
-    static const char fn[] = "MPI_Session_get_nth_pset";
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
-    if (n < 0 || n >= NPSETS || !pset_len || *pset_len < 0 || (*pset_len > 0 && !pset_name))
-        return locus_session_err(s, MPI_ERR_ARG, fn);
+    (void)s, (void)info;
+    if (n < 0 || n >= NPSETS || *pset_len < 0 || (*pset_len > 0 && !pset_name))
+        return MPI_ERR_ARG;
     /* pset_len 0 asks for the length needed (terminator included). */
     if (*pset_len == 0)
         *pset_len = (int)strlen(psets[n]) + 1;
@@ -170,58 +163,44 @@ static int pset_members(const char *name, int *n, int *first)
     return -1;
 }
 
-LOCUS_PMPI_WEAK(Session_get_pset_info)
-int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
+int locus_session_get_pset_info_impl(locus_session_t *s, const char *pset_name, MPI_Info *info)
 {
-    static const char fn[] = "MPI_Session_get_pset_info";
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    (void)s;
     int n, first;
-    if (!info || pset_members(pset_name, &n, &first) != 0)
-        return locus_session_err(s, MPI_ERR_ARG, fn);
+    if (pset_members(pset_name, &n, &first) != 0)
+        return MPI_ERR_ARG;
     char size[24];
     snprintf(size, sizeof size, "%d", n);
-    int rc = PMPI_Info_create(info);
-    if (rc == MPI_SUCCESS && (rc = PMPI_Info_set(*info, "mpi_size", size)) != MPI_SUCCESS)
+    int rc = locus_info_create_impl(info);
+    if (rc == MPI_SUCCESS && (rc = locus_info_set_impl(*info, "mpi_size", size)) != MPI_SUCCESS)
         PMPI_Info_free(info);
-    return rc ? locus_session_err(s, rc, fn) : MPI_SUCCESS;
+    return rc;
 }
 
-LOCUS_PMPI_WEAK(Session_get_info)
-int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
+int locus_session_get_info_impl(locus_session_t *s, MPI_Info *info_used)
 {
-    static const char fn[] = "MPI_Session_get_info";
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
-    if (!info_used)
-        return locus_session_err(s, MPI_ERR_ARG, fn);
-    int rc = s->info != MPI_INFO_NULL ? PMPI_Info_dup(s->info, info_used)
-                                      : PMPI_Info_create(info_used);
+    int rc = s->info != MPI_INFO_NULL ? locus_info_dup_impl(s->info, info_used)
+                                      : locus_info_create_impl(info_used);
     if (rc == MPI_SUCCESS &&
-        (rc = PMPI_Info_set(*info_used, "thread_level", locus_thread_level_name(s->thread_level))))
+        (rc = locus_info_set_impl(*info_used, "thread_level",
+                                  locus_thread_level_name(s->thread_level))))
         PMPI_Info_free(info_used);
-    return rc ? locus_session_err(s, rc, fn) : MPI_SUCCESS;
+    return rc;
 }
 
-LOCUS_PMPI_WEAK(Group_from_session_pset)
-int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
-                                 MPI_Group *newgroup)
+int locus_group_from_session_pset_impl(locus_session_t *s, const char *pset_name,
+                                       MPI_Group *newgroup)
 {
-    static const char fn[] = "MPI_Group_from_session_pset";
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, fn);
+    (void)s;
     int n, first;
-    if (!newgroup || pset_members(pset_name, &n, &first) != 0)
-        return locus_session_err(s, MPI_ERR_ARG, fn);
+    if (pset_members(pset_name, &n, &first) != 0)
+        return MPI_ERR_ARG;
     locus_group_t *g = malloc(sizeof *g);
     int *w = malloc((size_t)n * sizeof *w);
     if (!g || !w) {
         free(g);
         free(w);
-        return locus_session_err(s, MPI_ERR_NO_MEM, fn);
+        return MPI_ERR_NO_MEM;
     }
     for (int i = 0; i < n; i++)
         w[i] = first + i;

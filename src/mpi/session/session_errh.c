@@ -36,44 +36,22 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn,
     return MPI_SUCCESS;
 }
 
-LOCUS_PMPI_WEAK(Session_set_errhandler)
-int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
+/* The entry points of the calls written as locus_<x>_impl below are
+ * generated with their checks (a live session, somewhere to write each
+ * result); errors return to them, which raise them on the session. */
+
+int locus_session_set_errhandler_impl(locus_session_t *s, MPI_Errhandler errhandler)
 {
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, "MPI_Session_set_errhandler");
-    locus_errh_t *e = locus_errh_of(errhandler);
-    if (!e)
-        return locus_session_err(s, MPI_ERR_ARG, "MPI_Session_set_errhandler");
-    locus_errh_hold(e);
-    locus_errh_drop(s->errh);
-    s->errh = e;
-    return MPI_SUCCESS;
+    return locus_errh_set_handle(&s->errh, errhandler);
 }
 
-LOCUS_PMPI_WEAK(Session_get_errhandler)
-int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
+int locus_session_get_errhandler_impl(locus_session_t *s, MPI_Errhandler *errhandler)
 {
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, "MPI_Session_get_errhandler");
-    if (!errhandler)
-        return locus_session_err(s, MPI_ERR_ARG, "MPI_Session_get_errhandler");
-    /* A new reference, for MPI_Errhandler_free. */
-    locus_errh_hold(s->errh);
-    *errhandler = s->errh->handle;
-    return MPI_SUCCESS;
+    return locus_errh_get_handle(s->errh, errhandler);
 }
 
-LOCUS_PMPI_WEAK(Session_call_errhandler)
-int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
+int locus_session_call_errhandler_impl(locus_session_t *s, int errorcode)
 {
-    locus_session_t *s = locus_session_of(session);
-    if (!s)
-        return locus_session_err(NULL, MPI_ERR_SESSION, "MPI_Session_call_errhandler");
-    int cls;
-    if (locus_error_class_impl(errorcode, &cls) != MPI_SUCCESS)
-        return locus_session_err(s, MPI_ERR_ARG, "MPI_Session_call_errhandler");
     locus_session_err(s, errorcode, "MPI_Session_call_errhandler");
     return MPI_SUCCESS;
 }
