@@ -93,6 +93,9 @@ MODES = {
     'MPI_Win_flush_local': ('MPI_Win_flush', '1'),
     'MPI_Win_flush_all': ('MPI_Win_flush_all', '0'),
     'MPI_Win_flush_local_all': ('MPI_Win_flush_all', '1'),
+    'MPI_T_category_get_cvars': ('MPI_T_category_get_cvars', '0'),
+    'MPI_T_category_get_pvars': ('MPI_T_category_get_cvars', '1'),
+    'MPI_T_category_get_categories': ('MPI_T_category_get_cvars', '2'),
 }
 MODE_HEADERS = ['pt2pt/pt2pt.h']
 
@@ -109,6 +112,8 @@ CHECKED = {
     'MPI_Group_union', 'MPI_Group_intersection', 'MPI_Group_difference',
     'MPI_Group_range_incl', 'MPI_Group_range_excl', 'MPI_Comm_dup_with_info',
     'MPI_Comm_set_info', 'MPI_Comm_get_info', 'MPI_Comm_split_type',
+    # topo/
+    'MPI_Cart_create', 'MPI_Cart_map', 'MPI_Graph_create', 'MPI_Graph_map',
     # datatype/
     'MPI_Op_commutative',
     # env/
@@ -164,18 +169,28 @@ NO_INIT = {
 }
 
 # The kinds of handle that name a call's object: its C type, how a handle
-# becomes it, when it is not a live one, the class of that, and how an
-# error is raised on it (%s: the object). The kinds that own an error
+# becomes it, when it is not a live one, the class of that, how an error
+# is raised on it and where its error handler is kept (%s: the object). The kinds that own an error
 # handler come first: they win when a call names several.
 OBJECTS = {
     'COMMUNICATOR': ('locus_comm_t', 'locus_comm_of', '!locus_comm_valid(%s)', 'MPI_ERR_COMM',
-                     'locus_mpi_err(%s, err, fn)'),
-    'WINDOW': ('locus_win_t', 'locus_win_of', '!%s', 'MPI_ERR_WIN', 'locus_win_err(%s, err, fn)'),
+                     'locus_mpi_err(%s, err, fn)', '%s->errh'),
+    'WINDOW': ('locus_win_t', 'locus_win_of', '!%s', 'MPI_ERR_WIN', 'locus_win_err(%s, err, fn)',
+               '%s->comm->errh'),
     'SESSION': ('locus_session_t', 'locus_session_of', '!%s', 'MPI_ERR_SESSION',
-                'locus_session_err(%s, err, fn)'),
+                'locus_session_err(%s, err, fn)', '%s->errh'),
     'GROUP': ('locus_group_t', 'locus_group_of', '!%s', 'MPI_ERR_GROUP',
-              'locus_mpi_err(NULL, err, fn)'),
-    'OPERATION': ('locus_op_t', 'locus_op_of', '!%s', 'MPI_ERR_OP', 'locus_mpi_err(NULL, err, fn)'),
+              'locus_mpi_err(NULL, err, fn)', None),
+    'OPERATION': ('locus_op_t', 'locus_op_of', '!%s', 'MPI_ERR_OP', 'locus_mpi_err(NULL, err, fn)',
+                  None),
+}
+# MPI_<object>_set/get/call_errhandler, the same on every object that has
+# a handler, need no implementation of their own (%s: the handler's place
+# and the second argument); call raises the code on the object.
+HANDLER_CALLS = {
+    'set_errhandler': 'locus_errh_set_handle(&%s, %s)',
+    'get_errhandler': 'locus_errh_get_handle(%s, %s)',
+    'call_errhandler': None,
 }
 OBJECT_HEADERS = ['comm/comm.h', 'datatype/datatype.h', 'rma/rma.h', 'session/session.h',
                   'mpit/mpit.h']
@@ -205,6 +220,9 @@ class Checked:
         objs.sort(key=lambda p: list(OBJECTS).index(p.kind))
         self.obj = objs[0] if objs else None
         self.codes = [p for p in proc.c_params() if p.kind == 'ERROR_CODE' and p.dir == 'in']
+        verb = proc.name.split('_', 2)[-1]
+        self.handler_call = verb if self.obj and OBJECTS[self.obj.kind][5] and \
+            verb in HANDLER_CALLS else None
         self.outs = [p for p in proc.c_params()
                      if p.dir in ('out', 'inout') and p.kind not in UNCHECKED_OUT_KINDS and
                      '*' in p.c() and '[' not in p.c() and p.c().count('*') == 1]
@@ -220,6 +238,8 @@ class Checked:
 
 
 def checked_prototype(ch):
+    if ch.handler_call:
+        return []
     lines = wrap_call('int ' + ch.impl, ch.impl_params() or ['void'], '')
     lines[-1] += ';'
     return lines
@@ -237,7 +257,8 @@ def checked_entry(ch):
         for q in ch.outs:
             lines.append('    if (!%s)' % q.name)
             lines.append('        return MPI_T_ERR_INVALID;')
-        lines += wrap_call('return ' + ch.impl, [q.name for q in p.c_params()], '    ')
+        mode = [ch.mode[1]] if ch.mode else []
+        lines += wrap_call('return ' + ch.impl, mode + [q.name for q in p.c_params()], '    ')
         lines[-1] += ';'
         lines.append('}')
         lines.append('')
@@ -249,7 +270,7 @@ def checked_entry(ch):
     conds = []
     args = []
     if ch.obj:
-        ctype, conv, invalid, cls, raise_ = OBJECTS[ch.obj.kind]
+        ctype, conv, invalid, cls, raise_, slot = OBJECTS[ch.obj.kind]
         obj = ch.obj.name + '_o'
         lines.append('    %s *%s = %s(%s);' % (ctype, obj, conv, ch.obj.name))
         conds.append((invalid % obj, cls))
@@ -262,8 +283,17 @@ def checked_entry(ch):
         args.append(ch.mode[1])
     for q in p.c_params():
         args.append(q.name + '_o' if q is ch.obj else q.name)
-    call = wrap_call(ch.impl, args or [], '')
-    expr = ' '.join(l.strip() for l in call)
+    other = p.c_params()[1].name if ch.handler_call else None
+    if ch.handler_call == 'call_errhandler':
+        code_raise = raise_.replace('err, fn', other + ', fn')
+        done = ['    else {', '        %s;  /* what the call is for */' % code_raise,
+                '        err = MPI_SUCCESS;', '    }']
+    elif ch.handler_call:
+        call = HANDLER_CALLS[ch.handler_call] % (slot % obj, other)
+        done = ['    else', '        err = %s;' % call]
+    else:
+        done = ['    else'] + wrap_call('err = ' + ch.impl, args, '        ')
+        done[-1] += ';'
     if conds:
         lines.append('    int err;')
         first = True
@@ -271,9 +301,7 @@ def checked_entry(ch):
             lines.append('    %sif (%s)' % ('' if first else 'else ', cond))
             lines.append('        err = %s;' % cls)
             first = False
-        lines.append('    else')
-        lines += wrap_call('err = ' + ch.impl, args, '        ')
-        lines[-1] += ';'
+        lines += done
     else:
         lines += wrap_call('int err = ' + ch.impl, args, '    ')
         lines[-1] += ';'

@@ -297,6 +297,13 @@ class Unbindable(Exception):
     pass
 
 
+def settle(c, fn, kind, args):
+    """After a completion call, the MPI_Comm_idup its requests finished."""
+    if fn.name in SETTLES and kind == 'Request':
+        c.post.append('if (fort_idup_any())')
+        c.post.append('    fort_idup_settle(%s);' % args)
+
+
 class Conv:
     """One argument: the entry point's C parameter, the statements around
     the C call, the C argument, and the module's declaration."""
@@ -341,9 +348,7 @@ def classify(fn, p):
             c.cparam = 'const MPI_Fint *%s' % n
             c.locals.append('%s %s_c = PMPI_%s_fromint(*%s);' % (p.ctype, n, kind, n))
             c.arg = '%s_c' % n
-            if fn.name in SETTLES and kind == 'Request':
-                c.post.append('if (fort_idup_any())')
-                c.post.append('    fort_idup_settle(%s, &%s_c, 1);' % (n, n))
+            settle(c, fn, kind, '%s, &%s_c, 1' % (n, n))
             return c
         if array or key in HANDLE_ARRAYS:
             length = HANDLE_ARRAYS.get(key) or arg_length(fn, d)
@@ -367,9 +372,7 @@ def classify(fn, p):
                 c.pre.append('    %s_c[i] = PMPI_%s_fromint(%s[i]);' % (n, kind, n))
             c.fails = True
             c.arg = '%s_c' % n
-            if fn.name in SETTLES and kind == 'Request':
-                c.post.append('if (fort_idup_any())')
-                c.post.append('    fort_idup_settle(%s, %s_c, %s_n);' % (n, n, n))
+            settle(c, fn, kind, '%s, %s_c, %s_n' % (n, n, n))
             if not p.const:
                 c.post.append('for (int i = 0; i < %s_n; i++)' % n)
                 c.post.append('    %s[i] = PMPI_%s_toint(%s_c[i]);' % (n, kind, n))
@@ -379,9 +382,7 @@ def classify(fn, p):
             c.cparam = 'MPI_Fint *%s' % n
             c.locals.append('%s %s_c = PMPI_%s_fromint(*%s);' % (p.ctype, n, kind, n))
             c.arg = '&%s_c' % n
-            if fn.name in SETTLES and kind == 'Request':
-                c.post.append('if (fort_idup_any())')
-                c.post.append('    fort_idup_settle(%s, &%s_c, 1);' % (n, n))
+            settle(c, fn, kind, '%s, &%s_c, 1' % (n, n))
             if fn.name == 'Request_free':
                 c.locals.append('if (fort_idup_any())')
                 c.locals.append('    fort_idup_forget(*%s);' % n)

@@ -213,12 +213,9 @@ static int greq_cancel(void *extra, int complete)
     return ierr;
 }
 
-/* The last call for a generalized request: its record goes too. */
-static int greq_free(void *extra)
+/* Takes g off the list of records and frees it. */
+static void greq_forget(fort_greq_t *g)
 {
-    fort_greq_t *g = extra;
-    MPI_Fint ierr = MPI_SUCCESS;
-    g->free(&g->extra, &ierr);
     pthread_mutex_lock(&cb.lock);
     for (fort_greq_t **p = &cb.greqs; *p; p = &(*p)->next)
         if (*p == g) {
@@ -227,6 +224,15 @@ static int greq_free(void *extra)
         }
     pthread_mutex_unlock(&cb.lock);
     free(g);
+}
+
+/* The last call for a generalized request: its record goes too. */
+static int greq_free(void *extra)
+{
+    fort_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->free(&g->extra, &ierr);
+    greq_forget(g);
     return ierr;
 }
 
@@ -247,18 +253,10 @@ FORT_API void pmpi_grequest_start_(fort_query_fn *query_fn, fort_free_fn *free_f
     pthread_mutex_unlock(&cb.lock);
     MPI_Request r = MPI_REQUEST_NULL;
     int rc = PMPI_Grequest_start(greq_query, greq_free, greq_cancel, g, &r);
-    if (rc == MPI_SUCCESS) {
+    if (rc == MPI_SUCCESS)
         *request = PMPI_Request_toint(r);
-    } else {
-        pthread_mutex_lock(&cb.lock);
-        for (fort_greq_t **p = &cb.greqs; *p; p = &(*p)->next)
-            if (*p == g) {
-                *p = g->next;
-                break;
-            }
-        pthread_mutex_unlock(&cb.lock);
-        free(g);
-    }
+    else
+        greq_forget(g);
     *ierror = rc;
 }
 FORT_WEAK(pmpi_grequest_start_, mpi_grequest_start_)

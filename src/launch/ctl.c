@@ -214,14 +214,21 @@ static int ctl_words(va_list ap, const char **words)
     return n;
 }
 
-int ctl_sendl(int fd, const char *verb, ...)
+/* ctl_sendl and ctl_queuel: the words after verb to fd, or else to q. */
+static int ctl_words_out(int fd, ctl_outq_t *q, const char *verb, va_list ap)
 {
     const char *words[CTL_WORDS_MAX];
+    int n = ctl_words(ap, words);
+    return q ? ctl_queue(q, verb, n, words, NULL) : ctl_send(fd, verb, n, words, NULL);
+}
+
+int ctl_sendl(int fd, const char *verb, ...)
+{
     va_list ap;
     va_start(ap, verb);
-    int n = ctl_words(ap, words);
+    int rc = ctl_words_out(fd, NULL, verb, ap);
     va_end(ap);
-    return ctl_send(fd, verb, n, words, NULL);
+    return rc;
 }
 
 int ctl_queue(ctl_outq_t *q, const char *verb, int n, const char *const *words,
@@ -244,12 +251,11 @@ int ctl_queue(ctl_outq_t *q, const char *verb, int n, const char *const *words,
 
 int ctl_queuel(ctl_outq_t *q, const char *verb, ...)
 {
-    const char *words[CTL_WORDS_MAX];
     va_list ap;
     va_start(ap, verb);
-    int n = ctl_words(ap, words);
+    int rc = ctl_words_out(-1, q, verb, ap);
     va_end(ap);
-    return ctl_queue(q, verb, n, words, NULL);
+    return rc;
 }
 
 int ctl_outq_flush(ctl_outq_t *q, int fd)

@@ -135,6 +135,23 @@ static void dev_fill(locus_topo_t *t, locus_topo_dev_t *d, const group_t *g)
     dev_locality(t, d, g->first);
 }
 
+/* A new zeroed group of that kind at the end of *gs, or NULL. */
+static group_t *group_new(group_t **gs, int *ng, int *cap, locus_dev_kind_t kind)
+{
+    if (*ng == *cap) {
+        int ncap = *cap ? 2 * *cap : 16;
+        group_t *n = realloc(*gs, (size_t)ncap * sizeof *n);
+        if (!n)
+            return NULL;
+        *gs = n;
+        *cap = ncap;
+    }
+    group_t *g = &(*gs)[(*ng)++];
+    memset(g, 0, sizeof *g);
+    g->kind = kind;
+    return g;
+}
+
 static int group_add(group_t **gs, int *ng, int *cap, hwloc_obj_t os)
 {
     locus_dev_kind_t kind;
@@ -154,17 +171,9 @@ static int group_add(group_t **gs, int *ng, int *cap, hwloc_obj_t os)
             return 0;
         }
     }
-    if (*ng == *cap) {
-        int ncap = *cap ? 2 * *cap : 16;
-        group_t *n = realloc(*gs, (size_t)ncap * sizeof *n);
-        if (!n)
-            return -1;
-        *gs = n;
-        *cap = ncap;
-    }
-    group_t *g = &(*gs)[(*ng)++];
-    memset(g, 0, sizeof *g);
-    g->kind = kind;
+    group_t *g = group_new(gs, ng, cap, kind);
+    if (!g)
+        return -1;
     g->strength = strength;
     g->key = key;
     g->first = os;
@@ -213,17 +222,9 @@ static int groups_add_pci_gpus(locus_topo_t *t, group_t **gs, int *ng, int *cap)
             known = (*gs)[i].kind == LOCUS_DEV_GPU && same_device(LOCUS_DEV_GPU, (*gs)[i].key, p);
         if (known)
             continue;
-        if (*ng == *cap) {
-            int ncap = *cap ? 2 * *cap : 16;
-            group_t *n = realloc(*gs, (size_t)ncap * sizeof *n);
-            if (!n)
-                return -1;
-            *gs = n;
-            *cap = ncap;
-        }
-        group_t *g = &(*gs)[(*ng)++];
-        memset(g, 0, sizeof *g);
-        g->kind = LOCUS_DEV_GPU;
+        group_t *g = group_new(gs, ng, cap, LOCUS_DEV_GPU);
+        if (!g)
+            return -1;
         g->strength = 1;
         g->key = p;
         g->first = p;

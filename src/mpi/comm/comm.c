@@ -117,11 +117,13 @@ static void comm_teardown(locus_comm_t *c)
     c->magic = 0;
 }
 
-int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx)
+/* What every communicator starts with: size peers (the remote group's
+ * for an intercommunicator), whose world ranks are world_of, rank mine,
+ * contexts ctx (point-to-point) and ctx + 1 (collectives), the fatal
+ * handler. MPI_ERR_NO_MEM leaves c->world_of NULL. */
+static int comm_base(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx)
 {
     memset(c, 0, sizeof *c);
-    if (size < 1 || rank < 0 || rank >= size)
-        return MPI_ERR_INTERN;
     c->refs = 1;
     c->coll.p2p = &locus_coll_p2p;
     c->coll.size = size;
@@ -132,12 +134,25 @@ int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, ui
     c->ctx_coll = ctx + 1;
     c->errh = &locus_errh_fatal;
     c->world_of = malloc((size_t)size * sizeof *c->world_of);
-    int err = c->world_of ? comm_nodes(&c->coll, world_of) : MPI_ERR_NO_MEM;
+    if (!c->world_of)
+        return MPI_ERR_NO_MEM;
+    memcpy(c->world_of, world_of, (size_t)size * sizeof *world_of);
+    return MPI_SUCCESS;
+}
+
+int locus_comm_init(locus_comm_t *c, int size, int rank, const int *world_of, uint32_t ctx)
+{
+    if (size < 1 || rank < 0 || rank >= size) {
+        memset(c, 0, sizeof *c);
+        return MPI_ERR_INTERN;
+    }
+    int err = comm_base(c, size, rank, world_of, ctx);
+    if (err == MPI_SUCCESS)
+        err = comm_nodes(&c->coll, world_of);
     if (err != MPI_SUCCESS) {
         comm_teardown(c);
         return err;
     }
-    memcpy(c->world_of, world_of, (size_t)size * sizeof *world_of);
     c->magic = LOCUS_COMM_MAGIC;
     return MPI_SUCCESS;
 }
@@ -214,25 +229,14 @@ int locus_intercomm_setup(locus_comm_t *c, const int *lworld, int lsize, int lra
     /* The remote group is what point-to-point and the collective view
      * address; my rank is my rank in the local group. Node tables are
      * the local communicator's business. */
-    memset(c, 0, sizeof *c);
-    c->refs = 1;
-    c->coll.p2p = &locus_coll_p2p;
-    c->coll.size = rsize;
-    c->coll.rank = lrank;
-    c->coll.id = ctx + 1;
-    c->coll.yield = locus_mpi.core.yield;
+    err = comm_base(c, rsize, lrank, rworld, ctx);
     c->coll.node_index = -1;
-    c->ctx_p2p = ctx;
-    c->ctx_coll = ctx + 1;
-    c->errh = &locus_errh_fatal;
     c->local = local;
-    c->world_of = malloc((size_t)rsize * sizeof *c->world_of);
-    if (!c->world_of) {
+    if (err) {
         comm_teardown(c);
         locus_comm_unalloc(c);
-        return MPI_ERR_NO_MEM;
+        return err;
     }
-    memcpy(c->world_of, rworld, (size_t)rsize * sizeof *rworld);
     if (parent)
         locus_errh_set(c, parent->errh);
     c->magic = LOCUS_COMM_MAGIC;

@@ -217,10 +217,9 @@ int locus_type_create_resized_impl(MPI_Datatype oldtype, MPI_Count lb, MPI_Count
 {
     LOCUS_CHECK_INIT(fn);
     locus_mdt_t *old = type_obj(oldtype);
-    if (!old)
-        return TYPE_ERR(MPI_ERR_TYPE, fn);
-    if (!newtype)
-        return TYPE_ERR(MPI_ERR_ARG, fn);
+    int err = ctor_check(0, old, newtype);
+    if (err)
+        return TYPE_ERR(err, fn);
     type_args_t a;
     type_args_init(&a, MPI_COMBINER_RESIZED, locus_fn_large(fn));
     type_args_put(&a, TA_DISP, lb);

@@ -298,24 +298,6 @@ int locus_comm_create_errhandler_impl(MPI_Comm_errhandler_function *fn,
     return MPI_SUCCESS;
 }
 
-int locus_comm_set_errhandler_impl(locus_comm_t *c, MPI_Errhandler errhandler)
-{
-    return locus_errh_set_handle(&c->errh, errhandler);
-}
-
-int locus_comm_get_errhandler_impl(locus_comm_t *c, MPI_Errhandler *errhandler)
-{
-    return locus_errh_get_handle(c->errh, errhandler);
-}
-
-/* The call raises errorcode on c, whatever the handler does with it (the
- * entry point checked the code is one). */
-int locus_comm_call_errhandler_impl(locus_comm_t *c, int errorcode)
-{
-    locus_mpi_err(c, errorcode, "MPI_Comm_call_errhandler");
-    return MPI_SUCCESS;
-}
-
 int locus_errhandler_free_impl(MPI_Errhandler *errhandler)
 {
     /* MPI_ERRHANDLER_NULL is no handler. A predefined one may be "freed":

@@ -145,40 +145,38 @@ static const struct {
                         "MPI library", -1},
 };
 
-static int cat_cvars(int cat, int len, int *out)
+/* The indices of the members of category cat among total items, whose
+ * category category_of tells: how many, the first len of them in out. */
+static int cat_members(int cat, int len, int *out, int total, int (*category_of)(int))
 {
     int n = 0;
-    for (int i = 0; i < mpit_cvar_count(); i++)
-        if (mpit_cvar_category(i) == cat) {
+    for (int i = 0; i < total; i++)
+        if (category_of(i) == cat) {
             if (out && n < len)
                 out[n] = i;
             n++;
         }
     return n;
+}
+
+static int cat_parent(int i)
+{
+    return categories[i].parent;
+}
+
+static int cat_cvars(int cat, int len, int *out)
+{
+    return cat_members(cat, len, out, mpit_cvar_count(), mpit_cvar_category);
 }
 
 static int cat_pvars(int cat, int len, int *out)
 {
-    int n = 0;
-    for (int i = 0; i < mpit_pvar_count(); i++)
-        if (mpit_pvar_category(i) == cat) {
-            if (out && n < len)
-                out[n] = i;
-            n++;
-        }
-    return n;
+    return cat_members(cat, len, out, mpit_pvar_count(), mpit_pvar_category);
 }
 
 static int cat_subcats(int cat, int len, int *out)
 {
-    int n = 0;
-    for (int i = 0; i < MPIT_NCATS; i++)
-        if (categories[i].parent == cat) {
-            if (out && n < len)
-                out[n] = i;
-            n++;
-        }
-    return n;
+    return cat_members(cat, len, out, MPIT_NCATS, cat_parent);
 }
 
 int locus_t_category_get_num_impl(int *num_cat)
@@ -227,27 +225,13 @@ static int cat_list_check(int cat_index, int len, const int *indices)
     return MPI_SUCCESS;
 }
 
-int locus_t_category_get_cvars_impl(int cat_index, int len, int indices[])
+/* MPI_T_category_get_cvars (mode 0), _pvars (1) and _categories (2). */
+int locus_t_category_get_cvars_impl(int mode, int cat_index, int len, int indices[])
 {
+    static int (*const members[])(int, int, int *) = { cat_cvars, cat_pvars, cat_subcats };
     int rc = cat_list_check(cat_index, len, indices);
     if (rc == MPI_SUCCESS)
-        cat_cvars(cat_index, len, indices);
-    return rc;
-}
-
-int locus_t_category_get_pvars_impl(int cat_index, int len, int indices[])
-{
-    int rc = cat_list_check(cat_index, len, indices);
-    if (rc == MPI_SUCCESS)
-        cat_pvars(cat_index, len, indices);
-    return rc;
-}
-
-int locus_t_category_get_categories_impl(int cat_index, int len, int indices[])
-{
-    int rc = cat_list_check(cat_index, len, indices);
-    if (rc == MPI_SUCCESS)
-        cat_subcats(cat_index, len, indices);
+        members[mode](cat_index, len, indices);
     return rc;
 }
 

@@ -46,22 +46,8 @@ int locus_win_create_errhandler_impl(MPI_Win_errhandler_function *fn,
                                              errhandler);
 }
 
-int locus_win_set_errhandler_impl(locus_win_t *w, MPI_Errhandler errhandler)
-{
-    return locus_errh_set_handle(&w->comm->errh, errhandler);
-}
-
-int locus_win_get_errhandler_impl(locus_win_t *w, MPI_Errhandler *errhandler)
-{
-    /* A new reference for the caller, as for a communicator. */
-    return locus_comm_get_errhandler_impl(w->comm, errhandler);
-}
-
-int locus_win_call_errhandler_impl(locus_win_t *w, int errorcode)
-{
-    locus_win_err(w, errorcode, "MPI_Win_call_errhandler");
-    return MPI_SUCCESS;
-}
+/* MPI_Win_set/get/call_errhandler are generated whole (the handler is
+ * kept on the window's communicator). */
 
 /* ---- attributes ---- */
 

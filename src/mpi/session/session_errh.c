@@ -36,22 +36,3 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn,
     return MPI_SUCCESS;
 }
 
-/* The entry points of the calls written as locus_<x>_impl below are
- * generated with their checks (a live session, somewhere to write each
- * result); errors return to them, which raise them on the session. */
-
-int locus_session_set_errhandler_impl(locus_session_t *s, MPI_Errhandler errhandler)
-{
-    return locus_errh_set_handle(&s->errh, errhandler);
-}
-
-int locus_session_get_errhandler_impl(locus_session_t *s, MPI_Errhandler *errhandler)
-{
-    return locus_errh_get_handle(s->errh, errhandler);
-}
-
-int locus_session_call_errhandler_impl(locus_session_t *s, int errorcode)
-{
-    locus_session_err(s, errorcode, "MPI_Session_call_errhandler");
-    return MPI_SUCCESS;
-}

@@ -38,8 +38,18 @@ int locus_topo_comm(locus_comm_t *old, int n, const int *proc_of, locus_ptopo_t 
     return err;
 }
 
+int locus_topo_ids_check(const int *ids, int n, int bound, int bad)
+{
+    if (n > 0 && !ids)
+        return MPI_ERR_ARG;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= bound)
+            return bad;
+    return MPI_SUCCESS;
+}
+
 int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, int *proc_of,
-                          int reorder, MPI_Comm *newcomm, const char *fn)
+                          int reorder, MPI_Comm *newcomm)
 {
     locus_comm_t *nc = NULL;
     if (!err)
@@ -47,10 +57,9 @@ int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, i
     else
         locus_ptopo_free(t);
     free(proc_of);
-    if (err)
-        return locus_mpi_err(old, err, fn);
-    *newcomm = locus_comm_handle(nc);
-    return MPI_SUCCESS;
+    if (!err)
+        *newcomm = locus_comm_handle(nc);
+    return err;
 }
 
 LOCUS_PMPI_WEAK(Topo_test)

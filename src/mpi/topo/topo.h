@@ -20,14 +20,18 @@
 int locus_topo_comm(locus_comm_t *old, int n, const int *proc_of, locus_ptopo_t *t,
                     locus_comm_t **out);
 
+/* n ids (ranks, vertices) each in [0, bound): MPI_ERR_ARG when ids is
+ * NULL and n > 0, bad when one is out of range. */
+int locus_topo_ids_check(const int *ids, int n, int bound, int bad);
+
 /*
  * The end of MPI_Cart_create and MPI_Graph_create, err the outcome of the
  * steps before: the communicator of t over n members (reordered by
- * proc_of when reorder) into *newcomm, or the error reported on old as fn.
- * Takes over t and proc_of.
+ * proc_of when reorder) into *newcomm, or the error. Takes over t and
+ * proc_of.
  */
 int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, int *proc_of,
-                          int reorder, MPI_Comm *newcomm, const char *fn);
+                          int reorder, MPI_Comm *newcomm);
 
 /* ---- topo_map.c: reorder = true ------------------------------------------------- */
 

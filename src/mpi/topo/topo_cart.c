@@ -89,11 +89,11 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 /* ---- MPI_Cart_create, MPI_Cart_map --------------------------------------------------- */
 
 /* The checks of MPI_Cart_create and MPI_Cart_map: c an intracommunicator,
- * ndims/dims/periods a grid that fits in it (its size to *n), out given. */
+ * ndims/dims/periods a grid that fits in it (its size to *n). */
 static int cart_check(const locus_comm_t *c, int ndims, const int *dims, const int *periods,
-                      const void *out, int *n)
+                      int *n)
 {
-    if (!locus_comm_valid(c) || c->local)
+    if (c->local)
         return MPI_ERR_COMM;
     if (ndims < 0)
         return MPI_ERR_DIMS;
@@ -108,7 +108,7 @@ static int cart_check(const locus_comm_t *c, int ndims, const int *dims, const i
             return MPI_ERR_ARG;   /* the grid needs more processes (MPICH: "**cartdim") */
     }
     *n = (int)prod;
-    return out ? MPI_SUCCESS : MPI_ERR_ARG;
+    return MPI_SUCCESS;
 }
 
 static locus_ptopo_t *cart_new(int ndims, const int *dims, const int *periods)
@@ -174,40 +174,48 @@ static int cart_place(locus_comm_t *comm, const locus_ptopo_t *t, int n, int col
     return err;
 }
 
-LOCUS_PMPI_WEAK(Cart_create)
-int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                     int reorder, MPI_Comm *comm_cart)
+/* The checks, then the grid (*t) and room for its placement (*proc_of),
+ * *n its size. */
+static int cart_begin(const locus_comm_t *c, int ndims, const int *dims, const int *periods,
+                      int *n, locus_ptopo_t **t, int **proc_of)
 {
-    const char *fn = "MPI_Cart_create";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *old = locus_comm_of(comm_old);
-    int size = 0, err = cart_check(old, ndims, dims, periods, comm_cart, &size);
+    *t = NULL;
+    *proc_of = NULL;
+    int err = cart_check(c, ndims, dims, periods, n);
     if (err)
-        return locus_mpi_err(old, err, fn);
-    locus_ptopo_t *t = cart_new(ndims, dims, periods);
-    int *proc_of = malloc(sizeof *proc_of * (size_t)size);
-    err = t && proc_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    if (!err && reorder)
-        err = cart_place(old, t, size, 1, proc_of);
-    return locus_topo_create_end(old, err, t, size, proc_of, reorder, comm_cart, fn);
+        return err;
+    *t = cart_new(ndims, dims, periods);
+    *proc_of = malloc(sizeof **proc_of * ((size_t)*n + 1));
+    return *t && *proc_of ? MPI_SUCCESS : MPI_ERR_NO_MEM;
 }
 
-LOCUS_PMPI_WEAK(Cart_map)
-int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
+/* The entry points of MPI_Cart_create and MPI_Cart_map are generated with
+ * their checks (MPI initialized, a live communicator, somewhere to write);
+ * they raise what these return on it. */
+
+int locus_cart_create_impl(locus_comm_t *old, int ndims, const int dims[], const int periods[],
+                           int reorder, MPI_Comm *comm_cart)
 {
-    const char *fn = "MPI_Cart_map";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *c = locus_comm_of(comm);
-    int size = 0, err = cart_check(c, ndims, dims, periods, newrank, &size);
-    if (err)
-        return locus_mpi_err(c, err, fn);
-    locus_ptopo_t *t = cart_new(ndims, dims, periods);
-    int *proc_of = malloc(sizeof *proc_of * ((size_t)size + 1));
-    err = t && proc_of ? cart_place(c, t, size, 0, proc_of) : MPI_ERR_NO_MEM;
-    *newrank = err ? MPI_UNDEFINED : locus_topo_vertex_of(proc_of, size, c->coll.rank);
+    locus_ptopo_t *t;
+    int size = 0, *proc_of;
+    int err = cart_begin(old, ndims, dims, periods, &size, &t, &proc_of);
+    if (!err && reorder)
+        err = cart_place(old, t, size, 1, proc_of);
+    return locus_topo_create_end(old, err, t, size, proc_of, reorder, comm_cart);
+}
+
+int locus_cart_map_impl(locus_comm_t *c, int ndims, const int dims[], const int periods[],
+                        int *newrank)
+{
+    locus_ptopo_t *t;
+    int size = 0, *proc_of;
+    int err = cart_begin(c, ndims, dims, periods, &size, &t, &proc_of);
+    *newrank = MPI_UNDEFINED;
+    if (!err && (err = cart_place(c, t, size, 0, proc_of)) == MPI_SUCCESS)
+        *newrank = locus_topo_vertex_of(proc_of, size, c->coll.rank);
     locus_ptopo_free(t);
     free(proc_of);
-    return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
+    return err;
 }
 
 /* ---- queries ---------------------------------------------------------------------- */

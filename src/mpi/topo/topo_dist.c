@@ -121,16 +121,6 @@ static int weight_at(const int *w, int i)
     return w == MPI_UNWEIGHTED || w == MPI_WEIGHTS_EMPTY ? 1 : w[i];
 }
 
-static int ranks_check(const int *r, int n, int size)
-{
-    if (n > 0 && !r)
-        return MPI_ERR_ARG;
-    for (int i = 0; i < n; i++)
-        if (r[i] < 0 || r[i] >= size)
-            return MPI_ERR_RANK;
-    return MPI_SUCCESS;
-}
-
 static int old_check(locus_comm_t *old, MPI_Comm *newcomm)
 {
     if (!locus_comm_valid(old) || old->local)
@@ -214,9 +204,9 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     if (!err && (indegree < 0 || outdegree < 0))
         err = MPI_ERR_ARG;
     if (!err)
-        err = ranks_check(sources, indegree, old->coll.size);
+        err = locus_topo_ids_check(sources, indegree, old->coll.size, MPI_ERR_RANK);
     if (!err)
-        err = ranks_check(destinations, outdegree, old->coll.size);
+        err = locus_topo_ids_check(destinations, outdegree, old->coll.size, MPI_ERR_RANK);
     if (!err)
         err = weights_check(sourceweights, indegree);
     if (!err)
@@ -328,9 +318,9 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     if (!err && ne > 0x1fffffff)
         err = MPI_ERR_ARG;
     if (!err)
-        err = ranks_check(sources, n, old->coll.size);
+        err = locus_topo_ids_check(sources, n, old->coll.size, MPI_ERR_RANK);
     if (!err)
-        err = ranks_check(destinations, (int)ne, old->coll.size);
+        err = locus_topo_ids_check(destinations, (int)ne, old->coll.size, MPI_ERR_RANK);
     if (!err)
         err = weights_check(weights, (int)ne);
     int *quad = err ? NULL : malloc(sizeof *quad * (4 * (size_t)ne + 1));

@@ -16,11 +16,10 @@ static void ints_copy(int *dst, const int *src, int n)
 }
 
 /* The checks of MPI_Graph_create and MPI_Graph_map: c an intracommunicator,
- * a graph of nnodes vertices that fits in it, out given. */
-static int graph_check(const locus_comm_t *c, int nnodes, const int *index, const int *edges,
-                       const void *out)
+ * a graph of nnodes vertices that fits in it. */
+static int graph_check(const locus_comm_t *c, int nnodes, const int *index, const int *edges)
 {
-    if (!locus_comm_valid(c) || c->local)
+    if (c->local)
         return MPI_ERR_COMM;
     if (nnodes < 0 || nnodes > c->coll.size)
         return MPI_ERR_ARG;
@@ -30,12 +29,7 @@ static int graph_check(const locus_comm_t *c, int nnodes, const int *index, cons
         if (index[v] < (v ? index[v - 1] : 0))
             return MPI_ERR_ARG;
     int nedges = nnodes > 0 ? index[nnodes - 1] : 0;
-    if (nedges > 0 && !edges)
-        return MPI_ERR_ARG;
-    for (int k = 0; k < nedges; k++)
-        if (edges[k] < 0 || edges[k] >= nnodes)
-            return MPI_ERR_ARG;
-    return out ? MPI_SUCCESS : MPI_ERR_ARG;
+    return locus_topo_ids_check(edges, nedges, nnodes, MPI_ERR_ARG);
 }
 
 /* The graph in CSR form (xadj from MPI's cumulative index). */
@@ -62,16 +56,16 @@ static int graph_place(locus_comm_t *c, int nnodes, const int *index, const int 
     return err;
 }
 
-LOCUS_PMPI_WEAK(Graph_create)
-int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int edges[],
-                      int reorder, MPI_Comm *comm_graph)
+/* The entry points of MPI_Graph_create and MPI_Graph_map are generated
+ * with their checks (MPI initialized, a live communicator, somewhere to
+ * write); they raise what these return on it. */
+
+int locus_graph_create_impl(locus_comm_t *old, int nnodes, const int indx[], const int edges[],
+                            int reorder, MPI_Comm *comm_graph)
 {
-    const char *fn = "MPI_Graph_create";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *old = locus_comm_of(comm_old);
-    int err = graph_check(old, nnodes, indx, edges, comm_graph);
+    int err = graph_check(old, nnodes, indx, edges);
     if (err)
-        return locus_mpi_err(old, err, fn);
+        return err;
     int nedges = nnodes > 0 ? indx[nnodes - 1] : 0;
     locus_ptopo_t *t = locus_ptopo_new(MPI_GRAPH);
     int *proc_of = malloc(sizeof *proc_of * ((size_t)nnodes + 1));
@@ -87,24 +81,20 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int indx[], const int
         if (reorder)
             err = graph_place(old, nnodes, indx, edges, 1, proc_of);
     }
-    return locus_topo_create_end(old, err, t, nnodes, proc_of, reorder, comm_graph, fn);
+    return locus_topo_create_end(old, err, t, nnodes, proc_of, reorder, comm_graph);
 }
 
-LOCUS_PMPI_WEAK(Graph_map)
-int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int indx[], const int edges[],
-                   int *newrank)
+int locus_graph_map_impl(locus_comm_t *c, int nnodes, const int indx[], const int edges[],
+                         int *newrank)
 {
-    const char *fn = "MPI_Graph_map";
-    LOCUS_CHECK_INIT(fn);
-    locus_comm_t *c = locus_comm_of(comm);
-    int err = graph_check(c, nnodes, indx, edges, newrank);
-    if (err)
-        return locus_mpi_err(c, err, fn);
-    int *proc_of = malloc(sizeof *proc_of * ((size_t)nnodes + 1));
-    err = proc_of ? graph_place(c, nnodes, indx, edges, 0, proc_of) : MPI_ERR_NO_MEM;
+    int *proc_of = NULL;
+    int err = graph_check(c, nnodes, indx, edges);
+    if (!err)
+        err = (proc_of = malloc(sizeof *proc_of * ((size_t)nnodes + 1))) != NULL
+                  ? graph_place(c, nnodes, indx, edges, 0, proc_of) : MPI_ERR_NO_MEM;
     *newrank = err ? MPI_UNDEFINED : locus_topo_vertex_of(proc_of, nnodes, c->coll.rank);
     free(proc_of);
-    return err ? locus_mpi_err(c, err, fn) : MPI_SUCCESS;
+    return err;
 }
 
 /* ---- queries ---------------------------------------------------------------------- */

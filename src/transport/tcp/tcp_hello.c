@@ -12,6 +12,21 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* Queues a handshake message (a header alone) on c. */
+static int hello_queue(tcp_tp_t *tp, tcp_conn_t *c, const void *head, size_t len)
+{
+    tcp_qent_t *e = tcp_qent_new(0);
+    if (!e) {
+        tcp_fail(tp, -ENOMEM, "out of memory");
+        return -1;
+    }
+    memcpy(e->head, head, len);
+    e->head_len = (uint32_t)len;
+    tcp_queue_push(&c->q, e);
+    tcp_conn_dirty(tp, c);
+    return 0;
+}
+
 void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c)
 {
     const tcp_peer_t *pe = &tp->peers[c->peer];
@@ -22,15 +37,7 @@ void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c)
         .src = tp->rank, .dst = c->peer, .eager_max = (uint32_t)tp->cfg.eager_max,
         .src_nonce = tp->nonce, .dst_nonce = pe->card->nonce,
     };
-    tcp_qent_t *e = tcp_qent_new(0);
-    if (!e) {
-        tcp_fail(tp, -ENOMEM, "out of memory");
-        return;
-    }
-    memcpy(e->head, &h, sizeof h);
-    e->head_len = sizeof h;
-    tcp_queue_push(&c->q, e);
-    tcp_conn_dirty(tp, c);
+    hello_queue(tp, c, &h, sizeof h);
 }
 
 void tcp_accept_all(tcp_tp_t *tp, tcp_rail_t *rail)
@@ -66,16 +73,7 @@ void tcp_accept_all(tcp_tp_t *tp, tcp_rail_t *rail)
 static void ack_send(tcp_tp_t *tp, tcp_conn_t *c, uint32_t status)
 {
     tcp_hello_ack_t a = { TCP_HELLO_MAGIC, status };
-    tcp_qent_t *e = tcp_qent_new(0);
-    if (!e) {
-        tcp_fail(tp, -ENOMEM, "out of memory");
-        return;
-    }
-    memcpy(e->head, &a, sizeof a);
-    e->head_len = sizeof a;
-    tcp_queue_push(&c->q, e);
-    tcp_conn_dirty(tp, c);
-    if (status != TCP_HELLO_OK)
+    if (hello_queue(tp, c, &a, sizeof a) == 0 && status != TCP_HELLO_OK)
         tcp_conn_state(tp, c, TCP_C_REJECTING);
 }
 
@@ -188,22 +186,22 @@ static void ack_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_ack_t *a)
 int tcp_conn_handshake(tcp_tp_t *tp, tcp_conn_t *c)
 {
     size_t avail = c->rend - c->rpos;
-    if (c->state == TCP_C_ACCEPTED) {
-        tcp_hello_t h;
-        if (avail < sizeof h)
+    /* A hello on a connection accepted, its answer on one made. */
+    int hello = c->state == TCP_C_ACCEPTED;
+    if (hello || c->state == TCP_C_HELLO_WAIT) {
+        union {
+            tcp_hello_t h;
+            tcp_hello_ack_t a;
+        } m;
+        size_t len = hello ? sizeof m.h : sizeof m.a;
+        if (avail < len)
             return 0;
-        memcpy(&h, c->rbuf + c->rpos, sizeof h);
-        c->rpos += sizeof h;
-        hello_arrived(tp, c, &h);
-        return 1;
-    }
-    if (c->state == TCP_C_HELLO_WAIT) {
-        tcp_hello_ack_t a;
-        if (avail < sizeof a)
-            return 0;
-        memcpy(&a, c->rbuf + c->rpos, sizeof a);
-        c->rpos += sizeof a;
-        ack_arrived(tp, c, &a);
+        memcpy(&m, c->rbuf + c->rpos, len);
+        c->rpos += len;
+        if (hello)
+            hello_arrived(tp, c, &m.h);
+        else
+            ack_arrived(tp, c, &m.a);
         return 1;
     }
     /* REJECTING: whatever else the stranger sends is dropped. */
