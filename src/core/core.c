@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "locus_tunables.h"
 
@@ -35,6 +36,12 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
         c->polls_before_yield = 1;
     if (locus_tunable_long("LOCUS_SETTLE_MS", &c->settle_ms, err, errlen))
         goto fail;
+    long after_us, sleep_us;
+    if (locus_tunable_long("LOCUS_IDLE_SLEEP_AFTER_US", &after_us, err, errlen) ||
+        locus_tunable_long("LOCUS_IDLE_SLEEP_US", &sleep_us, err, errlen))
+        goto fail;
+    c->sleep_after_ns = after_us > 0 ? after_us * 1000 : 0;
+    c->sleep_ns = sleep_us < 1 ? 1000 : sleep_us >= 1000000 ? 999999999 : sleep_us * 1000;
     const char *y = locus_tunable_str("LOCUS_YIELD");
     c->local_size = local_size;
     c->node_ncpus = locus_core_node_ncpus(&c->node_ncpus_from);
@@ -225,7 +232,26 @@ int locus_core_progress(locus_core_t *c)
         n += locus_core_flush(c);
     if (c->gen_head && !c->gen_polling)
         n += gen_poll(c);
+    if (n > 0)
+        c->idle_since_ns = 0;
     return __builtin_expect(c->fatal, 0) ? -1 : n;
+}
+
+void locus_core_idle_yield(locus_core_t *c)
+{
+    if (c->sleep_after_ns) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+        if (!c->idle_since_ns) {
+            c->idle_since_ns = t;
+        } else if (t - c->idle_since_ns >= c->sleep_after_ns) {
+            struct timespec nap = { 0, c->sleep_ns };
+            nanosleep(&nap, NULL);
+            return;
+        }
+    }
+    sched_yield();
 }
 
 int locus_core_wait(locus_core_t *c, locus_req_t *r)

@@ -146,6 +146,9 @@ typedef struct {
     long polls_before_yield;
     long settle_ms;             /* LOCUS_SETTLE_MS: locus_core_settle's bound */
     long idle;
+    long sleep_after_ns;        /* LOCUS_IDLE_SLEEP_AFTER_US, 0: never */
+    long sleep_ns;              /* LOCUS_IDLE_SLEEP_US */
+    int64_t idle_since_ns;      /* the first yield since the last event, 0: none */
     int fatal;                  /* a transport failed, or the core (out of
                                    memory, a malformed wire header) */
     char fatal_msg[200];
@@ -267,18 +270,22 @@ void locus_core_complete(locus_core_t *c, locus_req_t *r);
 int locus_core_progress(locus_core_t *c);
 
 /* Called by wait loops after a round with no event: spins, or yields the
- * CPU every polls_before_yield rounds when ranks outnumber cores. */
+ * CPU every polls_before_yield rounds when ranks outnumber cores; a rank
+ * that has yielded for sleep_after_ns without an event (any round of
+ * progress with one resets it) sleeps sleep_ns instead of yielding, since
+ * sched_yield keeps a waiting rank runnable: it would still take its
+ * share of the CPUs from the ranks (and jobs) that have work. */
 static inline void locus_core_idle(locus_core_t *c);
+void locus_core_idle_yield(locus_core_t *c);
 
 /* Progresses until r->done (or the core failed: returns -1). */
 int locus_core_wait(locus_core_t *c, locus_req_t *r);
 
-#include <sched.h>
 static inline void locus_core_idle(locus_core_t *c)
 {
     if (c->yield && ++c->idle >= c->polls_before_yield) {
         c->idle = 0;
-        sched_yield();
+        locus_core_idle_yield(c);
     }
 }
 
