@@ -278,12 +278,21 @@ def _launcher_alive(name):
     return bool(m) and os.path.exists("/proc/" + m.group(1))
 
 
-def leftovers(before):
+def leftovers(before, settle=5.0):
     """The /dev/shm/locus* files new since `before` that no process uses
-    and whose job's launcher is gone: what a job left behind."""
-    new = ["/dev/shm/" + n for n in _shm_locus() - before if not _launcher_alive(n)]
-    busy = in_use(new)
-    return [p for p in new if p not in busy]
+    and whose job's launcher is gone, and that are still there `settle`
+    seconds on: what a job left behind (a job of another test ending beside
+    this one has unmapped its files a moment before it removes them)."""
+    def candidates():
+        new = ["/dev/shm/" + n for n in _shm_locus() - before if not _launcher_alive(n)]
+        busy = in_use(new)
+        return [p for p in new if p not in busy]
+    stale = candidates()
+    deadline = time.monotonic() + settle
+    while stale and time.monotonic() < deadline:
+        time.sleep(0.25)
+        stale = [p for p in candidates() if p in stale]
+    return stale
 
 
 def clean_shm(before):
