@@ -54,6 +54,7 @@ typedef struct {
     _Atomic int ready;     /* victim set up and traffic started */
     _Atomic int waiting;   /* rank 0 waits on the victim */
     _Atomic int fenced;    /* pidreuse-start: victim passed the first fence */
+    _Atomic int made0;     /* rank 0's transport made (its CMA probe done) */
     _Atomic int go;        /* victim killed (and its pid reused): rank 0 may look */
     _Atomic int done;      /* test over: lingering children may go */
     _Atomic int skip;      /* the environment cannot run this case */
@@ -206,6 +207,10 @@ static int victim_main(void)
             big_buf[i] = big_byte(i);
         if (c.tp->ops->send(c.tp, 0, "v", 1, big_buf, BIG, NULL) != LOCUS_TP_PENDING)
             return 1;
+        /* Killed only once rank 0 has probed it for CMA: a probe of the dead
+         * victim fails rank 0's start-up, which is not the case under test. */
+        if (wait_flag(&ctl->made0, 30) != 0)
+            return 1;
         atomic_store(&ctl->ready, 1);
     }
     if (mode == OTHERNS_FORK) {
@@ -261,6 +266,7 @@ static int rank0_main(void)
         snprintf(ctl->why, sizeof ctl->why, "%s", err);
         return mode == PIDREUSE_START ? EXIT_NOTICED : 1;
     }
+    atomic_store(&ctl->made0, 1);
     if (mode == PIDREUSE_CMA)
         return rank0_receive(&c);
     int rc = c.tp->ops->send(c.tp, 1, "h", 1, big_buf, sizeof big_buf, NULL);
