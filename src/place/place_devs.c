@@ -124,7 +124,48 @@ static int warn_remote(place_ctx_t *x, const int *remote)
     return 0;
 }
 
-/* Each rank's primary NIC: its --map-by nic domain's, else the spread. */
+/* --map-by nic: the spread decides how many of a NUMA node's ranks each of
+ * its nearest NICs takes; within those counts a rank keeps the NIC whose
+ * domain placed it. A rank that had to leave its domain (more ranks than
+ * its cores) thus never takes a far NIC, and the counts stay balanced. */
+static int keep_domain_nics(const place_ctx_t *x, int *of)
+{
+    const locus_topo_t *t = x->t;
+    int n = x->req->nranks;
+    int *left = calloc((size_t)t->ndevs + 1, sizeof *left);
+    char *kept = calloc((size_t)n + 1, 1);
+    if (!left || !kept) {
+        free(left);
+        free(kept);
+        return -1;
+    }
+    for (int s = -1; s < t->nnumas; s++) {
+        memset(left, 0, ((size_t)t->ndevs + 1) * sizeof *left);
+        for (int r = 0; r < n; r++)
+            if (x->home[r] == s && of[r] >= 0)
+                left[of[r]]++;
+        for (int r = 0; r < n; r++) {
+            int want = x->dom[x->rank_dom[r]].nic;
+            kept[r] = x->home[r] == s && of[r] >= 0 && left[want] > 0;
+            if (kept[r]) {
+                of[r] = want;
+                left[want]--;
+            }
+        }
+        for (int r = 0, i = 0; r < n; r++)
+            if (x->home[r] == s && of[r] >= 0 && !kept[r]) {
+                while (left[i] == 0)
+                    i++;
+                of[r] = i;
+                left[i]--;
+            }
+    }
+    free(left);
+    free(kept);
+    return 0;
+}
+
+/* Each rank's primary NIC: the spread over the NICs nearest to it. */
 static int nics_primary(place_ctx_t *x, const char *cand, int *rails, int nrails, int *load)
 {
     int n = x->req->nranks;
@@ -133,12 +174,9 @@ static int nics_primary(place_ctx_t *x, const char *cand, int *rails, int nrails
     int *of = calloc((size_t)n, sizeof *of);
     if (!of)
         return -1;
-    int rc = 0;
-    if (x->req->map_by == LOCUS_MAP_NIC)
-        for (int r = 0; r < n; r++)
-            of[r] = x->dom[x->rank_dom[r]].nic;
-    else
-        rc = devs_spread(x, cand, of, load);
+    int rc = devs_spread(x, cand, of, load);
+    if (rc == 0 && x->req->map_by == LOCUS_MAP_NIC)
+        rc = keep_domain_nics(x, of);
     for (int r = 0; r < n; r++)
         rails[(size_t)r * (size_t)nrails] = of[r];
     free(of);

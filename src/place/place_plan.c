@@ -75,16 +75,83 @@ static int doms_by_key(place_ctx_t *x, core_key_fn key)
     return 0;
 }
 
-/* One domain per candidate NIC: the allowed cores in its locality. */
+static int nic_has_core(const locus_topo_t *t, int nic, int c)
+{
+    const locus_topo_core_t *co = &t->cores[c];
+    for (int p = 0; p < co->npus; p++) {
+        const locus_topo_pu_t *pu = &t->pus[co->first_pu + p];
+        if (pu->allowed && hwloc_bitmap_isset(t->devs[nic].cpuset, (unsigned)pu->os))
+            return 1;
+    }
+    return 0;
+}
+
+/* NIC i's domain. The cores it is nearest to (own[j * ncores + c]: NIC j
+ * is nearest to core c), split in contiguous shares among the NICs nearest
+ * to the same cores (two HCAs on one socket take half the socket each):
+ * domains that overlapped let one NIC's ranks fill the cores its sibling's
+ * ranks were to have, and those then spilled onto another socket, far from
+ * their NIC. */
+static void nic_dom_cores(const locus_topo_t *t, const char *cand, const char *own, int i,
+                          char *in)
+{
+    size_t C = (size_t)t->ncores;
+    const char *mine = own + (size_t)i * C;
+    int nown = 0, sibs = 0, me = 0;
+    for (size_t c = 0; c < C; c++)
+        nown += in[c] = mine[c];
+    for (int j = 0; nown && j < t->ndevs; j++)
+        if (cand[j] && !memcmp(own + (size_t)j * C, mine, C)) {
+            me += j < i;
+            sibs++;
+        }
+    if (nown >= sibs && sibs > 1) {
+        int lo = me * nown / sibs, hi = (me + 1) * nown / sibs, k = 0;
+        for (size_t c = 0; c < C; c++)
+            if (in[c]) {
+                in[c] = k >= lo && k < hi;
+                k++;
+            }
+    }
+    /* Nearest to no core (nearer NICs own them all): its locality. */
+    for (size_t c = 0; !nown && c < C; c++)
+        nown += in[c] = t->cores[c].nallowed && nic_has_core(t, i, (int)c);
+    for (size_t c = 0; !nown && c < C; c++)
+        in[c] = t->cores[c].nallowed > 0;
+}
+
+/* own[i * ncores + c]: candidate NIC i is among the nearest candidates of
+ * allowed core c, those whose locality holds it and is the smallest such. */
+static char *nic_ownership(const locus_topo_t *t, const char *cand)
+{
+    size_t C = (size_t)t->ncores;
+    char *own = calloc((size_t)t->ndevs * C + 1, 1);
+    for (size_t c = 0; own && c < C; c++) {
+        int best = -1;
+        for (int i = 0; i < t->ndevs && t->cores[c].nallowed; i++)
+            if (cand[i] && nic_has_core(t, i, (int)c)) {
+                int w = hwloc_bitmap_weight(t->devs[i].cpuset);
+                best = best < 0 || w < best ? w : best;
+            }
+        for (int i = 0; best >= 0 && i < t->ndevs; i++)
+            own[(size_t)i * C + c] = cand[i] && nic_has_core(t, i, (int)c)
+                                     && hwloc_bitmap_weight(t->devs[i].cpuset) == best;
+    }
+    return own;
+}
+
+/* One domain per candidate NIC: the allowed cores it is nearest to. */
 static int doms_by_nic(place_ctx_t *x, char *err, size_t errlen)
 {
     const locus_topo_t *t = x->t;
-    char *cand = calloc((size_t)t->ndevs + 1, 1);
+    char *cand = calloc((size_t)t->ndevs + 1, 1), *own = NULL;
     if (!cand)
         return -1;
     int n = place_nic_candidates(t, x->req->nic_filter, cand, err, errlen);
     if (n == 0)
         snprintf(err, errlen, "--map-by nic: this machine has no NIC");
+    if (n > 0 && !(own = nic_ownership(t, cand)))
+        n = -1;
     for (int i = 0; n > 0 && i < t->ndevs; i++) {
         if (!cand[i])
             continue;
@@ -94,19 +161,10 @@ static int doms_by_nic(place_ctx_t *x, char *err, size_t errlen)
             break;
         }
         d->nic = i;
-        int any = 0;
-        for (int c = 0; c < t->ncores; c++) {
-            const locus_topo_core_t *co = &t->cores[c];
-            for (int p = 0; p < co->npus && !d->in[c]; p++) {
-                const locus_topo_pu_t *pu = &t->pus[co->first_pu + p];
-                d->in[c] = pu->allowed && hwloc_bitmap_isset(t->devs[i].cpuset, (unsigned)pu->os);
-            }
-            any |= d->in[c];
-        }
-        for (int c = 0; !any && c < t->ncores; c++)
-            d->in[c] = t->cores[c].nallowed > 0;
+        nic_dom_cores(t, cand, own, i, d->in);
         dom_finish(t, d);
     }
+    free(own);
     free(cand);
     return n > 0 ? 0 : -1;
 }
@@ -270,16 +328,27 @@ static int ranks_to_doms(place_ctx_t *x)
     return 0;
 }
 
-static int dom_has_free_core(const place_ctx_t *x, int d)
+/* Whether a rank of domain d still fits there without sharing: a free
+ * core, or when ranks take PUs, T PUs that no rank uses. */
+static int dom_has_room(const place_ctx_t *x, int d)
 {
-    for (int c = 0; c < x->t->ncores; c++)
-        if (x->dom[d].in[c] && x->core_use[c] == 0)
+    int free_pus = 0;
+    for (int c = 0; c < x->t->ncores; c++) {
+        if (!x->dom[d].in[c])
+            continue;
+        if (x->core_use[c] == 0)
             return 1;
-    return 0;
+        for (int p = 0; x->unit_pu && p < x->t->cores[c].npus; p++) {
+            const int q = x->t->cores[c].first_pu + p;
+            free_pus += x->t->pus[q].allowed && x->pu_use[q] == 0;
+        }
+    }
+    return x->unit_pu && free_pus >= x->T;
 }
 
 /* Each domain's first ranks, as many as its cores hold alone, are placed
- * first; then ranks whose domain still has a free core; then the rest.
+ * first; then ranks whose domain still has room (a free core, or free PUs
+ * when ranks take PUs); then the rest.
  * A rank that must share or leave its domain thus never takes a core that
  * another domain's own rank was to have, and no core is shared while
  * another stays free. Within each pass, rank order. */
@@ -298,7 +367,7 @@ static int ranks_place(place_ctx_t *x)
     for (int progress = 1; progress && rc == 0; ) {
         progress = 0;
         for (int r = 0; rc == 0 && r < x->req->nranks; r++)
-            if (!done[r] && dom_has_free_core(x, x->rank_dom[r])) {
+            if (!done[r] && dom_has_room(x, x->rank_dom[r])) {
                 done[r] = progress = 1;
                 rc = place_rank_make(x, r);
             }

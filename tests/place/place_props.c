@@ -409,6 +409,36 @@ static void random_restrictions(const char *path, const char *label, int count)
     }
 }
 
+/* Every policy at every rank count from 1 to the allowed PUs, one PU per
+ * rank (where ranks start to share cores and NUMA nodes fill unevenly):
+ * each rank's NIC is one of the nearest to it, balanced among equals. */
+static void sweep_counts(const locus_topo_t *t, const char *label)
+{
+    static const locus_map_policy_t maps[] = {LOCUS_MAP_DEFAULT, LOCUS_MAP_CORE, LOCUS_MAP_NUMA,
+                                              LOCUS_MAP_SOCKET, LOCUS_MAP_L3CACHE, LOCUS_MAP_NIC,
+                                              LOCUS_MAP_PPR};
+    int A = locus_topo_allowed_pus(t);
+    for (size_t mi = 0; mi < sizeof maps / sizeof maps[0]; mi++)
+        for (int n = 1; n <= A; n++) {
+            locus_place_request_t req;
+            locus_place_request_init(&req);
+            req.nranks = n;
+            req.map_by = maps[mi];
+            req.ppr_count = (A + 1) / 2;
+            req.ppr_obj = LOCUS_OBJ_SOCKET;
+            char err[512];
+            locus_plan_t p;
+            snprintf(ctx, sizeof ctx, "%s sweep n=%d map=%d", label, n, (int)maps[mi]);
+            if (locus_plan_make(t, &req, &p, err, sizeof err) < 0) {
+                CHECK(infeasible(t, &req) || req.map_by == LOCUS_MAP_PPR, "refused: %s", err);
+                continue;
+            }
+            plans++;
+            props_check_devs(t, &req, &p);
+            locus_plan_free(&p);
+        }
+}
+
 static void run_file(const char *path, const char *label)
 {
     char err[512];
@@ -417,6 +447,7 @@ static void run_file(const char *path, const char *label)
     CHECK(t != NULL, "load: %s", err);
     if (t) {
         run_matrix(t, label, 1);
+        sweep_counts(t, label);
         props_check_nic_filter(t);
         locus_topo_free(t);
         restrictions(path, label);

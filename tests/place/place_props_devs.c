@@ -250,25 +250,35 @@ static void check_rails(const locus_topo_t *t, const locus_place_request_t *req,
     free(elig);
 }
 
-/* --map-by nic: NUMA nodes with as many candidate NICs hold as many
- * ranks (±1): the ranks beyond an even share go to different nodes. */
+/* --map-by nic: NUMA nodes with as many candidate NICs and as many allowed
+ * cores and PUs hold as many ranks (±1): the ranks beyond an even share go
+ * to different nodes. (Where one node allows fewer CPUs, it may fill up
+ * first, and its ranks then run, and take NICs, elsewhere.) */
 static void check_nic_numa_spread(const locus_topo_t *t, const locus_plan_t *p, const int *of,
                                   const char *cand)
 {
     int n = t->nnumas + 1;
     int *nics = calloc((size_t)n, sizeof *nics), *ranks = calloc((size_t)n, sizeof *ranks);
+    int *cores = calloc((size_t)n, sizeof *cores), *pus = calloc((size_t)n, sizeof *pus);
     for (int i = 0; i < t->ndevs; i++)
         nics[t->devs[i].numa + 1] += cand[i];
+    for (int c = 0; c < t->ncores; c++) {
+        cores[t->cores[c].numa + 1] += t->cores[c].nallowed > 0;
+        pus[t->cores[c].numa + 1] += t->cores[c].nallowed;
+    }
     for (int r = 0; r < p->nranks; r++)
         if (of[r] >= 0)
             ranks[t->devs[of[r]].numa + 1]++;
     for (int a = 1; a < n; a++)
         for (int b = 1; b < n; b++)
-            CHECK(!nics[a] || nics[a] != nics[b] || ranks[a] <= ranks[b] + 1, "--map-by nic: "
-                  "NUMA %d's NICs have %d ranks, NUMA %d's as many NICs only %d", t->numas[a - 1].os,
-                  ranks[a], t->numas[b - 1].os, ranks[b]);
+            CHECK(!nics[a] || nics[a] != nics[b] || cores[a] != cores[b] || pus[a] != pus[b]
+                  || ranks[a] <= ranks[b] + 1, "--map-by nic: NUMA %d's NICs have %d ranks, "
+                  "NUMA %d's as many NICs only %d", t->numas[a - 1].os, ranks[a],
+                  t->numas[b - 1].os, ranks[b]);
     free(nics);
     free(ranks);
+    free(cores);
+    free(pus);
 }
 
 void props_check_devs(const locus_topo_t *t, const locus_place_request_t *req,
@@ -290,18 +300,15 @@ void props_check_devs(const locus_topo_t *t, const locus_place_request_t *req,
             CHECK(!has || (of[r] >= 0 && cand[of[r]]), "rank %d got %s, not a candidate (%s)", r,
                   name, nic ? "fabric class rule" : "no such GPU");
             char *e = &elig[(size_t)r * (size_t)t->ndevs];
-            /* --map-by nic spreads over all candidates, near or not. */
-            if (fixed)
-                memcpy(e, cand, (size_t)t->ndevs);
-            else
-                eligible(t, cand, NULL, 0, rp->home_numa, e);
+            /* --map-by nic too: a rank its NIC's domain could not hold
+             * still gets a NIC nearest to where it runs. */
+            eligible(t, cand, NULL, 0, rp->home_numa, e);
             CHECK(of[r] < 0 || e[of[r]], "rank %d: %s is not among the nearest %ss", r, name,
                   nic ? "NIC" : "GPU");
         }
         check_pair_balance(t, n, of, elig, nic ? "NIC" : "GPU");
-        if (!fixed)
-            check_group_split(t, p, of, elig, nic ? "NIC" : "GPU");
-        else
+        check_group_split(t, p, of, elig, nic ? "NIC" : "GPU");
+        if (fixed)
             check_nic_numa_spread(t, p, of, cand);
         if (nic)
             check_rails(t, req, p, cand, ncand);
