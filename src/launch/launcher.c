@@ -185,6 +185,10 @@ static pid_t spawn(fe_t *fe, char **argv, int io, const char *jobid_env)
     int fd = io >= 0 ? io : open("/dev/null", O_RDWR);
     if (fd < 0 || dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
         _exit(1);
+    /* Only as 0 and 1: left open under its own number, the control socket
+     * reached the proxy's ranks, which could then speak for the proxy. */
+    if (fd > 2)
+        close(fd);
     sigprocmask(SIG_UNBLOCK, &fe->sigs, NULL);
     signal(SIGPIPE, SIG_DFL);
     /* Tags the local proxy as part of the job, like its ranks, so every

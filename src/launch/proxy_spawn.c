@@ -171,6 +171,12 @@ static void child_exec(proxy_t *px, prank_t *p, pid_t parent, int pmi_child,
     int pmi_fd = dup(pmi_child);  /* the dup is not close-on-exec */
     if (pmi_fd < 0)
         _exit(127);
+    /* A rank gets stdio and its PMI socket, nothing else: no descriptor of
+     * the proxy's (its control stream, other ranks' pipes) nor what the
+     * user's shell left open, as Open MPI's launcher does. */
+    if (pmi_fd > 3)
+        close_range(3, (unsigned)pmi_fd - 1, 0);
+    close_range((unsigned)pmi_fd + 1, ~0U, 0);
 
     char err[512];
     if (px->topo != NULL) {

@@ -495,6 +495,45 @@ def case_success_nonmpi():
           "sh exit: %d %r" % (rc, err))
 
 
+RANK_FDS = r"""
+import os, stat
+fds = []
+for name in os.listdir("/proc/self/fd"):
+    try:
+        st = os.fstat(int(name))   # the listing's own descriptor is gone by now
+    except OSError:
+        continue
+    kind = "sock" if stat.S_ISSOCK(st.st_mode) else "pipe" if stat.S_ISFIFO(st.st_mode) else "other"
+    fds.append("%s:%s" % (name, kind))
+print("rank", os.environ["PMI_RANK"], "pmi", os.environ.get("PMI_FD"), "fds", ",".join(sorted(fds)))
+"""
+
+
+def case_rankfds():
+    """A rank holds stdio and its PMI socket, nothing else: not the proxy's
+    control stream (through it a rank could forge the job's exit status or
+    other ranks' output), not another rank's pipes, not what the caller's
+    shell left open. Local launcher, and the exec launcher over two nodes."""
+    r, w = os.pipe()   # a descriptor the caller leaves open (inheritable)
+    os.set_inheritable(w, True)
+    for extra in ([], EXEC + ["--host", "n0:2,n1:2"]):
+        p = subprocess.run([LOCUSRUN] + extra + ["-n", "4", "--oversubscribe", sys.executable,
+                            "-c", RANK_FDS], capture_output=True, text=True, timeout=30,
+                           stdin=subprocess.DEVNULL, pass_fds=(w,))
+        lines = [l.split() for l in p.stdout.splitlines() if l.startswith("rank ")]
+        check(p.returncode == 0 and len(lines) == 4, "rankfds %s: rc %d, %r %r"
+              % (extra[:2], p.returncode, p.stdout, p.stderr))
+        for l in lines:
+            pmi = l[3]
+            fds = dict(x.split(":") for x in l[5].split(","))
+            want = {"0", "1", "2", pmi}
+            check(set(fds) == want and fds[pmi] == "sock",
+                  "rankfds %s: rank %s has %s, want stdio and PMI fd %s only"
+                  % (extra[:2], l[1], l[5], pmi))
+    os.close(r)
+    os.close(w)
+
+
 def case_exitcode():
     failing_job("exit", 3, 1, 3, "rank 1 (pid %(pid)d) on %(host)s exited with status 3")
 
