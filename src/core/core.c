@@ -145,6 +145,17 @@ locus_req_t *locus_core_req_get(locus_core_t *c)
     return r;
 }
 
+int locus_core_req_known(const locus_core_t *c, const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (int s = 0; s < c->nslabs; s++) {
+        uintptr_t base = (uintptr_t)c->slabs[s];
+        if (a >= base && a < base + SLAB_REQS * sizeof(locus_req_t))
+            return (a - base) % sizeof(locus_req_t) == 0 && ((const locus_req_t *)p)->kind != 0;
+    }
+    return 0;
+}
+
 locus_req_t *locus_core_req_by_id(locus_core_t *c, uint32_t id)
 {
     if (id / SLAB_REQS >= (uint32_t)c->nslabs)

@@ -200,6 +200,9 @@ long locus_core_settle(locus_core_t *c);
 locus_req_t *locus_core_req_get(locus_core_t *c);
 /* Recycles a request (must be complete or never started). */
 void locus_core_req_put(locus_core_t *c, locus_req_t *r);
+/* 1 when p is a request of c's in use (not on the free list), found from
+ * its address alone: a pointer that is not one is never read. */
+int locus_core_req_known(const locus_core_t *c, const void *p);
 /*
  * Gives up on a request whose wait failed (or that its owner no longer
  * wants): a posted receive leaves the posted queue, a queued send its

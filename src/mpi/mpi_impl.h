@@ -81,6 +81,35 @@
 #define LOCUS_PREDEF_LIMIT 0x1000u
 #define LOCUS_IS_PREDEF(h) ((uintptr_t)(h) < LOCUS_PREDEF_LIMIT)
 
+/* ---- the table of live handles (env/handle_table.c) ---------------------- */
+/* What a live user handle points to; a converter asks before it reads the
+ * object, so a handle that is not one is an error class, never a fault. */
+enum { LOCUS_HK_COMM = 1, LOCUS_HK_DTYPE, LOCUS_HK_GROUP, LOCUS_HK_OP, LOCUS_HK_ERRH,
+       LOCUS_HK_INFO, LOCUS_HK_WIN, LOCUS_HK_MSG };
+typedef struct {
+    uintptr_t *keys;  /* object addresses, 0: empty slot */
+    uint8_t *kinds;   /* LOCUS_HK_* of each */
+    size_t mask;      /* slots - 1 (a power of two) */
+    size_t count;
+} locus_handle_table_t;
+extern locus_handle_table_t locus_handles;
+/* Enters obj as a live handle of kind (0, or -1 out of memory) / removes it. */
+int locus_handle_enter(const void *obj, int kind);
+void locus_handle_leave(const void *obj);
+/* 1 when h is a live handle of that kind. */
+static inline int locus_handle_is(const void *h, int kind)
+{
+    const locus_handle_table_t *t = &locus_handles;
+    uintptr_t key = (uintptr_t)h;
+    if (!t->keys)
+        return 0;
+    for (size_t i = (size_t)((key >> 4) * 0x9e3779b97f4a7c15ull >> 32) & t->mask; t->keys[i];
+         i = (i + 1) & t->mask)
+        if (t->keys[i] == key)
+            return t->kinds[i] == kind;
+    return 0;
+}
+
 /* ---- error handlers ------------------------------------------------------ */
 typedef struct locus_errh locus_errh_t;
 struct locus_errh {
@@ -150,7 +179,7 @@ static inline locus_comm_t *locus_comm_of(MPI_Comm h)
     if (LOCUS_IS_PREDEF(h))
         return h == MPI_COMM_WORLD ? &locus_comm_world
                : h == MPI_COMM_SELF ? &locus_comm_self : NULL;
-    return (locus_comm_t *)h;
+    return locus_handle_is(h, LOCUS_HK_COMM) ? (locus_comm_t *)h : NULL;
 }
 static inline MPI_Comm locus_comm_handle(const locus_comm_t *c)
 {
@@ -164,7 +193,7 @@ static inline locus_mdt_t *locus_mdt_of(MPI_Datatype h)
     if (v < LOCUS_PREDEF_LIMIT)
         return v > 0x200 && v < 0x300 && locus_predef_types[v - 0x200].dt
                    ? &locus_predef_types[v - 0x200] : NULL;
-    return (locus_mdt_t *)h;
+    return locus_handle_is(h, LOCUS_HK_DTYPE) ? (locus_mdt_t *)h : NULL;
 }
 /* The engine type of a datatype handle (NULL when not a valid handle). */
 static inline locus_dtype_t *locus_dt_of(MPI_Datatype h)
@@ -191,16 +220,13 @@ static inline locus_group_t *locus_group_of(MPI_Group h)
 {
     if (LOCUS_IS_PREDEF(h))
         return h == MPI_GROUP_EMPTY ? &locus_group_empty : NULL;
-    return (locus_group_t *)h;
+    return locus_handle_is(h, LOCUS_HK_GROUP) ? (locus_group_t *)h : NULL;
 }
 static inline MPI_Group locus_group_handle(locus_group_t *g)
 {
     return g == &locus_group_empty ? MPI_GROUP_EMPTY : g ? (MPI_Group)g : MPI_GROUP_NULL;
 }
-static inline locus_req_t *locus_req_of(MPI_Request h)
-{
-    return LOCUS_IS_PREDEF(h) ? NULL : (locus_req_t *)h;
-}
+static inline locus_req_t *locus_req_of(MPI_Request h);
 static inline MPI_Request locus_req_handle(locus_req_t *r)
 {
     return r ? (MPI_Request)r : MPI_REQUEST_NULL;
@@ -236,6 +262,11 @@ extern locus_mpi_state_t locus_mpi;
 static inline locus_core_t *locus_core(void)
 {
     return &locus_mpi.core;
+}
+static inline locus_req_t *locus_req_of(MPI_Request h)
+{
+    return LOCUS_IS_PREDEF(h) || !locus_core_req_known(&locus_mpi.core, h) ? NULL
+           : (locus_req_t *)h;
 }
 
 /* ---- communicators' references ---------------------------------------------- */

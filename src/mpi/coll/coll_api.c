@@ -18,6 +18,11 @@ int coll_check_data(const void *buf, MPI_Count count, MPI_Datatype dt)
     /* No data: any buffer will do, and no size overflows. */
     if (count == 0)
         return MPI_SUCCESS;
+    /* MPI_IN_PLACE names no buffer: callers pass a send buffer here only
+     * when in place was not chosen, so here it is a receive buffer, or a
+     * send buffer where in place is not allowed. */
+    if (buf == MPI_IN_PLACE)
+        return MPI_ERR_BUFFER;
     int rc = locus_check_buf(buf, p2p_count_arg(count), dt);
     if (rc == MPI_SUCCESS)
         rc = p2p_check_size(count, dt);

@@ -180,6 +180,12 @@ int locus_comm_alloc(locus_comm_t **out)
         locus_mpi.comm_pool = c->pool_next;
     else if (!(c = calloc(1, sizeof *c)))
         return MPI_ERR_NO_MEM;
+    /* Entered for good: the struct is never given back, so its magic can
+     * always be read through a handle that names it. */
+    else if (locus_handle_enter(c, LOCUS_HK_COMM) < 0) {
+        free(c);
+        return MPI_ERR_NO_MEM;
+    }
     c->magic = 0;
     *out = c;
     return MPI_SUCCESS;

@@ -15,7 +15,7 @@ int locus_group_make(int size, const int *world_of, MPI_Group *out)
     }
     locus_group_t *g = malloc(sizeof *g);
     int *w = malloc((size_t)size * sizeof *w);
-    if (!g || !w) {
+    if (!g || !w || locus_handle_enter(g, LOCUS_HK_GROUP) < 0) {
         free(g);
         free(w);
         return MPI_ERR_NO_MEM;
@@ -156,6 +156,7 @@ int PMPI_Group_free(MPI_Group *group)
     if (!g)
         return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_free");
     if (g != &locus_group_empty && --g->refcount == 0) {
+        locus_handle_leave(g);
         free(g->world_of);
         free(g);
     }

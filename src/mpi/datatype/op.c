@@ -29,7 +29,7 @@ locus_op_t *locus_op_of(MPI_Op h)
         return locus_op_predefined(op_ids[v - 0x20]);
     }
     locus_op_t *op = (locus_op_t *)h;
-    return op->id == LOCUS_OP_USER && op->refs > 0 ? op : NULL;
+    return locus_handle_is(op, LOCUS_HK_OP) && op->id == LOCUS_OP_USER && op->refs > 0 ? op : NULL;
 }
 
 uint32_t locus_op_predef_mask(const locus_dtype_t *dt)
@@ -74,6 +74,10 @@ static int op_create(void (*fn)(void), int kind, int commute, MPI_Op *op, const 
     if (!fn || !op)
         return locus_mpi_err(NULL, MPI_ERR_ARG, name);
     locus_op_t *o = locus_op_user_new(commute, user_apply, (void *)fn, kind);
+    if (o && locus_handle_enter(o, LOCUS_HK_OP) < 0) {
+        locus_op_release(o);
+        o = NULL;
+    }
     if (!o)
         return locus_mpi_err(NULL, MPI_ERR_NO_MEM, name);
     *op = (MPI_Op)o;
@@ -99,7 +103,10 @@ int PMPI_Op_free(MPI_Op *op)
     /* Predefined operations cannot be freed. */
     if (!op || LOCUS_IS_PREDEF(*op) || !locus_op_of(*op))
         return locus_mpi_err(NULL, MPI_ERR_OP, "MPI_Op_free");
-    locus_op_release(locus_op_of(*op));
+    /* The handle goes now; the op itself after the operations using it. */
+    locus_op_t *o = locus_op_of(*op);
+    locus_handle_leave(o);
+    locus_op_release(o);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

@@ -150,6 +150,7 @@ static locus_type_decl_t *decl_copy(const locus_type_decl_t *s)
 static void mdt_gone(void *owner)
 {
     locus_mdt_t *m = owner;
+    locus_handle_leave(m);
     decl_free(m->decl);
     free(m);
 }
@@ -164,6 +165,10 @@ locus_mdt_t *type_obj(MPI_Datatype h)
 static locus_mdt_t *obj_new(locus_dtype_t *dt, locus_type_decl_t *d)
 {
     locus_mdt_t *m = d ? calloc(1, sizeof *m) : NULL;
+    if (m && locus_handle_enter(m, LOCUS_HK_DTYPE) < 0) {
+        free(m);
+        m = NULL;
+    }
     if (!m) {
         decl_free(d);
         locus_dtype_release(dt);

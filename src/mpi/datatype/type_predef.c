@@ -131,7 +131,8 @@ static int cache_get(const tcache_ent_t *key, locus_dtype_t *base, locus_type_de
         tcache.cap = cap;
     }
     locus_mdt_t *m = d ? calloc(1, sizeof *m) : NULL;
-    if (!m || predef_fill(m, base, (MPI_Datatype)m) != MPI_SUCCESS) {
+    if (!m || predef_fill(m, base, (MPI_Datatype)m) != MPI_SUCCESS
+        || locus_handle_enter(m, LOCUS_HK_DTYPE) < 0) {
         free(m);
         goto done;
     }
@@ -182,6 +183,7 @@ void locus_types_finalize(void)
     pthread_mutex_lock(&tcache.lock);
     for (size_t i = 0; i < tcache.n; i++) {
         predef_clear(tcache.e[i].m);
+        locus_handle_leave(tcache.e[i].m);
         free(tcache.e[i].m);
     }
     free(tcache.e);

@@ -235,7 +235,7 @@ locus_errh_t *locus_errh_of(MPI_Errhandler h)
                : h == MPI_ERRORS_ABORT ? &locus_errh_abort
                : h == MPI_ERRORS_RETURN ? &locus_errh_return : NULL;
     locus_errh_t *e = (locus_errh_t *)h;
-    return e->kind == ERRH_USER && e->refs > 0 ? e : NULL;
+    return locus_handle_is(e, LOCUS_HK_ERRH) && e->kind == ERRH_USER && e->refs > 0 ? e : NULL;
 }
 
 /* Prints one line and ends the job: the fatal handlers. */
@@ -288,6 +288,10 @@ int locus_comm_create_errhandler_impl(MPI_Comm_errhandler_function *fn,
     if (!fn)
         return MPI_ERR_ARG;
     locus_errh_t *e = calloc(1, sizeof *e);
+    if (e && locus_handle_enter(e, LOCUS_HK_ERRH) < 0) {
+        free(e);
+        e = NULL;
+    }
     if (!e)
         return MPI_ERR_NO_MEM;
     e->kind = ERRH_USER;

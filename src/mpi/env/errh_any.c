@@ -19,8 +19,10 @@ void locus_errh_hold(locus_errh_t *e)
  * predefined one, GCC's LTO warns of a free() the kind check rules out. */
 __attribute__((noinline)) void locus_errh_drop(locus_errh_t *e)
 {
-    if (e && e->kind == ERRH_USER && --e->refs == 0)
+    if (e && e->kind == ERRH_USER && --e->refs == 0) {
+        locus_handle_leave(e);
         free(e);
+    }
 }
 
 int locus_errh_set_handle(locus_errh_t **slot, MPI_Errhandler h)

@@ -28,7 +28,7 @@ static info_t *info_of(MPI_Info h)
     if (LOCUS_IS_PREDEF(h))
         return h == MPI_INFO_ENV ? &info_env : NULL;
     info_t *i = (info_t *)h;
-    return i->magic == INFO_MAGIC ? i : NULL;
+    return locus_handle_is(i, LOCUS_HK_INFO) && i->magic == INFO_MAGIC ? i : NULL;
 }
 
 static int info_find(const info_t *in, const char *key)
@@ -75,6 +75,10 @@ static int info_put(info_t *in, const char *key, const char *val)
 static info_t *info_new(void)
 {
     info_t *in = calloc(1, sizeof *in);
+    if (in && locus_handle_enter(in, LOCUS_HK_INFO) < 0) {
+        free(in);
+        return NULL;
+    }
     if (in)
         in->magic = INFO_MAGIC;
     return in;
@@ -90,6 +94,17 @@ static void info_clear(info_t *in)
     free(in->vals);
     in->keys = in->vals = NULL;
     in->n = in->cap = 0;
+}
+
+/* An info of the user's goes, and its handle with it (NULL: nothing). */
+static void info_gone(info_t *in)
+{
+    if (!in)
+        return;
+    info_clear(in);
+    in->magic = 0;
+    locus_handle_leave(in);
+    free(in);
 }
 
 /* Checks of a key: MPI_ERR_INFO_KEY when empty or too long. */
@@ -233,8 +248,7 @@ int locus_info_dup_impl(MPI_Info info, MPI_Info *newinfo)
         return MPI_ERR_NO_MEM;
     for (int i = 0; i < in->n; i++)
         if (info_put(d, in->keys[i], in->vals[i]) != MPI_SUCCESS) {
-            info_clear(d);
-            free(d);
+            info_gone(d);
             return MPI_ERR_NO_MEM;
         }
     *newinfo = (MPI_Info)d;
@@ -260,9 +274,7 @@ int PMPI_Info_free(MPI_Info *info)
     /* MPI_INFO_ENV is predefined: it cannot be freed. */
     if (!in || in->predefined)
         return locus_mpi_err(NULL, MPI_ERR_INFO, "MPI_Info_free");
-    info_clear(in);
-    in->magic = 0;
-    free(in);
+    info_gone(in);
     *info = MPI_INFO_NULL;
     return MPI_SUCCESS;
 }
@@ -327,10 +339,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create_env");
     info_t *in = info_new();
     if (!in || env_fill(in, argc, argv) != MPI_SUCCESS) {
-        if (in) {
-            info_clear(in);
-            free(in);
-        }
+        info_gone(in);
         return locus_mpi_err(NULL, MPI_ERR_NO_MEM, "MPI_Info_create_env");
     }
     *info = (MPI_Info)in;
@@ -354,10 +363,7 @@ int PMPI_Abi_get_info(MPI_Info *info)
         rc = info_put(in, sizes[i].key, buf);
     }
     if (rc != MPI_SUCCESS) {
-        if (in) {
-            info_clear(in);
-            free(in);
-        }
+        info_gone(in);
         return locus_mpi_err(NULL, rc, "MPI_Abi_get_info");
     }
     *info = (MPI_Info)in;

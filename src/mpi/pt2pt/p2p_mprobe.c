@@ -24,7 +24,7 @@ static locus_msg_t *msg_of(MPI_Message h)
     if (LOCUS_IS_PREDEF(h))
         return NULL;
     locus_msg_t *m = (locus_msg_t *)h;
-    return m->magic == MSG_MAGIC ? m : NULL;
+    return locus_handle_is(m, LOCUS_HK_MSG) && m->magic == MSG_MAGIC ? m : NULL;
 }
 
 static int mprobe_check(int source, int tag, locus_comm_t *comm, MPI_Message *message)
@@ -45,7 +45,8 @@ static int mprobe_once(int source, int tag, locus_comm_t *comm, MPI_Message *mes
     if (!u)
         return 0;
     locus_msg_t *m = malloc(sizeof *m);
-    if (!m) {
+    if (!m || locus_handle_enter(m, LOCUS_HK_MSG) < 0) {
+        free(m);
         *err = MPI_ERR_NO_MEM; /* the job cannot go on: the message is lost */
         return 0;
     }
@@ -132,6 +133,7 @@ static int mrecv_start(void *buf, MPI_Count count, MPI_Datatype dt, MPI_Message 
                         m->comm->ctx_p2p, r);
     locus_core_imrecv(locus_core(), r, m->u);
     m->magic = 0;
+    locus_handle_leave(m);
     free(m); /* its communicator reference goes on in *commp */
     *message = MPI_MESSAGE_NULL;
     *out = r;

@@ -135,6 +135,8 @@ int req_test_begin(MPI_Request request, int *flag, MPI_Status *status, locus_req
                    const char *fn)
 {
     *r = locus_req_of(request);
+    if (!*r && request != MPI_REQUEST_NULL)
+        return locus_mpi_err(NULL, MPI_ERR_REQUEST, fn);
     if (!*r) {
         *flag = 1;
         locus_status_empty(status, MPI_ANY_SOURCE);
@@ -155,7 +157,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     if (!request)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Wait");
     locus_req_t *r = locus_req_of(*request);
-    if (!r) {
+    if (!r && *request == MPI_REQUEST_NULL) {
         locus_status_empty(status, MPI_ANY_SOURCE);
         return MPI_SUCCESS;
     }

@@ -152,7 +152,7 @@ static inline locus_win_t *locus_win_of(MPI_Win h)
     if (LOCUS_IS_PREDEF(h))
         return NULL;
     locus_win_t *w = (locus_win_t *)h;
-    return w->magic == LOCUS_WIN_MAGIC ? w : NULL;
+    return locus_handle_is(w, LOCUS_HK_WIN) && w->magic == LOCUS_WIN_MAGIC ? w : NULL;
 }
 static inline MPI_Win locus_win_handle(locus_win_t *w)
 {

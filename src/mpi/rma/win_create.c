@@ -58,10 +58,15 @@ static int win_new(locus_comm_t *c, int flavor, MPI_Info info, locus_win_t **out
 {
     locus_win_t *w = calloc(1, sizeof *w);
     int wsize = locus_mpi.core.size;
+    if (w && locus_handle_enter(w, LOCUS_HK_WIN) < 0) {
+        free(w);
+        w = NULL;
+    }
     if (!w)
         return MPI_ERR_NO_MEM;
     int err = locus_comm_split(c, 0, c->coll.rank, &w->comm);
     if (err != MPI_SUCCESS) {
+        locus_handle_leave(w);
         free(w);
         return err;
     }
@@ -104,6 +109,7 @@ static void win_release(locus_win_t *w)
     free(w->rank_of_world);
     free(w->regions);
     w->magic = 0;
+    locus_handle_leave(w);
     free(w);
 }
 

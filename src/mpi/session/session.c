@@ -195,19 +195,12 @@ int locus_group_from_session_pset_impl(locus_session_t *s, const char *pset_name
     int n, first;
     if (pset_members(pset_name, &n, &first) != 0)
         return MPI_ERR_ARG;
-    locus_group_t *g = malloc(sizeof *g);
     int *w = malloc((size_t)n * sizeof *w);
-    if (!g || !w) {
-        free(g);
-        free(w);
+    if (!w)
         return MPI_ERR_NO_MEM;
-    }
     for (int i = 0; i < n; i++)
         w[i] = first + i;
-    g->refcount = 1;
-    g->size = n;
-    g->world_of = w;
-    g->rank = n == 1 ? 0 : locus_mpi.boot.rank;
-    *newgroup = locus_group_handle(g);
-    return MPI_SUCCESS;
+    int err = locus_group_make(n, w, newgroup);
+    free(w);
+    return err;
 }

@@ -25,14 +25,9 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn,
     /* Allowed before MPI_Init and MPI_Session_init (MPI-4 11.4.1). */
     if (!fn || !errhandler)
         return locus_session_err(NULL, MPI_ERR_ARG, "MPI_Session_create_errhandler");
-    locus_errh_t *e = calloc(1, sizeof *e);
-    if (!e)
-        return locus_session_err(NULL, MPI_ERR_NO_MEM, "MPI_Session_create_errhandler");
-    e->kind = ERRH_USER;
-    e->refs = 1;
-    e->comm_fn = (MPI_Comm_errhandler_function *)(void (*)(void))fn;
-    e->handle = (MPI_Errhandler)e;
-    *errhandler = e->handle;
-    return MPI_SUCCESS;
+    /* The same handler object as a communicator's, called with the session. */
+    int err = locus_comm_create_errhandler_impl(
+        (MPI_Comm_errhandler_function *)(void (*)(void))fn, errhandler);
+    return err ? locus_session_err(NULL, err, "MPI_Session_create_errhandler") : MPI_SUCCESS;
 }
 
