@@ -84,18 +84,26 @@ static int link_running(const fe_link_t *l)
     return l->fd >= 0 && !l->done && !l->escalated;
 }
 
-void fe_kill_all(fe_t *fe, int now)
+/* Every running proxy must be done by `by`, or its launcher is killed and
+ * its node cleaned; verb (or NULL) is what it is told now. */
+static void links_end_by(fe_t *fe, double by, const char *verb)
 {
-    double by = launch_now() + (now ? 0 : fe->grace) + ESCALATE_WAIT;
-    fe->killing = 1;
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
         if (!link_running(l))
             continue;
-        ctl_queuel(&l->out, now ? "killnow" : "kill", (char *)NULL);
+        if (verb)
+            ctl_queuel(&l->out, verb, (char *)NULL);
         if (l->kill_by == 0 || by < l->kill_by)
             l->kill_by = by;
     }
+}
+
+void fe_kill_all(fe_t *fe, int now)
+{
+    fe->killing = 1;
+    links_end_by(fe, launch_now() + (now ? 0 : fe->grace) + ESCALATE_WAIT,
+                 now ? "killnow" : "kill");
 }
 
 static void send_all(fe_t *fe, const char *verb, const char *word)
@@ -270,6 +278,10 @@ static void fe_signal(fe_t *fe, int sig)
                 launch_signame(sig));
         snprintf(s, sizeof s, "%d", sig);
         send_all(fe, "signal", s);
+        /* One signal ends the job: a proxy that cannot be told (its node
+         * cut off) or whose ranks ignore it is killed as after a kill, so
+         * a batch system's SIGTERM never leaves locusrun waiting. */
+        links_end_by(fe, launch_now() + fe->grace + ESCALATE_WAIT, NULL);
     } else if (fe->interrupts == 2) {
         fprintf(stderr, "locusrun: got %s again, killing all ranks\n", launch_signame(sig));
         fe_kill_all(fe, 1);
@@ -337,7 +349,7 @@ static void links_check(fe_t *fe, double now)
             launcher_kill(fe, l);
         }
         if (l->kill_by > 0 && !l->done && !l->escalated && now >= l->kill_by) {
-            fprintf(stderr, "locusrun: proxy on %s did not end within %.1f s of the kill; "
+            fprintf(stderr, "locusrun: proxy on %s did not end within %.1f s of being told; "
                     "killing it\n", l->host, fe->grace + ESCALATE_WAIT);
             l->lost_reported = 1;
             launcher_kill(fe, l);
@@ -355,9 +367,19 @@ static void links_check(fe_t *fe, double now)
             }
         }
     }
-    if (fe->ncleaners > 0 && now >= fe->cleaners_by)
+    if (fe->ncleaners > 0 && now >= fe->cleaners_by) {
+        for (int i = 0; i < fe->nlinks; i++) {
+            fe_link_t *l = &fe->links[i];
+            for (int k = 0; l->cleaner > 0 && k < fe->ncleaners; k++)
+                if (fe->cleaners[k] == l->cleaner) {
+                    fprintf(stderr, "locusrun: could not reach %s to end the job there: "
+                            "processes of the job may remain on it\n", l->host);
+                    l->cleaner = 0;
+                }
+        }
         for (int i = 0; i < fe->ncleaners; i++)
             kill(-fe->cleaners[i], SIGKILL);
+    }
 }
 
 static int links_finished(const fe_t *fe)

@@ -31,6 +31,7 @@ typedef struct {
     double kill_by;            /* told to kill: escalate when not done by then (0: not told) */
     int escalated;             /* killed by us, cleanup started */
     double linger_by;          /* done or hung up: its child must be gone by then */
+    pid_t cleaner;             /* the `locusrun --cleanup` run on its node, 0: none */
     int lost_reported;
 } fe_link_t;
 

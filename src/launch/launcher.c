@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 /* Seconds a cleanup on another node may take before it is killed. */
-#define CLEANUP_WAIT 3.0
+#define CLEANUP_WAIT 2.0
 
 int launcher_host_is_local(const char *host, const char *hostname)
 {
@@ -263,6 +263,7 @@ static void cleanup_remote(fe_t *fe, fe_link_t *l)
         pid_t pid = spawn(fe, argv, -1, NULL);
         if (pid > 0) {
             fe->cleaners[fe->ncleaners++] = pid;
+            l->cleaner = pid;
             fe->cleaners_by = launch_now() + CLEANUP_WAIT;
         }
     }

@@ -501,6 +501,39 @@ def case_sigint():
         check_nothing_left(jobid)
 
 
+def links_set(n, state):
+    for r in range(RAILS):
+        subprocess.run(["ip", "-n", node(n), "link", "set", "eth%d" % r, state], check=False)
+
+
+def case_partition():
+    """Node 2 cut off (every rail down) mid-job, then one SIGTERM, as a
+    batch system sends it: locusrun ends within 5 s, names the node it could
+    not reach, and leaves nothing on the others. (What runs on the cut-off
+    node cannot be told; the test cleans it as a site would, with
+    `locusrun --cleanup JOBID` there once it is back.)"""
+    largs, env = LAUNCHERS["ssh"]
+    job = Job(largs + ["--host", hosts(1, 1, 1), PMI_RANK, "hang"], env=env)
+    pids, jobid = job.starts(3)
+    try:
+        links_set(2, "down")
+        time.sleep(0.3)
+        rc, err, took = timed_end(job, "ssh, node 2 cut off, SIGTERM",
+                                  lambda: job.p.send_signal(signal.SIGTERM))
+        print(err.strip())
+        check(rc == 143 and "got SIGTERM" in err, "exit %s: %r" % (rc, err))
+        check("could not reach %s" % node(2) in err, "no message naming %s: %r" % (node(2), err))
+        check(took < 5.0, "took %.2f s after the SIGTERM" % took)
+        n2 = netns_of_ns(node(2))
+        left = [p for p in job_processes(jobid) if alive(p) and netns_of(p) != n2]
+        check(not left, "processes of the job left on the reachable nodes: %s" % left)
+    finally:
+        links_set(2, "up")
+        subprocess.run(["ip", "netns", "exec", node(2), LOCUSRUN, "--cleanup", jobid],
+                       check=False, timeout=30)
+    check_nothing_left(jobid)
+
+
 def case_timeout():
     for lname, (largs, env) in LAUNCHERS.items():
         # 8 s: under a loaded CI run (a benchmark comparison beside it) the
