@@ -33,6 +33,8 @@
 
 enum { REQ_FENCE, REQ_ABORT, REQ_FINALIZED };
 
+#define FINALIZE_WAIT_MS 2000
+
 typedef struct pmix_req {
     int kind;
     int rank;                   /* abort, finalized: the client */
@@ -553,6 +555,40 @@ void proxy_pmix_progress(proxy_t *px)
     }
 }
 
+static void *finalize_run(void *done)
+{
+    PMIx_server_finalize();
+    atomic_store((atomic_int *)done, 1);
+    return NULL;
+}
+
+/* PMIx_server_finalize, bounded: a connection that never finished its
+ * handshake (a client of the job's user that is no rank, one that died
+ * in it) held it forever, and the job with it. 1: done; 0: abandoned. */
+static int server_finalize(proxy_t *px)
+{
+    static atomic_int done;
+    pthread_t t;
+    atomic_store(&done, 0);
+    if (pthread_create(&t, NULL, finalize_run, &done) != 0) {
+        PMIx_server_finalize();
+        return 1;
+    }
+    for (int i = 0; i < FINALIZE_WAIT_MS && !atomic_load(&done); i++) {
+        struct timespec ts = { 0, 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    if (atomic_load(&done)) {
+        pthread_join(t, NULL);
+        return 1;
+    }
+    pthread_detach(t);
+    fprintf(stderr, "locusrun: %s: the PMIx server did not finalize within %d ms (a "
+            "connection that is no rank's holds it); ending without it\n", px->host,
+            FINALIZE_WAIT_MS);
+    return 0;
+}
+
 void proxy_pmix_stop(proxy_t *px)
 {
     struct proxy_pmix *s = px->pmix;
@@ -565,12 +601,16 @@ void proxy_pmix_stop(proxy_t *px)
         free(r->data);
         free(r);
     }
-    if (s->server_up)
-        PMIx_server_finalize();
+    int finalized = !s->server_up || server_finalize(px);
     if (s->dir[0])
         launch_rmtree(s->dir);
     if (s->shmdir[0])
         launch_rmtree(s->shmdir);
+    if (!finalized) {
+        /* libpmix may still call up: its server and queue stay. */
+        px->pmix = NULL;
+        return;
+    }
     close(s->wake[0]);
     close(s->wake[1]);
     pthread_mutex_destroy(&s->mu);

@@ -11,6 +11,7 @@ import glob
 import os
 import queue
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +23,7 @@ import time
 CASE, LOCUSRUN, PMI_RANK, MPICH_HELLO, TOPODIR = sys.argv[1:6]
 BOOT_NODES = sys.argv[6] if len(sys.argv) > 6 else ""
 OMPI_HELLO = sys.argv[7] if len(sys.argv) > 7 else ""
+PMIX_INTRUDER = sys.argv[8] if len(sys.argv) > 8 else ""
 # An exec-launcher prefix that runs every "node" here (tests/launch/fake_rsh).
 FAKE_RSH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_rsh")
 EXEC = ["--launcher", "exec", "--launcher-exec", FAKE_RSH]
@@ -423,6 +425,54 @@ def case_ompi():
     check(not os.listdir(tmp), "PMIx server directories left: %s" % os.listdir(tmp))
     check(not pmix_shm_left(), "Open MPI's segments left: %s" % pmix_shm_left())
     os.rmdir(tmp)
+
+
+def case_pmix_intruder():
+    """Clients of the job's user that are no rank, at a --mpi pmix job's
+    server: a TCP connection that never finishes its handshake (it held
+    PMIx_server_finalize, and the job, forever), and a client with a rank's
+    PMIx environment that joins, starts a fence and dies there. The job
+    ends on time, with every rank's last line, and leaves nothing."""
+    if not PMIX_INTRUDER:
+        print("SKIPPED: built without OpenPMIx")
+        sys.exit(77)
+    for how in ("hold", "die"):
+        tmp = tempfile.mkdtemp()
+        job = Job(["--mpi", "pmix", "-n", "2", "--oversubscribe", "/bin/sh", "-c",
+                   "echo ready $PMIX_RANK $$; sleep 2; echo last $PMIX_RANK"], env={"TMPDIR": tmp})
+        ready = [re.search(r"^ready (\d+) (\d+)", l) for l in job.expect(r"^ready \d+ \d+", 2)]
+        pid0 = [int(m.group(2)) for m in ready if m.group(1) == "0"][0]
+        env = dict(x.split("=", 1) for x in environ_text(pid0).split("\0") if "=" in x)
+        held = []
+        if how == "hold":
+            host, port = env["PMIX_SERVER_URI4"].split("tcp4://")[1].rsplit(":", 1)
+            for _ in range(3):
+                held.append(socket.create_connection((host, int(port)), timeout=5))
+        else:
+            p = subprocess.run([PMIX_INTRUDER], env=env, capture_output=True, text=True,
+                               timeout=20)
+            check(p.returncode == -9, "intruder: %d %r %r" % (p.returncode, p.stdout, p.stderr))
+        t0 = time.monotonic()
+        rc, _, err = job.wait(timeout=30)
+        took = time.monotonic() - t0
+        for s in held:
+            s.close()
+        while not job.lines.empty():
+            job.out.append(job.lines.get())
+        print("%s: the job ended %.2f s after the intruder (its ranks sleep 2 s); %s"
+              % (how, took, err.strip()))
+        check(rc == 0, "%s: exit %s: %s" % (how, rc, err))
+        lasts = sorted(l.split()[1] for l in job.out if l.startswith("last "))
+        check(lasts == ["0", "1"], "%s: last lines %s: %r" % (how, lasts, job.out))
+        check(took < 6.0, "%s: took %.2f s" % (how, took))
+        check(not os.listdir(tmp), "%s: PMIx server directories left: %s" % (how, os.listdir(tmp)))
+        shutil.rmtree(tmp, ignore_errors=True)
+        check_nothing_left(env.get("LOCUS_JOBID", "none"), [pid0])
+
+
+def environ_text(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        return f.read().decode(errors="replace")
 
 
 def pmix_shm_left():
