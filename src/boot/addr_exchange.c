@@ -555,6 +555,21 @@ static int root_card_get(void *ctx, int node, char *out, size_t cap)
     return boot_kvs_get(rc->b, root_of(rc->b, node), key, out, cap);
 }
 
+/* LOCUS_VERBOSE=1: what strangers cost this root's exchange, if anything. */
+static void fabric_note(const locus_boot_t *b, const boot_fabric_t *f)
+{
+    long v = 0;
+    boot_fabric_stats_t st;
+    boot_fabric_stats(f, &st);
+    if (locus_tunable_long("LOCUS_VERBOSE", &v, NULL, 0) != 0 || v <= 0 ||
+        st.refused + st.timeouts + st.evicted + st.accept_errors == 0)
+        return;
+    fprintf(stderr, "locus: rank %d: address exchange: refused %ld connection%s without the "
+            "job key, closed %ld silent and %ld unproven for newer ones, accept ran short "
+            "%ld time%s\n", b->rank, st.refused, st.refused == 1 ? "" : "s", st.timeouts,
+            st.evicted, st.accept_errors, st.accept_errors == 1 ? "" : "s");
+}
+
 /* fabric: roots' gather as in roots; the root's card through PMI, the
  * blobs over TCP among the roots. */
 static int publish_fabric(locus_boot_t *b, struct boot_addr *e, const char *card, int rc)
@@ -569,7 +584,8 @@ static int publish_fabric(locus_boot_t *b, struct boot_addr *e, const char *card
     boot_fabric_t *f = NULL;
     if (!cards || !blobs || !lens || !blob)
         rc = cards && blobs && lens ? -1 : fail("address exchange: out of memory");
-    if (rc == 0 && nn > 1 && boot_fabric_listen(&f, rcard, sizeof rcard, err, sizeof err) != 0)
+    if (rc == 0 && nn > 1 && boot_fabric_listen(&f, &b->key, rcard, sizeof rcard, err,
+                                                  sizeof err) != 0)
         rc = fail("%s", err);
     snprintf(key, sizeof key, "locus.addr.%s.f%d", e->name, node);
     if (nn > 1 && boot_kvs_put(b, key, rc == 0 ? rcard : "-") != 0 && rc == 0)
@@ -588,6 +604,8 @@ static int publish_fabric(locus_boot_t *b, struct boot_addr *e, const char *card
     for (int n = 0; rc == 0 && n < nn; n++)
         if (blob_parse(b, n, blobs[n], cards) != 0)
             rc = -1;
+    if (f)
+        fabric_note(b, f);
     boot_fabric_close(f);
     if (table_share(b, e, rc == 0 ? cards : NULL) != 0)
         rc = -1;

@@ -235,11 +235,37 @@ static void set_jobid(locus_boot_t *b)
     b->jobid[n] = '\0';
 }
 
+/* The job's key (locus_auth.h). locusrun gives its ranks LOCUS_KVSNAME,
+ * the kvs they are connected to: those must have its LOCUS_JOB_KEY. A
+ * derived key is left in LOCUS_JOB_KEY too, where every listener of this
+ * process reads it (as LOCUS_JOBID is left for the shared-memory names). */
+static int job_key(locus_boot_t *b, char *err, size_t errlen)
+{
+    if (b->singleton)
+        return 0;
+    const char *kvs = getenv("LOCUS_KVSNAME");
+    int by_locusrun = kvs && strcmp(kvs, b->kvsname) == 0;
+    char why[256];
+    if (locus_auth_key_job(b->kvsname, by_locusrun, &b->key, &b->key_from, why,
+                           sizeof why) != 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
+    }
+    if (b->key_from == LOCUS_AUTH_KEY_DERIVED) {
+        char hex[LOCUS_AUTH_KEY_HEX + 1];
+        locus_auth_key_hex(&b->key, hex);
+        setenv("LOCUS_JOB_KEY", hex, 0);
+    }
+    return 0;
+}
+
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     b->phase_t0 = boot_now();
     if (addr_strategy(b, err, errlen) != 0 || boot_pm_connect(b, err, errlen))
+        return -1;
+    if (job_key(b, err, errlen) != 0)
         return -1;
     locus_boot_phase(b, LOCUS_BOOT_PH_NODEMAP);
     set_jobid(b);

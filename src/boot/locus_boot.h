@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 
+#include "locus_auth.h"
 #include "locus_transport.h"
 #include "pmi_wire.h"
 
@@ -67,6 +68,9 @@ typedef struct {
                                  LOCUS_NODE_ID, else host names), 0: singleton */
     int vallen_max;           /* the process manager's longest PMI value */
     int addr_strategy;        /* LOCUS_ADDR_* */
+    locus_auth_key_t key;     /* the job's secret (not for a singleton), also left in
+                                 LOCUS_JOB_KEY for the transports' listeners */
+    locus_auth_key_source_t key_from;
     struct boot_addr *addr;   /* card tables, one per published name */
     int phase;                /* LOCUS_BOOT_PH_* now */
     double phase_t0;          /* when it began (monotonic seconds) */
@@ -74,8 +78,11 @@ typedef struct {
 } locus_boot_t;
 
 /*
- * Connects to the process manager (if any), does the PMI-1 handshake and
- * builds the node map. Returns 0, or -1 with a one-line reason in err.
+ * Connects to the process manager (if any), does the PMI-1 handshake,
+ * settles the job's key (locus_auth_key_job: LOCUS_JOB_KEY, else derived
+ * from the kvs name where locusrun did not start the job; a multi-rank job
+ * without one fails here) and builds the node map. Returns 0, or -1 with a
+ * one-line reason in err.
  */
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen);
 

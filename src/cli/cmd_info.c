@@ -89,7 +89,7 @@ int locus_cmd_info(int argc, char **argv)
         printf(", \"default\": ");
         json_str(stdout, t[i].default_val);
         printf(", \"value\": ");
-        json_str(stdout, locus_tunable_str(t[i].name));
+        json_str(stdout, locus_tunable_shown(t[i].name));
         printf(", \"source\": \"%s\"", source_word[locus_tunable_source(t[i].name)]);
         const char *tuned = locus_tunable_tuned(t[i].name);
         if (tuned) {

@@ -6,10 +6,38 @@
  * locusrun itself.
  */
 #include "launch.h"
+#include "locus_auth.h"
+#include "locus_tunables.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * The job's key (locus_auth.h): a site's LOCUS_JOB_KEY is kept (checked
+ * here, so a bad one is bad input), else a fresh random one. Set in this
+ * environment, it reaches the local proxy by inheritance and every other
+ * proxy as a forwarded tunable over the control stream (ssh's stdin, never
+ * a command line, which ps shows to everyone), and the ranks from their
+ * proxy. Returns 0, or -1 with the reason printed.
+ */
+static int job_key_ensure(void)
+{
+    char err[256], hex[LOCUS_AUTH_KEY_HEX + 1];
+    locus_auth_key_t k;
+    if (*locus_tunable_str("LOCUS_JOB_KEY")) {
+        if (locus_auth_key_env(&k, err, sizeof err) == 0)
+            return 0;
+        fprintf(stderr, "locusrun: %s\n", err);
+        return -1;
+    }
+    if (locus_auth_key_new_hex(hex, sizeof hex) != 0 || setenv("LOCUS_JOB_KEY", hex, 1) != 0) {
+        fprintf(stderr, "locusrun: cannot make the job's key: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -31,6 +59,10 @@ int main(int argc, char **argv)
     }
     if (rc != 0) {
         fprintf(stderr, "locusrun: %s\n", err);
+        launch_opts_free(&o);
+        return 2;
+    }
+    if (job_key_ensure() != 0) {
         launch_opts_free(&o);
         return 2;
     }

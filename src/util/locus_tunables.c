@@ -196,6 +196,18 @@ int locus_shm_pool_size(int local_ranks, long *out, char *err, size_t errlen)
     return 0;
 }
 
+int locus_tunable_secret(const char *name)
+{
+    return strcmp(name, "LOCUS_JOB_KEY") == 0;
+}
+
+const char *locus_tunable_shown(const char *name)
+{
+    if (!locus_tunable_secret(name))
+        return locus_tunable_str(name);
+    return locus_tunable_source(name) == LOCUS_TUNABLE_ENV ? "(hidden)" : "";
+}
+
 void locus_tunables_print(FILE *out)
 {
     int n;
@@ -204,7 +216,7 @@ void locus_tunables_print(FILE *out)
     for (int i = 0; i < n; i++) {
         locus_tunable_source_t src = locus_tunable_source(t[i].name);
         char val[64];
-        snprintf(val, sizeof val, "%s%s", locus_tunable_str(t[i].name),
+        snprintf(val, sizeof val, "%s%s", locus_tunable_shown(t[i].name),
                  src == LOCUS_TUNABLE_ENV ? "*" : src == LOCUS_TUNABLE_TUNED ? "+" : "");
         fprintf(out, "%-28s %-12s %-12s %s\n", t[i].name, val, t[i].default_val, t[i].doc);
     }

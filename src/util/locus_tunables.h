@@ -76,6 +76,13 @@ int locus_parse_size(const char *s, long *out);
  * Returns buf. */
 const char *locus_size_str(char *buf, size_t len, long v);
 
+/* Whether the value of `name` is a secret (LOCUS_JOB_KEY): listings show
+ * only whether it is set, never the value. */
+int locus_tunable_secret(const char *name);
+/* The value as every listing shows it (locus info, MPI_T): the value, or
+ * for a secret "(hidden)" when set and "" when not. */
+const char *locus_tunable_shown(const char *name);
+
 /* Prints the table: name, value in force (marked * when set in the
  * environment, + when tuned), default, doc. */
 void locus_tunables_print(FILE *out);

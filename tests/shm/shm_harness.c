@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -100,6 +101,17 @@ int harness_open(harness_t *h, int nprocs)
         h->local_ranks[i] = i;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     h->oversubscribed = online <= 0 || nprocs > online;
+    /* The job's key, as locusrun would give it (a listening transport
+     * admits only peers that prove it), unless the test chose one. */
+    if (!getenv("LOCUS_JOB_KEY")) {
+        unsigned char key[32];
+        char hex[65];
+        if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key)
+            return -1;
+        for (int i = 0; i < 32; i++)
+            snprintf(hex + 2 * i, 3, "%02x", key[i]);
+        setenv("LOCUS_JOB_KEY", hex, 1);
+    }
     return 0;
 }
 

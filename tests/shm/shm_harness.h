@@ -38,7 +38,8 @@ typedef struct {
 
 /* Maps the shared kvs for `nprocs` processes. Returns 0 or -1. Sets
  * h->oversubscribed as the core would for a node of nprocs ranks that may
- * use every online CPU: nprocs > CPUs online. */
+ * use every online CPU: nprocs > CPUs online; and LOCUS_JOB_KEY to a
+ * random key, as locusrun would, unless it is set already. */
 int harness_open(harness_t *h, int nprocs);
 void harness_close(harness_t *h);
 

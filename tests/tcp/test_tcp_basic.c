@@ -3,8 +3,15 @@
  *  - a bad tunable or interface name on one rank: it fails with a line
  *    naming the problem, the others do not hang, and a send to it says
  *    that it published no address;
- *  - strangers on the listening port (garbage, a hello with the wrong
- *    nonce, silence): refused or timed out, the rank keeps working;
+ *  - strangers on the listening port: garbage, a forged hello, another
+ *    job's key, a replayed answer (refused without the key), hellos with
+ *    the key but a wrong nonce, rank or class (refused), silence (closed
+ *    after LOCUS_AUTH_TIMEOUT_MS), a flood past LOCUS_AUTH_PENDING_MAX
+ *    (oldest closed first): the rank keeps working, counts each;
+ *  - a real peer's dial closed among strangers past the cap dials again;
+ *  - a rank with another job's key fails at once saying so;
+ *  - accept() out of descriptors (EMFILE): a warning and a pause, never
+ *    the rank's death;
  *  - limits: sends to self / out of range / oversized headers refused,
  *    eager limit and one byte more (deliver vs rendezvous), 0-byte
  *    rendezvous receive;
@@ -24,9 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "locus_auth.h"
+#include "stranger.h"
 #include "tcp_wire.h"
 
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "%s:%d: rank %d: ", __FILE__, \
@@ -118,6 +128,19 @@ static int send_retry(rec_t *c, int dst, const void *hdr, size_t hdrlen, const v
     return rc;
 }
 
+
+/* A case's rank starts so: its transport made, or a line and 1. */
+static int rank_begin(harness_t *h, int rank, rec_t *c)
+{
+    char err[256];
+    my_rank = rank;
+    if (create(h, rank, c, err, sizeof err) != 0) {
+        fprintf(stderr, "rank %d: %s\n", rank, err);
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- a bad tunable / interface on rank 1 ---- */
 
 static int bad_config_rank(harness_t *h, int rank, void *arg)
@@ -156,24 +179,69 @@ static int raw_connect(const char *card_text, struct sockaddr_in *to)
         return -1;
     *to = card.addr[0];
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)to, sizeof *to) != 0)
+    if (fd < 0 || connect(fd, (struct sockaddr *)to, sizeof *to) != 0) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     struct timeval tv = { 10, 0 };
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     return fd;
 }
 
-/* What the rank answers: an ack status, or 0 for a close without one. */
-static uint32_t raw_answer(int fd)
+/* Connects as a stranger and reads the rank's challenge; fd or -1. */
+static int stranger_dial(const char *card, unsigned char chal[LOCUS_AUTH_CHAL_LEN])
 {
-    tcp_hello_ack_t a;
-    ssize_t n = recv(fd, &a, sizeof a, MSG_WAITALL);
-    char more;
-    if (n != (ssize_t)sizeof a)
-        return 0;
-    CHECK(recv(fd, &more, 1, 0) == 0, "no close after a refusal");
-    return a.magic == TCP_HELLO_MAGIC ? a.status : 99;
+    struct sockaddr_in to;
+    int fd = raw_connect(card, &to);
+    if (fd < 0)
+        return -1;
+    if (recv(fd, chal, LOCUS_AUTH_CHAL_LEN, MSG_WAITALL) != LOCUS_AUTH_CHAL_LEN) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
+
+static void send_all(int fd, const void *p, size_t len)
+{
+    CHECK(send(fd, p, len, MSG_NOSIGNAL) == (ssize_t)len, "stranger's send");
+}
+
+/* A stranger's hello behind a right or wrong answer to the challenge: the
+ * rank's reply ("LAP1" proof, then the hello_ack status, or the refusal
+ * alone) into *status: TCP_HELLO_*, 0 closed without a word, 98 refused
+ * the answer, 99 anything else. */
+static uint32_t stranger_hello(const char *card, const locus_auth_key_t *key,
+                               const tcp_hello_t *hl)
+{
+    unsigned char chal[LOCUS_AUTH_CHAL_LEN], resp[LOCUS_AUTH_RESP_LEN], got[128];
+    int fd = stranger_dial(card, chal);
+    CHECK(fd >= 0, "cannot connect to rank 0");
+    if (fd < 0)
+        return 99;
+    locus_auth_t a;
+    locus_auth_init(&a, key, "tcp");
+    CHECK(locus_auth_answer(&a, chal, resp) == 0, "no challenge from rank 0");
+    send_all(fd, resp, sizeof resp);
+    send_all(fd, hl, sizeof *hl);
+    int n = stranger_until_closed(fd, got, sizeof got);
+    close(fd);
+    if (n == LOCUS_AUTH_PROOF_LEN && locus_auth_confirm(&a, got) == -1)
+        return 98;
+    if (n != LOCUS_AUTH_PROOF_LEN + (int)sizeof(tcp_hello_ack_t))
+        return n == 0 ? 0 : 99;
+    CHECK(locus_auth_confirm(&a, got) == 0, "rank 0 did not prove the key to a rightful peer");
+    tcp_hello_ack_t ack;
+    memcpy(&ack, got + LOCUS_AUTH_PROOF_LEN, sizeof ack);
+    return ack.magic == TCP_HELLO_MAGIC ? ack.status : 99;
+}
+
+/* Rank 0 stays healthy and counts every stranger: 4 that did not prove the
+ * job key (garbage, a forged hello, another job's key, an answer replayed
+ * from another connection), 3 that proved it but said impossible things,
+ * a silent one, and a flood past LOCUS_AUTH_PENDING_MAX (16 here). */
+enum { FLOOD = 100 };
 
 static int stranger_rank(harness_t *h, int rank, void *arg)
 {
@@ -181,59 +249,104 @@ static int stranger_rank(harness_t *h, int rank, void *arg)
     my_rank = rank;
     rec_t c;
     char err[256];
-    if (create(h, rank, &c, err, sizeof err) != 0) {
-        fprintf(stderr, "rank %d: %s\n", rank, err);
+    if (rank_begin(h, rank, &c) != 0)
         return 1;
-    }
     if (rank == 0) { /* the target: keeps progressing, must stay healthy */
         int rc = pump_until(&c, &h->kvs->flags[1], 1, 60);
         CHECK(rc >= 0, "progress failed: %s", c.tp->ops->last_error(c.tp));
         rc = pump_until(&c, &c.ndeliver, 3, 30); /* rank 2's messages still come */
         CHECK(rc >= 0 && c.ndeliver == 3 && !c.order_errors, "rank 2's messages: %d", c.ndeliver);
+        pump_until(&c, NULL, 0, 1.0); /* the flood's last ones time out */
         tcp_stats_t st;
         tcp_tp_stats(c.tp, &st);
-        CHECK(st.rejected == 4, "%llu refused hellos, expected 4", (unsigned long long)st.rejected);
+        CHECK(st.auth_refused == 4, "%llu refused without the key, expected 4",
+              (unsigned long long)st.auth_refused);
+        CHECK(st.rejected == 3, "%llu refused hellos, expected 3", (unsigned long long)st.rejected);
+        CHECK(st.auth_timeouts >= 1, "silent stranger not timed out");
+        CHECK(st.auth_evicted >= FLOOD - 16 - 8, "%llu evicted of a flood of %d past a cap of 16",
+              (unsigned long long)st.auth_evicted, FLOOD);
+        printf("strangers: %llu refused, %llu hellos refused, %llu timed out, %llu evicted\n",
+               (unsigned long long)st.auth_refused, (unsigned long long)st.rejected,
+               (unsigned long long)st.auth_timeouts, (unsigned long long)st.auth_evicted);
     } else if (rank == 1) { /* the stranger */
         char card[400];
-        struct sockaddr_in to;
+        unsigned char chal[LOCUS_AUTH_CHAL_LEN], chal2[LOCUS_AUTH_CHAL_LEN], got[128];
+        unsigned char resp[LOCUS_AUTH_RESP_LEN];
         locus_tp_init_t in;
         harness_init(h, &in, rank, &rup, &c);
         locus_tp_kvs_t kvs = in.kvs;
         CHECK(kvs.get(kvs.ctx, 0, "locus.tcp.0", card, sizeof card) == 0, "no card of rank 0");
-        int fd = raw_connect(card, &to);
-        CHECK(fd >= 0, "cannot connect to rank 0");
+        locus_auth_key_t key, wrong;
+        CHECK(locus_auth_key_env(&key, err, sizeof err) == 0, "no key: %s", err);
+        wrong = key;
+        wrong.k[7] ^= 1;
+        /* Garbage where the answer should be: closed without a word. */
+        int fd = stranger_dial(card, chal);
         char junk[sizeof(tcp_hello_t)];
         memset(junk, 0x5a, sizeof junk);
-        CHECK(write(fd, junk, sizeof junk) == (ssize_t)sizeof junk, "write");
-        CHECK(raw_answer(fd) == TCP_HELLO_BAD, "garbage hello not refused");
+        send_all(fd, junk, sizeof junk);
+        CHECK(stranger_until_closed(fd, got, sizeof got) == 0, "garbage not refused at once");
         close(fd);
+        /* A forged hello, right in every field but knowing no key. */
         tcp_card_t cd;
         tcp_card_parse(card, &cd, err, sizeof err);
         tcp_hello_t hl = { .magic = TCP_HELLO_MAGIC, .version = TCP_WIRE_VERSION, .rail = 0,
                            .nconn = 1, .src = 1, .dst = 0, .eager_max = 65536, .cls = 0,
-                           .ncls = 1, .src_nonce = 42, .dst_nonce = cd.nonce ^ 1 };
-        fd = raw_connect(card, &to);
-        CHECK(write(fd, &hl, sizeof hl) == (ssize_t)sizeof hl, "write");
-        CHECK(raw_answer(fd) == TCP_HELLO_BAD, "hello with a wrong nonce not refused");
+                           .ncls = 1, .src_nonce = 42, .dst_nonce = cd.nonce };
+        fd = stranger_dial(card, chal);
+        double t0 = tt_now();
+        send_all(fd, &hl, sizeof hl);
+        CHECK(stranger_until_closed(fd, got, sizeof got) == 0 && tt_now() - t0 < 1,
+              "forged hello not refused at once");
         close(fd);
+        /* Another job's key: refused, and told so. */
+        CHECK(stranger_hello(card, &wrong, &hl) == 98, "answer with a wrong key not refused");
+        /* The right answer to one connection's challenge, replayed on another. */
+        int fd1 = stranger_dial(card, chal);
+        locus_auth_t a;
+        locus_auth_init(&a, &key, "tcp");
+        CHECK(locus_auth_answer(&a, chal, resp) == 0, "answer");
+        fd = stranger_dial(card, chal2);
+        send_all(fd, resp, sizeof resp);
+        int n = stranger_until_closed(fd, got, sizeof got);
+        CHECK(n == LOCUS_AUTH_PROOF_LEN && locus_auth_confirm(&a, got) == -1,
+              "replayed answer not refused (%d bytes back)", n);
+        close(fd);
+        close(fd1);
+        /* The key proven, then impossible hellos: refused by the hello's rules. */
+        hl.dst_nonce = cd.nonce ^ 1;
+        CHECK(stranger_hello(card, &key, &hl) == TCP_HELLO_BAD, "wrong nonce not refused");
         hl.dst_nonce = cd.nonce;
         hl.src = 0; /* claims to be the target itself */
-        fd = raw_connect(card, &to);
-        CHECK(write(fd, &hl, sizeof hl) == (ssize_t)sizeof hl, "write");
-        CHECK(raw_answer(fd) == TCP_HELLO_BAD, "hello from an impossible rank not refused");
-        close(fd);
+        CHECK(stranger_hello(card, &key, &hl) == TCP_HELLO_BAD, "impossible rank not refused");
         hl.src = 1;
         hl.cls = 3; /* a traffic class that does not exist */
         hl.ncls = 3;
-        fd = raw_connect(card, &to);
-        CHECK(write(fd, &hl, sizeof hl) == (ssize_t)sizeof hl, "write");
-        CHECK(raw_answer(fd) == TCP_HELLO_BAD, "hello with an impossible class not refused");
+        CHECK(stranger_hello(card, &key, &hl) == TCP_HELLO_BAD, "impossible class not refused");
+        /* Silence: closed after LOCUS_AUTH_TIMEOUT_MS (500 ms here). */
+        fd = stranger_dial(card, chal);
+        t0 = tt_now();
+        CHECK(stranger_until_closed(fd, got, sizeof got) == 0 && tt_now() - t0 < 3,
+              "silent stranger not dropped (%.1f s)", tt_now() - t0);
         close(fd);
-        /* Silence: dropped after LOCUS_TCP_CONNECT_TIMEOUT (1 s here). */
-        fd = raw_connect(card, &to);
-        double t0 = tt_now();
-        CHECK(raw_answer(fd) == 0 && tt_now() - t0 < 8, "silent stranger not dropped");
-        close(fd);
+        /* A flood: the oldest unproven are closed for the newest. */
+        static int fds[FLOOD];
+        struct sockaddr_in to;
+        int opened = 0;
+        for (int i = 0; i < FLOOD; i++)
+            opened += (fds[i] = raw_connect(card, &to)) >= 0;
+        CHECK(opened == FLOOD, "flood: %d of %d connected", opened, FLOOD);
+        usleep(300000);
+        int shut = 0;
+        for (int i = 0; i < FLOOD; i++) {
+            struct timeval tv = { 0, 1000 };
+            if (fds[i] < 0)
+                continue;
+            setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+            shut += stranger_until_closed(fds[i], got, sizeof got) >= 0;
+            close(fds[i]);
+        }
+        CHECK(shut >= FLOOD - 16 - 8, "flood: only %d of %d closed by the rank", shut, FLOOD);
         h->kvs->flags[1] = 1;
     } else { /* a real peer, after the strangers */
         while (!h->kvs->flags[1])
@@ -247,19 +360,176 @@ static int stranger_rank(harness_t *h, int rank, void *arg)
     return failures != 0;
 }
 
+/* ---- a real dial closed for newer strangers ---- */
+
+/* Rank 2 dials rank 0 between two halves of a stranger's 100 silent
+ * connections, while rank 0 is not accepting: when rank 0 takes them all
+ * at once, rank 2's connection is among the oldest unproven past the cap
+ * and is closed; rank 2 dials again and its messages arrive. */
+static int redial_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    rec_t c;
+    volatile int *fl = h->kvs->flags;
+    if (rank_begin(h, rank, &c) != 0)
+        return 1;
+    double t0 = tt_now();
+    if (rank == 0) {
+        fl[0] = 1;
+        while (fl[1] < 2 && tt_now() - t0 < 30) /* not accepting meanwhile */
+            usleep(1000);
+        int rc = pump_until(&c, &c.ndeliver, 3, 30);
+        CHECK(rc >= 0 && c.ndeliver == 3 && !c.order_errors, "rank 2's messages: %d (%s)",
+              c.ndeliver, rc < 0 ? c.tp->ops->last_error(c.tp) : "");
+        tcp_stats_t st;
+        tcp_tp_stats(c.tp, &st);
+        CHECK(st.auth_evicted >= 1, "nothing evicted");
+        fl[3] = 1;
+    } else if (rank == 1) {
+        char card[400];
+        locus_tp_init_t in;
+        harness_init(h, &in, rank, &rup, &c);
+        CHECK(in.kvs.get(in.kvs.ctx, 0, "locus.tcp.0", card, sizeof card) == 0, "card");
+        while (!fl[0] && tt_now() - t0 < 30)
+            usleep(1000);
+        static int fds[100];
+        struct sockaddr_in to;
+        for (int i = 0; i < 50; i++)
+            fds[i] = raw_connect(card, &to);
+        fl[1] = 1;
+        while (!fl[2] && tt_now() - t0 < 30)
+            usleep(1000);
+        for (int i = 50; i < 100; i++)
+            fds[i] = raw_connect(card, &to);
+        fl[1] = 2;
+        while (!fl[3] && tt_now() - t0 < 60)
+            usleep(1000);
+        for (int i = 0; i < 100; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+    } else {
+        while (fl[1] < 1 && tt_now() - t0 < 30)
+            usleep(1000);
+        uint32_t i = 0;
+        CHECK(send_retry(&c, 0, &i, sizeof i, "abc", 3) == LOCUS_TP_DONE, "send 0");
+        pump_until(&c, NULL, 0, 0.05); /* its connect() done: in rank 0's backlog */
+        fl[2] = 1;
+        for (i = 1; i < 3; i++)
+            CHECK(send_retry(&c, 0, &i, sizeof i, "abc", 3) == LOCUS_TP_DONE, "send %u", i);
+        pump_until(&c, &fl[3], 1, 30);
+        tcp_stats_t st;
+        tcp_tp_stats(c.tp, &st);
+        CHECK(st.redials >= 1 && c.tp->ops->progress(c.tp) >= 0, "%llu redials: %s",
+              (unsigned long long)st.redials, c.tp->ops->last_error(c.tp) ?
+              c.tp->ops->last_error(c.tp) : "healthy");
+    }
+    harness_barrier(h);
+    c.tp->ops->finalize(c.tp);
+    return failures != 0;
+}
+
+/* ---- another job's key ---- */
+
+/* Rank 1 holds another key: its dial is refused and it fails at once with
+ * the reason; rank 0 counts the refusal and carries on. */
+static int other_key_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    my_rank = rank;
+    if (rank == 1)
+        setenv("LOCUS_JOB_KEY", "this job's key is another one entirely", 1);
+    rec_t c;
+    if (rank_begin(h, rank, &c) != 0)
+        return 1;
+    if (rank == 1) {
+        uint32_t w = 0;
+        double t0 = tt_now();
+        int rc = send_retry(&c, 0, &w, 4, NULL, 0);
+        while (rc >= 0 && tt_now() - t0 < 10)
+            rc = c.tp->ops->progress(c.tp);
+        const char *why = c.tp->ops->last_error(c.tp);
+        CHECK(rc < 0 && why && strstr(why, "refused our proof of the job key") &&
+              tt_now() - t0 < 2, "another key: %d '%s' after %.1f s", rc, why ? why : "",
+              tt_now() - t0);
+        h->kvs->flags[1] = 1;
+    } else {
+        int rc = pump_until(&c, &h->kvs->flags[1], 1, 15);
+        tcp_stats_t st;
+        tcp_tp_stats(c.tp, &st);
+        CHECK(rc >= 0 && st.auth_refused >= 1, "rank 0: %d, %llu refused", rc,
+              (unsigned long long)st.auth_refused);
+    }
+    c.tp->ops->finalize(c.tp);
+    return failures != 0;
+}
+
+/* ---- out of descriptors ---- */
+
+/* Rank 0 may open only a few more descriptors when a stranger floods it:
+ * accept fails with EMFILE, which warns once and rests the rail; rank 0
+ * stays healthy and rank 2's messages still arrive afterwards. */
+static int emfile_rank(harness_t *h, int rank, void *arg)
+{
+    (void)arg;
+    rec_t c;
+    if (rank_begin(h, rank, &c) != 0)
+        return 1;
+    if (rank == 0) {
+        struct rlimit old, low;
+        getrlimit(RLIMIT_NOFILE, &old);
+        int top = dup(0); /* the lowest free descriptor: everything below is taken */
+        close(top);
+        low = old;
+        low.rlim_cur = (rlim_t)top + 3;
+        CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0, "setrlimit: %s", strerror(errno));
+        h->kvs->flags[0] = 1;
+        int rc = pump_until(&c, &h->kvs->flags[1], 1, 30);
+        CHECK(rc >= 0, "progress failed under EMFILE: %s", c.tp->ops->last_error(c.tp));
+        rc = pump_until(&c, &c.ndeliver, 3, 30);
+        CHECK(rc >= 0 && c.ndeliver == 3, "rank 2's messages after EMFILE: %d (%s)", c.ndeliver,
+              rc < 0 ? c.tp->ops->last_error(c.tp) : "");
+        tcp_stats_t st;
+        tcp_tp_stats(c.tp, &st);
+        CHECK(st.accept_errors >= 1, "accept never ran short (%llu accepted)",
+              (unsigned long long)st.accepts);
+        setrlimit(RLIMIT_NOFILE, &old);
+    } else if (rank == 1) {
+        char card[400];
+        locus_tp_init_t in;
+        harness_init(h, &in, rank, &rup, &c);
+        CHECK(in.kvs.get(in.kvs.ctx, 0, "locus.tcp.0", card, sizeof card) == 0, "card");
+        while (!h->kvs->flags[0])
+            usleep(1000);
+        int fds[30];
+        struct sockaddr_in to;
+        for (int i = 0; i < 30; i++)
+            fds[i] = raw_connect(card, &to);
+        usleep(800000);
+        for (int i = 0; i < 30; i++)
+            if (fds[i] >= 0)
+                close(fds[i]);
+        h->kvs->flags[1] = 1;
+    } else {
+        while (!h->kvs->flags[1])
+            usleep(1000);
+        for (uint32_t i = 0; i < 3; i++)
+            CHECK(send_retry(&c, 0, &i, sizeof i, "abc", 3) == LOCUS_TP_DONE, "send %u", i);
+        pump_until(&c, NULL, 0, 1.0);
+    }
+    harness_barrier(h);
+    c.tp->ops->finalize(c.tp);
+    return failures != 0;
+}
+
 /* ---- limits ---- */
 
 static int limits_rank(harness_t *h, int rank, void *arg)
 {
     (void)arg;
-    my_rank = rank;
     rec_t c;
-    char err[256];
     static unsigned char big[70000];
-    if (create(h, rank, &c, err, sizeof err) != 0) {
-        fprintf(stderr, "rank %d: %s\n", rank, err);
+    if (rank_begin(h, rank, &c) != 0)
         return 1;
-    }
     tcp_stats_t st;
     tcp_tp_stats(c.tp, &st);
     size_t em = st.eager_max;
@@ -448,6 +718,8 @@ int main(void)
     int bad = 0;
     setenv("LOCUS_NET_IFACES", "lo", 1);
     setenv("LOCUS_TCP_CONNECT_TIMEOUT", "1", 1);
+    setenv("LOCUS_AUTH_TIMEOUT_MS", "500", 1);
+    setenv("LOCUS_AUTH_PENDING_MAX", "16", 1);
     const char *cfgs[][3] = {
         { "LOCUS_TCP_EAGER_MAX", "lots", "LOCUS_TCP_EAGER_MAX=lots" },
         { "LOCUS_TCP_CHUNK_SIZE", "1", "LOCUS_TCP_CHUNK_SIZE=1: expected" },
@@ -459,10 +731,16 @@ int main(void)
         { "LOCUS_QOS_DSCP", "46,0", "LOCUS_QOS_DSCP=46,0: expected three DSCP values" },
         { "LOCUS_QOS_DSCP", "46,0,64", "LOCUS_QOS_DSCP=46,0,64: expected three DSCP values" },
         { "LOCUS_QOS_SHARE", "101", "LOCUS_QOS_SHARE=101: expected 0..100" },
+        { "LOCUS_JOB_KEY", "", "no job key (LOCUS_JOB_KEY)" },
+        { "LOCUS_JOB_KEY", "short", "LOCUS_JOB_KEY is too short" },
+        { "LOCUS_AUTH_TIMEOUT_MS", "1", "LOCUS_AUTH_TIMEOUT_MS=1: expected" },
     };
     for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++)
         bad += run(2, bad_config_rank, (void *)cfgs[i], cfgs[i][0]);
     bad += run(3, stranger_rank, NULL, "strangers");
+    bad += run(3, redial_rank, NULL, "a real dial closed for newer strangers");
+    bad += run(2, other_key_rank, NULL, "another job's key");
+    bad += run(3, emfile_rank, NULL, "out of descriptors");
     bad += run(2, limits_rank, NULL, "limits");
     bad += run(4, race_rank, NULL, "simultaneous dials, one rail");
     const char *two = second_iface();

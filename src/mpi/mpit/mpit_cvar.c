@@ -318,7 +318,9 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
     int rc = handle_meta(handle, buf, &m);
     if (rc != MPI_SUCCESS)
         return rc;
-    const char *v = locus_tunable_str(m.t->name);
+    /* A secret reads as locus info shows it: a tool logging every cvar
+     * must not log the job's key. */
+    const char *v = locus_tunable_shown(m.t->name);
     if (m.type == MPI_CHAR) {
         snprintf(buf, CVAR_STR_MAX, "%s", v);
     } else if (m.en) {

@@ -22,7 +22,13 @@ typedef struct {
     uint64_t dials, accepts;      /* connections started / accepted */
     uint64_t lost_races;          /* own dials dropped: both sides dialled at once */
     uint64_t fallbacks;           /* rails connected through any route */
-    uint64_t rejected;            /* incoming connections refused (bad hello) */
+    uint64_t rejected;            /* incoming connections refused (bad hello, after the key) */
+    uint64_t auth_refused;        /* incoming connections that did not prove the job key:
+                                     a forged hello, a wrong answer, another job's key */
+    uint64_t auth_timeouts;       /* closed silent: no proof within LOCUS_AUTH_TIMEOUT_MS */
+    uint64_t auth_evicted;        /* unproven, closed for a newer one (LOCUS_AUTH_PENDING_MAX) */
+    uint64_t accept_errors;       /* accept() short of descriptors or memory: rails rested */
+    uint64_t redials;             /* our dials closed before the peer's proof, dialled again */
     uint64_t waits;               /* wait() calls that slept */
     uint64_t bytes_out[TCP_MAX_RAILS]; /* payload + frame bytes written per rail */
     uint64_t bytes_in[TCP_MAX_RAILS];

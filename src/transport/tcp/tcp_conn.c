@@ -37,18 +37,32 @@ void tcp_sock_tune(const tcp_tp_t *tp, int fd)
     }
 }
 
-static int is_handshake(int state)
+int tcp_conn_handshaking(int state)
 {
-    return state == TCP_C_CONNECTING || state == TCP_C_HELLO_WAIT || state == TCP_C_ACCEPTED ||
+    return state == TCP_C_CONNECTING || state == TCP_C_AUTH_CHAL || state == TCP_C_HELLO_WAIT ||
+           state == TCP_C_RETRY || state == TCP_C_AUTH_RESP || state == TCP_C_ACCEPTED ||
            state == TCP_C_REJECTING;
+}
+
+void tcp_conn_deadline(tcp_tp_t *tp, tcp_conn_t *c, uint64_t ns)
+{
+    c->deadline_ns = ns;
+    if (ns < tp->deadline_next)
+        tp->deadline_next = ns;
 }
 
 void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state)
 {
-    tp->handshaking += is_handshake(state) - is_handshake(c->state);
+    tp->handshaking += tcp_conn_handshaking(state) - tcp_conn_handshaking(c->state);
+    tp->unproven += (state == TCP_C_AUTH_RESP) - (c->state == TCP_C_AUTH_RESP);
     c->state = state;
-    if (is_handshake(state))
-        c->deadline_ns = tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull;
+    /* A stranger gets LOCUS_AUTH_TIMEOUT_MS to prove the key; a handshake
+     * with a rank of the job, LOCUS_TCP_CONNECT_TIMEOUT. */
+    if (state == TCP_C_AUTH_RESP)
+        tcp_conn_deadline(tp, c, tcp_now_ns() + (uint64_t)tp->cfg.auth_timeout_ms * 1000000ull);
+    else if (tcp_conn_handshaking(state))
+        tcp_conn_deadline(tp, c,
+                          tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull);
 }
 
 int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events)
@@ -144,8 +158,9 @@ void tcp_conn_writable(tcp_tp_t *tp, tcp_conn_t *c)
         return;
     }
     tcp_conn_watch(tp, c, EPOLL_CTL_MOD, EPOLLIN);
-    tcp_conn_state(tp, c, TCP_C_HELLO_WAIT);
-    tcp_hello_send(tp, c);
+    /* The acceptor speaks first: its challenge (tcp_hello.c). */
+    locus_auth_init(&c->auth, &tp->key, "tcp");
+    tcp_conn_state(tp, c, TCP_C_AUTH_CHAL);
 }
 
 static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
@@ -181,7 +196,7 @@ static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
          * 2 s, a SYN retransmit) and keep the rest for any route. */
         long s = tp->cfg.connect_timeout / 4 > 2 ? tp->cfg.connect_timeout / 4 : 2;
         s = s < tp->cfg.connect_timeout ? s : tp->cfg.connect_timeout;
-        c->deadline_ns = tcp_now_ns() + (uint64_t)s * 1000000000ull;
+        tcp_conn_deadline(tp, c, tcp_now_ns() + (uint64_t)s * 1000000000ull);
     }
     if (tcp_conn_watch(tp, c, EPOLL_CTL_ADD, EPOLLOUT) != 0) {
         tcp_fail(tp, -errno, "epoll_ctl: %s", strerror(errno));
@@ -228,6 +243,7 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
     pe->ncls = tp->ncls;
     pe->state = TCP_P_DIALING;
     tp->stats.dials++;
+    uint64_t give_up = tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull;
     for (int k = 0; k < pe->ncls; k++)
         for (int i = 0; i < pe->nconn && !tp->failed; i++) {
             tcp_conn_t *c = tcp_conn_new(tp, p, k, i, 1);
@@ -235,20 +251,58 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
                 tcp_fail(tp, -ENOMEM, "out of memory");
                 return tp->failed;
             }
+            c->give_up_ns = give_up;
             pe->conn[c->lane] = c;
             conn_connect(tp, c);
         }
     return tp->failed;
 }
 
+/*
+ * Our dial was closed before the peer proved the key: a peer flooded by
+ * strangers closes its oldest unproven connections, ours among them. Dial
+ * again after a short pause (growing), until LOCUS_TCP_CONNECT_TIMEOUT
+ * from the first dial. Only what the handshake queued is dropped: frames
+ * wait in the peer's queue until a lane is open.
+ */
+static void conn_retry(tcp_tp_t *tp, tcp_conn_t *c, int err)
+{
+    (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->fd = -1;
+    tcp_queue_free(&c->q);
+    c->rpos = c->rend = 0;
+    c->blocked = c->want_out = 0;
+    uint64_t now = tcp_now_ns();
+    if (now >= c->give_up_ns) {
+        tcp_conn_state(tp, c, TCP_C_CLOSED);
+        tcp_fail(tp, err ? -err : -ECONNRESET, "rank %d closed our connections (rail %d) "
+                 "before proving the job key, %d times in %ld s: is it flooded by "
+                 "strangers, or not a rank of this job?", c->peer, c->rail, c->redials + 1,
+                 tp->cfg.connect_timeout);
+        return;
+    }
+    tp->stats.redials++;
+    int shift = c->redials < 5 ? c->redials : 5;
+    c->redials++;
+    uint64_t at = now + (10000000ull << shift); /* 10 ms, doubling up to 320 ms */
+    tcp_conn_state(tp, c, TCP_C_RETRY);
+    tcp_conn_deadline(tp, c, at < c->give_up_ns ? at : c->give_up_ns);
+}
+
 /* End of stream (err 0) or a socket error on c. */
 void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err)
 {
     int p = c->peer, state = c->state;
+    if (c->dialled && !c->authed && (state == TCP_C_AUTH_CHAL || state == TCP_C_HELLO_WAIT)) {
+        conn_retry(tp, c, err);
+        return;
+    }
     if (p >= 0 && tp->peers[p].conn[c->lane] == c)
         tp->peers[p].conn[c->lane] = NULL;
     tcp_conn_close(tp, c);
-    if (state == TCP_C_ACCEPTED || state == TCP_C_REJECTING || tp->draining)
+    if (state == TCP_C_AUTH_RESP || state == TCP_C_ACCEPTED || state == TCP_C_REJECTING ||
+        tp->draining)
         return; /* a stranger, or a loser of a dial race, or shutting down */
     if (state == TCP_C_OPEN && c->bye_rcvd)
         return;
@@ -260,20 +314,38 @@ void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err)
              err ? "failed: " : "closed", err ? strerror(err) : "");
 }
 
-/* Handshakes past LOCUS_TCP_CONNECT_TIMEOUT. */
+/* Handshakes past their deadline (LOCUS_AUTH_TIMEOUT_MS for a stranger,
+ * LOCUS_TCP_CONNECT_TIMEOUT for a rank), and dials due again. Walks the
+ * connections only when the earliest deadline has come. */
 void tcp_deadlines(tcp_tp_t *tp)
 {
     uint64_t now = tcp_now_ns();
+    if (now < tp->deadline_next)
+        return;
+    tp->deadline_next = UINT64_MAX; /* lowered again by every deadline still ahead */
     for (tcp_conn_t *c = tp->conns, *next; c; c = next) {
         next = c->next;
-        if (!is_handshake(c->state) || now < c->deadline_ns)
+        if (!tcp_conn_handshaking(c->state))
             continue;
-        if (c->state == TCP_C_CONNECTING)
+        if (now < c->deadline_ns) {
+            tcp_conn_deadline(tp, c, c->deadline_ns);
+            continue;
+        }
+        if (c->state == TCP_C_CONNECTING) {
             connect_failed(tp, c, ETIMEDOUT);
-        else if (c->state == TCP_C_HELLO_WAIT)
+        } else if (c->state == TCP_C_RETRY) {
+            if (now >= c->give_up_ns)
+                tcp_fail(tp, -ETIMEDOUT, "rank %d closed our connections (rail %d) before "
+                         "proving the job key, %d times in %ld s", c->peer, c->rail,
+                         c->redials, tp->cfg.connect_timeout);
+            else
+                conn_connect(tp, c);
+        } else if (c->state == TCP_C_AUTH_CHAL || c->state == TCP_C_HELLO_WAIT) {
             tcp_fail(tp, -ETIMEDOUT, "rank %d did not answer our handshake within %ld s",
                      c->peer, tp->cfg.connect_timeout);
-        else
+        } else {
+            tp->stats.auth_timeouts += c->state == TCP_C_AUTH_RESP;
             tcp_conn_close(tp, c); /* a silent stranger, or a refusal nobody reads */
+        }
     }
 }

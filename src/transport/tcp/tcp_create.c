@@ -72,6 +72,8 @@ static int cfg_read(tcp_cfg_t *c, char *err, size_t errlen)
         locus_tunable_long("LOCUS_TCP_BYE_TIMEOUT", &c->bye_timeout, err, errlen) ||
         locus_tunable_long("LOCUS_TCP_USER_TIMEOUT", &c->user_timeout, err, errlen) ||
         locus_tunable_long("LOCUS_TCP_RAILS", &c->max_rails, err, errlen) ||
+        locus_tunable_long("LOCUS_AUTH_TIMEOUT_MS", &c->auth_timeout_ms, err, errlen) ||
+        locus_tunable_long("LOCUS_AUTH_PENDING_MAX", &c->auth_pending_max, err, errlen) ||
         locus_tunable_long("LOCUS_VERBOSE", &verbose, err, errlen))
         return -1;
     c->verbose = verbose > 0;
@@ -83,13 +85,16 @@ static int cfg_read(tcp_cfg_t *c, char *err, size_t errlen)
         tcp_cfg_range("LOCUS_TCP_CONNECT_TIMEOUT", c->connect_timeout, 1, 3600, err, errlen) ||
         tcp_cfg_range("LOCUS_TCP_BYE_TIMEOUT", c->bye_timeout, 1, 3600, err, errlen) ||
         tcp_cfg_range("LOCUS_TCP_USER_TIMEOUT", c->user_timeout, 0, 3600, err, errlen) ||
-        tcp_cfg_range("LOCUS_TCP_RAILS", c->max_rails, 0, TCP_MAX_RAILS, err, errlen))
+        tcp_cfg_range("LOCUS_TCP_RAILS", c->max_rails, 0, TCP_MAX_RAILS, err, errlen) ||
+        tcp_cfg_range("LOCUS_AUTH_TIMEOUT_MS", c->auth_timeout_ms, 10, 600000, err, errlen) ||
+        tcp_cfg_range("LOCUS_AUTH_PENDING_MAX", c->auth_pending_max, 1, 65536, err, errlen))
         return -1;
     return tcp_qos_cfg_read(&c->qos, err, errlen);
 }
 
 static void tp_destroy(tcp_tp_t *tp)
 {
+    explicit_bzero(&tp->key, sizeof tp->key);
     for (int i = 0; i < tp->nrails; i++)
         if (tp->rails[i].fd >= 0)
             close(tp->rails[i].fd);
@@ -139,6 +144,11 @@ static int setup_local(tcp_tp_t *tp, char *err, size_t errlen)
     if (cfg_read(&tp->cfg, err, errlen) != 0)
         return -1;
     tp->ncls = tp->cfg.qos.mode == TCP_QOS_OFF ? 1 : TCP_CLASSES;
+    char why[256];
+    if (locus_auth_key_env(&tp->key, why, sizeof why) != 0) {
+        snprintf(err, errlen, "tcp: %s", why);
+        return -1;
+    }
     tp->peers = calloc((size_t)tp->size, sizeof *tp->peers);
     if (!tp->peers) {
         snprintf(err, errlen, "tcp: out of memory for %d peers", tp->size);

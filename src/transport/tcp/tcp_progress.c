@@ -41,7 +41,7 @@ static int events_handle(tcp_tp_t *tp, int timeout_ms)
             continue;
         }
         tcp_conn_t *c = ev[i].data.ptr;
-        if (c->in_grave)
+        if (c->in_grave || c->fd < 0) /* closed this round, or waiting to dial again */
             continue;
         if (c->state == TCP_C_CONNECTING) {
             tcp_conn_writable(tp, c);
@@ -96,6 +96,8 @@ int tcp_tp_progress(locus_tp_t *t)
         n = events_handle(tp, 0);
     if (tp->handshaking)
         tcp_deadlines(tp);
+    if (tp->rest_until_ns)
+        tcp_rails_wake(tp);
     if (tp->pump_head >= 0)
         n += tcp_pump(tp);
     if (tp->dirty) {
@@ -113,8 +115,8 @@ int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
     tcp_tp_t *tp = (tcp_tp_t *)t;
     if (tp->failed)
         return tp->failed;
-    if (tp->handshaking && timeout_ms > 100)
-        timeout_ms = 100; /* deadlines are checked by progress */
+    if ((tp->handshaking || tp->rest_until_ns) && timeout_ms > 100)
+        timeout_ms = 100; /* deadlines and resting rails are checked by progress */
     for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty)
         if (!c->blocked && !c->in_grave)
             return 1; /* frames to write now: nothing to wait for */
@@ -131,6 +133,22 @@ int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
 }
 
 /* ---- finalize ---- */
+
+/* LOCUS_VERBOSE=1: what strangers cost this rank, if anything. */
+static void strangers_note(const tcp_tp_t *tp)
+{
+    const tcp_stats_t *s = &tp->stats;
+    if (s->auth_refused + s->auth_timeouts + s->auth_evicted + s->accept_errors + s->rejected +
+        s->redials == 0)
+        return;
+    tcp_note(tp, "strangers: %llu refused without the job key, %llu hellos refused, %llu "
+             "closed silent, %llu closed unproven for newer ones; accept ran short %llu "
+             "time%s; %llu of our dials closed before the peer's proof",
+             (unsigned long long)s->auth_refused, (unsigned long long)s->rejected,
+             (unsigned long long)s->auth_timeouts, (unsigned long long)s->auth_evicted,
+             (unsigned long long)s->accept_errors, s->accept_errors == 1 ? "" : "s",
+             (unsigned long long)s->redials);
+}
 
 /* Queues BYE behind whatever each newly open connection carries. */
 static void bye_queue(tcp_tp_t *tp)
@@ -159,8 +177,9 @@ static int bye_pending(const tcp_tp_t *tp)
     int n = 0;
     for (const tcp_conn_t *c = tp->conns; c; c = c->next)
         n += (c->state == TCP_C_OPEN && (c->q.head || !c->bye_rcvd)) ||
-             ((c->state == TCP_C_CONNECTING || c->state == TCP_C_HELLO_WAIT) && c->rail == 0 &&
-              tp->peers[c->peer].waitq[c->cls].head);
+             ((c->state == TCP_C_CONNECTING || c->state == TCP_C_AUTH_CHAL ||
+               c->state == TCP_C_HELLO_WAIT || c->state == TCP_C_RETRY) && c->dialled &&
+              c->rail == 0 && tp->peers[c->peer].waitq[c->cls].head);
     return n;
 }
 
@@ -184,8 +203,10 @@ void tcp_shutdown(tcp_tp_t *tp)
         events_handle(tp, 20);
         if (tp->handshaking)
             tcp_deadlines(tp);
+        tcp_rails_wake(tp);
         grave_empty(tp);
     }
+    strangers_note(tp);
     int left = bye_pending(tp);
     if (left && !tp->failed)
         tcp_note(tp, "finalize: %d connection%s did not finish (goodbye) within %ld s", left,

@@ -16,6 +16,17 @@
  * their class has the least queued, so a large message is striped and a
  * faster rail carries more.
  *
+ * Every connection starts with the job key's challenge-response
+ * (locus_auth.h, context "tcp"): the acceptor challenges on accept, the
+ * dialler answers and sends its hello behind the answer, the acceptor
+ * proves the key in turn ahead of its hello_ack. A connection that has not
+ * proven the key is a stranger: closed at its first wrong byte, after
+ * LOCUS_AUTH_TIMEOUT_MS of silence, or for a newer one past
+ * LOCUS_AUTH_PENDING_MAX; accept() short of descriptors rests the rails
+ * (no polling) for 100 ms instead of failing. A dial that the peer closes
+ * before its proof (a flood made it close the oldest) is dialled again
+ * until LOCUS_TCP_CONNECT_TIMEOUT.
+ *
  * Objects are never freed inside progress() while an event may still
  * point at them: a closed connection goes to a graveyard emptied at the
  * end of the round.
@@ -23,6 +34,7 @@
 #ifndef TCP_TP_H
 #define TCP_TP_H
 
+#include "locus_auth.h"
 #include "locus_transport.h"
 #include "tcp.h"
 #include "tcp_wire.h"
@@ -56,6 +68,7 @@ typedef struct {
 typedef struct {
     long eager_max, chunk_size, sndbuf, rcvbuf, sendq_max;
     long connect_timeout, bye_timeout, user_timeout, max_rails;
+    long auth_timeout_ms, auth_pending_max;
     int verbose;
     tcp_qos_cfg_t qos;
 } tcp_cfg_t;
@@ -67,6 +80,7 @@ typedef struct {
     int kind;                        /* TCP_OBJ_RAIL */
     int fd;                          /* listening socket */
     int index;
+    int resting;                     /* accept() ran short: not polled for a while */
     char ifname[IF_NAMESIZE];
     struct sockaddr_in addr;         /* address and listening port */
 } tcp_rail_t;
@@ -92,8 +106,11 @@ typedef struct {
 
 enum {
     TCP_C_CONNECTING,                /* non-blocking connect() under way */
-    TCP_C_HELLO_WAIT,                /* dialled, hello sent, waiting for the ack */
-    TCP_C_ACCEPTED,                  /* accepted, waiting for the hello */
+    TCP_C_AUTH_CHAL,                 /* dialled, connected, waiting for the challenge */
+    TCP_C_HELLO_WAIT,                /* answer and hello sent, waiting for the proof, then the ack */
+    TCP_C_RETRY,                     /* dialled, closed before the peer's proof: dial again */
+    TCP_C_AUTH_RESP,                 /* accepted, challenge sent, waiting for the answer */
+    TCP_C_ACCEPTED,                  /* accepted and proven, waiting for the hello */
     TCP_C_OPEN,
     TCP_C_REJECTING,                 /* writing a refusal, then closed */
     TCP_C_CLOSED
@@ -120,6 +137,10 @@ struct tcp_conn {
     int in_grave;
     int want_out;                    /* registered for EPOLLOUT (while blocked) */
     uint64_t deadline_ns;            /* handshake deadline */
+    uint64_t give_up_ns;             /* dialled: last moment for another dial (RETRY) */
+    int redials;
+    int authed;                      /* the key was proven on it, both ways */
+    locus_auth_t auth;
     tcp_conn_t *next;                /* tp->conns */
     tcp_conn_t *next_dirty;          /* tp->dirty */
     tcp_queue_t q;
@@ -217,6 +238,12 @@ typedef struct {
     int nrails;
     tcp_rail_t rails[TCP_MAX_RAILS];
     uint64_t nonce;
+    locus_auth_key_t key;            /* the job's (LOCUS_JOB_KEY, settled by boot) */
+    int unproven;                    /* accepted connections that have not proven it */
+    uint64_t rest_until_ns;          /* rails resting after accept() ran short (0: none) */
+    int accept_warned;
+    int strangers_noted;             /* refusals told under LOCUS_VERBOSE (a few) */
+    uint64_t deadline_next;          /* no handshake deadline is earlier */
     struct in_addr local[32];        /* this host's IPv4 addresses (its netns) */
     int nlocal;
     int ep;                          /* epoll instance */
@@ -253,6 +280,8 @@ int tcp_addr_is_local(const tcp_tp_t *tp, struct in_addr a);
 /* tcp_conn.c: connections, dialling */
 tcp_conn_t *tcp_conn_new(tcp_tp_t *tp, int peer, int cls, int rail, int dialled);
 void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state); /* handshake states get a deadline */
+void tcp_conn_deadline(tcp_tp_t *tp, tcp_conn_t *c, uint64_t ns);
+int tcp_conn_handshaking(int state);
 int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events);
 int tcp_peer_dial(tcp_tp_t *tp, int peer);
 void tcp_conn_writable(tcp_tp_t *tp, tcp_conn_t *c);  /* connect() finished */
@@ -263,6 +292,7 @@ void tcp_sock_tune(const tcp_tp_t *tp, int fd);
 
 /* tcp_hello.c: accepting, the handshake */
 void tcp_accept_all(tcp_tp_t *tp, tcp_rail_t *rail);
+void tcp_rails_wake(tcp_tp_t *tp);                     /* rested rails, when their time is up */
 void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c);
 int tcp_conn_handshake(tcp_tp_t *tp, tcp_conn_t *c);   /* hello/ack in rbuf */
 

@@ -1,8 +1,12 @@
 /*
  * tcp_wire.h — what travels on a Locus TCP connection.
  *
- * A connection starts with a handshake: the side that dialled sends a
- * hello, the side that accepted answers with a hello_ack. Then both
+ * A connection starts with the job key's challenge-response (locus_auth.h,
+ * context "tcp": the acceptor's CHAL, the dialler's RESP, the acceptor's
+ * PROOF), then a handshake: the side that dialled sends a hello right
+ * behind its RESP, the side that accepted answers with a hello_ack right
+ * behind its PROOF. Nothing but RESP is read from a dialler before it
+ * proved the key, and the dialler reads the ack only after the proof. Then both
  * directions carry frames: a 24-byte frame head, then (by type) the core's
  * header and a payload. Fields are in the host's byte order; the hello's
  * magic catches a peer that differs (the whole job runs one build).
@@ -27,7 +31,7 @@
 #include <stdint.h>
 
 #define TCP_HELLO_MAGIC 0x314c434cu /* "LCL1" read as little-endian */
-#define TCP_WIRE_VERSION 2
+#define TCP_WIRE_VERSION 3 /* 3: the key's challenge-response first */
 
 typedef struct {
     uint32_t magic;
