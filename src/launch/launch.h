@@ -138,6 +138,21 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
 
 void launch_opts_free(launch_opts_t *o);
 
+/* Whether locusrun's own option word `opt` takes a value word after it. */
+int launch_opt_takes_value(const char *opt);
+
+/* Open MPI's and Hydra's mpirun options and environment, as locusrun's
+ * own words (dialect.c): d->argv is argv translated, to parse with
+ * launch_opts_parse and keep until the job is over. What Locus cannot
+ * honour is named in one warning line. 0, or -1 with err. */
+typedef struct {
+    int argc;
+    char **argv;
+} launch_dialect_t;
+int launch_dialect_translate(launch_dialect_t *d, int argc, char **argv, char *err,
+                             size_t errlen);
+void launch_dialect_free(launch_dialect_t *d);
+
 /* Runs the front end; returns the job's exit status. */
 int launch_frontend_run(launch_opts_t *o);
 

@@ -51,22 +51,20 @@ int main(int argc, char **argv)
         return 0;
     }
     launch_opts_t o;
+    launch_dialect_t d;
+    memset(&o, 0, sizeof o);
     char err[1024];
-    int rc = launch_opts_parse(&o, argc, argv, err, sizeof err);
-    if (rc == 1) {
+    int rc = launch_dialect_translate(&d, argc, argv, err, sizeof err) < 0 ? 2
+             : launch_opts_parse(&o, d.argc, d.argv, err, sizeof err);
+    if (rc == 1 || rc != 0 || job_key_ensure() != 0) {
+        if (rc != 0 && rc != 1)
+            fprintf(stderr, "locusrun: %s\n", err);
         launch_opts_free(&o);
-        return 0;
-    }
-    if (rc != 0) {
-        fprintf(stderr, "locusrun: %s\n", err);
-        launch_opts_free(&o);
-        return 2;
-    }
-    if (job_key_ensure() != 0) {
-        launch_opts_free(&o);
-        return 2;
+        launch_dialect_free(&d);
+        return rc == 1 ? 0 : 2;
     }
     rc = launch_frontend_run(&o);
     launch_opts_free(&o);
+    launch_dialect_free(&d);
     return rc;
 }

@@ -208,6 +208,18 @@ static int parse_host_option(launch_opts_t *o, const char *opt, const char *val,
     return -1;
 }
 
+int launch_opt_takes_value(const char *opt)
+{
+    static const char *const with_value[] = {
+        "-n", "-np", "--np", "--n", "--timeout", "-x", "--topology", "--mpi", "--map-by",
+        "--bind-to", "--cpus-per-rank", "--cpus-per-proc", "--nic", "--mem-on", "--rails",
+    };
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+        if (!strcmp(opt, with_value[i]))
+            return 1;
+    return host_option(opt) != HOPT_NONE;
+}
+
 /* --mpi pmi|pmi1|pmix (srun's option): which process-manager interfaces
  * the proxies serve. PMI-1 always; PMIx besides it with pmix. */
 static int parse_mpi(const char *val, launch_opts_t *o, char *err, size_t errlen)

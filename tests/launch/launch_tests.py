@@ -427,6 +427,63 @@ def case_ompi():
     os.rmdir(tmp)
 
 
+SHOW_RANK = r"""r=${PMI_RANK:-$OMPI_COMM_WORLD_RANK}
+echo "rank $r local ${MPI_LOCALRANKID:-$OMPI_COMM_WORLD_LOCAL_RANK} of \
+${MPI_LOCALNRANKS:-$OMPI_COMM_WORLD_LOCAL_SIZE} FOO=$FOO \
+cpus $(grep Cpus_allowed_list /proc/self/status | cut -f2)"
+"""
+
+
+def rank_lines(cmd, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run(cmd + ["/bin/sh", "-c", SHOW_RANK], capture_output=True, text=True,
+                       timeout=60, env=e, stdin=subprocess.DEVNULL)
+    return p.returncode, sorted(l for l in p.stdout.splitlines() if l.startswith("rank ")), p.stderr
+
+
+def case_dialects():
+    """Open MPI's and Hydra's mpirun command lines run under locusrun as
+    under each peer's own launcher: the same ranks per node, local ranks,
+    exported variables and, where bound, cores. What Locus cannot honour
+    is named in one line."""
+    ompi, hydra = shutil.which("mpirun.openmpi"), shutil.which("mpiexec.hydra") or \
+        shutil.which("mpiexec.mpich")
+    if not ompi or not hydra:
+        print("SKIPPED: Open MPI's mpirun or MPICH's Hydra is not installed")
+        sys.exit(77)
+    forms = [
+        ("Open MPI", [ompi, "--allow-run-as-root"], [],
+         ["-np", "2", "--map-by", "ppr:2:socket:PE=1", "--bind-to", "core", "-x", "FOO=1"]),
+        ("Open MPI", [ompi, "--allow-run-as-root"], [],
+         ["-np", "2", "--map-by", "core", "--mca", "hwloc_base_binding_policy", "none",
+          "-x", "FOO=2"]),
+        ("Hydra", [hydra, "-launcher", "fork"], EXEC,
+         ["-n", "4", "-ppn", "2", "-genv", "FOO", "1", "-hosts", "a,b", "-bind-to", "core"]),
+        ("Hydra", [hydra, "-launcher", "fork"], EXEC,
+         ["-n", "2", "-genvlist", "FOO", "-bind-to", "core"]),
+    ]
+    for peer, peer_cmd, ours, words in forms:
+        env = {"FOO": "3"}
+        prc, want, perr = rank_lines(peer_cmd + words, env)
+        if prc != 0:
+            print("%s could not run %s here (%d): %s" % (peer, words, prc, perr.strip()))
+            continue
+        rc, got, err = rank_lines([LOCUSRUN] + ours + words, env)
+        print("%s %s:\n  %s\n  locusrun: %s" % (peer, " ".join(words), want, got))
+        check(rc == 0 and got == want, "%s %s: locusrun gave %s (%d, %r), %s gave %s"
+              % (peer, words, got, rc, err, peer, want))
+    # What cannot be honoured: one line each, and the job still runs.
+    rc, got, err = rank_lines([LOCUSRUN, "-n", "1", "--mca", "btl", "^openib", "-genvnone",
+                               "--rank-by", "numa"])
+    lines = err.strip().splitlines()
+    check(rc == 0 and len(got) == 1 and len(lines) == 3 and
+          all(l.startswith("locusrun: ") and l.endswith("; ignored") for l in lines),
+          "unhonoured options: rc %d, %r" % (rc, err))
+    rc, out, err = run(["-n", "1", "-genv", "FOO"])
+    check(rc == 2 and "-genv: needs two values" in err, "-genv FOO: %d %r" % (rc, err))
+
+
 def case_pmix_intruder():
     """Clients of the job's user that are no rank, at a --mpi pmix job's
     server: a TCP connection that never finishes its handshake (it held
