@@ -1,0 +1,414 @@
+/*
+ * abi_mpich.c — the MPICH-ABI layer's hand-written part: loading Locus's
+ * library, the handle and value maps, statuses, error classes, and the
+ * entry points the generator leaves to hand (strings of MPICH's sizes,
+ * statuses read, MPI_Wtime). See abi_mpich.h.
+ */
+#include "abi_mpich.h"
+#include "abi_locus_values.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Locus's functions the hand-written part calls itself. */
+static struct {
+    int (*comm_toint)(void *), (*type_toint)(void *), (*group_toint)(void *),
+        (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
+    void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
+        *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
+    int (*error_class)(int, int *);
+    int (*get_count_c)(const void *, void *, MPI_Count *);
+    int (*get_elements_c)(const void *, void *, MPI_Count *);
+    int (*set_elements_c)(void *, void *, MPI_Count);
+    int (*test_cancelled)(const void *, int *);
+    int (*set_cancelled)(void *, int);
+    int (*processor_name)(char *, int *);
+    int (*library_version)(char *, int *);
+    int (*error_string)(int, char *, int *);
+    int (*comm_get_name)(void *, char *, int *);
+    int (*comm_set_name)(void *, const char *);
+    int (*type_get_name)(void *, char *, int *);
+    int (*type_set_name)(void *, const char *);
+    double (*wtime)(void), (*wtick)(void);
+} L;
+
+static const struct { const char *name; size_t off; } own_fns[] = {
+#define F(field, sym) { sym, offsetof(__typeof__(L), field) }
+    F(comm_toint, "MPI_Comm_toint"), F(type_toint, "MPI_Type_toint"),
+    F(group_toint, "MPI_Group_toint"), F(op_toint, "MPI_Op_toint"),
+    F(req_toint, "MPI_Request_toint"), F(errh_toint, "MPI_Errhandler_toint"),
+    F(info_toint, "MPI_Info_toint"), F(comm_fromint, "MPI_Comm_fromint"),
+    F(type_fromint, "MPI_Type_fromint"), F(group_fromint, "MPI_Group_fromint"),
+    F(op_fromint, "MPI_Op_fromint"), F(req_fromint, "MPI_Request_fromint"),
+    F(errh_fromint, "MPI_Errhandler_fromint"), F(info_fromint, "MPI_Info_fromint"),
+    F(error_class, "PMPI_Error_class"), F(get_count_c, "PMPI_Get_count_c"),
+    F(get_elements_c, "PMPI_Get_elements_c"), F(set_elements_c, "PMPI_Status_set_elements_c"),
+    F(test_cancelled, "PMPI_Test_cancelled"), F(set_cancelled, "PMPI_Status_set_cancelled"),
+    F(processor_name, "PMPI_Get_processor_name"),
+    F(library_version, "PMPI_Get_library_version"), F(error_string, "PMPI_Error_string"),
+    F(comm_get_name, "PMPI_Comm_get_name"), F(comm_set_name, "PMPI_Comm_set_name"),
+    F(type_get_name, "PMPI_Type_get_name"), F(type_set_name, "PMPI_Type_set_name"),
+    F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"),
+#undef F
+};
+
+static void die(const char *what, const char *why)
+{
+    fprintf(stderr, "locus (MPICH ABI): %s: %s\n", what, why);
+    _exit(127);
+}
+
+/* Locus's library beside this one (LOCUS_ABI_LIBMPI names another). Its
+ * own calls must stay inside it: RTLD_DEEPBIND, so that Locus's
+ * MPI_Comm_rank is never this layer's. */
+__attribute__((constructor)) static void abi_load(void)
+{
+    char path[4096];
+    const char *env = getenv("LOCUS_ABI_LIBMPI");
+    Dl_info me;
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+    } else if (dladdr((void *)abi_load, &me) && me.dli_fname && strrchr(me.dli_fname, '/')) {
+        snprintf(path, sizeof path, "%.*s/liblocusmpi.so.0",
+                 (int)(strrchr(me.dli_fname, '/') - me.dli_fname), me.dli_fname);
+    } else {
+        snprintf(path, sizeof path, "liblocusmpi.so.0");
+    }
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!lib)
+        die("cannot load Locus's library", dlerror());
+    for (int i = 0; abi_fn_names[i]; i++)
+        if (!(abi_fn[i] = dlsym(lib, abi_fn_names[i])))
+            die(abi_fn_names[i], "not in Locus's library");
+    for (size_t i = 0; i < sizeof own_fns / sizeof own_fns[0]; i++) {
+        void *f = dlsym(lib, own_fns[i].name);
+        if (!f)
+            die(own_fns[i].name, "not in Locus's library");
+        memcpy((char *)&L + own_fns[i].off, &f, sizeof f);
+    }
+}
+
+/* ---- arrays for one call ---- */
+
+void *abi_temp(void *stack, size_t size, int n)
+{
+    if (n <= ABI_STACK_MAX)
+        return stack;
+    return malloc(size * (size_t)n);
+}
+
+void abi_temp_free(void *p, void *stack)
+{
+    if (p != stack)
+        free(p);
+}
+
+int abi_no_mem(const char *fn)
+{
+    (void)fn;
+    return MPI_ERR_NO_MEM;
+}
+
+/* ---- handles ---- */
+
+/* Predefined pairs by legacy value and by Locus value, sorted at load. */
+static abi_pair_t by_legacy[512], by_locus[512];
+static int npairs;
+
+static int cmp_legacy(const void *a, const void *b)
+{
+    int x = ((const abi_pair_t *)a)->legacy, y = ((const abi_pair_t *)b)->legacy;
+    return (x > y) - (x < y);
+}
+
+static int cmp_locus(const void *a, const void *b)
+{
+    int x = ((const abi_pair_t *)a)->locus, y = ((const abi_pair_t *)b)->locus;
+    return (x > y) - (x < y);
+}
+
+__attribute__((constructor)) static void pairs_sort(void)
+{
+    npairs = abi_npredef < 512 ? abi_npredef : 512;
+    memcpy(by_legacy, abi_predef, (size_t)npairs * sizeof *by_legacy);
+    memcpy(by_locus, abi_predef, (size_t)npairs * sizeof *by_locus);
+    qsort(by_legacy, (size_t)npairs, sizeof *by_legacy, cmp_legacy);
+    qsort(by_locus, (size_t)npairs, sizeof *by_locus, cmp_locus);
+}
+
+static const abi_pair_t *pair_find(const abi_pair_t *t, int n, int v, int legacy)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, k = legacy ? t[mid].legacy : t[mid].locus;
+        if (k == v)
+            return &t[mid];
+        if (k < v)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* A legacy handle: predefined (by table), else a Locus object's int. */
+static void *handle_in(int h, void *(*fromint)(int))
+{
+    const abi_pair_t *p = pair_find(by_legacy, npairs, h, 1);
+    return fromint(p ? p->locus : h);
+}
+
+static int handle_out(void *l, int (*toint)(void *))
+{
+    int i = toint(l);
+    if (i >= 0x1000)
+        return i;
+    const abi_pair_t *p = pair_find(by_locus, npairs, i, 0);
+    return p ? p->legacy : i;
+}
+
+#define HANDLE_PAIR(kind, type, tf, ff)                                                        \
+    void *abi_##kind##_in(type h) { return handle_in((int)h, L.ff); }                          \
+    type abi_##kind##_out(void *l) { return (type)handle_out(l, L.tf); }
+HANDLE_PAIR(comm, MPI_Comm, comm_toint, comm_fromint)
+HANDLE_PAIR(dtype, MPI_Datatype, type_toint, type_fromint)
+HANDLE_PAIR(group, MPI_Group, group_toint, group_fromint)
+HANDLE_PAIR(op, MPI_Op, op_toint, op_fromint)
+HANDLE_PAIR(req, MPI_Request, req_toint, req_fromint)
+HANDLE_PAIR(errh, MPI_Errhandler, errh_toint, errh_fromint)
+HANDLE_PAIR(info, MPI_Info, info_toint, info_fromint)
+
+/* ---- values ---- */
+
+const void *abi_buf_in(const void *buf)
+{
+    return buf == MPI_IN_PLACE ? (const void *)(intptr_t)LOCUS_MPI_IN_PLACE_VALUE : buf;
+}
+
+/* One value map: the pairs legacy -> Locus; anything else is itself. */
+static int map_value(const int (*pairs)[2], int n, int v, int to_locus)
+{
+    for (int i = 0; i < n; i++)
+        if (pairs[i][!to_locus] == v)
+            return pairs[i][to_locus];
+    return v;
+}
+
+#define VALUE_MAP(name, ...)                                                                   \
+    static const int name##_pairs[][2] = { __VA_ARGS__ };                                      \
+    int abi_##name##_in(int v)                                                                 \
+    {                                                                                          \
+        return map_value(name##_pairs, sizeof name##_pairs / sizeof name##_pairs[0], v, 1);   \
+    }                                                                                          \
+    int abi_##name##_out(int v)                                                                \
+    {                                                                                          \
+        return map_value(name##_pairs, sizeof name##_pairs / sizeof name##_pairs[0], v, 0);   \
+    }
+VALUE_MAP(rank, { MPI_ANY_SOURCE, LOCUS_MPI_ANY_SOURCE }, { MPI_PROC_NULL, LOCUS_MPI_PROC_NULL },
+          { MPI_ROOT, LOCUS_MPI_ROOT })
+VALUE_MAP(tag, { MPI_ANY_TAG, LOCUS_MPI_ANY_TAG })
+VALUE_MAP(thread, { MPI_THREAD_SINGLE, LOCUS_MPI_THREAD_SINGLE },
+          { MPI_THREAD_FUNNELED, LOCUS_MPI_THREAD_FUNNELED },
+          { MPI_THREAD_SERIALIZED, LOCUS_MPI_THREAD_SERIALIZED },
+          { MPI_THREAD_MULTIPLE, LOCUS_MPI_THREAD_MULTIPLE })
+VALUE_MAP(compare, { MPI_IDENT, LOCUS_MPI_IDENT }, { MPI_CONGRUENT, LOCUS_MPI_CONGRUENT },
+          { MPI_SIMILAR, LOCUS_MPI_SIMILAR }, { MPI_UNEQUAL, LOCUS_MPI_UNEQUAL })
+VALUE_MAP(split, { MPI_COMM_TYPE_SHARED, LOCUS_MPI_COMM_TYPE_SHARED },
+          { MPI_COMM_TYPE_HW_GUIDED, LOCUS_MPI_COMM_TYPE_HW_GUIDED },
+          { MPI_COMM_TYPE_HW_UNGUIDED, LOCUS_MPI_COMM_TYPE_HW_UNGUIDED })
+
+int abi_class_in(int cls)
+{
+    for (int i = 0; i < abi_nclasses; i++)
+        if (abi_classes[i].legacy == cls)
+            return abi_classes[i].locus;
+    return cls;
+}
+
+int abi_class_out(int cls)
+{
+    for (int i = 0; i < abi_nclasses; i++)
+        if (abi_classes[i].locus == cls)
+            return abi_classes[i].legacy;
+    return cls; /* a user's class (MPI_Add_error_class) */
+}
+
+int abi_err_out(int rc)
+{
+    if (rc == 0)
+        return MPI_SUCCESS;
+    int cls = rc;
+    L.error_class(rc, &cls);
+    return abi_class_out(cls);
+}
+
+int abi_in_status(int rc)
+{
+    int cls = rc;
+    L.error_class(rc, &cls);
+    return cls == LOCUS_MPI_ERR_IN_STATUS;
+}
+
+/* ---- statuses ---- */
+
+int abi_status_ignored(const MPI_Status *s)
+{
+    return s == MPI_STATUS_IGNORE || s == NULL;
+}
+
+int abi_statuses_ignored(const MPI_Status *s)
+{
+    return s == MPI_STATUSES_IGNORE || s == NULL;
+}
+
+void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
+{
+    MPI_Count bytes = 0;
+    int cancelled = 0;
+    L.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
+    L.test_cancelled(l, &cancelled);
+    s->MPI_SOURCE = abi_rank_out(l->source);
+    s->MPI_TAG = abi_tag_out(l->tag);
+    s->MPI_ERROR = l->error ? abi_err_out(l->error) : MPI_SUCCESS;
+    s->count_lo = (int)(bytes & 0xffffffff);
+    s->count_hi_and_cancelled = (int)((bytes >> 32) & 0x7fffffff) << 1 | (cancelled ? 1 : 0);
+}
+
+void abi_status_in(const MPI_Status *s, abi_locus_status_t *l)
+{
+    memset(l, 0, sizeof *l);
+    MPI_Count bytes = (MPI_Count)(unsigned)s->count_lo
+                      | (MPI_Count)((unsigned)s->count_hi_and_cancelled >> 1) << 32;
+    L.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, bytes);
+    L.set_cancelled(l, s->count_hi_and_cancelled & 1);
+    l->source = abi_rank_in(s->MPI_SOURCE);
+    l->tag = abi_tag_in(s->MPI_TAG);
+    l->error = abi_class_in(s->MPI_ERROR);
+}
+
+/* ---- by hand ---- */
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    abi_locus_status_t l;
+    MPI_Count c = 0;
+    abi_status_in(status, &l);
+    int rc = L.get_count_c(&l, abi_dtype_in(datatype), &c);
+    if (rc == 0)
+        *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
+    return abi_err_out(rc);
+}
+#pragma weak MPI_Get_count = PMPI_Get_count
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    abi_locus_status_t l;
+    MPI_Count c = 0;
+    abi_status_in(status, &l);
+    int rc = L.get_elements_c(&l, abi_dtype_in(datatype), &c);
+    if (rc == 0)
+        *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
+    return abi_err_out(rc);
+}
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    *flag = status->count_hi_and_cancelled & 1;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    /* The codes this layer returns are MPICH's classes already. */
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Error_class = PMPI_Error_class
+
+/* A string of Locus's into MPICH's smaller buffer, truncated. */
+static int string_out(int rc, const char *l, int llen, char *out, int *len, int cap)
+{
+    if (rc != 0)
+        return abi_err_out(rc);
+    int n = llen < cap - 1 ? llen : cap - 1;
+    memcpy(out, l, (size_t)n);
+    out[n] = '\0';
+    *len = n;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = L.processor_name(l, &n);
+    return string_out(rc, l, n, name, resultlen, MPI_MAX_PROCESSOR_NAME);
+}
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = L.library_version(l, &n);
+    if (rc == 0)
+        n = snprintf(l + n, sizeof l - (size_t)n, " (through its MPICH ABI layer)") + n;
+    return string_out(rc, l, n, version, resultlen, MPI_MAX_LIBRARY_VERSION_STRING);
+}
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = L.error_string(abi_class_in(errorcode), l, &n);
+    return string_out(rc, l, n, string, resultlen, MPI_MAX_ERROR_STRING);
+}
+#pragma weak MPI_Error_string = PMPI_Error_string
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = L.comm_get_name(abi_comm_in(comm), l, &n);
+    return string_out(rc, l, n, comm_name, resultlen, MPI_MAX_OBJECT_NAME);
+}
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    return abi_err_out(L.comm_set_name(abi_comm_in(comm), comm_name));
+}
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+
+int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = L.type_get_name(abi_dtype_in(datatype), l, &n);
+    return string_out(rc, l, n, type_name, resultlen, MPI_MAX_OBJECT_NAME);
+}
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+
+int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
+{
+    return abi_err_out(L.type_set_name(abi_dtype_in(datatype), type_name));
+}
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+
+double PMPI_Wtime(void)
+{
+    return L.wtime();
+}
+#pragma weak MPI_Wtime = PMPI_Wtime
+
+double PMPI_Wtick(void)
+{
+    return L.wtick();
+}
+#pragma weak MPI_Wtick = PMPI_Wtick

@@ -1,0 +1,94 @@
+/*
+ * abi_mpich.h — the MPICH-ABI layer's contract (libmpich.so.12, also
+ * installed as libmpi.so.12): programs built against MPICH (and Intel MPI,
+ * MVAPICH, Cray MPICH) run on Locus's library unchanged.
+ *
+ * This file and everything of the layer compile against MPICH's own mpi.h:
+ * the entry points have MPICH's prototypes and see MPICH's values. Locus's
+ * library is loaded beside it (dlopen, RTLD_LOCAL | RTLD_DEEPBIND, so its
+ * own calls stay inside it) and reached only through abi_fn, its PMPI_
+ * functions by the names in abi_fn_names; Locus's handles are opaque
+ * pointers here and its values are numbers the generator read from its
+ * mpi.h (src/api/gen_abi.py writes abi_mpich_gen.c).
+ *
+ * Handles: MPICH's are ints. A predefined one maps through abi_predef; any
+ * other is Locus's MPI_<Kind>_toint of the object (Locus numbers user
+ * objects from 4096, MPICH's predefined values are above 0x04000000, so
+ * the two never meet). Ranks and tags with special values, MPI_IN_PLACE,
+ * thread levels, comparison results and split types map by value; a
+ * status goes through Locus's 32 bytes and comes back as MPICH's 20; error
+ * codes come back as MPICH's error classes.
+ */
+#ifndef LOCUS_ABI_MPICH_H
+#define LOCUS_ABI_MPICH_H
+
+#include <mpi.h> /* MPICH's */
+#include <stddef.h>
+#include <stdint.h>
+
+/* Locus's MPI_Status (the MPI-5 ABI's 32 bytes). */
+typedef struct {
+    int source, tag, error, internal[5];
+} abi_locus_status_t;
+
+typedef struct {
+    int legacy;   /* the value in MPICH's ABI */
+    int locus;    /* the value in Locus's */
+} abi_pair_t;
+
+/* Generated (abi_mpich_gen.c). */
+extern const char *const abi_fn_names[];
+extern void *abi_fn[];
+extern const abi_pair_t abi_predef[], abi_classes[];
+extern const int abi_npredef, abi_nclasses;
+
+#define ABI_STACK_MAX 16
+
+/* Arrays converted for one call: a stack buffer, or allocated beyond it. */
+void *abi_temp(void *stack, size_t size, int n);
+void abi_temp_free(void *p, void *stack);
+int abi_no_mem(const char *fn);
+
+/* Handles, both ways. */
+void *abi_comm_in(MPI_Comm h);
+MPI_Comm abi_comm_out(void *l);
+void *abi_dtype_in(MPI_Datatype h);
+MPI_Datatype abi_dtype_out(void *l);
+void *abi_group_in(MPI_Group h);
+MPI_Group abi_group_out(void *l);
+void *abi_op_in(MPI_Op h);
+MPI_Op abi_op_out(void *l);
+void *abi_req_in(MPI_Request h);
+MPI_Request abi_req_out(void *l);
+void *abi_errh_in(MPI_Errhandler h);
+MPI_Errhandler abi_errh_out(void *l);
+void *abi_info_in(MPI_Info h);
+MPI_Info abi_info_out(void *l);
+
+/* Values. */
+const void *abi_buf_in(const void *buf);
+int abi_rank_in(int r);
+int abi_rank_out(int r);
+int abi_tag_in(int t);
+int abi_tag_out(int t);
+int abi_thread_in(int level);
+int abi_thread_out(int level);
+int abi_compare_out(int result);
+int abi_compare_in(int result);
+int abi_split_in(int type);
+int abi_split_out(int type);
+int abi_class_in(int cls);
+int abi_class_out(int cls);
+
+/* Statuses. */
+int abi_status_ignored(const MPI_Status *s);
+int abi_statuses_ignored(const MPI_Status *s);
+void abi_status_out(const abi_locus_status_t *l, MPI_Status *s);
+void abi_status_in(const MPI_Status *s, abi_locus_status_t *l);
+
+/* A Locus return code as MPICH's error class; 1 when it is
+ * MPI_ERR_IN_STATUS (the statuses say more). */
+int abi_err_out(int rc);
+int abi_in_status(int rc);
+
+#endif

@@ -1,0 +1,278 @@
+#!/usr/bin/env python3
+"""gen_abi.py — a legacy ABI's C entry points over Locus's library, from
+the API description (mpiapi.py) and the two mpi.h files.
+
+usage: gen_abi.py ABI LOCUS_MPI_H LEGACY_MPI_H OUT.c OUT.txt OUT_VALUES.h
+
+ABI is "mpich" (int handles). Every entry point converts what the legacy
+program passed (handles, special ranks and tags, MPI_IN_PLACE, statuses)
+into Locus's values, calls Locus's PMPI_ function through the table the
+layer fills at load (src/abi/abi.h), and converts what comes back (handles,
+statuses, error codes). Values: Locus's are read here from its mpi.h and
+written as numbers; the legacy ones are the legacy header's own macros,
+compiled into the output. A procedure whose parameters are of a kind this
+generator does not convert yet is left out and listed in OUT.txt with the
+kind (the program then fails to link against it, loudly); the entry points
+written by hand (src/abi/<abi>/) are listed there too.
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mpiapi  # noqa: E402
+
+HANDLES = {  # kind in the description -> (C type, converter suffix)
+    'COMMUNICATOR': ('MPI_Comm', 'comm'), 'DATATYPE': ('MPI_Datatype', 'dtype'),
+    'GROUP': ('MPI_Group', 'group'), 'OPERATION': ('MPI_Op', 'op'),
+    'REQUEST': ('MPI_Request', 'req'), 'ERRHANDLER': ('MPI_Errhandler', 'errh'),
+    'INFO': ('MPI_Info', 'info'),
+}
+PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
+    'POLYXFER_NUM_ELEM_NNI', 'POLYXFER_NUM_ELEM', 'XFER_NUM_ELEM', 'XFER_NUM_ELEM_NNI',
+    'ARRAY_LENGTH', 'ARRAY_LENGTH_NNI', 'ARRAY_LENGTH_PI', 'LOGICAL', 'KEY', 'COLOR',
+    'INDEX', 'COMM_SIZE', 'COMM_SIZE_PI', 'DIMENSION', 'NUM_DIMS', 'POLYDISPLACEMENT',
+    'DEGREE', 'COORDINATE', 'VERSION', 'ARGUMENT_COUNT', 'ARGUMENT_LIST', 'RANK_NNI',
+    'DISPLACEMENT', 'POLYDTYPE_NUM_ELEM_NNI', 'POLYDTYPE_NUM_ELEM', 'POLYDTYPE_STRIDE_BYTES',
+    'POLYNUM_BYTES_NNI', 'POLYNUM_BYTES', 'POLYDISPLACEMENT_COUNT', 'POLYDTYPE_PACK_SIZE',
+    'LOCATION_SMALL', 'POLYLOCATION', 'NUM_BYTES', 'NUM_BYTES_SMALL',
+}
+VALUE_MAPS = {  # int kinds whose values differ: converter pairs in abi_mpich.c
+    'RANK': 'rank', 'TAG': 'tag', 'THREAD_LEVEL': 'thread', 'COMM_COMPARISON': 'compare',
+    'GROUP_COMPARISON': 'compare', 'SPLIT_TYPE': 'split', 'ERROR_CLASS': 'class',
+}
+BUFFERS = {'BUFFER', 'C_BUFFER', 'C_BUFFER2'}
+# Written by hand in src/abi/mpich/ (strings sized differently, statuses
+# read, MPI_Wtime's double): not generated.
+# The description's C declaration is not MPICH's (argv as char argv[]).
+SKIP = {'MPI_Info_create_env'}
+BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_string',
+           'MPI_Get_count', 'MPI_Get_elements', 'MPI_Wtime', 'MPI_Wtick', 'MPI_Comm_get_name',
+           'MPI_Comm_set_name', 'MPI_Type_get_name', 'MPI_Type_set_name', 'MPI_Error_class',
+           'MPI_Test_cancelled', 'MPI_Abi_get_version', 'MPI_Abi_get_info'}
+
+
+HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',
+                'MPI_Errhandler', 'MPI_Info', 'MPI_Win', 'MPI_Message', 'MPI_Session'}
+
+
+def locus_values(path):
+    """Locus's mpi.h: (NAME -> int of enum members, NAME -> int of the
+    predefined handles, #define'd as ((MPI_Kind)0x...))."""
+    text = open(path).read()
+    vals = {m.group(1): int(m.group(2), 0) for m in re.finditer(
+        r'^\s*(MPI_\w+)\s*=\s*(-?(?:0x[0-9a-fA-F]+|\d+))\s*,?', text, re.M)}
+    handles = {m.group(1): int(m.group(3), 0) for m in re.finditer(
+        r'#define\s+(MPI_\w+)\s+\(\((MPI_\w+)\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)
+        if m.group(2) in HANDLE_TYPES}
+    # Pointer constants (MPI_IN_PLACE, MPI_BOTTOM): NAME_VALUE.
+    vals.update({m.group(1) + '_VALUE': int(m.group(2), 0) for m in re.finditer(
+        r'#define\s+(MPI_\w+)\s+\(\(void\s*\*\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)})
+    return vals, handles
+
+
+def legacy_defines(path):
+    """The legacy mpi.h and the prototypes beside it (MPICH: mpi_proto.h)."""
+    text = open(path).read()
+    proto = os.path.join(os.path.dirname(path), 'mpi_proto.h')
+    if os.path.exists(proto):
+        text += open(proto).read()
+    return set(re.findall(r'#define\s+(MPI_\w+)', text)), text
+
+
+class Gen:
+    def __init__(self, proc):
+        self.p = proc
+        self.pre, self.args, self.post, self.free, self.temps = [], [], [], [], []
+        self.temp_names = []
+        self.missing = None
+
+    def temp_array(self, p, ltype, n):
+        """Locus's copy of an array: on the stack up to ABI_STACK_MAX, else
+        allocated (and freed on the way out)."""
+        self.temp_names.append(p.name)
+        self.temps.append('%s %s_s[ABI_STACK_MAX];' % (ltype, p.name))
+        self.temps.append('%s *%s_l = abi_temp(%s_s, sizeof *%s_s, %s);'
+                          % (ltype, p.name, p.name, p.name, n))
+        self.free.append('abi_temp_free(%s_l, %s_s);' % (p.name, p.name))
+
+    def param(self, p, procs_params):
+        k, d, name = p.kind, p.dir, p.name
+        decl = p.c_small
+        is_ptr = '*' in decl.split(name)[0] or decl.endswith('[]')
+        length = p.length
+        if k in BUFFERS:
+            self.args.append('%sabi_buf_in(%s)' % ('' if decl.startswith('const') else '(void *)',
+                                                   name))
+        elif k in PLAIN or (k == 'ERROR_CODE' and self.p.name == 'MPI_Abort'):
+            self.args.append(name)
+        elif k in VALUE_MAPS:
+            conv = VALUE_MAPS[k]
+            if length:
+                if d != 'in':
+                    return k + ' array out'
+                self.args.append(name)  # rank arrays (groups): ordinary ranks
+            elif is_ptr and d == 'out':
+                self.pre.append('int %s_l = 0;' % name)
+                self.args.append('&%s_l' % name)
+                self.post.append('if (%s) *%s = abi_%s_out(%s_l);' % (name, name, conv, name))
+            elif is_ptr:
+                return k + ' inout'
+            else:
+                self.args.append('abi_%s_in(%s)' % (conv, name))
+        elif k in HANDLES:
+            ctype, conv = HANDLES[k]
+            if length:
+                n = length if length != '*' else self.count_param()
+                if n is None:
+                    return k + ' array of unknown length'
+                self.temp_array(p, 'void *', n)
+                if d in ('in', 'inout'):
+                    self.pre.append('for (int i_ = 0; i_ < %s; i_++) %s_l[i_] = abi_%s_in(%s[i_]);'
+                                    % (n, name, conv, name))
+                self.args.append('%s_l' % name)
+                if d in ('out', 'inout'):
+                    self.post.append('for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s_l[i_]);'
+                                     % (n, name, conv, name))
+            elif is_ptr:
+                self.pre.append('void *%s_l = %s;' % (
+                    name, 'abi_%s_in(*%s)' % (conv, name) if d == 'inout' else 'NULL'))
+                self.args.append('&%s_l' % name)
+                self.post.append('*%s = abi_%s_out(%s_l);' % (name, conv, name))
+            else:
+                self.args.append('abi_%s_in(%s)' % (conv, name))
+        elif k == 'STATUS':
+            if length:
+                n = self.status_count()
+                if n is None:
+                    return 'STATUS array of unknown length'
+                self.temp_array(p, 'abi_locus_status_t', n[0])
+                self.args.append('abi_statuses_ignored(%s) ? NULL : %s_l' % (name, name))
+                self.post.append('if (!abi_statuses_ignored(%s)) for (int i_ = 0; i_ < %s; i_++) '
+                                 'abi_status_out(&%s_l[i_], &%s[i_]);' % (name, n[1], name, name))
+            else:
+                if d != 'out':
+                    return 'STATUS in'
+                self.pre.append('abi_locus_status_t %s_l;' % name)
+                self.args.append('abi_status_ignored(%s) ? NULL : &%s_l' % (name, name))
+                self.post.append('if (!abi_status_ignored(%s)) abi_status_out(&%s_l, %s);'
+                                 % (name, name, name))
+        else:
+            return k
+        return None
+
+    def count_param(self):
+        for q in self.p.c_params():
+            if q.kind in ('ARRAY_LENGTH', 'ARRAY_LENGTH_NNI', 'ARRAY_LENGTH_PI'):
+                return q.name
+        return None
+
+    def status_count(self):
+        """(array size to allocate, how many to convert back)."""
+        n = self.count_param()
+        if n is None:
+            return None
+        out = [q.name for q in self.p.c_params() if q.name == 'outcount']
+        return (n, '(*outcount == MPI_UNDEFINED ? 0 : *outcount)' if out else n)
+
+    def write(self, idx):
+        for q in self.p.c_params():
+            why = self.param(q, None)
+            if why:
+                self.missing = why
+                return None
+        decls = ', '.join(q.c_small for q in self.p.c_params()) or 'void'
+        ltypes = []
+        for q in self.p.c_params():
+            if q.kind in HANDLES:
+                ltypes.append('void **' if (q.length or '*' in q.c_small.split(q.name)[0])
+                              else 'void *')
+            elif q.kind == 'STATUS':
+                ltypes.append('void *')
+            elif q.kind in BUFFERS:
+                ltypes.append('const void *' if q.c_small.startswith('const') else 'void *')
+            else:
+                # The parameter's own type (an array parameter is a pointer).
+                ltypes.append('__typeof__(%s)' % q.name)
+        cast = 'int (*)(%s)' % (', '.join(ltypes) or 'void')
+        out = ['int PMPI_%s(%s)' % (self.p.short, decls), '{']
+        out += ['    ' + s for s in self.temps]
+        if self.temps:
+            nulls = ' || '.join('!%s_l' % t for t in self.temp_names)
+            out.append('    if (%s) {' % nulls)
+            out += ['        ' + s for s in self.free]
+            out.append('        return abi_no_mem("%s");' % self.p.name)
+            out.append('    }')
+        out += ['    ' + s for s in self.pre]
+        out.append('    int rc_ = ((%s)abi_fn[%d])(%s);' % (cast, idx, ', '.join(self.args)))
+        if self.post:
+            # Under MPI_ERR_IN_STATUS the statuses and requests say more.
+            out.append('    if (rc_ == 0 || abi_in_status(rc_)) {')
+            out += ['        ' + s for s in self.post]
+            out.append('    }')
+        out += ['    ' + s for s in self.free]
+        out.append('    return abi_err_out(rc_);')
+        out.append('}')
+        out.append('#pragma weak %s = PMPI_%s' % (self.p.name, self.p.short))
+        return '\n'.join(out)
+
+
+def main():
+    abi, locus_h, legacy_h, out_c, out_txt, out_h = sys.argv[1:7]
+    assert abi == 'mpich'
+    lv, lh = locus_values(locus_h)
+    defined, legacy_text = legacy_defines(legacy_h)
+    procs = mpiapi.load()
+    names, bodies, report = [], [], []
+    for name in sorted(procs):
+        p = procs[name]
+        if not p.c or p.ret != 'int':
+            continue
+        if name in SKIP:
+            report.append('%-40s not yet: its description differs from the header' % name)
+            continue
+        if name in BY_HAND:
+            report.append('%-40s by hand (src/abi/mpich)' % name)
+            continue
+        if not re.search(r'\bint\s+%s\s*\(' % name, legacy_text):
+            report.append('%-40s not in the legacy header' % name)
+            continue
+        g = Gen(p)
+        body = g.write(len(names))
+        if body is None:
+            report.append('%-40s not yet: %s' % (name, g.missing))
+            continue
+        names.append('PMPI_' + p.short)
+        bodies.append(body)
+    # Predefined handles: the legacy header's value beside Locus's.
+    predef = sorted(n for n in lh if n in defined)
+    classes = sorted(n for n in lv if (n.startswith('MPI_ERR_') or n == 'MPI_SUCCESS')
+                     and n in defined)
+    with open(out_c, 'w') as f:
+        f.write('/* Generated by src/api/gen_abi.py from the API description and the two '
+                'mpi.h files: do not edit. */\n')
+        f.write('#include "abi_mpich.h"\n\n')
+        f.write('const char *const abi_fn_names[] = {\n%s\n    NULL\n};\n'
+                % '\n'.join('    "%s",' % n for n in names))
+        f.write('void *abi_fn[%d];\n\n' % (len(names) + 1))
+        f.write('/* Every predefined handle: the legacy value, then Locus\'s. */\n')
+        f.write('const abi_pair_t abi_predef[] = {\n%s\n};\n' % '\n'.join(
+            '    { (int)(intptr_t)%s, 0x%x },' % (n, lh[n]) for n in predef))
+        f.write('const int abi_npredef = %d;\n\n' % len(predef))
+        f.write('/* Error classes: the legacy value, then Locus\'s. */\n')
+        f.write('const abi_pair_t abi_classes[] = {\n%s\n};\n' % '\n'.join(
+            '    { %s, %d },' % (n, lv[n]) for n in classes))
+        f.write('const int abi_nclasses = %d;\n\n' % len(classes))
+        f.write('\n\n'.join(bodies) + '\n')
+    with open(out_h, 'w') as f:
+        f.write('/* Generated by src/api/gen_abi.py from Locus\'s mpi.h: its values as '
+                'LOCUS_<name>, for the code that also sees a legacy mpi.h. */\n')
+        for n, v in sorted(list(lv.items()) + list(lh.items())):
+            f.write('#define LOCUS_%s %d\n' % (n, v))
+    with open(out_txt, 'w') as f:
+        f.write('# %s ABI: %d entry points generated; the rest:\n' % (abi, len(names)))
+        f.write('\n'.join(report) + '\n')
+
+
+if __name__ == '__main__':
+    main()

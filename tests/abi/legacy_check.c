@@ -1,0 +1,103 @@
+/*
+ * Built with a legacy MPI's compiler wrapper (mpicc.mpich: MPICH's ABI)
+ * and run by locusrun, so on Locus through its translation layer: MPICH's
+ * handles, special values and 20-byte statuses must all come through.
+ * Prints the library's version and " No Errors" (rank 0).
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int errs;
+#define CHECK(c, ...) do { if (!(c)) { errs++; printf("check failed: %s: ", #c); \
+    printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+int main(int argc, char **argv)
+{
+    int provided, rank, size;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    CHECK(provided == MPI_THREAD_FUNNELED || provided == MPI_THREAD_SERIALIZED ||
+          provided == MPI_THREAD_SINGLE, "provided %d", provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (rank == 0) {
+        char v[MPI_MAX_LIBRARY_VERSION_STRING];
+        int n;
+        MPI_Get_library_version(v, &n);
+        printf("library: %.*s\n", (int)strcspn(v, "\n"), v);
+    }
+    /* Point-to-point around a ring, received from MPI_ANY_SOURCE with
+     * MPI_ANY_TAG: the status names the sender, tag and count. */
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    double out[5] = {rank, rank + .5, 2, 3, 4}, in[5] = {0};
+    MPI_Request rq[2];
+    MPI_Status st[2];
+    MPI_Irecv(in, 5, MPI_DOUBLE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq[0]);
+    MPI_Isend(out, 3, MPI_DOUBLE, right, 40 + rank, MPI_COMM_WORLD, &rq[1]);
+    MPI_Waitall(2, rq, st);
+    int count = -1;
+    MPI_Get_count(&st[0], MPI_DOUBLE, &count);
+    CHECK(st[0].MPI_SOURCE == left && st[0].MPI_TAG == 40 + left && count == 3 &&
+          in[1] == left + .5, "source %d tag %d count %d", st[0].MPI_SOURCE, st[0].MPI_TAG, count);
+    CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "requests not nulled");
+    /* MPI_PROC_NULL: completes at once, empty status. */
+    MPI_Status sn;
+    MPI_Recv(in, 5, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &sn);
+    MPI_Get_count(&sn, MPI_DOUBLE, &count);
+    CHECK(sn.MPI_SOURCE == MPI_PROC_NULL && sn.MPI_TAG == MPI_ANY_TAG && count == 0,
+          "proc_null status %d %d %d", sn.MPI_SOURCE, sn.MPI_TAG, count);
+    MPI_Send(out, 1, MPI_DOUBLE, right, 7, MPI_COMM_WORLD);
+    MPI_Recv(in, 1, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    /* Collectives, MPI_IN_PLACE included. */
+    int sum = rank;
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(sum == size * (size - 1) / 2, "allreduce %d", sum);
+    long mx = rank;
+    MPI_Reduce(rank == 0 ? MPI_IN_PLACE : &mx, &mx, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    CHECK(rank != 0 || mx == size - 1, "reduce max %ld", mx);
+    /* New communicators and groups, compared. */
+    MPI_Comm half, dup;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &half);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    int res, hsize, hrank;
+    MPI_Comm_compare(MPI_COMM_WORLD, dup, &res);
+    CHECK(res == MPI_CONGRUENT, "compare dup %d", res);
+    MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, &res);
+    CHECK(res == MPI_IDENT, "compare self %d", res);
+    MPI_Comm_size(half, &hsize);
+    MPI_Comm_rank(half, &hrank);
+    CHECK(hsize == (size + 1 - rank % 2) / 2 && hrank == (hsize - 1 - rank / 2),
+          "split: size %d rank %d", hsize, hrank);
+    MPI_Group g;
+    int gsize;
+    MPI_Comm_group(half, &g);
+    MPI_Group_size(g, &gsize);
+    CHECK(gsize == hsize, "group size %d", gsize);
+    MPI_Group_free(&g);
+    CHECK(g == MPI_GROUP_NULL, "group not nulled");
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&dup);
+    CHECK(dup == MPI_COMM_NULL, "comm not nulled");
+    /* A derived type. */
+    MPI_Datatype pair;
+    MPI_Type_contiguous(2, MPI_INT, &pair);
+    MPI_Type_commit(&pair);
+    int pr[2] = {rank, -rank}, pl[2];
+    MPI_Sendrecv(pr, 1, pair, right, 1, pl, 1, pair, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(pl[0] == left && pl[1] == -left, "pair %d %d", pl[0], pl[1]);
+    MPI_Type_free(&pair);
+    /* Errors come back as MPICH's classes under MPI_ERRORS_RETURN. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Send(out, 1, MPI_DOUBLE, size + 5, 0, MPI_COMM_WORLD), cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_RANK, "bad rank: class %d, want %d", cls, MPI_ERR_RANK);
+    rc = MPI_Send(out, -1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_COUNT, "bad count: class %d, want %d", cls, MPI_ERR_COUNT);
+    int total;
+    MPI_Reduce(&errs, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf(total ? " Found %d errors\n" : " No Errors\n", total);
+    MPI_Finalize();
+    return 0;
+}
