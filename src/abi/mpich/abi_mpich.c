@@ -371,34 +371,24 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 }
 #pragma weak MPI_Error_string = PMPI_Error_string
 
-int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
-{
-    char l[8192];
-    int n = 0;
-    int rc = L.comm_get_name(abi_comm_in(comm), l, &n);
-    return string_out(rc, l, n, comm_name, resultlen, MPI_MAX_OBJECT_NAME);
-}
+/* MPI_<Kind>_get_name / _set_name of the objects with names. */
+#define OBJECT_NAME(Kind, type, conv, getter, setter)                                          \
+    int PMPI_##Kind##_get_name(type obj, char *name, int *resultlen)                           \
+    {                                                                                          \
+        char l[8192];                                                                          \
+        int n = 0;                                                                             \
+        int rc = L.getter(abi_##conv##_in(obj), l, &n);                                        \
+        return string_out(rc, l, n, name, resultlen, MPI_MAX_OBJECT_NAME);                    \
+    }                                                                                          \
+    int PMPI_##Kind##_set_name(type obj, const char *name)                                     \
+    {                                                                                          \
+        return abi_err_out(L.setter(abi_##conv##_in(obj), name));                              \
+    }
+OBJECT_NAME(Comm, MPI_Comm, comm, comm_get_name, comm_set_name)
+OBJECT_NAME(Type, MPI_Datatype, dtype, type_get_name, type_set_name)
 #pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
-
-int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
-{
-    return abi_err_out(L.comm_set_name(abi_comm_in(comm), comm_name));
-}
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
-
-int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
-{
-    char l[8192];
-    int n = 0;
-    int rc = L.type_get_name(abi_dtype_in(datatype), l, &n);
-    return string_out(rc, l, n, type_name, resultlen, MPI_MAX_OBJECT_NAME);
-}
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
-
-int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
-{
-    return abi_err_out(L.type_set_name(abi_dtype_in(datatype), type_name));
-}
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
 
 double PMPI_Wtime(void)
