@@ -86,6 +86,20 @@ int main(int argc, char **argv)
     MPI_Sendrecv(pr, 1, pair, right, 1, pl, 1, pair, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     CHECK(pl[0] == left && pl[1] == -left, "pair %d %d", pl[0], pl[1]);
     MPI_Type_free(&pair);
+    /* Predefined attributes by MPICH's keyvals; a topology's kind. */
+    int *tag_ub = NULL, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &tag_ub, &flag);
+    CHECK(flag && tag_ub && *tag_ub >= 32767, "MPI_TAG_UB: flag %d", flag);
+    MPI_Comm cart;
+    int dims[1] = {size}, periods[1] = {1}, kind = -1, src, dst;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+    MPI_Topo_test(cart, &kind);
+    CHECK(kind == MPI_CART, "topo kind %d, want MPI_CART %d", kind, MPI_CART);
+    MPI_Cart_shift(cart, 0, 1, &src, &dst);
+    CHECK(src == left && dst == right, "cart shift %d %d", src, dst);
+    MPI_Comm_free(&cart);
+    MPI_Topo_test(MPI_COMM_WORLD, &kind);
+    CHECK(kind == MPI_UNDEFINED, "world topo kind %d", kind);
     /* Errors come back as MPICH's classes under MPI_ERRORS_RETURN. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = MPI_Send(out, 1, MPI_DOUBLE, size + 5, 0, MPI_COMM_WORLD), cls = -1;

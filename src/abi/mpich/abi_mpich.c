@@ -188,37 +188,13 @@ const void *abi_buf_in(const void *buf)
     return buf == MPI_IN_PLACE ? (const void *)(intptr_t)LOCUS_MPI_IN_PLACE_VALUE : buf;
 }
 
-/* One value map: the pairs legacy -> Locus; anything else is itself. */
-static int map_value(const int (*pairs)[2], int n, int v, int to_locus)
+int abi_map(const int (*pairs)[2], int n, int v, int to_locus)
 {
     for (int i = 0; i < n; i++)
         if (pairs[i][!to_locus] == v)
             return pairs[i][to_locus];
     return v;
 }
-
-#define VALUE_MAP(name, ...)                                                                   \
-    static const int name##_pairs[][2] = { __VA_ARGS__ };                                      \
-    int abi_##name##_in(int v)                                                                 \
-    {                                                                                          \
-        return map_value(name##_pairs, sizeof name##_pairs / sizeof name##_pairs[0], v, 1);   \
-    }                                                                                          \
-    int abi_##name##_out(int v)                                                                \
-    {                                                                                          \
-        return map_value(name##_pairs, sizeof name##_pairs / sizeof name##_pairs[0], v, 0);   \
-    }
-VALUE_MAP(rank, { MPI_ANY_SOURCE, LOCUS_MPI_ANY_SOURCE }, { MPI_PROC_NULL, LOCUS_MPI_PROC_NULL },
-          { MPI_ROOT, LOCUS_MPI_ROOT })
-VALUE_MAP(tag, { MPI_ANY_TAG, LOCUS_MPI_ANY_TAG })
-VALUE_MAP(thread, { MPI_THREAD_SINGLE, LOCUS_MPI_THREAD_SINGLE },
-          { MPI_THREAD_FUNNELED, LOCUS_MPI_THREAD_FUNNELED },
-          { MPI_THREAD_SERIALIZED, LOCUS_MPI_THREAD_SERIALIZED },
-          { MPI_THREAD_MULTIPLE, LOCUS_MPI_THREAD_MULTIPLE })
-VALUE_MAP(compare, { MPI_IDENT, LOCUS_MPI_IDENT }, { MPI_CONGRUENT, LOCUS_MPI_CONGRUENT },
-          { MPI_SIMILAR, LOCUS_MPI_SIMILAR }, { MPI_UNEQUAL, LOCUS_MPI_UNEQUAL })
-VALUE_MAP(split, { MPI_COMM_TYPE_SHARED, LOCUS_MPI_COMM_TYPE_SHARED },
-          { MPI_COMM_TYPE_HW_GUIDED, LOCUS_MPI_COMM_TYPE_HW_GUIDED },
-          { MPI_COMM_TYPE_HW_UNGUIDED, LOCUS_MPI_COMM_TYPE_HW_UNGUIDED })
 
 int abi_class_in(int cls)
 {

@@ -65,20 +65,15 @@ MPI_Errhandler abi_errh_out(void *l);
 void *abi_info_in(MPI_Info h);
 MPI_Info abi_info_out(void *l);
 
-/* Values. */
+/* Values. A map's pairs (generated: rank, tag, thread, compare, split,
+ * topo, combiner, typeclass, keyval) convert either way; a value in no
+ * pair is itself. */
 const void *abi_buf_in(const void *buf);
-int abi_rank_in(int r);
-int abi_rank_out(int r);
-int abi_tag_in(int t);
-int abi_tag_out(int t);
-int abi_thread_in(int level);
-int abi_thread_out(int level);
-int abi_compare_out(int result);
-int abi_compare_in(int result);
-int abi_split_in(int type);
-int abi_split_out(int type);
-int abi_class_in(int cls);
-int abi_class_out(int cls);
+int abi_map(const int (*pairs)[2], int n, int v, int to_locus);
+#define ABI_MAP(m) int abi_##m##_in(int v); int abi_##m##_out(int v);
+ABI_MAP(rank) ABI_MAP(tag) ABI_MAP(thread) ABI_MAP(compare) ABI_MAP(split) ABI_MAP(topo)
+ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class)
+#undef ABI_MAP
 
 /* Statuses. */
 int abi_status_ignored(const MPI_Status *s);
