@@ -69,7 +69,9 @@ SKIP = {'MPI_Info_create_env'}
 BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_string',
            'MPI_Get_count', 'MPI_Get_elements', 'MPI_Wtime', 'MPI_Wtick', 'MPI_Comm_get_name',
            'MPI_Comm_set_name', 'MPI_Type_get_name', 'MPI_Type_set_name', 'MPI_Error_class',
-           'MPI_Test_cancelled', 'MPI_Abi_get_version', 'MPI_Abi_get_info'}
+           'MPI_Test_cancelled', 'MPI_Abi_get_version', 'MPI_Abi_get_info', 'MPI_Op_create',
+           'MPI_Op_free', 'MPI_Comm_create_errhandler', 'MPI_Comm_create_keyval',
+           'MPI_Comm_free_keyval'}
 
 
 HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',

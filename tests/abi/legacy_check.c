@@ -6,9 +6,43 @@
  */
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static int errs;
+static int errs, handler_calls, handler_class, deletes;
+static MPI_Comm handler_comm;
+
+/* A user reduction: the larger magnitude, keeping its sign. */
+static void absmax(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    int *a = in, *b = inout, sz;
+    MPI_Type_size(*dt, &sz);
+    for (int i = 0; i < *len && sz == (int)sizeof(int); i++)
+        if (abs(a[i]) > abs(b[i]))
+            b[i] = a[i];
+}
+
+static void on_error(MPI_Comm *comm, int *code, ...)
+{
+    handler_calls++;
+    handler_comm = *comm;
+    MPI_Error_class(*code, &handler_class);
+}
+
+static int copy_plus_one(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)comm, (void)keyval, (void)extra;
+    *(long *)out = (long)in + 1;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+static int count_delete(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    (void)comm, (void)keyval, (void)val;
+    deletes += *(int *)extra;
+    return MPI_SUCCESS;
+}
 #define CHECK(c, ...) do { if (!(c)) { errs++; printf("check failed: %s: ", #c); \
     printf(__VA_ARGS__); printf("\n"); } } while (0)
 
@@ -100,6 +134,46 @@ int main(int argc, char **argv)
     MPI_Comm_free(&cart);
     MPI_Topo_test(MPI_COMM_WORLD, &kind);
     CHECK(kind == MPI_UNDEFINED, "world topo kind %d", kind);
+    /* A user reduction, called with MPICH's datatype handle. */
+    MPI_Op op;
+    MPI_Op_create(absmax, 1, &op);
+    int v = rank % 2 ? -(rank + 10) : rank, best = 0;
+    MPI_Allreduce(&v, &best, 1, MPI_INT, op, MPI_COMM_WORLD);
+    int want = 0;
+    for (int r = 0; r < size; r++)
+        if (abs(r % 2 ? -(r + 10) : r) > abs(want))
+            want = r % 2 ? -(r + 10) : r;
+    CHECK(best == want, "user op: %d, want %d", best, want);
+    MPI_Op_free(&op);
+    CHECK(op == MPI_OP_NULL, "op not nulled");
+    /* Attributes with the user's copy and delete functions, and DUP_FN. */
+    int kv, kv2, one = 1;
+    MPI_Comm_create_keyval(copy_plus_one, count_delete, &kv, &one);
+    MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, &kv2, NULL);
+    MPI_Comm base, copy;
+    MPI_Comm_dup(MPI_COMM_WORLD, &base);
+    MPI_Comm_set_attr(base, kv, (void *)41L);
+    MPI_Comm_set_attr(base, kv2, (void *)7L);
+    MPI_Comm_dup(base, &copy);
+    long *got = NULL;
+    MPI_Comm_get_attr(copy, kv, &got, &flag);
+    CHECK(flag && (long)got == 42, "copied attribute %ld", (long)got);
+    MPI_Comm_get_attr(copy, kv2, &got, &flag);
+    CHECK(flag && (long)got == 7, "dup_fn attribute %ld", (long)got);
+    MPI_Comm_free(&copy);
+    MPI_Comm_free(&base);
+    CHECK(deletes == 2, "delete callbacks %d, want 2", deletes);
+    MPI_Comm_free_keyval(&kv);
+    MPI_Comm_free_keyval(&kv2);
+    CHECK(kv == MPI_KEYVAL_INVALID, "keyval not invalidated");
+    /* A user error handler sees MPICH's communicator and class. */
+    MPI_Errhandler eh;
+    MPI_Comm_create_errhandler(on_error, &eh);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    MPI_Send(out, 1, MPI_DOUBLE, size + 7, 0, MPI_COMM_WORLD);
+    CHECK(handler_calls == 1 && handler_comm == MPI_COMM_WORLD && handler_class == MPI_ERR_RANK,
+          "handler: %d calls, class %d", handler_calls, handler_class);
+    MPI_Errhandler_free(&eh);
     /* Errors come back as MPICH's classes under MPI_ERRORS_RETURN. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = MPI_Send(out, 1, MPI_DOUBLE, size + 5, 0, MPI_COMM_WORLD), cls = -1;

@@ -13,30 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Locus's functions the hand-written part calls itself. */
-static struct {
-    int (*comm_toint)(void *), (*type_toint)(void *), (*group_toint)(void *),
-        (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
-    void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
-        *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
-    int (*error_class)(int, int *);
-    int (*get_count_c)(const void *, void *, MPI_Count *);
-    int (*get_elements_c)(const void *, void *, MPI_Count *);
-    int (*set_elements_c)(void *, void *, MPI_Count);
-    int (*test_cancelled)(const void *, int *);
-    int (*set_cancelled)(void *, int);
-    int (*processor_name)(char *, int *);
-    int (*library_version)(char *, int *);
-    int (*error_string)(int, char *, int *);
-    int (*comm_get_name)(void *, char *, int *);
-    int (*comm_set_name)(void *, const char *);
-    int (*type_get_name)(void *, char *, int *);
-    int (*type_set_name)(void *, const char *);
-    double (*wtime)(void), (*wtick)(void);
-} L;
+abi_locus_t abi_locus;
 
 static const struct { const char *name; size_t off; } own_fns[] = {
-#define F(field, sym) { sym, offsetof(__typeof__(L), field) }
+#define F(field, sym) { sym, offsetof(abi_locus_t, field) }
     F(comm_toint, "MPI_Comm_toint"), F(type_toint, "MPI_Type_toint"),
     F(group_toint, "MPI_Group_toint"), F(op_toint, "MPI_Op_toint"),
     F(req_toint, "MPI_Request_toint"), F(errh_toint, "MPI_Errhandler_toint"),
@@ -51,7 +31,10 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(library_version, "PMPI_Get_library_version"), F(error_string, "PMPI_Error_string"),
     F(comm_get_name, "PMPI_Comm_get_name"), F(comm_set_name, "PMPI_Comm_set_name"),
     F(type_get_name, "PMPI_Type_get_name"), F(type_set_name, "PMPI_Type_set_name"),
-    F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"),
+    F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"), F(op_create, "PMPI_Op_create"),
+    F(op_free, "PMPI_Op_free"), F(comm_create_errhandler, "PMPI_Comm_create_errhandler"),
+    F(comm_create_keyval, "PMPI_Comm_create_keyval"),
+    F(comm_free_keyval, "PMPI_Comm_free_keyval"),
 #undef F
 };
 
@@ -87,7 +70,7 @@ __attribute__((constructor)) static void abi_load(void)
         void *f = dlsym(lib, own_fns[i].name);
         if (!f)
             die(own_fns[i].name, "not in Locus's library");
-        memcpy((char *)&L + own_fns[i].off, &f, sizeof f);
+        memcpy((char *)&abi_locus + own_fns[i].off, &f, sizeof f);
     }
 }
 
@@ -171,8 +154,8 @@ static int handle_out(void *l, int (*toint)(void *))
 }
 
 #define HANDLE_PAIR(kind, type, tf, ff)                                                        \
-    void *abi_##kind##_in(type h) { return handle_in((int)h, L.ff); }                          \
-    type abi_##kind##_out(void *l) { return (type)handle_out(l, L.tf); }
+    void *abi_##kind##_in(type h) { return handle_in((int)h, abi_locus.ff); }                          \
+    type abi_##kind##_out(void *l) { return (type)handle_out(l, abi_locus.tf); }
 HANDLE_PAIR(comm, MPI_Comm, comm_toint, comm_fromint)
 HANDLE_PAIR(dtype, MPI_Datatype, type_toint, type_fromint)
 HANDLE_PAIR(group, MPI_Group, group_toint, group_fromint)
@@ -217,14 +200,14 @@ int abi_err_out(int rc)
     if (rc == 0)
         return MPI_SUCCESS;
     int cls = rc;
-    L.error_class(rc, &cls);
+    abi_locus.error_class(rc, &cls);
     return abi_class_out(cls);
 }
 
 int abi_in_status(int rc)
 {
     int cls = rc;
-    L.error_class(rc, &cls);
+    abi_locus.error_class(rc, &cls);
     return cls == LOCUS_MPI_ERR_IN_STATUS;
 }
 
@@ -244,8 +227,8 @@ void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
 {
     MPI_Count bytes = 0;
     int cancelled = 0;
-    L.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
-    L.test_cancelled(l, &cancelled);
+    abi_locus.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
+    abi_locus.test_cancelled(l, &cancelled);
     s->MPI_SOURCE = abi_rank_out(l->source);
     s->MPI_TAG = abi_tag_out(l->tag);
     s->MPI_ERROR = l->error ? abi_err_out(l->error) : MPI_SUCCESS;
@@ -258,8 +241,8 @@ void abi_status_in(const MPI_Status *s, abi_locus_status_t *l)
     memset(l, 0, sizeof *l);
     MPI_Count bytes = (MPI_Count)(unsigned)s->count_lo
                       | (MPI_Count)((unsigned)s->count_hi_and_cancelled >> 1) << 32;
-    L.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, bytes);
-    L.set_cancelled(l, s->count_hi_and_cancelled & 1);
+    abi_locus.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, bytes);
+    abi_locus.set_cancelled(l, s->count_hi_and_cancelled & 1);
     l->source = abi_rank_in(s->MPI_SOURCE);
     l->tag = abi_tag_in(s->MPI_TAG);
     l->error = abi_class_in(s->MPI_ERROR);
@@ -272,7 +255,7 @@ int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
     abi_locus_status_t l;
     MPI_Count c = 0;
     abi_status_in(status, &l);
-    int rc = L.get_count_c(&l, abi_dtype_in(datatype), &c);
+    int rc = abi_locus.get_count_c(&l, abi_dtype_in(datatype), &c);
     if (rc == 0)
         *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
     return abi_err_out(rc);
@@ -284,7 +267,7 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
     abi_locus_status_t l;
     MPI_Count c = 0;
     abi_status_in(status, &l);
-    int rc = L.get_elements_c(&l, abi_dtype_in(datatype), &c);
+    int rc = abi_locus.get_elements_c(&l, abi_dtype_in(datatype), &c);
     if (rc == 0)
         *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
     return abi_err_out(rc);
@@ -322,7 +305,7 @@ int PMPI_Get_processor_name(char *name, int *resultlen)
 {
     char l[8192];
     int n = 0;
-    int rc = L.processor_name(l, &n);
+    int rc = abi_locus.processor_name(l, &n);
     return string_out(rc, l, n, name, resultlen, MPI_MAX_PROCESSOR_NAME);
 }
 #pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
@@ -331,7 +314,7 @@ int PMPI_Get_library_version(char *version, int *resultlen)
 {
     char l[8192];
     int n = 0;
-    int rc = L.library_version(l, &n);
+    int rc = abi_locus.library_version(l, &n);
     if (rc == 0)
         n = snprintf(l + n, sizeof l - (size_t)n, " (through its MPICH ABI layer)") + n;
     return string_out(rc, l, n, version, resultlen, MPI_MAX_LIBRARY_VERSION_STRING);
@@ -342,7 +325,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     char l[8192];
     int n = 0;
-    int rc = L.error_string(abi_class_in(errorcode), l, &n);
+    int rc = abi_locus.error_string(abi_class_in(errorcode), l, &n);
     return string_out(rc, l, n, string, resultlen, MPI_MAX_ERROR_STRING);
 }
 #pragma weak MPI_Error_string = PMPI_Error_string
@@ -353,12 +336,12 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     {                                                                                          \
         char l[8192];                                                                          \
         int n = 0;                                                                             \
-        int rc = L.getter(abi_##conv##_in(obj), l, &n);                                        \
+        int rc = abi_locus.getter(abi_##conv##_in(obj), l, &n);                                        \
         return string_out(rc, l, n, name, resultlen, MPI_MAX_OBJECT_NAME);                    \
     }                                                                                          \
     int PMPI_##Kind##_set_name(type obj, const char *name)                                     \
     {                                                                                          \
-        return abi_err_out(L.setter(abi_##conv##_in(obj), name));                              \
+        return abi_err_out(abi_locus.setter(abi_##conv##_in(obj), name));                              \
     }
 OBJECT_NAME(Comm, MPI_Comm, comm, comm_get_name, comm_set_name)
 OBJECT_NAME(Type, MPI_Datatype, dtype, type_get_name, type_set_name)
@@ -369,12 +352,12 @@ OBJECT_NAME(Type, MPI_Datatype, dtype, type_get_name, type_set_name)
 
 double PMPI_Wtime(void)
 {
-    return L.wtime();
+    return abi_locus.wtime();
 }
 #pragma weak MPI_Wtime = PMPI_Wtime
 
 double PMPI_Wtick(void)
 {
-    return L.wtick();
+    return abi_locus.wtick();
 }
 #pragma weak MPI_Wtick = PMPI_Wtick

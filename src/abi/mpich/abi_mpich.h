@@ -36,6 +36,34 @@ typedef struct {
     int locus;    /* the value in Locus's */
 } abi_pair_t;
 
+/* Locus's functions the hand-written part calls itself (filled at load). */
+typedef struct {
+    int (*comm_toint)(void *), (*type_toint)(void *), (*group_toint)(void *),
+        (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
+    void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
+        *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
+    int (*error_class)(int, int *);
+    int (*get_count_c)(const void *, void *, MPI_Count *);
+    int (*get_elements_c)(const void *, void *, MPI_Count *);
+    int (*set_elements_c)(void *, void *, MPI_Count);
+    int (*test_cancelled)(const void *, int *);
+    int (*set_cancelled)(void *, int);
+    int (*processor_name)(char *, int *);
+    int (*library_version)(char *, int *);
+    int (*error_string)(int, char *, int *);
+    int (*comm_get_name)(void *, char *, int *);
+    int (*comm_set_name)(void *, const char *);
+    int (*type_get_name)(void *, char *, int *);
+    int (*type_set_name)(void *, const char *);
+    double (*wtime)(void), (*wtick)(void);
+    int (*op_create)(void *, int, void **);
+    int (*op_free)(void **);
+    int (*comm_create_errhandler)(void *, void **);
+    int (*comm_create_keyval)(void *, void *, int *, void *);
+    int (*comm_free_keyval)(int *);
+} abi_locus_t;
+extern abi_locus_t abi_locus;
+
 /* Generated (abi_mpich_gen.c). */
 extern const char *const abi_fn_names[];
 extern void *abi_fn[];

@@ -1,0 +1,192 @@
+/*
+ * abi_mpich_cb.c — the user's functions that Locus calls back with its own
+ * handles: reduction operations, communicator error handlers, attribute
+ * copy and delete functions. Each is called through a function of the
+ * layer's that turns Locus's handles and codes into MPICH's first.
+ *
+ * Attribute callbacks carry an extra-state pointer, which carries the
+ * user's functions and extra state along. Reduction operations and error
+ * handlers carry none, so each registration takes one of a fixed set of
+ * trampolines (ABI_TRAMPOLINES of each), freed with its op (ops only: an
+ * error handler's last reference is Locus's business, so its trampoline
+ * stays taken).
+ */
+#include "abi_mpich.h"
+#include "abi_locus_values.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+#define ABI_TRAMPOLINES 64
+
+typedef void (*locus_user_fn)(void *, void *, int *, void **);
+typedef void (*locus_errh_fn)(void **, int *, ...);
+typedef int (*locus_copy_fn)(void *, int, void *, void *, void *, int *);
+typedef int (*locus_delete_fn)(void *, int, void *, void *);
+
+/* ---- reduction operations ---- */
+
+static MPI_User_function *op_user[ABI_TRAMPOLINES];
+static void *op_locus[ABI_TRAMPOLINES]; /* the Locus op holding slot i */
+
+static void op_call(int slot, void *in, void *inout, int *len, void **dt)
+{
+    MPI_Datatype t = abi_dtype_out(*dt);
+    op_user[slot](in, inout, len, &t);
+}
+
+#define T(i) static void op_t##i(void *a, void *b, int *n, void **d) { op_call(i, a, b, n, d); }
+#define T8(i) T(i##0) T(i##1) T(i##2) T(i##3) T(i##4) T(i##5) T(i##6) T(i##7)
+T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+#undef T
+#define T(i) op_t##i,
+static const locus_user_fn op_tramp[ABI_TRAMPOLINES] = { T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) };
+#undef T
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    if (!user_fn || !op)
+        return MPI_ERR_ARG;
+    int slot = 0;
+    while (slot < ABI_TRAMPOLINES && op_user[slot])
+        slot++;
+    if (slot == ABI_TRAMPOLINES)
+        return MPI_ERR_INTERN; /* more live user ops than trampolines */
+    void *l = NULL;
+    int rc = abi_locus.op_create((void *)op_tramp[slot], commute, &l);
+    if (rc != 0)
+        return abi_err_out(rc);
+    op_user[slot] = user_fn;
+    op_locus[slot] = l;
+    *op = abi_op_out(l);
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Op_create = PMPI_Op_create
+
+int PMPI_Op_free(MPI_Op *op)
+{
+    if (!op)
+        return MPI_ERR_ARG;
+    void *l = abi_op_in(*op);
+    int rc = abi_locus.op_free(&l);
+    if (rc != 0)
+        return abi_err_out(rc);
+    /* Operations still under way keep Locus's op, not the slot's user
+     * function: a slot is given again only to a later MPI_Op_create. */
+    for (int i = 0; i < ABI_TRAMPOLINES; i++)
+        if (op_user[i] && op_locus[i] == abi_op_in(*op))
+            op_user[i] = NULL;
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Op_free = PMPI_Op_free
+
+/* ---- communicator error handlers ---- */
+
+static MPI_Comm_errhandler_function *errh_user[ABI_TRAMPOLINES];
+
+static void errh_call(int slot, void **comm, int *code)
+{
+    MPI_Comm c = abi_comm_out(*comm);
+    int e = abi_err_out(*code);
+    errh_user[slot](&c, &e);
+}
+
+#define T(i) static void errh_t##i(void **c, int *e, ...) { errh_call(i, c, e); }
+T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+#undef T
+#define T(i) errh_t##i,
+static const locus_errh_fn errh_tramp[ABI_TRAMPOLINES] = { T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) };
+#undef T
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+{
+    if (!fn || !errhandler)
+        return MPI_ERR_ARG;
+    int slot = 0;
+    while (slot < ABI_TRAMPOLINES && errh_user[slot] && errh_user[slot] != fn)
+        slot++;
+    if (slot == ABI_TRAMPOLINES)
+        return MPI_ERR_INTERN;
+    errh_user[slot] = fn; /* one trampoline serves every handler of one function */
+    void *l = NULL;
+    int rc = abi_locus.comm_create_errhandler((void *)errh_tramp[slot], &l);
+    if (rc != 0)
+        return abi_err_out(rc);
+    *errhandler = abi_errh_out(l);
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
+#pragma weak MPI_Errhandler_create = PMPI_Comm_create_errhandler
+
+/* ---- attribute callbacks ---- */
+
+/* MPI_COMM_DUP_FN and friends: MPICH's header names this function. */
+int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    (void)oldcomm, (void)keyval, (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+typedef struct {
+    MPI_Comm_copy_attr_function *copy;
+    MPI_Comm_delete_attr_function *del;
+    void *extra;
+} keyval_fns_t;
+
+static int copy_call(void *comm, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    keyval_fns_t *k = extra;
+    if (!k->copy) {
+        *flag = 0;
+        return 0;
+    }
+    int rc = k->copy(abi_comm_out(comm), abi_keyval_out(keyval), k->extra, in, out, flag);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+static int delete_call(void *comm, int keyval, void *val, void *extra)
+{
+    keyval_fns_t *k = extra;
+    if (!k->del)
+        return 0;
+    int rc = k->del(abi_comm_out(comm), abi_keyval_out(keyval), val, k->extra);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
+                            MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra)
+{
+    if (!keyval)
+        return MPI_ERR_ARG;
+    /* Kept for the keyval's life: Locus's attributes may outlive its free. */
+    keyval_fns_t *k = malloc(sizeof *k);
+    if (!k)
+        return MPI_ERR_NO_MEM;
+    k->copy = copy_fn;
+    k->del = delete_fn;
+    k->extra = extra;
+    int l = 0;
+    int rc = abi_locus.comm_create_keyval((void *)copy_call, (void *)delete_call, &l, k);
+    if (rc != 0) {
+        free(k);
+        return abi_err_out(rc);
+    }
+    *keyval = abi_keyval_out(l);
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
+
+int PMPI_Comm_free_keyval(int *keyval)
+{
+    if (!keyval)
+        return MPI_ERR_ARG;
+    int l = abi_keyval_in(*keyval);
+    int rc = abi_locus.comm_free_keyval(&l);
+    if (rc == 0)
+        *keyval = MPI_KEYVAL_INVALID;
+    return abi_err_out(rc);
+}
+#pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
