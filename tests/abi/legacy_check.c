@@ -134,6 +134,29 @@ int main(int argc, char **argv)
     MPI_Comm_free(&cart);
     MPI_Topo_test(MPI_COMM_WORLD, &kind);
     CHECK(kind == MPI_UNDEFINED, "world topo kind %d", kind);
+    /* Alltoallw, blocking and nonblocking, with a type per peer. */
+    {
+        int sb[64], rb[64], sc[16], sd[16], rcn[16], rd[16];
+        MPI_Datatype ty[16];
+        for (int i = 0; i < size && i < 16; i++) {
+            sb[i] = rank * 100 + i;
+            sc[i] = rcn[i] = 1;
+            sd[i] = rd[i] = i * (int)sizeof(int);
+            ty[i] = MPI_INT;
+        }
+        MPI_Request wr;
+        for (int form = 0; form < 2; form++) {
+            memset(rb, -1, sizeof rb);
+            if (form == 0) {
+                MPI_Alltoallw(sb, sc, sd, ty, rb, rcn, rd, ty, MPI_COMM_WORLD);
+            } else {
+                MPI_Ialltoallw(sb, sc, sd, ty, rb, rcn, rd, ty, MPI_COMM_WORLD, &wr);
+                MPI_Wait(&wr, MPI_STATUS_IGNORE);
+            }
+            for (int i = 0; i < size && i < 16; i++)
+                CHECK(rb[i] == i * 100 + rank, "alltoallw form %d: from %d got %d", form, i, rb[i]);
+        }
+    }
     /* A user reduction, called with MPICH's datatype handle. */
     MPI_Op op;
     MPI_Op_create(absmax, 1, &op);

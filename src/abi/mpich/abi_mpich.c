@@ -34,7 +34,10 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"), F(op_create, "PMPI_Op_create"),
     F(op_free, "PMPI_Op_free"), F(comm_create_errhandler, "PMPI_Comm_create_errhandler"),
     F(comm_create_keyval, "PMPI_Comm_create_keyval"),
-    F(comm_free_keyval, "PMPI_Comm_free_keyval"),
+    F(comm_free_keyval, "PMPI_Comm_free_keyval"), F(comm_test_inter, "PMPI_Comm_test_inter"),
+    F(comm_size, "PMPI_Comm_size"), F(comm_remote_size, "PMPI_Comm_remote_size"),
+    F(alltoallw[0], "PMPI_Alltoallw"), F(alltoallw[1], "PMPI_Ialltoallw"),
+    F(alltoallw[2], "PMPI_Alltoallw_init"),
 #undef F
 };
 

@@ -61,6 +61,9 @@ typedef struct {
     int (*comm_create_errhandler)(void *, void **);
     int (*comm_create_keyval)(void *, void *, int *, void *);
     int (*comm_free_keyval)(int *);
+    int (*comm_test_inter)(void *, int *), (*comm_size)(void *, int *),
+        (*comm_remote_size)(void *, int *);
+    void *alltoallw[3];               /* MPI_Alltoallw, _Ialltoallw, _Alltoallw_init */
 } abi_locus_t;
 extern abi_locus_t abi_locus;
 
