@@ -1,28 +1,31 @@
 /*
- * abi_mpich.h — the MPICH-ABI layer's contract (libmpich.so.12, also
- * installed as libmpi.so.12): programs built against MPICH (and Intel MPI,
- * MVAPICH, Cray MPICH) run on Locus's library unchanged.
+ * abi.h — the legacy-ABI layers' contract: libraries with a legacy ABI's
+ * sonames over Locus's library, so programs built against that MPI run on
+ * Locus unchanged. One folder per ABI (mpich: libmpich.so.12 and
+ * libmpi.so.12, for MPICH, Intel MPI, MVAPICH and Cray MPICH binaries), its
+ * abi_layer.h including that ABI's mpi.h, then this file; ../common is
+ * compiled into each layer.
  *
- * This file and everything of the layer compile against MPICH's own mpi.h:
- * the entry points have MPICH's prototypes and see MPICH's values. Locus's
+ * A layer compiles against its ABI's own mpi.h: the entry points have the
+ * ABI's prototypes and see its values. Locus's
  * library is loaded beside it (dlopen, RTLD_LOCAL | RTLD_DEEPBIND, so its
  * own calls stay inside it) and reached only through abi_fn, its PMPI_
  * functions by the names in abi_fn_names; Locus's handles are opaque
  * pointers here and its values are numbers the generator read from its
  * mpi.h (src/api/gen_abi.py writes abi_mpich_gen.c).
  *
- * Handles: MPICH's are ints. A predefined one maps through abi_predef; any
- * other is Locus's MPI_<Kind>_toint of the object (Locus numbers user
- * objects from 4096, MPICH's predefined values are above 0x04000000, so
- * the two never meet). Ranks and tags with special values, MPI_IN_PLACE,
- * thread levels, comparison results and split types map by value; a
- * status goes through Locus's 32 bytes and comes back as MPICH's 20; error
- * codes come back as MPICH's error classes.
+ * Handles convert in the ABI's folder (MPICH's are ints: a predefined one
+ * maps through abi_predef, any other is Locus's MPI_<Kind>_toint of the
+ * object, from 4096, never one of MPICH's predefined values, above
+ * 0x04000000). Ranks and tags with special values, MPI_IN_PLACE, thread
+ * levels, comparison results and split types map by value; a status goes
+ * through Locus's 32 bytes and comes back in the ABI's layout (the
+ * folder's); error codes come back as the ABI's error classes.
  */
-#ifndef LOCUS_ABI_MPICH_H
-#define LOCUS_ABI_MPICH_H
+#ifndef LOCUS_ABI_H
+#define LOCUS_ABI_H
 
-#include <mpi.h> /* MPICH's */
+/* The ABI's mpi.h and ABI_NAME come first (abi_layer.h). */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -106,7 +109,7 @@ ABI_MAP(rank) ABI_MAP(tag) ABI_MAP(thread) ABI_MAP(compare) ABI_MAP(split) ABI_M
 ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class)
 #undef ABI_MAP
 
-/* Statuses. */
+/* Statuses (the ABI's folder). */
 int abi_status_ignored(const MPI_Status *s);
 int abi_statuses_ignored(const MPI_Status *s);
 void abi_status_out(const abi_locus_status_t *l, MPI_Status *s);

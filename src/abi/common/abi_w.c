@@ -5,7 +5,7 @@
  * Locus resolves the types when the operation starts, so the converted
  * arrays are needed only during the call.
  */
-#include "abi_mpich.h"
+#include "abi_layer.h"
 
 #include <stdlib.h>
 

@@ -9,9 +9,10 @@
  * handlers carry none, so each registration takes one of a fixed set of
  * trampolines (ABI_TRAMPOLINES of each), freed with its op (ops only: an
  * error handler's last reference is Locus's business, so its trampoline
- * stays taken).
+ * stays taken). The ABI's own DUP_FN function (MPICH's MPIR_Dup_fn, Open
+ * MPI's OMPI_C_MPI_COMM_DUP_FN) is its folder's.
  */
-#include "abi_mpich.h"
+#include "abi_layer.h"
 #include "abi_locus_values.h"
 
 #include <stdarg.h>
@@ -120,15 +121,6 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 #pragma weak MPI_Errhandler_create = PMPI_Comm_create_errhandler
 
 /* ---- attribute callbacks ---- */
-
-/* MPI_COMM_DUP_FN and friends: MPICH's header names this function. */
-int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
-{
-    (void)oldcomm, (void)keyval, (void)extra;
-    *(void **)out = in;
-    *flag = 1;
-    return MPI_SUCCESS;
-}
 
 typedef struct {
     MPI_Comm_copy_attr_function *copy;

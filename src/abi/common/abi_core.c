@@ -1,0 +1,261 @@
+/*
+ * abi_core.c — the part of every legacy-ABI layer written by hand and
+ * alike for each: loading Locus's library, value maps, error classes, and
+ * the entry points the generator leaves to hand (strings of the ABI's
+ * sizes, statuses read, MPI_Wtime). Compiled once per layer, against that
+ * ABI's mpi.h (abi_layer.h of its folder). See ../abi.h.
+ */
+#include "abi_layer.h"
+#include "abi_locus_values.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+abi_locus_t abi_locus;
+
+static const struct { const char *name; size_t off; } own_fns[] = {
+#define F(field, sym) { sym, offsetof(abi_locus_t, field) }
+    F(comm_toint, "MPI_Comm_toint"), F(type_toint, "MPI_Type_toint"),
+    F(group_toint, "MPI_Group_toint"), F(op_toint, "MPI_Op_toint"),
+    F(req_toint, "MPI_Request_toint"), F(errh_toint, "MPI_Errhandler_toint"),
+    F(info_toint, "MPI_Info_toint"), F(comm_fromint, "MPI_Comm_fromint"),
+    F(type_fromint, "MPI_Type_fromint"), F(group_fromint, "MPI_Group_fromint"),
+    F(op_fromint, "MPI_Op_fromint"), F(req_fromint, "MPI_Request_fromint"),
+    F(errh_fromint, "MPI_Errhandler_fromint"), F(info_fromint, "MPI_Info_fromint"),
+    F(error_class, "PMPI_Error_class"), F(get_count_c, "PMPI_Get_count_c"),
+    F(get_elements_c, "PMPI_Get_elements_c"), F(set_elements_c, "PMPI_Status_set_elements_c"),
+    F(test_cancelled, "PMPI_Test_cancelled"), F(set_cancelled, "PMPI_Status_set_cancelled"),
+    F(processor_name, "PMPI_Get_processor_name"),
+    F(library_version, "PMPI_Get_library_version"), F(error_string, "PMPI_Error_string"),
+    F(comm_get_name, "PMPI_Comm_get_name"), F(comm_set_name, "PMPI_Comm_set_name"),
+    F(type_get_name, "PMPI_Type_get_name"), F(type_set_name, "PMPI_Type_set_name"),
+    F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"), F(op_create, "PMPI_Op_create"),
+    F(op_free, "PMPI_Op_free"), F(comm_create_errhandler, "PMPI_Comm_create_errhandler"),
+    F(comm_create_keyval, "PMPI_Comm_create_keyval"),
+    F(comm_free_keyval, "PMPI_Comm_free_keyval"), F(comm_test_inter, "PMPI_Comm_test_inter"),
+    F(comm_size, "PMPI_Comm_size"), F(comm_remote_size, "PMPI_Comm_remote_size"),
+    F(alltoallw[0], "PMPI_Alltoallw"), F(alltoallw[1], "PMPI_Ialltoallw"),
+    F(alltoallw[2], "PMPI_Alltoallw_init"),
+#undef F
+};
+
+static void die(const char *what, const char *why)
+{
+    fprintf(stderr, "locus (" ABI_NAME " ABI): %s: %s\n", what, why);
+    _exit(127);
+}
+
+/* Locus's library beside this one (LOCUS_ABI_LIBMPI names another). Its
+ * own calls must stay inside it: RTLD_DEEPBIND, so that Locus's
+ * MPI_Comm_rank is never this layer's. */
+__attribute__((constructor)) static void abi_load(void)
+{
+    char path[4096];
+    const char *env = getenv("LOCUS_ABI_LIBMPI");
+    Dl_info me;
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+    } else if (dladdr((void *)abi_load, &me) && me.dli_fname && strrchr(me.dli_fname, '/')) {
+        snprintf(path, sizeof path, "%.*s/liblocusmpi.so.0",
+                 (int)(strrchr(me.dli_fname, '/') - me.dli_fname), me.dli_fname);
+    } else {
+        snprintf(path, sizeof path, "liblocusmpi.so.0");
+    }
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (!lib)
+        die("cannot load Locus's library", dlerror());
+    for (int i = 0; abi_fn_names[i]; i++)
+        if (!(abi_fn[i] = dlsym(lib, abi_fn_names[i])))
+            die(abi_fn_names[i], "not in Locus's library");
+    for (size_t i = 0; i < sizeof own_fns / sizeof own_fns[0]; i++) {
+        void *f = dlsym(lib, own_fns[i].name);
+        if (!f)
+            die(own_fns[i].name, "not in Locus's library");
+        memcpy((char *)&abi_locus + own_fns[i].off, &f, sizeof f);
+    }
+}
+
+/* ---- arrays for one call ---- */
+
+void *abi_temp(void *stack, size_t size, int n)
+{
+    if (n <= ABI_STACK_MAX)
+        return stack;
+    return malloc(size * (size_t)n);
+}
+
+void abi_temp_free(void *p, void *stack)
+{
+    if (p != stack)
+        free(p);
+}
+
+int abi_no_mem(const char *fn)
+{
+    (void)fn;
+    return MPI_ERR_NO_MEM;
+}
+
+/* ---- values ---- */
+
+const void *abi_buf_in(const void *buf)
+{
+    return buf == MPI_IN_PLACE ? (const void *)(intptr_t)LOCUS_MPI_IN_PLACE_VALUE : buf;
+}
+
+int abi_map(const int (*pairs)[2], int n, int v, int to_locus)
+{
+    for (int i = 0; i < n; i++)
+        if (pairs[i][!to_locus] == v)
+            return pairs[i][to_locus];
+    return v;
+}
+
+int abi_class_in(int cls)
+{
+    for (int i = 0; i < abi_nclasses; i++)
+        if (abi_classes[i].legacy == cls)
+            return abi_classes[i].locus;
+    return cls;
+}
+
+int abi_class_out(int cls)
+{
+    for (int i = 0; i < abi_nclasses; i++)
+        if (abi_classes[i].locus == cls)
+            return abi_classes[i].legacy;
+    return cls; /* a user's class (MPI_Add_error_class) */
+}
+
+int abi_err_out(int rc)
+{
+    if (rc == 0)
+        return MPI_SUCCESS;
+    int cls = rc;
+    abi_locus.error_class(rc, &cls);
+    return abi_class_out(cls);
+}
+
+int abi_in_status(int rc)
+{
+    int cls = rc;
+    abi_locus.error_class(rc, &cls);
+    return cls == LOCUS_MPI_ERR_IN_STATUS;
+}
+
+/* ---- by hand ---- */
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    abi_locus_status_t l;
+    MPI_Count c = 0;
+    abi_status_in(status, &l);
+    int rc = abi_locus.get_count_c(&l, abi_dtype_in(datatype), &c);
+    if (rc == 0)
+        *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
+    return abi_err_out(rc);
+}
+#pragma weak MPI_Get_count = PMPI_Get_count
+
+int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    abi_locus_status_t l;
+    MPI_Count c = 0;
+    abi_status_in(status, &l);
+    int rc = abi_locus.get_elements_c(&l, abi_dtype_in(datatype), &c);
+    if (rc == 0)
+        *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
+    return abi_err_out(rc);
+}
+#pragma weak MPI_Get_elements = PMPI_Get_elements
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    *flag = status->count_hi_and_cancelled & 1;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
+
+int PMPI_Error_class(int errorcode, int *errorclass)
+{
+    /* The codes this layer returns are the ABI's classes already. */
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Error_class = PMPI_Error_class
+
+/* A string of Locus's into the ABI's (smaller) buffer, truncated. */
+static int string_out(int rc, const char *l, int llen, char *out, int *len, int cap)
+{
+    if (rc != 0)
+        return abi_err_out(rc);
+    int n = llen < cap - 1 ? llen : cap - 1;
+    memcpy(out, l, (size_t)n);
+    out[n] = '\0';
+    *len = n;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Get_processor_name(char *name, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = abi_locus.processor_name(l, &n);
+    return string_out(rc, l, n, name, resultlen, MPI_MAX_PROCESSOR_NAME);
+}
+#pragma weak MPI_Get_processor_name = PMPI_Get_processor_name
+
+int PMPI_Get_library_version(char *version, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = abi_locus.library_version(l, &n);
+    if (rc == 0)
+        n = snprintf(l + n, sizeof l - (size_t)n, " (through its " ABI_NAME " ABI layer)") + n;
+    return string_out(rc, l, n, version, resultlen, MPI_MAX_LIBRARY_VERSION_STRING);
+}
+#pragma weak MPI_Get_library_version = PMPI_Get_library_version
+
+int PMPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    char l[8192];
+    int n = 0;
+    int rc = abi_locus.error_string(abi_class_in(errorcode), l, &n);
+    return string_out(rc, l, n, string, resultlen, MPI_MAX_ERROR_STRING);
+}
+#pragma weak MPI_Error_string = PMPI_Error_string
+
+/* MPI_<Kind>_get_name / _set_name of the objects with names. */
+#define OBJECT_NAME(Kind, type, conv, getter, setter)                                          \
+    int PMPI_##Kind##_get_name(type obj, char *name, int *resultlen)                           \
+    {                                                                                          \
+        char l[8192];                                                                          \
+        int n = 0;                                                                             \
+        int rc = abi_locus.getter(abi_##conv##_in(obj), l, &n);                                        \
+        return string_out(rc, l, n, name, resultlen, MPI_MAX_OBJECT_NAME);                    \
+    }                                                                                          \
+    int PMPI_##Kind##_set_name(type obj, const char *name)                                     \
+    {                                                                                          \
+        return abi_err_out(abi_locus.setter(abi_##conv##_in(obj), name));                              \
+    }
+OBJECT_NAME(Comm, MPI_Comm, comm, comm_get_name, comm_set_name)
+OBJECT_NAME(Type, MPI_Datatype, dtype, type_get_name, type_set_name)
+#pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
+#pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
+#pragma weak MPI_Type_get_name = PMPI_Type_get_name
+#pragma weak MPI_Type_set_name = PMPI_Type_set_name
+
+double PMPI_Wtime(void)
+{
+    return abi_locus.wtime();
+}
+#pragma weak MPI_Wtime = PMPI_Wtime
+
+double PMPI_Wtick(void)
+{
+    return abi_locus.wtick();
+}
+#pragma weak MPI_Wtick = PMPI_Wtick
