@@ -35,8 +35,8 @@ typedef struct {
 } abi_locus_status_t;
 
 typedef struct {
-    int legacy;   /* the value in MPICH's ABI */
-    int locus;    /* the value in Locus's */
+    intptr_t legacy; /* the value in the legacy ABI (an int, or an object's address) */
+    int locus;       /* the value in Locus's */
 } abi_pair_t;
 
 /* Locus's functions the hand-written part calls itself (filled at load). */
@@ -83,7 +83,11 @@ void *abi_temp(void *stack, size_t size, int n);
 void abi_temp_free(void *p, void *stack);
 int abi_no_mem(const char *fn);
 
-/* Handles, both ways. */
+/* Predefined handles: 1 and the other side's value when h is one. */
+int abi_predef_in(intptr_t legacy, int *locus);
+int abi_predef_out(int locus, intptr_t *legacy);
+
+/* Handles, both ways (the ABI's folder). */
 void *abi_comm_in(MPI_Comm h);
 MPI_Comm abi_comm_out(void *l);
 void *abi_dtype_in(MPI_Datatype h);

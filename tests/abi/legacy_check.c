@@ -1,7 +1,9 @@
 /*
- * Built with a legacy MPI's compiler wrapper (mpicc.mpich: MPICH's ABI)
- * and run by locusrun, so on Locus through its translation layer: MPICH's
- * handles, special values and 20-byte statuses must all come through.
+ * Built with a legacy MPI's compiler wrapper (mpicc.mpich, mpicc.openmpi)
+ * and run by locusrun, so on Locus through its layer for that ABI: the
+ * ABI's handles (MPICH's ints, Open MPI's object addresses), special values
+ * and statuses (20 and 24 bytes) must all come through, and the user's
+ * callbacks must see them too.
  * Prints the library's version and " No Errors" (rank 0).
  */
 #include <mpi.h>

@@ -410,17 +410,19 @@ def ompi_hello_or_skip():
 
 
 def case_ompi():
-    """An Open MPI-built program under locusrun --mpi pmix: every rank sees
-    the job (sizes, the allreduce), and runs where locusrun bound it."""
+    """An Open MPI-built program on Open MPI's own library (--no-abi-swap;
+    without it locusrun gives it Locus's Open MPI-ABI layer, abi_legacy_*)
+    under locusrun --mpi pmix: every rank sees the job (sizes, the
+    allreduce), and runs where locusrun bound it."""
     ompi_hello_or_skip()
     tmp = tempfile.mkdtemp()  # the servers' directories go under TMPDIR
     env = {"TMPDIR": tmp}
-    rc, out, err = run(["--mpi", "pmix", "-n", "4", "--oversubscribe", OMPI_HELLO], timeout=50,
+    rc, out, err = run(["--no-abi-swap", "--mpi", "pmix", "-n", "4", "--oversubscribe", OMPI_HELLO], timeout=50,
                        env=env)
     check(rc == 0, "exit %d: %s" % (rc, err))
     got = sorted(re.findall(r"^hello rank (\d+) of (\d+) sum (\d+)$", out, re.M))
     check(got == [(str(r), "4", "6") for r in range(4)], "Open MPI ranks: %s\n%s" % (got, err))
-    rc, out, err = run(["--mpi=pmix", "-n", "2", "--bind-to", "core", "--report-bindings",
+    rc, out, err = run(["--no-abi-swap", "--mpi=pmix", "-n", "2", "--bind-to", "core", "--report-bindings",
                         OMPI_HELLO], timeout=50, env=env)
     check(rc == 0, "bound run: exit %d: %s" % (rc, err))
     planned = dict(re.findall(r"rank (\d+) bound to .*?PUs? (\S+),", err))
@@ -555,7 +557,7 @@ def case_ompi_abort():
     ompi_hello_or_skip()
     tmp = tempfile.mkdtemp()
     t0 = time.monotonic()
-    rc, out, err = run(["--mpi", "pmix", "-n", "3", "--oversubscribe", OMPI_HELLO, "abort"],
+    rc, out, err = run(["--no-abi-swap", "--mpi", "pmix", "-n", "3", "--oversubscribe", OMPI_HELLO, "abort"],
                        timeout=50, env={"TMPDIR": tmp})
     check(rc == 3, "exit %d (want 3): %s" % (rc, err))
     check(re.search(r"rank 1 \(pid \d+\) on \S+ called abort with exit code 3", err),

@@ -36,11 +36,13 @@ static void op_call(int slot, void *in, void *inout, int *len, void **dt)
     op_user[slot](in, inout, len, &t);
 }
 
-#define T(i) static void op_t##i(void *a, void *b, int *n, void **d) { op_call(i, a, b, n, d); }
-#define T8(i) T(i##0) T(i##1) T(i##2) T(i##3) T(i##4) T(i##5) T(i##6) T(i##7)
+/* Trampoline 8i+j of each kind: T8(i) makes eight. */
+#define T8(i) T(i, 0) T(i, 1) T(i, 2) T(i, 3) T(i, 4) T(i, 5) T(i, 6) T(i, 7)
+#define T(i, j)                                                                                \
+    static void op_t##i##j(void *a, void *b, int *n, void **d) { op_call(8 * i + j, a, b, n, d); }
 T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
 #undef T
-#define T(i) op_t##i,
+#define T(i, j) op_t##i##j,
 static const locus_user_fn op_tramp[ABI_TRAMPOLINES] = { T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) };
 #undef T
 
@@ -93,10 +95,10 @@ static void errh_call(int slot, void **comm, int *code)
     errh_user[slot](&c, &e);
 }
 
-#define T(i) static void errh_t##i(void **c, int *e, ...) { errh_call(i, c, e); }
+#define T(i, j) static void errh_t##i##j(void **c, int *e, ...) { errh_call(8 * i + j, c, e); }
 T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
 #undef T
-#define T(i) errh_t##i,
+#define T(i, j) errh_t##i##j,
 static const locus_errh_fn errh_tramp[ABI_TRAMPOLINES] = { T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) };
 #undef T
 

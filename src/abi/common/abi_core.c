@@ -59,8 +59,12 @@ __attribute__((constructor)) static void abi_load(void)
     if (env && *env) {
         snprintf(path, sizeof path, "%s", env);
     } else if (dladdr((void *)abi_load, &me) && me.dli_fname && strrchr(me.dli_fname, '/')) {
+        /* Loaded as lib/<soname> (a link to lib/abi/...): Locus's is beside. */
         snprintf(path, sizeof path, "%.*s/liblocusmpi.so.0",
                  (int)(strrchr(me.dli_fname, '/') - me.dli_fname), me.dli_fname);
+        if (access(path, R_OK) != 0)
+            snprintf(path, sizeof path, "%.*s/../liblocusmpi.so.0",
+                     (int)(strrchr(me.dli_fname, '/') - me.dli_fname), me.dli_fname);
     } else {
         snprintf(path, sizeof path, "liblocusmpi.so.0");
     }
@@ -97,6 +101,66 @@ int abi_no_mem(const char *fn)
 {
     (void)fn;
     return MPI_ERR_NO_MEM;
+}
+
+/* ---- predefined handles ---- */
+
+/* The ABI's predefined handles (its values: ints, or addresses of its
+ * objects, known only at load) beside Locus's, sorted both ways at load. */
+static abi_pair_t by_legacy[512], by_locus[512];
+static int npairs;
+
+static int cmp_legacy(const void *a, const void *b)
+{
+    intptr_t x = ((const abi_pair_t *)a)->legacy, y = ((const abi_pair_t *)b)->legacy;
+    return (x > y) - (x < y);
+}
+
+static int cmp_locus(const void *a, const void *b)
+{
+    int x = ((const abi_pair_t *)a)->locus, y = ((const abi_pair_t *)b)->locus;
+    return (x > y) - (x < y);
+}
+
+__attribute__((constructor)) static void pairs_sort(void)
+{
+    npairs = abi_npredef < 512 ? abi_npredef : 512;
+    memcpy(by_legacy, abi_predef, (size_t)npairs * sizeof *by_legacy);
+    memcpy(by_locus, abi_predef, (size_t)npairs * sizeof *by_locus);
+    qsort(by_legacy, (size_t)npairs, sizeof *by_legacy, cmp_legacy);
+    qsort(by_locus, (size_t)npairs, sizeof *by_locus, cmp_locus);
+}
+
+static const abi_pair_t *pair_find(const abi_pair_t *t, int n, intptr_t v, int legacy)
+{
+    int lo = 0, hi = n - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        intptr_t k = legacy ? t[mid].legacy : t[mid].locus;
+        if (k == v)
+            return &t[mid];
+        if (k < v)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+int abi_predef_in(intptr_t legacy, int *locus)
+{
+    const abi_pair_t *p = pair_find(by_legacy, npairs, legacy, 1);
+    if (p)
+        *locus = p->locus;
+    return p != NULL;
+}
+
+int abi_predef_out(int locus, intptr_t *legacy)
+{
+    const abi_pair_t *p = pair_find(by_locus, npairs, locus, 0);
+    if (p)
+        *legacy = p->legacy;
+    return p != NULL;
 }
 
 /* ---- values ---- */
@@ -174,8 +238,9 @@ int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *coun
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
-    *flag = status->count_hi_and_cancelled & 1;
-    return MPI_SUCCESS;
+    abi_locus_status_t l;
+    abi_status_in(status, &l);
+    return abi_err_out(abi_locus.test_cancelled(&l, flag));
 }
 #pragma weak MPI_Test_cancelled = PMPI_Test_cancelled
 

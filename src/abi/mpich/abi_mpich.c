@@ -12,60 +12,21 @@
 
 /* ---- handles ---- */
 
-/* Predefined pairs by legacy value and by Locus value, sorted at load. */
-static abi_pair_t by_legacy[512], by_locus[512];
-static int npairs;
-
-static int cmp_legacy(const void *a, const void *b)
-{
-    int x = ((const abi_pair_t *)a)->legacy, y = ((const abi_pair_t *)b)->legacy;
-    return (x > y) - (x < y);
-}
-
-static int cmp_locus(const void *a, const void *b)
-{
-    int x = ((const abi_pair_t *)a)->locus, y = ((const abi_pair_t *)b)->locus;
-    return (x > y) - (x < y);
-}
-
-__attribute__((constructor)) static void pairs_sort(void)
-{
-    npairs = abi_npredef < 512 ? abi_npredef : 512;
-    memcpy(by_legacy, abi_predef, (size_t)npairs * sizeof *by_legacy);
-    memcpy(by_locus, abi_predef, (size_t)npairs * sizeof *by_locus);
-    qsort(by_legacy, (size_t)npairs, sizeof *by_legacy, cmp_legacy);
-    qsort(by_locus, (size_t)npairs, sizeof *by_locus, cmp_locus);
-}
-
-static const abi_pair_t *pair_find(const abi_pair_t *t, int n, int v, int legacy)
-{
-    int lo = 0, hi = n - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2, k = legacy ? t[mid].legacy : t[mid].locus;
-        if (k == v)
-            return &t[mid];
-        if (k < v)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return NULL;
-}
-
 /* A legacy handle: predefined (by table), else a Locus object's int. */
 static void *handle_in(int h, void *(*fromint)(int))
 {
-    const abi_pair_t *p = pair_find(by_legacy, npairs, h, 1);
-    return fromint(p ? p->locus : h);
+    int l = h;
+    abi_predef_in(h, &l);
+    return fromint(l);
 }
 
 static int handle_out(void *l, int (*toint)(void *))
 {
     int i = toint(l);
-    if (i >= 0x1000)
-        return i;
-    const abi_pair_t *p = pair_find(by_locus, npairs, i, 0);
-    return p ? p->legacy : i;
+    intptr_t h = i;
+    if (i < 0x1000)
+        abi_predef_out(i, &h);
+    return (int)h;
 }
 
 #define HANDLE_PAIR(kind, type, tf, ff)                                                        \

@@ -1,0 +1,127 @@
+/*
+ * abi_openmpi.c — what is Open MPI's own in its ABI layer: handles that
+ * are pointers (a predefined one the address of an object this library
+ * exports, or of an executable's copy of it: the table is filled at load,
+ * through the dynamic symbols), its 24-byte status, and the predefined
+ * attribute callbacks it exports as functions (OMPI_C_MPI_*_FN).
+ */
+#include "abi_layer.h"
+#include "abi_locus_values.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- handles ---- */
+
+/* A predefined handle by its object's address, else Locus's own pointer
+ * (Locus's user objects are pointers too, never one of these objects). */
+static void *handle_in(const void *h)
+{
+    int l;
+    return abi_predef_in((intptr_t)h, &l) ? (void *)(intptr_t)l : (void *)h;
+}
+
+static void *handle_out(void *l)
+{
+    intptr_t h = (intptr_t)l;
+    if ((uintptr_t)l < 0x1000)
+        abi_predef_out((int)(intptr_t)l, &h);
+    return (void *)h;
+}
+
+#define HANDLE_PAIR(kind, type)                                                                \
+    void *abi_##kind##_in(type h) { return handle_in((const void *)h); }                       \
+    type abi_##kind##_out(void *l) { return (type)handle_out(l); }
+HANDLE_PAIR(comm, MPI_Comm)
+HANDLE_PAIR(dtype, MPI_Datatype)
+HANDLE_PAIR(group, MPI_Group)
+HANDLE_PAIR(op, MPI_Op)
+HANDLE_PAIR(req, MPI_Request)
+HANDLE_PAIR(errh, MPI_Errhandler)
+HANDLE_PAIR(info, MPI_Info)
+
+/* ---- statuses ---- */
+
+int abi_status_ignored(const MPI_Status *s)
+{
+    return s == MPI_STATUS_IGNORE;
+}
+
+int abi_statuses_ignored(const MPI_Status *s)
+{
+    return s == MPI_STATUSES_IGNORE;
+}
+
+/* Open MPI keeps the count in bytes (_ucount) and the cancelled flag. */
+void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
+{
+    MPI_Count bytes = 0;
+    int cancelled = 0;
+    abi_locus.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
+    abi_locus.test_cancelled(l, &cancelled);
+    s->MPI_SOURCE = abi_rank_out(l->source);
+    s->MPI_TAG = abi_tag_out(l->tag);
+    s->MPI_ERROR = l->error ? abi_err_out(l->error) : MPI_SUCCESS;
+    s->_cancelled = cancelled;
+    s->_ucount = (size_t)bytes;
+}
+
+void abi_status_in(const MPI_Status *s, abi_locus_status_t *l)
+{
+    memset(l, 0, sizeof *l);
+    abi_locus.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, (MPI_Count)s->_ucount);
+    abi_locus.set_cancelled(l, s->_cancelled);
+    l->source = abi_rank_in(s->MPI_SOURCE);
+    l->tag = abi_tag_in(s->MPI_TAG);
+    l->error = abi_class_in(s->MPI_ERROR);
+}
+
+/* Fortran's MPI_F_STATUS(ES)_IGNORE, which Open MPI exports as data. */
+MPI_Fint *MPI_F_STATUS_IGNORE = NULL;
+MPI_Fint *MPI_F_STATUSES_IGNORE = NULL;
+
+/* ---- the predefined attribute callbacks ---- */
+
+static int dup_fn(void *in, void *out, int *flag)
+{
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+#define ATTR_FNS(KIND, type)                                                                   \
+    int OMPI_C_MPI_##KIND##_NULL_COPY_FN(type o, int k, void *e, void *in, void *out, int *f)  \
+    {                                                                                          \
+        (void)o, (void)k, (void)e, (void)in, (void)out;                                        \
+        *f = 0;                                                                                \
+        return MPI_SUCCESS;                                                                    \
+    }                                                                                          \
+    int OMPI_C_MPI_##KIND##_DUP_FN(type o, int k, void *e, void *in, void *out, int *f)        \
+    {                                                                                          \
+        (void)o, (void)k, (void)e;                                                             \
+        return dup_fn(in, out, f);                                                             \
+    }                                                                                          \
+    int OMPI_C_MPI_##KIND##_NULL_DELETE_FN(type o, int k, void *v, void *e)                    \
+    {                                                                                          \
+        (void)o, (void)k, (void)v, (void)e;                                                    \
+        return MPI_SUCCESS;                                                                    \
+    }
+ATTR_FNS(COMM, MPI_Comm)
+ATTR_FNS(TYPE, MPI_Datatype)
+ATTR_FNS(WIN, MPI_Win)
+
+/* MPI-1's names of the communicator ones. */
+int OMPI_C_MPI_NULL_COPY_FN(MPI_Comm o, int k, void *e, void *in, void *out, int *f)
+{
+    return OMPI_C_MPI_COMM_NULL_COPY_FN(o, k, e, in, out, f);
+}
+
+int OMPI_C_MPI_DUP_FN(MPI_Comm o, int k, void *e, void *in, void *out, int *f)
+{
+    return OMPI_C_MPI_COMM_DUP_FN(o, k, e, in, out, f);
+}
+
+int OMPI_C_MPI_NULL_DELETE_FN(MPI_Comm o, int k, void *v, void *e)
+{
+    return OMPI_C_MPI_COMM_NULL_DELETE_FN(o, k, v, e);
+}
