@@ -114,6 +114,7 @@ typedef struct {
     int report_bindings;
     int startup_report;        /* --startup-report */
     int mpi_pmix;              /* --mpi pmix: the proxies serve PMIx too */
+    int mpi_given;             /* --mpi was on the command line */
     int tag_output;
     int dry_run;
     int no_abi_swap;           /* --no-abi-swap: leave the loader path alone */
@@ -137,6 +138,9 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
                       size_t errlen);
 
 void launch_opts_free(launch_opts_t *o);
+
+/* 1 when the ELF program at path names soname among its DT_NEEDED. */
+int launch_elf_needs(const char *path, const char *soname);
 
 /* Whether locusrun's own option word `opt` takes a value word after it. */
 int launch_opt_takes_value(const char *opt);

@@ -243,6 +243,30 @@ static int parse_mpi(const char *val, launch_opts_t *o, char *err, size_t errlen
     return -1;
 }
 
+/* An Open MPI program kept on Open MPI's own library (--no-abi-swap) finds
+ * its job only through PMIx: without it each rank would start, silently,
+ * as a singleton. So locusrun serves PMIx unasked, or refuses. */
+static int open_mpi_own(launch_opts_t *o, char *err, size_t errlen)
+{
+    if (!o->no_abi_swap || o->mpi_pmix || !launch_elf_needs(o->exe, "libmpi.so.40"))
+        return 0;
+    if (o->mpi_given) {
+        snprintf(err, errlen, "--mpi: %s is built with Open MPI and --no-abi-swap keeps it on "
+                 "Open MPI's library, which finds its job only through PMIx: give --mpi pmix "
+                 "(or each rank runs alone)", o->exe);
+        return -1;
+    }
+#ifdef LOCUS_HAVE_PMIX
+    o->mpi_pmix = 1;
+    return 0;
+#else
+    snprintf(err, errlen, "--no-abi-swap: %s is built with Open MPI, whose library needs "
+             "PMIx, and this locusrun was built without OpenPMIx (install libpmix-dev and "
+             "rebuild)", o->exe);
+    return -1;
+#endif
+}
+
 /* Defaults and cross-checks of the node options, once all are read. */
 static int opts_finish_hosts(launch_opts_t *o, char *err, size_t errlen)
 {
@@ -359,6 +383,7 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
                 o->topology = val;
             if (!strcmp(opt, "--mpi") && parse_mpi(val, o, err, errlen) < 0)
                 return 2;
+            o->mpi_given |= !strcmp(opt, "--mpi");
             i += takes;
             continue;
         }
@@ -409,6 +434,8 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
     if (!o->dry_run) {
         o->exe = resolve_program(argv[i], err, errlen);
         if (o->exe == NULL)
+            return 2;
+        if (open_mpi_own(o, err, errlen) < 0)
             return 2;
     }
     o->argc = argc - i;

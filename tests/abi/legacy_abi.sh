@@ -4,13 +4,14 @@
 # Debian's NetPIPE for it) run under locusrun on Locus's library, through
 # its layer for that ABI (libmpich.so.12 or libmpi.so.40 beside
 # liblocusmpi), with no option; --no-abi-swap keeps the MPI's own library
-# (Open MPI's over locusrun's PMIx). Skipped (77) only without the MPI's
+# (Open MPI's over locusrun's PMIx, served unasked, since it would start
+# every rank as a singleton without). Skipped (77) only without the MPI's
 # compiler wrapper.
 set -u
 work=$1 locusrun=$2 src=$3 abi=$4
 case $abi in
     mpich) cc=mpicc.mpich np=NPmpich2 own="MPICH" layer="MPICH" pm="" ;;
-    openmpi) cc=mpicc.openmpi np=NPopenmpi own="Open MPI" layer="Open MPI" pm="--mpi pmix" ;;
+    openmpi) cc=mpicc.openmpi np=NPopenmpi own="Open MPI" layer="Open MPI" pm="" ;;
     *) echo "FAILED: unknown ABI $abi"; exit 1 ;;
 esac
 command -v $cc >/dev/null || { echo "SKIPPED: no $cc"; exit 77; }
@@ -28,6 +29,12 @@ out=$("$locusrun" --no-abi-swap $pm --oversubscribe -n 2 "$prog" 2>&1) ||
 case "$out" in *"library: $own"*" No Errors"*) ;;
     *) fail "--no-abi-swap did not keep $own: $out";; esac
 echo "--no-abi-swap: $own's own library"
+if [ "$abi" = openmpi ]; then
+    out=$("$locusrun" --no-abi-swap --mpi pmi1 -n 2 "$prog" 2>&1) && fail "--mpi pmi1 accepted"
+    case "$out" in *"locusrun: --mpi: "*"built with Open MPI"*"give --mpi pmix"*) ;;
+        *) fail "--no-abi-swap --mpi pmi1: $out";; esac
+    echo "--no-abi-swap --mpi pmi1: refused in one line"
+fi
 if command -v $np >/dev/null; then
     res=$work/np_$abi.out
     # Its integrity check (-i: every byte compared), sizes 1 B to 1 MiB, both
