@@ -46,6 +46,8 @@ PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
     'POLYDISPLACEMENT_AINT_COUNT', 'POLYDTYPE_NUM_ELEM_PI', 'KEY_INDEX', 'MATH',
     'ALLOC_MEM_NUM_BYTES', 'POLYNUM_PARAM_VALUES', 'C_BUFFER3', 'PROCESS_GRID_SIZE',
     'DISTRIB_ENUM', 'DTYPE_DISTRIBUTION', 'ORDER', 'ATTRIBUTE_VAL', 'ATTRIBUTE_VAL_10',
+    'F90_COMM', 'F90_DATATYPE', 'F90_GROUP', 'F90_REQUEST', 'F90_ERRHANDLER', 'F90_INFO',
+    'F90_OP', 'F90_MESSAGE', 'F90_WIN', 'F90_FILE', 'F90_SESSION',
 }
 VALUE_MAPS = {  # int kinds whose values differ: abi_<map>_in/_out
     'RANK': 'rank', 'TAG': 'tag', 'THREAD_LEVEL': 'thread', 'COMM_COMPARISON': 'compare',
@@ -230,8 +232,12 @@ class Gen:
             else:
                 # The parameter's own type (an array parameter is a pointer).
                 ltypes.append('__typeof__(%s)' % q.name)
-        cast = 'int (*)(%s)' % (', '.join(ltypes) or 'void')
-        out = ['int PMPI_%s(%s)' % (self.p.short, decls), '{']
+        # A handle's c2f returns MPI_Fint, its f2c the handle; else an error code.
+        ret = self.p.ret
+        handle_ret = [conv for ctype, conv in HANDLES.values() if ctype == ret]
+        lret = 'void *' if handle_ret else 'int'
+        cast = '%s (*)(%s)' % (lret, ', '.join(ltypes) or 'void')
+        out = ['%s PMPI_%s(%s)' % (ret, self.p.short, decls), '{']
         out += ['    ' + s for s in self.temps]
         if self.temps:
             nulls = ' || '.join('!%s_l' % t for t in self.temp_names)
@@ -240,14 +246,19 @@ class Gen:
             out.append('        return abi_no_mem("%s");' % self.p.name)
             out.append('    }')
         out += ['    ' + s for s in self.pre]
-        out.append('    int rc_ = ((%s)abi_fn[%d])(%s);' % (cast, idx, ', '.join(self.args)))
+        out.append('    %s rc_ = ((%s)abi_fn[%d])(%s);' % (lret, cast, idx, ', '.join(self.args)))
         if self.post:
             # Under MPI_ERR_IN_STATUS the statuses and requests say more.
             out.append('    if (rc_ == 0 || abi_in_status(rc_)) {')
             out += ['        ' + s for s in self.post]
             out.append('    }')
         out += ['    ' + s for s in self.free]
-        out.append('    return abi_err_out(rc_);')
+        if handle_ret:
+            out.append('    return abi_%s_out(rc_);' % handle_ret[0])
+        elif ret == 'MPI_Fint':
+            out.append('    return rc_;')
+        else:
+            out.append('    return abi_err_out(rc_);')
         out.append('}')
         out.append('#pragma weak %s = PMPI_%s' % (self.p.name, self.p.short))
         return '\n'.join(out)
@@ -286,7 +297,8 @@ def main():
     names, bodies, report = [], [], []
     for name in sorted(procs):
         p = procs[name]
-        if not p.c or p.ret != 'int':
+        fint_or_handle = p.ret == 'MPI_Fint' or p.ret in [c for c, _ in HANDLES.values()]
+        if not p.c or (p.ret != 'int' and not fint_or_handle):
             continue
         if name in SKIP:
             report.append('%-40s not yet: its description differs from the header' % name)
@@ -294,7 +306,8 @@ def main():
         if name in BY_HAND:
             report.append('%-40s by hand (src/abi/mpich)' % name)
             continue
-        if not re.search(r'\bint\s+%s\s*\(' % name, legacy_text):
+        if not re.search(r'\b%s\s+%s\s*\(' % (p.ret, name), legacy_text) or \
+                re.search(r'#\s*define\s+%s\b' % name, legacy_text):
             report.append('%-40s not in the legacy header' % name)
             continue
         g = Gen(p)
