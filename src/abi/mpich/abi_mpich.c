@@ -13,20 +13,20 @@
 /* ---- handles ---- */
 
 /* A legacy handle: predefined (by table), else a Locus object's int. */
+/* Locus's predefined handles are their own small numbers (the standard
+ * ABI's rule): only a user object's number goes through fromint/toint. */
 static void *handle_in(int h, void *(*fromint)(int))
 {
-    int l = h;
-    abi_predef_in(h, &l);
-    return fromint(l);
+    int l;
+    return abi_predef_in(h, &l) ? (void *)(intptr_t)l : fromint(h);
 }
 
 static int handle_out(void *l, int (*toint)(void *))
 {
-    int i = toint(l);
-    intptr_t h = i;
-    if (i < 0x1000)
-        abi_predef_out(i, &h);
-    return (int)h;
+    intptr_t h = (intptr_t)l;
+    if ((uintptr_t)l < 0x1000)
+        return abi_predef_out((int)h, &h) ? (int)h : (int)(intptr_t)l;
+    return toint(l);
 }
 
 #define HANDLE_PAIR(kind, type, tf, ff)                                                        \
