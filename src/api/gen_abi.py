@@ -80,7 +80,8 @@ BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_strin
            'MPI_Comm_set_name', 'MPI_Type_get_name', 'MPI_Type_set_name', 'MPI_Error_class',
            'MPI_Test_cancelled', 'MPI_Abi_get_version', 'MPI_Abi_get_info', 'MPI_Op_create',
            'MPI_Op_free', 'MPI_Comm_create_errhandler', 'MPI_Comm_create_keyval',
-           'MPI_Comm_free_keyval', 'MPI_Alltoallw', 'MPI_Ialltoallw', 'MPI_Alltoallw_init'}
+           'MPI_Comm_free_keyval', 'MPI_Alltoallw', 'MPI_Ialltoallw', 'MPI_Alltoallw_init',
+           'MPI_Keyval_create', 'MPI_Keyval_free', 'MPI_Pcontrol'}
 
 
 HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',

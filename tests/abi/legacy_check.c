@@ -159,6 +159,35 @@ int main(int argc, char **argv)
                 CHECK(rb[i] == i * 100 + rank, "alltoallw form %d: from %d got %d", form, i, rb[i]);
         }
     }
+#if defined(MPICH_VERSION)
+    /* MPI-1's removed calls, which old binaries still make (Open MPI's
+     * header refuses them at compile time; its library exports them). */
+    {
+        MPI_Aint ext = 0, lb = -1, ub = 0, a0, a1;
+        double two[2];
+        MPI_Address(&two[0], &a0);
+        MPI_Address(&two[1], &a1);
+        CHECK(a1 - a0 == (MPI_Aint)sizeof(double), "MPI_Address: %ld", (long)(a1 - a0));
+        MPI_Type_extent(MPI_DOUBLE, &ext);
+        MPI_Type_lb(MPI_DOUBLE, &lb);
+        MPI_Type_ub(MPI_DOUBLE, &ub);
+        CHECK(ext == 8 && lb == 0 && ub == 8, "extent %ld lb %ld ub %ld", (long)ext, (long)lb,
+              (long)ub);
+        int bl[2] = {1, 1};
+        MPI_Aint disp[2] = {0, 8};
+        MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE}, st;
+        MPI_Type_struct(2, bl, disp, types, &st);
+        MPI_Type_commit(&st);
+        MPI_Type_extent(st, &ext);
+        CHECK(ext == 16, "struct extent %ld", (long)ext);
+        MPI_Type_free(&st);
+        MPI_Errhandler eh0;
+        MPI_Errhandler_get(MPI_COMM_WORLD, &eh0);
+        MPI_Errhandler_set(MPI_COMM_WORLD, eh0);
+        MPI_Errhandler_free(&eh0);
+        CHECK(MPI_Pcontrol(1) == MPI_SUCCESS, "MPI_Pcontrol");
+    }
+#endif
     /* A user reduction, called with MPICH's datatype handle. */
     MPI_Op op;
     MPI_Op_create(absmax, 1, &op);
