@@ -45,6 +45,9 @@ typedef struct {
         (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
     void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
         *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
+    int (*msg_toint)(void *);
+    void *(*msg_fromint)(int);
+    int (*info_get_nthkey)(void *, int, char *);
     int (*error_class)(int, int *);
     int (*get_count_c)(const void *, void *, MPI_Count *);
     int (*get_elements_c)(const void *, void *, MPI_Count *);
@@ -102,6 +105,8 @@ void *abi_errh_in(MPI_Errhandler h);
 MPI_Errhandler abi_errh_out(void *l);
 void *abi_info_in(MPI_Info h);
 MPI_Info abi_info_out(void *l);
+void *abi_msg_in(MPI_Message h);
+MPI_Message abi_msg_out(void *l);
 
 /* Values. A map's pairs (generated: rank, tag, thread, compare, split,
  * topo, combiner, typeclass, keyval) convert either way; a value in no

@@ -33,7 +33,7 @@ HANDLES = {  # kind in the description -> (C type, converter suffix)
     'COMMUNICATOR': ('MPI_Comm', 'comm'), 'DATATYPE': ('MPI_Datatype', 'dtype'),
     'GROUP': ('MPI_Group', 'group'), 'OPERATION': ('MPI_Op', 'op'),
     'REQUEST': ('MPI_Request', 'req'), 'ERRHANDLER': ('MPI_Errhandler', 'errh'),
-    'INFO': ('MPI_Info', 'info'),
+    'INFO': ('MPI_Info', 'info'), 'MESSAGE': ('MPI_Message', 'msg'),
 }
 PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
     'POLYXFER_NUM_ELEM_NNI', 'POLYXFER_NUM_ELEM', 'XFER_NUM_ELEM', 'XFER_NUM_ELEM_NNI',
@@ -47,7 +47,7 @@ PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
     'ALLOC_MEM_NUM_BYTES', 'POLYNUM_PARAM_VALUES', 'C_BUFFER3', 'PROCESS_GRID_SIZE',
     'DISTRIB_ENUM', 'DTYPE_DISTRIBUTION', 'ORDER', 'ATTRIBUTE_VAL', 'ATTRIBUTE_VAL_10',
     'F90_COMM', 'F90_DATATYPE', 'F90_GROUP', 'F90_REQUEST', 'F90_ERRHANDLER', 'F90_INFO',
-    'F90_OP', 'F90_MESSAGE', 'F90_WIN', 'F90_FILE', 'F90_SESSION',
+    'F90_OP', 'F90_MESSAGE', 'F90_WIN', 'F90_FILE', 'F90_SESSION', 'INFO_VALUE_LENGTH',
 }
 VALUE_MAPS = {  # int kinds whose values differ: abi_<map>_in/_out
     'RANK': 'rank', 'TAG': 'tag', 'THREAD_LEVEL': 'thread', 'COMM_COMPARISON': 'compare',
@@ -81,7 +81,8 @@ BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_strin
            'MPI_Test_cancelled', 'MPI_Abi_get_version', 'MPI_Abi_get_info', 'MPI_Op_create',
            'MPI_Op_free', 'MPI_Comm_create_errhandler', 'MPI_Comm_create_keyval',
            'MPI_Comm_free_keyval', 'MPI_Alltoallw', 'MPI_Ialltoallw', 'MPI_Alltoallw_init',
-           'MPI_Keyval_create', 'MPI_Keyval_free', 'MPI_Pcontrol'}
+           'MPI_Keyval_create', 'MPI_Keyval_free', 'MPI_Pcontrol', 'MPI_Info_get_nthkey',
+           'MPI_Status_c2f', 'MPI_Status_f2c'}
 
 
 HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',
@@ -136,7 +137,8 @@ class Gen:
         if k in BUFFERS:
             self.args.append('%sabi_buf_in(%s)' % ('' if decl.startswith('const') else '(void *)',
                                                    name))
-        elif k == 'STRING' and decl.startswith('const char'):
+        elif k == 'STRING' and (decl.startswith('const char') or self.has_length()):
+            # In, or out into a buffer whose length the caller gives.
             self.args.append(name)
         elif k in PLAIN or (k == 'ERROR_CODE' and self.p.name == 'MPI_Abort'):
             self.args.append(name)
@@ -189,9 +191,14 @@ class Gen:
                 self.args.append('abi_statuses_ignored(%s) ? NULL : %s_l' % (name, name))
                 self.post.append('if (!abi_statuses_ignored(%s)) for (int i_ = 0; i_ < %s; i_++) '
                                  'abi_status_out(&%s_l[i_], &%s[i_]);' % (name, n[1], name, name))
+            elif d in ('in', 'inout'):
+                # A status the program gives: Locus reads (and may set) its own.
+                self.pre.append('abi_locus_status_t %s_l;' % name)
+                self.pre.append('abi_status_in(%s, &%s_l);' % (name, name))
+                self.args.append('&%s_l' % name)
+                if d == 'inout':
+                    self.post.append('abi_status_out(&%s_l, %s);' % (name, name))
             else:
-                if d != 'out':
-                    return 'STATUS in'
                 self.pre.append('abi_locus_status_t %s_l;' % name)
                 self.args.append('abi_status_ignored(%s) ? NULL : &%s_l' % (name, name))
                 self.post.append('if (!abi_status_ignored(%s)) abi_status_out(&%s_l, %s);'
@@ -199,6 +206,9 @@ class Gen:
         else:
             return k
         return None
+
+    def has_length(self):
+        return any(q.kind in ('STRING_LENGTH', 'INFO_VALUE_LENGTH') for q in self.p.c_params())
 
     def count_param(self):
         for q in self.p.c_params():

@@ -188,6 +188,38 @@ int main(int argc, char **argv)
         CHECK(MPI_Pcontrol(1) == MPI_SUCCESS, "MPI_Pcontrol");
     }
 #endif
+    /* Matched probe and receive: a message handle, then its status. */
+    {
+        int v = rank * 3, w = -1, cnt = -1;
+        MPI_Message msg;
+        MPI_Status ms;
+        MPI_Send(&v, 1, MPI_INT, right, 55, MPI_COMM_WORLD);
+        MPI_Mprobe(left, 55, MPI_COMM_WORLD, &msg, &ms);
+        MPI_Mrecv(&w, 1, MPI_INT, &msg, &ms);
+        MPI_Get_count(&ms, MPI_INT, &cnt);
+        CHECK(w == left * 3 && msg == MPI_MESSAGE_NULL && ms.MPI_SOURCE == left && cnt == 1,
+              "mprobe/mrecv: %d from %d, count %d", w, ms.MPI_SOURCE, cnt);
+    }
+    /* Info keys and values, and a status set by hand. */
+    {
+        MPI_Info info;
+        char key[MPI_MAX_INFO_KEY + 1], val[32];
+        int nkeys = 0, vflag = 0;
+        MPI_Info_create(&info);
+        MPI_Info_set(info, "locus_key", "forty-two");
+        MPI_Info_get_nkeys(info, &nkeys);
+        MPI_Info_get_nthkey(info, 0, key);
+        MPI_Info_get(info, "locus_key", sizeof val - 1, val, &vflag);
+        CHECK(nkeys == 1 && !strcmp(key, "locus_key") && vflag && !strcmp(val, "forty-two"),
+              "info: %d keys, %s=%s", nkeys, key, val);
+        MPI_Info_free(&info);
+        CHECK(info == MPI_INFO_NULL, "info not nulled");
+        MPI_Status ss;
+        int elems = -1;
+        MPI_Status_set_elements(&ss, MPI_DOUBLE, 7);
+        MPI_Get_elements(&ss, MPI_DOUBLE, &elems);
+        CHECK(elems == 7, "status set elements: %d", elems);
+    }
     /* A user reduction, called with MPICH's datatype handle. */
     MPI_Op op;
     MPI_Op_create(absmax, 1, &op);

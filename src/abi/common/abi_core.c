@@ -22,6 +22,8 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(group_toint, "MPI_Group_toint"), F(op_toint, "MPI_Op_toint"),
     F(req_toint, "MPI_Request_toint"), F(errh_toint, "MPI_Errhandler_toint"),
     F(info_toint, "MPI_Info_toint"), F(comm_fromint, "MPI_Comm_fromint"),
+    F(msg_toint, "MPI_Message_toint"), F(msg_fromint, "MPI_Message_fromint"),
+    F(info_get_nthkey, "PMPI_Info_get_nthkey"),
     F(type_fromint, "MPI_Type_fromint"), F(group_fromint, "MPI_Group_fromint"),
     F(op_fromint, "MPI_Op_fromint"), F(req_fromint, "MPI_Request_fromint"),
     F(errh_fromint, "MPI_Errhandler_fromint"), F(info_fromint, "MPI_Info_fromint"),
@@ -312,6 +314,30 @@ OBJECT_NAME(Type, MPI_Datatype, dtype, type_get_name, type_set_name)
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+    char l[8192];
+    int rc = abi_locus.info_get_nthkey(abi_info_in(info), n, l);
+    int len;
+    return rc ? abi_err_out(rc) : string_out(0, l, (int)strlen(l), key, &len, MPI_MAX_INFO_KEY);
+}
+#pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
+
+/* A Fortran status is the C status's ints, in both legacy ABIs. */
+int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+    memcpy(f_status, c_status, sizeof *c_status);
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Status_c2f = PMPI_Status_c2f
+
+int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+    memcpy(c_status, f_status, sizeof *c_status);
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Status_f2c = PMPI_Status_f2c
 
 double PMPI_Wtime(void)
 {

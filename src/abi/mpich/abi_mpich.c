@@ -39,6 +39,7 @@ HANDLE_PAIR(op, MPI_Op, op_toint, op_fromint)
 HANDLE_PAIR(req, MPI_Request, req_toint, req_fromint)
 HANDLE_PAIR(errh, MPI_Errhandler, errh_toint, errh_fromint)
 HANDLE_PAIR(info, MPI_Info, info_toint, info_fromint)
+HANDLE_PAIR(msg, MPI_Message, msg_toint, msg_fromint)
 
 /* ---- statuses ---- */
 
@@ -61,7 +62,7 @@ void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
     abi_locus.test_cancelled(l, &cancelled);
     s->MPI_SOURCE = abi_rank_out(l->source);
     s->MPI_TAG = abi_tag_out(l->tag);
-    s->MPI_ERROR = l->error ? abi_err_out(l->error) : MPI_SUCCESS;
+    s->MPI_ERROR = abi_class_out(l->error); /* a field, maybe never set: no lookup that can fail */
     s->count_lo = (int)(bytes & 0xffffffff);
     s->count_hi_and_cancelled = (int)((bytes >> 32) & 0x7fffffff) << 1 | (cancelled ? 1 : 0);
 }

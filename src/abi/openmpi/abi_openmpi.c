@@ -39,6 +39,7 @@ HANDLE_PAIR(op, MPI_Op)
 HANDLE_PAIR(req, MPI_Request)
 HANDLE_PAIR(errh, MPI_Errhandler)
 HANDLE_PAIR(info, MPI_Info)
+HANDLE_PAIR(msg, MPI_Message)
 
 /* ---- statuses ---- */
 
@@ -61,7 +62,7 @@ void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
     abi_locus.test_cancelled(l, &cancelled);
     s->MPI_SOURCE = abi_rank_out(l->source);
     s->MPI_TAG = abi_tag_out(l->tag);
-    s->MPI_ERROR = l->error ? abi_err_out(l->error) : MPI_SUCCESS;
+    s->MPI_ERROR = abi_class_out(l->error); /* a field, maybe never set: no lookup that can fail */
     s->_cancelled = cancelled;
     s->_ucount = (size_t)bytes;
 }
