@@ -45,8 +45,8 @@ typedef struct {
         (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
     void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
         *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
-    int (*msg_toint)(void *);
-    void *(*msg_fromint)(int);
+    int (*msg_toint)(void *), (*win_toint)(void *);
+    void *(*msg_fromint)(int), *(*win_fromint)(int);
     int (*info_get_nthkey)(void *, int, char *);
     int (*error_class)(int, int *);
     int (*get_count_c)(const void *, void *, MPI_Count *);
@@ -107,15 +107,20 @@ void *abi_info_in(MPI_Info h);
 MPI_Info abi_info_out(void *l);
 void *abi_msg_in(MPI_Message h);
 MPI_Message abi_msg_out(void *l);
+void *abi_win_in(MPI_Win h);
+MPI_Win abi_win_out(void *l);
 
 /* Values. A map's pairs (generated: rank, tag, thread, compare, split,
  * topo, combiner, typeclass, keyval) convert either way; a value in no
  * pair is itself. */
 const void *abi_buf_in(const void *buf);
 int abi_map(const int (*pairs)[2], int n, int v, int to_locus);
+/* A map of flags that combine: each pair's bit set in v maps on its own. */
+int abi_bits(const int (*pairs)[2], int n, int v, int to_locus);
 #define ABI_MAP(m) int abi_##m##_in(int v); int abi_##m##_out(int v);
 ABI_MAP(rank) ABI_MAP(tag) ABI_MAP(thread) ABI_MAP(compare) ABI_MAP(split) ABI_MAP(topo)
-ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class)
+ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class) ABI_MAP(lock)
+ABI_MAP(assert)
 #undef ABI_MAP
 
 /* Statuses (the ABI's folder). */

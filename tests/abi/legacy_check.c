@@ -220,6 +220,27 @@ int main(int argc, char **argv)
         MPI_Get_elements(&ss, MPI_DOUBLE, &elems);
         CHECK(elems == 7, "status set elements: %d", elems);
     }
+    /* One-sided: a window, fences with asserts, a put, a locked get. */
+    {
+        int wbuf[4] = {-1, -1, -1, -1}, mine = rank + 500, got = -1, wflag = 0;
+        void *base = NULL;
+        MPI_Win win;
+        MPI_Win_create(wbuf, sizeof wbuf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+        MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &wflag);
+        CHECK(wflag && base == (void *)wbuf, "MPI_WIN_BASE %p, want %p", base, (void *)wbuf);
+        MPI_Win_fence(MPI_MODE_NOPRECEDE, win);
+        MPI_Put(&mine, 1, MPI_INT, right, 1, 1, MPI_INT, win);
+        MPI_Win_fence(MPI_MODE_NOSTORE | MPI_MODE_NOSUCCEED, win);
+        CHECK(wbuf[1] == left + 500, "put: %d, want %d", wbuf[1], left + 500);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_lock(MPI_LOCK_SHARED, left, MPI_MODE_NOCHECK, win);
+        MPI_Get(&got, 1, MPI_INT, left, 1, 1, MPI_INT, win);
+        MPI_Win_unlock(left, win);
+        CHECK(got == (left + size - 1) % size + 500, "locked get: %d", got);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Win_free(&win);
+        CHECK(win == MPI_WIN_NULL, "window not nulled");
+    }
     /* A user reduction, called with MPICH's datatype handle. */
     MPI_Op op;
     MPI_Op_create(absmax, 1, &op);

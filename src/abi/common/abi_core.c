@@ -23,6 +23,7 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(req_toint, "MPI_Request_toint"), F(errh_toint, "MPI_Errhandler_toint"),
     F(info_toint, "MPI_Info_toint"), F(comm_fromint, "MPI_Comm_fromint"),
     F(msg_toint, "MPI_Message_toint"), F(msg_fromint, "MPI_Message_fromint"),
+    F(win_toint, "MPI_Win_toint"), F(win_fromint, "MPI_Win_fromint"),
     F(info_get_nthkey, "PMPI_Info_get_nthkey"),
     F(type_fromint, "MPI_Type_fromint"), F(group_fromint, "MPI_Group_fromint"),
     F(op_fromint, "MPI_Op_fromint"), F(req_fromint, "MPI_Request_fromint"),
@@ -178,6 +179,15 @@ int abi_map(const int (*pairs)[2], int n, int v, int to_locus)
         if (pairs[i][!to_locus] == v)
             return pairs[i][to_locus];
     return v;
+}
+
+int abi_bits(const int (*pairs)[2], int n, int v, int to_locus)
+{
+    int out = 0;
+    for (int i = 0; i < n; i++)
+        if (v & pairs[i][!to_locus])
+            out |= pairs[i][to_locus];
+    return out;
 }
 
 int abi_class_in(int cls)

@@ -40,6 +40,7 @@ HANDLE_PAIR(req, MPI_Request, req_toint, req_fromint)
 HANDLE_PAIR(errh, MPI_Errhandler, errh_toint, errh_fromint)
 HANDLE_PAIR(info, MPI_Info, info_toint, info_fromint)
 HANDLE_PAIR(msg, MPI_Message, msg_toint, msg_fromint)
+HANDLE_PAIR(win, MPI_Win, win_toint, win_fromint)
 
 /* ---- statuses ---- */
 

@@ -40,6 +40,7 @@ HANDLE_PAIR(req, MPI_Request)
 HANDLE_PAIR(errh, MPI_Errhandler)
 HANDLE_PAIR(info, MPI_Info)
 HANDLE_PAIR(msg, MPI_Message)
+HANDLE_PAIR(win, MPI_Win)
 
 /* ---- statuses ---- */
 
