@@ -45,8 +45,12 @@ typedef struct {
         (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
     void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
         *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
-    int (*msg_toint)(void *), (*win_toint)(void *);
-    void *(*msg_fromint)(int), *(*win_fromint)(int);
+    int (*msg_toint)(void *), (*win_toint)(void *), (*file_toint)(void *);
+    void *(*msg_fromint)(int), *(*win_fromint)(int), *(*file_fromint)(int);
+    int (*win_get_name)(void *, char *, int *);
+    int (*open_port)(void *, char *), (*lookup_name)(const char *, void *, char *);
+    int (*file_get_view)(void *, MPI_Offset *, void **, void **, char *);
+    int (*win_set_name)(void *, const char *);
     int (*info_get_nthkey)(void *, int, char *);
     int (*error_class)(int, int *);
     int (*get_count_c)(const void *, void *, MPI_Count *);
@@ -65,8 +69,9 @@ typedef struct {
     int (*op_create)(void *, int, void **);
     int (*op_free)(void **);
     int (*comm_create_errhandler)(void *, void **);
-    int (*comm_create_keyval)(void *, void *, int *, void *);
-    int (*comm_free_keyval)(int *);
+    int (*comm_create_keyval)(void *, void *, int *, void *), (*comm_free_keyval)(int *);
+    int (*type_create_keyval)(void *, void *, int *, void *), (*type_free_keyval)(int *);
+    int (*win_create_keyval)(void *, void *, int *, void *), (*win_free_keyval)(int *);
     int (*comm_test_inter)(void *, int *), (*comm_size)(void *, int *),
         (*comm_remote_size)(void *, int *);
     void *alltoallw[3];               /* MPI_Alltoallw, _Ialltoallw, _Alltoallw_init */
@@ -109,18 +114,22 @@ void *abi_msg_in(MPI_Message h);
 MPI_Message abi_msg_out(void *l);
 void *abi_win_in(MPI_Win h);
 MPI_Win abi_win_out(void *l);
+void *abi_file_in(MPI_File h);
+MPI_File abi_file_out(void *l);
 
 /* Values. A map's pairs (generated: rank, tag, thread, compare, split,
  * topo, combiner, typeclass, keyval) convert either way; a value in no
  * pair is itself. */
 const void *abi_buf_in(const void *buf);
+/* A graph's weights: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY as Locus's. */
+const int *abi_weights_in(const int *w);
 int abi_map(const int (*pairs)[2], int n, int v, int to_locus);
 /* A map of flags that combine: each pair's bit set in v maps on its own. */
 int abi_bits(const int (*pairs)[2], int n, int v, int to_locus);
 #define ABI_MAP(m) int abi_##m##_in(int v); int abi_##m##_out(int v);
 ABI_MAP(rank) ABI_MAP(tag) ABI_MAP(thread) ABI_MAP(compare) ABI_MAP(split) ABI_MAP(topo)
 ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class) ABI_MAP(lock)
-ABI_MAP(assert)
+ABI_MAP(assert) ABI_MAP(amode) ABI_MAP(whence)
 #undef ABI_MAP
 
 /* Statuses (the ABI's folder). */

@@ -34,6 +34,7 @@ HANDLES = {  # kind in the description -> (C type, converter suffix)
     'GROUP': ('MPI_Group', 'group'), 'OPERATION': ('MPI_Op', 'op'),
     'REQUEST': ('MPI_Request', 'req'), 'ERRHANDLER': ('MPI_Errhandler', 'errh'),
     'INFO': ('MPI_Info', 'info'), 'MESSAGE': ('MPI_Message', 'msg'), 'WINDOW': ('MPI_Win', 'win'),
+    'FILE': ('MPI_File', 'file'),
 }
 PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
     'POLYXFER_NUM_ELEM_NNI', 'POLYXFER_NUM_ELEM', 'XFER_NUM_ELEM', 'XFER_NUM_ELEM_NNI',
@@ -49,15 +50,18 @@ PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
     'F90_COMM', 'F90_DATATYPE', 'F90_GROUP', 'F90_REQUEST', 'F90_ERRHANDLER', 'F90_INFO',
     'F90_OP', 'F90_MESSAGE', 'F90_WIN', 'F90_FILE', 'F90_SESSION', 'INFO_VALUE_LENGTH',
     'WINDOW_SIZE', 'RMA_DISPLACEMENT_NNI', 'POLYRMA_DISPLACEMENT', 'WIN_ATTACH_SIZE',
+    'OFFSET', 'POLYDISPOFFSET', 'TYPECLASS_SIZE', 'FILE_DESCRIPTOR', 'STRING_ARRAY',
+    'STRING_2DARRAY', 'GENERIC_DTYPE_INT',
 }
 VALUE_MAPS = {  # int kinds whose values differ: abi_<map>_in/_out
     'RANK': 'rank', 'TAG': 'tag', 'THREAD_LEVEL': 'thread', 'COMM_COMPARISON': 'compare',
     'GROUP_COMPARISON': 'compare', 'SPLIT_TYPE': 'split', 'ERROR_CLASS': 'class',
     'ERROR_CODE': 'class', 'TOPOLOGY_TYPE': 'topo', 'COMBINER': 'combiner',
     'TYPECLASS': 'typeclass', 'KEYVAL': 'keyval', 'LOCK_TYPE': 'lock', 'ASSERT': 'assert',
+    'ACCESS_MODE': 'amode', 'UPDATE_MODE': 'whence',
 }
 # Maps of flags that combine (OR): each bit set maps on its own.
-BIT_MAPS = {'assert'}
+BIT_MAPS = {'assert', 'amode'}
 # The values of each map, by name (a trailing _ is a prefix); the error
 # classes' map is abi_classes (codes come back as classes).
 MAP_NAMES = {
@@ -70,6 +74,10 @@ MAP_NAMES = {
     'combiner': ['MPI_COMBINER_'],
     'typeclass': ['MPI_TYPECLASS_'],
     'lock': ['MPI_LOCK_EXCLUSIVE', 'MPI_LOCK_SHARED'],
+    'amode': ['MPI_MODE_RDONLY', 'MPI_MODE_RDWR', 'MPI_MODE_WRONLY', 'MPI_MODE_CREATE',
+              'MPI_MODE_EXCL', 'MPI_MODE_DELETE_ON_CLOSE', 'MPI_MODE_UNIQUE_OPEN',
+              'MPI_MODE_SEQUENTIAL', 'MPI_MODE_APPEND'],
+    'whence': ['MPI_SEEK_SET', 'MPI_SEEK_CUR', 'MPI_SEEK_END'],
     'assert': ['MPI_MODE_NOCHECK', 'MPI_MODE_NOSTORE', 'MPI_MODE_NOPUT', 'MPI_MODE_NOPRECEDE',
                'MPI_MODE_NOSUCCEED'],
     'keyval': ['MPI_KEYVAL_INVALID', 'MPI_TAG_UB', 'MPI_IO', 'MPI_HOST', 'MPI_WTIME_IS_GLOBAL',
@@ -88,7 +96,9 @@ BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_strin
            'MPI_Op_free', 'MPI_Comm_create_errhandler', 'MPI_Comm_create_keyval',
            'MPI_Comm_free_keyval', 'MPI_Alltoallw', 'MPI_Ialltoallw', 'MPI_Alltoallw_init',
            'MPI_Keyval_create', 'MPI_Keyval_free', 'MPI_Pcontrol', 'MPI_Info_get_nthkey',
-           'MPI_Status_c2f', 'MPI_Status_f2c'}
+           'MPI_Status_c2f', 'MPI_Status_f2c', 'MPI_Win_get_name', 'MPI_Win_set_name',
+           'MPI_Open_port', 'MPI_Lookup_name', 'MPI_File_get_view', 'MPI_Type_create_keyval',
+           'MPI_Type_free_keyval', 'MPI_Win_create_keyval', 'MPI_Win_free_keyval'}
 
 
 HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',
@@ -106,16 +116,17 @@ def locus_values(path):
         if m.group(2) in HANDLE_TYPES}
     # Pointer constants (MPI_IN_PLACE, MPI_BOTTOM): NAME_VALUE.
     vals.update({m.group(1) + '_VALUE': int(m.group(2), 0) for m in re.finditer(
-        r'#define\s+(MPI_\w+)\s+\(\(void\s*\*\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)})
+        r'#define\s+(MPI_\w+)\s+\(\((?:void|int)\s*\*\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)})
     return vals, handles
 
 
 def legacy_defines(path):
     """The legacy mpi.h and the prototypes beside it (MPICH: mpi_proto.h)."""
     text = open(path).read()
-    proto = os.path.join(os.path.dirname(path), 'mpi_proto.h')
-    if os.path.exists(proto):
-        text += open(proto).read()
+    for extra in ('mpi_proto.h', 'mpio.h'):  # MPICH's prototypes, and MPI-IO's
+        proto = os.path.join(os.path.dirname(path), extra)
+        if os.path.exists(proto):
+            text += open(proto).read()
     return set(re.findall(r'#define\s+(MPI_\w+)', text)), text
 
 
@@ -143,6 +154,10 @@ class Gen:
         if k in BUFFERS:
             self.args.append('%sabi_buf_in(%s)' % ('' if decl.startswith('const') else '(void *)',
                                                    name))
+        elif k == 'WEIGHT':
+            # MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are special pointers.
+            self.args.append('(%s)abi_weights_in(%s)' % ('const int *' if decl.startswith('const')
+                                                        else 'int *', name))
         elif k == 'STRING' and (decl.startswith('const char') or self.has_length()):
             # In, or out into a buffer whose length the caller gives.
             self.args.append(name)
@@ -150,8 +165,8 @@ class Gen:
             self.args.append(name)
         elif k in VALUE_MAPS:
             conv = VALUE_MAPS[k]
-            if length:
-                n = length if length != '*' else None
+            if length is not None:
+                n = length if length not in ('*', '') else self.size_param()
                 if d != 'in' and n is None:
                     return k + ' array out of unknown length'
                 self.args.append(name)  # in: ranks of groups, ordinary ranks
@@ -211,6 +226,13 @@ class Gen:
                                  % (name, name, name))
         else:
             return k
+        return None
+
+    def size_param(self):
+        """The number of processes a call starts (spawn's error codes)."""
+        for q in self.p.c_params():
+            if q.kind == 'COMM_SIZE' and q.dir == 'in' and not q.length:
+                return q.name
         return None
 
     def has_length(self):

@@ -124,63 +124,77 @@ int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler
 
 /* ---- attribute callbacks ---- */
 
+/* The user's functions and extra state, kept for the keyval's life
+ * (Locus's attributes may outlive its free); one struct for every kind,
+ * the functions called through the kind's own type. */
 typedef struct {
-    MPI_Comm_copy_attr_function *copy;
-    MPI_Comm_delete_attr_function *del;
+    void (*copy)(void);
+    void (*del)(void);
     void *extra;
 } keyval_fns_t;
 
-static int copy_call(void *comm, int keyval, void *extra, void *in, void *out, int *flag)
-{
-    keyval_fns_t *k = extra;
-    if (!k->copy) {
-        *flag = 0;
-        return 0;
+/* The keyval calls of one kind of object: Comm, Type or Win. */
+#define KEYVALS(Kind, kind, type, conv)                                                        \
+    static int kind##_copy_call(void *o, int keyval, void *extra, void *in, void *out,         \
+                                int *flag)                                                     \
+    {                                                                                          \
+        keyval_fns_t *k = extra;                                                               \
+        if (!k->copy) {                                                                        \
+            *flag = 0;                                                                         \
+            return 0;                                                                          \
+        }                                                                                      \
+        int rc = ((MPI_##Kind##_copy_attr_function *)k->copy)(                                 \
+            abi_##conv##_out(o), abi_keyval_out(keyval), k->extra, in, out, flag);             \
+        return rc ? abi_class_in(rc) : 0;                                                      \
+    }                                                                                          \
+    static int kind##_delete_call(void *o, int keyval, void *val, void *extra)                 \
+    {                                                                                          \
+        keyval_fns_t *k = extra;                                                               \
+        if (!k->del)                                                                           \
+            return 0;                                                                          \
+        int rc = ((MPI_##Kind##_delete_attr_function *)k->del)(abi_##conv##_out(o),            \
+                                                               abi_keyval_out(keyval), val,    \
+                                                               k->extra);                      \
+        return rc ? abi_class_in(rc) : 0;                                                      \
+    }                                                                                          \
+    int PMPI_##Kind##_create_keyval(MPI_##Kind##_copy_attr_function *copy_fn,                  \
+                                    MPI_##Kind##_delete_attr_function *delete_fn, int *keyval, \
+                                    void *extra)                                               \
+    {                                                                                          \
+        if (!keyval)                                                                           \
+            return MPI_ERR_ARG;                                                                \
+        keyval_fns_t *k = malloc(sizeof *k);                                                   \
+        if (!k)                                                                                \
+            return MPI_ERR_NO_MEM;                                                             \
+        k->copy = (void (*)(void))copy_fn;                                                     \
+        k->del = (void (*)(void))delete_fn;                                                    \
+        k->extra = extra;                                                                      \
+        int l = 0;                                                                             \
+        int rc = abi_locus.kind##_create_keyval((void *)kind##_copy_call,                      \
+                                                (void *)kind##_delete_call, &l, k);            \
+        if (rc != 0) {                                                                         \
+            free(k);                                                                           \
+            return abi_err_out(rc);                                                            \
+        }                                                                                      \
+        *keyval = abi_keyval_out(l);                                                           \
+        return MPI_SUCCESS;                                                                    \
+    }                                                                                          \
+    int PMPI_##Kind##_free_keyval(int *keyval)                                                 \
+    {                                                                                          \
+        if (!keyval)                                                                           \
+            return MPI_ERR_ARG;                                                                \
+        int l = abi_keyval_in(*keyval);                                                        \
+        int rc = abi_locus.kind##_free_keyval(&l);                                             \
+        if (rc == 0)                                                                           \
+            *keyval = MPI_KEYVAL_INVALID;                                                      \
+        return abi_err_out(rc);                                                                \
     }
-    int rc = k->copy(abi_comm_out(comm), abi_keyval_out(keyval), k->extra, in, out, flag);
-    return rc ? abi_class_in(rc) : 0;
-}
-
-static int delete_call(void *comm, int keyval, void *val, void *extra)
-{
-    keyval_fns_t *k = extra;
-    if (!k->del)
-        return 0;
-    int rc = k->del(abi_comm_out(comm), abi_keyval_out(keyval), val, k->extra);
-    return rc ? abi_class_in(rc) : 0;
-}
-
-int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
-                            MPI_Comm_delete_attr_function *delete_fn, int *keyval, void *extra)
-{
-    if (!keyval)
-        return MPI_ERR_ARG;
-    /* Kept for the keyval's life: Locus's attributes may outlive its free. */
-    keyval_fns_t *k = malloc(sizeof *k);
-    if (!k)
-        return MPI_ERR_NO_MEM;
-    k->copy = copy_fn;
-    k->del = delete_fn;
-    k->extra = extra;
-    int l = 0;
-    int rc = abi_locus.comm_create_keyval((void *)copy_call, (void *)delete_call, &l, k);
-    if (rc != 0) {
-        free(k);
-        return abi_err_out(rc);
-    }
-    *keyval = abi_keyval_out(l);
-    return MPI_SUCCESS;
-}
+KEYVALS(Comm, comm, MPI_Comm, comm)
+KEYVALS(Type, type, MPI_Datatype, dtype)
+KEYVALS(Win, win, MPI_Win, win)
 #pragma weak MPI_Comm_create_keyval = PMPI_Comm_create_keyval
-
-int PMPI_Comm_free_keyval(int *keyval)
-{
-    if (!keyval)
-        return MPI_ERR_ARG;
-    int l = abi_keyval_in(*keyval);
-    int rc = abi_locus.comm_free_keyval(&l);
-    if (rc == 0)
-        *keyval = MPI_KEYVAL_INVALID;
-    return abi_err_out(rc);
-}
 #pragma weak MPI_Comm_free_keyval = PMPI_Comm_free_keyval
+#pragma weak MPI_Type_create_keyval = PMPI_Type_create_keyval
+#pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
+#pragma weak MPI_Win_create_keyval = PMPI_Win_create_keyval
+#pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval

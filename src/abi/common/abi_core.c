@@ -24,6 +24,10 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(info_toint, "MPI_Info_toint"), F(comm_fromint, "MPI_Comm_fromint"),
     F(msg_toint, "MPI_Message_toint"), F(msg_fromint, "MPI_Message_fromint"),
     F(win_toint, "MPI_Win_toint"), F(win_fromint, "MPI_Win_fromint"),
+    F(file_toint, "MPI_File_toint"), F(file_fromint, "MPI_File_fromint"),
+    F(win_get_name, "PMPI_Win_get_name"), F(win_set_name, "PMPI_Win_set_name"),
+    F(open_port, "PMPI_Open_port"), F(lookup_name, "PMPI_Lookup_name"),
+    F(file_get_view, "PMPI_File_get_view"),
     F(info_get_nthkey, "PMPI_Info_get_nthkey"),
     F(type_fromint, "MPI_Type_fromint"), F(group_fromint, "MPI_Group_fromint"),
     F(op_fromint, "MPI_Op_fromint"), F(req_fromint, "MPI_Request_fromint"),
@@ -38,7 +42,9 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"), F(op_create, "PMPI_Op_create"),
     F(op_free, "PMPI_Op_free"), F(comm_create_errhandler, "PMPI_Comm_create_errhandler"),
     F(comm_create_keyval, "PMPI_Comm_create_keyval"),
-    F(comm_free_keyval, "PMPI_Comm_free_keyval"), F(comm_test_inter, "PMPI_Comm_test_inter"),
+    F(comm_free_keyval, "PMPI_Comm_free_keyval"),
+    F(type_create_keyval, "PMPI_Type_create_keyval"), F(type_free_keyval, "PMPI_Type_free_keyval"),
+    F(win_create_keyval, "PMPI_Win_create_keyval"), F(win_free_keyval, "PMPI_Win_free_keyval"), F(comm_test_inter, "PMPI_Comm_test_inter"),
     F(comm_size, "PMPI_Comm_size"), F(comm_remote_size, "PMPI_Comm_remote_size"),
     F(alltoallw[0], "PMPI_Alltoallw"), F(alltoallw[1], "PMPI_Ialltoallw"),
     F(alltoallw[2], "PMPI_Alltoallw_init"),
@@ -167,6 +173,15 @@ int abi_predef_out(int locus, intptr_t *legacy)
 }
 
 /* ---- values ---- */
+
+const int *abi_weights_in(const int *w)
+{
+    if (w == MPI_UNWEIGHTED)
+        return (const int *)(intptr_t)LOCUS_MPI_UNWEIGHTED_VALUE;
+    if (w == MPI_WEIGHTS_EMPTY)
+        return (const int *)(intptr_t)LOCUS_MPI_WEIGHTS_EMPTY_VALUE;
+    return w;
+}
 
 const void *abi_buf_in(const void *buf)
 {
@@ -320,10 +335,13 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     }
 OBJECT_NAME(Comm, MPI_Comm, comm, comm_get_name, comm_set_name)
 OBJECT_NAME(Type, MPI_Datatype, dtype, type_get_name, type_set_name)
+OBJECT_NAME(Win, MPI_Win, win, win_get_name, win_set_name)
 #pragma weak MPI_Comm_get_name = PMPI_Comm_get_name
 #pragma weak MPI_Comm_set_name = PMPI_Comm_set_name
 #pragma weak MPI_Type_get_name = PMPI_Type_get_name
 #pragma weak MPI_Type_set_name = PMPI_Type_set_name
+#pragma weak MPI_Win_get_name = PMPI_Win_get_name
+#pragma weak MPI_Win_set_name = PMPI_Win_set_name
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
@@ -333,6 +351,38 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
     return rc ? abi_err_out(rc) : string_out(0, l, (int)strlen(l), key, &len, MPI_MAX_INFO_KEY);
 }
 #pragma weak MPI_Info_get_nthkey = PMPI_Info_get_nthkey
+
+/* Names whose buffer the ABI sizes (MPI_MAX_PORT_NAME, ..._DATAREP_STRING). */
+int PMPI_Open_port(MPI_Info info, char *port_name)
+{
+    char l[8192];
+    int rc = abi_locus.open_port(abi_info_in(info), l), len;
+    return string_out(rc, l, (int)strnlen(l, sizeof l), port_name, &len, MPI_MAX_PORT_NAME);
+}
+#pragma weak MPI_Open_port = PMPI_Open_port
+
+int PMPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
+{
+    char l[8192];
+    int rc = abi_locus.lookup_name(service_name, abi_info_in(info), l), len;
+    return string_out(rc, l, (int)strnlen(l, sizeof l), port_name, &len, MPI_MAX_PORT_NAME);
+}
+#pragma weak MPI_Lookup_name = PMPI_Lookup_name
+
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
+                       MPI_Datatype *filetype, char *datarep)
+{
+    char l[8192] = "";
+    void *le = NULL, *lf = NULL;
+    int rc = abi_locus.file_get_view(abi_file_in(fh), disp, &le, &lf, l), len;
+    if (rc == 0) {
+        *etype = abi_dtype_out(le);
+        *filetype = abi_dtype_out(lf);
+    }
+    return string_out(rc, l, (int)strnlen(l, sizeof l), datarep, &len,
+                      MPI_MAX_DATAREP_STRING);
+}
+#pragma weak MPI_File_get_view = PMPI_File_get_view
 
 /* A Fortran status is the C status's ints, in both legacy ABIs. */
 int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)

@@ -42,6 +42,18 @@ HANDLE_PAIR(info, MPI_Info, info_toint, info_fromint)
 HANDLE_PAIR(msg, MPI_Message, msg_toint, msg_fromint)
 HANDLE_PAIR(win, MPI_Win, win_toint, win_fromint)
 
+/* MPICH's file handle is a pointer (ROMIO's), MPI_FILE_NULL NULL: the int
+ * of Locus's object rides in it. */
+void *abi_file_in(MPI_File h)
+{
+    return handle_in((int)(intptr_t)h, abi_locus.file_fromint);
+}
+
+MPI_File abi_file_out(void *l)
+{
+    return (MPI_File)(intptr_t)handle_out(l, abi_locus.file_toint);
+}
+
 /* ---- statuses ---- */
 
 int abi_status_ignored(const MPI_Status *s)
@@ -79,6 +91,12 @@ void abi_status_in(const MPI_Status *s, abi_locus_status_t *l)
     l->tag = abi_tag_in(s->MPI_TAG);
     l->error = abi_class_in(s->MPI_ERROR);
 }
+
+/* MPICH's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are the addresses of
+ * objects of its library's: these. */
+static int unweighted, weights_empty;
+int *const MPI_UNWEIGHTED = &unweighted;
+int *const MPI_WEIGHTS_EMPTY = &weights_empty;
 
 /* MPI_COMM_DUP_FN and friends: MPICH's header names this function. */
 int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)

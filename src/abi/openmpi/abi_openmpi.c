@@ -41,6 +41,7 @@ HANDLE_PAIR(errh, MPI_Errhandler)
 HANDLE_PAIR(info, MPI_Info)
 HANDLE_PAIR(msg, MPI_Message)
 HANDLE_PAIR(win, MPI_Win)
+HANDLE_PAIR(file, MPI_File)
 
 /* ---- statuses ---- */
 
