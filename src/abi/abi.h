@@ -74,7 +74,12 @@ typedef struct {
     int (*win_create_keyval)(void *, void *, int *, void *), (*win_free_keyval)(int *);
     int (*comm_test_inter)(void *, int *), (*comm_size)(void *, int *),
         (*comm_remote_size)(void *, int *);
-    void *alltoallw[3];               /* MPI_Alltoallw, _Ialltoallw, _Alltoallw_init */
+    int (*topo_test)(void *, int *), (*cartdim_get)(void *, int *), (*comm_rank)(void *, int *);
+    int (*graph_neighbors_count)(void *, int, int *);
+    int (*dist_graph_neighbors_count)(void *, int *, int *, int *);
+    int (*grequest_start)(void *, void *, void *, void *, void **);
+    int (*register_datarep)(const char *, void *, void *, void *, void *);
+    void *alltoallw[2][3];            /* [alltoallw, neighbor][blocking, I, _init] */
 } abi_locus_t;
 extern abi_locus_t abi_locus;
 
@@ -121,6 +126,8 @@ MPI_File abi_file_out(void *l);
  * topo, combiner, typeclass, keyval) convert either way; a value in no
  * pair is itself. */
 const void *abi_buf_in(const void *buf);
+/* The sum of n ints (spawn_multiple's process counts). */
+int abi_sum(const int *v, int n);
 /* A graph's weights: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY as Locus's. */
 const int *abi_weights_in(const int *w);
 int abi_map(const int (*pairs)[2], int n, int v, int to_locus);

@@ -98,7 +98,9 @@ BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_strin
            'MPI_Keyval_create', 'MPI_Keyval_free', 'MPI_Pcontrol', 'MPI_Info_get_nthkey',
            'MPI_Status_c2f', 'MPI_Status_f2c', 'MPI_Win_get_name', 'MPI_Win_set_name',
            'MPI_Open_port', 'MPI_Lookup_name', 'MPI_File_get_view', 'MPI_Type_create_keyval',
-           'MPI_Type_free_keyval', 'MPI_Win_create_keyval', 'MPI_Win_free_keyval'}
+           'MPI_Type_free_keyval', 'MPI_Win_create_keyval', 'MPI_Win_free_keyval',
+           'MPI_Neighbor_alltoallw', 'MPI_Ineighbor_alltoallw', 'MPI_Neighbor_alltoallw_init',
+           'MPI_Grequest_start', 'MPI_Register_datarep'}
 
 
 HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',
@@ -229,10 +231,14 @@ class Gen:
         return None
 
     def size_param(self):
-        """The number of processes a call starts (spawn's error codes)."""
+        """The number of processes a call starts (spawn's error codes): its
+        maxprocs, or the sum of spawn_multiple's."""
         for q in self.p.c_params():
             if q.kind == 'COMM_SIZE' and q.dir == 'in' and not q.length:
                 return q.name
+        for q in self.p.c_params():
+            if q.kind == 'COMM_SIZE' and q.dir == 'in' and q.length:
+                return 'abi_sum(%s, %s)' % (q.name, q.length)
         return None
 
     def has_length(self):

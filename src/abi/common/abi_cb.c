@@ -14,9 +14,11 @@
  */
 #include "abi_layer.h"
 #include "abi_locus_values.h"
+#include "abi_locus_values.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define ABI_TRAMPOLINES 64
 
@@ -198,3 +200,77 @@ KEYVALS(Win, win, MPI_Win, win)
 #pragma weak MPI_Type_free_keyval = PMPI_Type_free_keyval
 #pragma weak MPI_Win_create_keyval = PMPI_Win_create_keyval
 #pragma weak MPI_Win_free_keyval = PMPI_Win_free_keyval
+
+/* ---- generalized requests ---- */
+
+/* The user's three functions and extra state; freed after the free one. */
+typedef struct {
+    MPI_Grequest_query_function *query;
+    MPI_Grequest_free_function *free_fn;
+    MPI_Grequest_cancel_function *cancel;
+    void *extra;
+} greq_fns_t;
+
+/* Locus asks for the status: the user fills the ABI's, Locus gets its own. */
+static int greq_query(void *extra, void *lstatus)
+{
+    greq_fns_t *g = extra;
+    MPI_Status s;
+    memset(&s, 0, sizeof s);
+    int rc = g->query(g->extra, &s);
+    abi_status_in(&s, lstatus);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+static int greq_free(void *extra)
+{
+    greq_fns_t *g = extra;
+    int rc = g->free_fn(g->extra);
+    free(g);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+static int greq_cancel(void *extra, int complete)
+{
+    greq_fns_t *g = extra;
+    int rc = g->cancel(g->extra, complete);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
+                        MPI_Grequest_free_function *free_fn,
+                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
+                        MPI_Request *request)
+{
+    if (!query_fn || !free_fn || !cancel_fn || !request)
+        return MPI_ERR_ARG;
+    greq_fns_t *g = malloc(sizeof *g);
+    if (!g)
+        return MPI_ERR_NO_MEM;
+    *g = (greq_fns_t){ query_fn, free_fn, cancel_fn, extra_state };
+    void *l = NULL;
+    int rc = abi_locus.grequest_start((void *)greq_query, (void *)greq_free,
+                                      (void *)greq_cancel, g, &l);
+    if (rc != 0) {
+        free(g);
+        return abi_err_out(rc);
+    }
+    *request = abi_req_out(l);
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Grequest_start = PMPI_Grequest_start
+
+/* ---- data representations ---- */
+
+/* Locus has no MPI-IO yet and refuses every representation; without
+ * conversion functions the call goes to Locus as it is, with some it is
+ * refused here the same way (their handles would need trampolines). */
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_fn,
+                          MPI_Datarep_conversion_function *write_fn,
+                          MPI_Datarep_extent_function *extent_fn, void *extra_state)
+{
+    if (read_fn || write_fn || extent_fn)
+        return abi_class_out(LOCUS_MPI_ERR_UNSUPPORTED_OPERATION);
+    return abi_err_out(abi_locus.register_datarep(datarep, NULL, NULL, NULL, extra_state));
+}
+#pragma weak MPI_Register_datarep = PMPI_Register_datarep

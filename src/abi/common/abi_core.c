@@ -46,8 +46,14 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(type_create_keyval, "PMPI_Type_create_keyval"), F(type_free_keyval, "PMPI_Type_free_keyval"),
     F(win_create_keyval, "PMPI_Win_create_keyval"), F(win_free_keyval, "PMPI_Win_free_keyval"), F(comm_test_inter, "PMPI_Comm_test_inter"),
     F(comm_size, "PMPI_Comm_size"), F(comm_remote_size, "PMPI_Comm_remote_size"),
-    F(alltoallw[0], "PMPI_Alltoallw"), F(alltoallw[1], "PMPI_Ialltoallw"),
-    F(alltoallw[2], "PMPI_Alltoallw_init"),
+    F(alltoallw[0][0], "PMPI_Alltoallw"), F(alltoallw[0][1], "PMPI_Ialltoallw"),
+    F(alltoallw[0][2], "PMPI_Alltoallw_init"), F(alltoallw[1][0], "PMPI_Neighbor_alltoallw"),
+    F(alltoallw[1][1], "PMPI_Ineighbor_alltoallw"),
+    F(alltoallw[1][2], "PMPI_Neighbor_alltoallw_init"), F(topo_test, "PMPI_Topo_test"),
+    F(cartdim_get, "PMPI_Cartdim_get"), F(comm_rank, "PMPI_Comm_rank"),
+    F(graph_neighbors_count, "PMPI_Graph_neighbors_count"),
+    F(dist_graph_neighbors_count, "PMPI_Dist_graph_neighbors_count"),
+    F(grequest_start, "PMPI_Grequest_start"), F(register_datarep, "PMPI_Register_datarep"),
 #undef F
 };
 
@@ -173,6 +179,14 @@ int abi_predef_out(int locus, intptr_t *legacy)
 }
 
 /* ---- values ---- */
+
+int abi_sum(const int *v, int n)
+{
+    int s = 0;
+    for (int i = 0; v && i < n; i++)
+        s += v[i];
+    return s;
+}
 
 const int *abi_weights_in(const int *w)
 {

@@ -1,47 +1,81 @@
 /*
- * abi_mpich_w.c — MPI_Alltoallw and its nonblocking and persistent forms:
- * two arrays of datatype handles as long as the communicator (its remote
- * group for an intercommunicator), the send one absent with MPI_IN_PLACE.
- * Locus resolves the types when the operation starts, so the converted
- * arrays are needed only during the call.
+ * abi_w.c — the alltoallw collectives, blocking, nonblocking and
+ * persistent: two arrays of datatype handles whose length the call does
+ * not say. For MPI_Alltoallw it is the communicator's size (its remote
+ * group's for an intercommunicator), the send one absent with
+ * MPI_IN_PLACE; for the neighbourhood forms the topology's out- and
+ * in-degree. Locus resolves the types when the operation starts, so the
+ * converted arrays are needed only during the call.
  */
 #include "abi_layer.h"
+#include "abi_locus_values.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
-#define W_ARGS const void *, const int *, const int *, void *const *, void *, const int *, \
-               const int *, void *const *, void *
+enum { W_ALL, W_NEIGHBOR };
+enum { W_BLOCKING, W_NONBLOCKING, W_PERSISTENT };
+
+#define W_ARGS const void *, const int *, const void *, void *const *, void *, const int *, \
+               const void *, void *const *, void *
 typedef int (*w_blocking)(W_ARGS);
 typedef int (*w_nonblocking)(W_ARGS, void **);
 typedef int (*w_persistent)(W_ARGS, void *, void **);
 
-/* Runs Locus's form `fn` with info and req (NULL for the blocking form). */
-static int alltoallw(int which, const void *sbuf, const int *scounts, const int *sdispls,
-                     const MPI_Datatype *stypes, void *rbuf, const int *rcounts,
-                     const int *rdispls, const MPI_Datatype *rtypes, MPI_Comm comm,
-                     MPI_Info info, MPI_Request *req)
+/* How many types each side has: 0, or an MPI error class. */
+static int w_lengths(int kind, void *lc, int *nsend, int *nrecv)
+{
+    int rc, n = 0;
+    if (kind == W_ALL) {
+        int inter = 0;
+        rc = abi_locus.comm_test_inter(lc, &inter);
+        if (rc == 0)
+            rc = inter ? abi_locus.comm_remote_size(lc, &n) : abi_locus.comm_size(lc, &n);
+        *nsend = *nrecv = n;
+        return rc;
+    }
+    int topo = LOCUS_MPI_UNDEFINED;
+    rc = abi_locus.topo_test(lc, &topo);
+    if (rc == 0 && topo == LOCUS_MPI_CART) {
+        rc = abi_locus.cartdim_get(lc, &n);
+        *nsend = *nrecv = 2 * n;
+    } else if (rc == 0 && topo == LOCUS_MPI_GRAPH) {
+        int me = 0;
+        rc = abi_locus.comm_rank(lc, &me);
+        if (rc == 0)
+            rc = abi_locus.graph_neighbors_count(lc, me, &n);
+        *nsend = *nrecv = n;
+    } else if (rc == 0 && topo == LOCUS_MPI_DIST_GRAPH) {
+        int weighted = 0;
+        rc = abi_locus.dist_graph_neighbors_count(lc, nrecv, nsend, &weighted);
+    } else if (rc == 0) {
+        return MPI_ERR_TOPOLOGY;
+    }
+    return rc ? abi_err_out(rc) : 0;
+}
+
+static int alltoallw(int kind, int form, const void *sbuf, const int *scounts,
+                     const void *sdispls, const MPI_Datatype *stypes, void *rbuf,
+                     const int *rcounts, const void *rdispls, const MPI_Datatype *rtypes,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     void *lc = abi_comm_in(comm);
-    int n = 0, inter = 0;
-    if (abi_locus.comm_test_inter(lc, &inter) != 0)
-        return MPI_ERR_COMM;
-    int rc = inter ? abi_locus.comm_remote_size(lc, &n) : abi_locus.comm_size(lc, &n);
+    int ns = 0, nr = 0, rc = w_lengths(kind, lc, &ns, &nr);
     if (rc != 0)
-        return abi_err_out(rc);
+        return rc;
     int in_place = sbuf == MPI_IN_PLACE;
-    void **t = malloc(2 * (size_t)(n > 0 ? n : 1) * sizeof *t), **st = t, **rt = t ? t + n : NULL;
+    void **t = malloc((size_t)(ns + nr + 1) * sizeof *t), **st = t, **rt = t ? t + ns : NULL;
     if (!t)
         return MPI_ERR_NO_MEM;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < ns; i++)
         st[i] = in_place ? NULL : abi_dtype_in(stypes[i]);
+    for (int i = 0; i < nr; i++)
         rt[i] = abi_dtype_in(rtypes[i]);
-    }
-    void *lreq = NULL;
-    void *f = abi_locus.alltoallw[which];
+    void *lreq = NULL, *f = abi_locus.alltoallw[kind][form];
     const void *lsbuf = abi_buf_in(sbuf);
-    if (which == 0)
+    if (form == W_BLOCKING)
         rc = ((w_blocking)f)(lsbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, lc);
-    else if (which == 1)
+    else if (form == W_NONBLOCKING)
         rc = ((w_nonblocking)f)(lsbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, lc,
                                 &lreq);
     else
@@ -53,31 +87,39 @@ static int alltoallw(int which, const void *sbuf, const int *scounts, const int 
     return abi_err_out(rc);
 }
 
-int PMPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    return alltoallw(0, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, MPI_INFO_NULL, NULL);
-}
+/* One kind's three entry points; D is the displacements' type (int for
+ * alltoallw, MPI_Aint for the neighbourhood forms). */
+#define W_FORMS(Name, IName, kind, D)                                                          \
+    int PMPI_##Name(const void *sendbuf, const int sendcounts[], const D sdispls[],           \
+                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],    \
+                    const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)         \
+    {                                                                                          \
+        return alltoallw(kind, W_BLOCKING, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,  \
+                         recvcounts, rdispls, recvtypes, comm, MPI_INFO_NULL, NULL);          \
+    }                                                                                          \
+    int PMPI_##IName(const void *sendbuf, const int sendcounts[], const D sdispls[],          \
+                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],   \
+                     const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,        \
+                     MPI_Request *request)                                                     \
+    {                                                                                          \
+        return alltoallw(kind, W_NONBLOCKING, sendbuf, sendcounts, sdispls, sendtypes,        \
+                         recvbuf, recvcounts, rdispls, recvtypes, comm, MPI_INFO_NULL,        \
+                         request);                                                             \
+    }                                                                                          \
+    int PMPI_##Name##_init(const void *sendbuf, const int sendcounts[], const D sdispls[],    \
+                           const MPI_Datatype sendtypes[], void *recvbuf,                      \
+                           const int recvcounts[], const D rdispls[],                          \
+                           const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,       \
+                           MPI_Request *request)                                               \
+    {                                                                                          \
+        return alltoallw(kind, W_PERSISTENT, sendbuf, sendcounts, sdispls, sendtypes,         \
+                         recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);        \
+    }
+W_FORMS(Alltoallw, Ialltoallw, W_ALL, int)
+W_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, W_NEIGHBOR, MPI_Aint)
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
-
-int PMPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                    MPI_Request *request)
-{
-    return alltoallw(1, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, MPI_INFO_NULL, request);
-}
 #pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
-
-int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    return alltoallw(2, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                     recvtypes, comm, info, request);
-}
 #pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
+#pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
+#pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
+#pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
