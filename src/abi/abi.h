@@ -139,7 +139,15 @@ ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class) ABI_MAP(lock
 ABI_MAP(assert) ABI_MAP(amode) ABI_MAP(whence)
 #undef ABI_MAP
 
-/* Statuses (the ABI's folder). */
+/* A status's fields in the ABI's values, whatever its layout (common). */
+typedef struct {
+    MPI_Count bytes;
+    int cancelled, source, tag, error;
+} abi_status_fields_t;
+void abi_status_read(const abi_locus_status_t *l, abi_status_fields_t *f);
+void abi_status_write(const abi_status_fields_t *f, abi_locus_status_t *l);
+
+/* Statuses (the ABI's folder: its layout). */
 int abi_status_ignored(const MPI_Status *s);
 int abi_statuses_ignored(const MPI_Status *s);
 void abi_status_out(const abi_locus_status_t *l, MPI_Status *s);

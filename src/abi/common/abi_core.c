@@ -251,29 +251,55 @@ int abi_in_status(int rc)
     return cls == LOCUS_MPI_ERR_IN_STATUS;
 }
 
+/* ---- statuses: what both layouts hold ---- */
+
+void abi_status_read(const abi_locus_status_t *l, abi_status_fields_t *f)
+{
+    MPI_Count bytes = 0;
+    int cancelled = 0;
+    abi_locus.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
+    abi_locus.test_cancelled(l, &cancelled);
+    f->bytes = bytes;
+    f->cancelled = cancelled;
+    f->source = abi_rank_out(l->source);
+    f->tag = abi_tag_out(l->tag);
+    f->error = abi_class_out(l->error); /* a field, maybe never set: no lookup that can fail */
+}
+
+void abi_status_write(const abi_status_fields_t *f, abi_locus_status_t *l)
+{
+    memset(l, 0, sizeof *l);
+    abi_locus.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, f->bytes);
+    abi_locus.set_cancelled(l, f->cancelled);
+    l->source = abi_rank_in(f->source);
+    l->tag = abi_tag_in(f->tag);
+    l->error = abi_class_in(f->error);
+}
+
 /* ---- by hand ---- */
 
-int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+/* A count from the ABI's status by Locus's function `get` (_c form). */
+static int status_count(const MPI_Status *status, MPI_Datatype datatype, int *count,
+                        int (*get)(const void *, void *, MPI_Count *))
 {
     abi_locus_status_t l;
     MPI_Count c = 0;
     abi_status_in(status, &l);
-    int rc = abi_locus.get_count_c(&l, abi_dtype_in(datatype), &c);
+    int rc = get(&l, abi_dtype_in(datatype), &c);
     if (rc == 0)
         *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
     return abi_err_out(rc);
+}
+
+int PMPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    return status_count(status, datatype, count, abi_locus.get_count_c);
 }
 #pragma weak MPI_Get_count = PMPI_Get_count
 
 int PMPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
-    abi_locus_status_t l;
-    MPI_Count c = 0;
-    abi_status_in(status, &l);
-    int rc = abi_locus.get_elements_c(&l, abi_dtype_in(datatype), &c);
-    if (rc == 0)
-        *count = c > 0x7fffffff ? MPI_UNDEFINED : (int)c;
-    return abi_err_out(rc);
+    return status_count(status, datatype, count, abi_locus.get_elements_c);
 }
 #pragma weak MPI_Get_elements = PMPI_Get_elements
 

@@ -69,27 +69,21 @@ int abi_statuses_ignored(const MPI_Status *s)
 /* A status's byte count and cancelled flag, as MPICH keeps them. */
 void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
 {
-    MPI_Count bytes = 0;
-    int cancelled = 0;
-    abi_locus.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
-    abi_locus.test_cancelled(l, &cancelled);
-    s->MPI_SOURCE = abi_rank_out(l->source);
-    s->MPI_TAG = abi_tag_out(l->tag);
-    s->MPI_ERROR = abi_class_out(l->error); /* a field, maybe never set: no lookup that can fail */
-    s->count_lo = (int)(bytes & 0xffffffff);
-    s->count_hi_and_cancelled = (int)((bytes >> 32) & 0x7fffffff) << 1 | (cancelled ? 1 : 0);
+    abi_status_fields_t f;
+    abi_status_read(l, &f);
+    s->MPI_SOURCE = f.source;
+    s->MPI_TAG = f.tag;
+    s->MPI_ERROR = f.error;
+    s->count_lo = (int)(f.bytes & 0xffffffff);
+    s->count_hi_and_cancelled = (int)((f.bytes >> 32) & 0x7fffffff) << 1 | (f.cancelled ? 1 : 0);
 }
 
 void abi_status_in(const MPI_Status *s, abi_locus_status_t *l)
 {
-    memset(l, 0, sizeof *l);
-    MPI_Count bytes = (MPI_Count)(unsigned)s->count_lo
-                      | (MPI_Count)((unsigned)s->count_hi_and_cancelled >> 1) << 32;
-    abi_locus.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, bytes);
-    abi_locus.set_cancelled(l, s->count_hi_and_cancelled & 1);
-    l->source = abi_rank_in(s->MPI_SOURCE);
-    l->tag = abi_tag_in(s->MPI_TAG);
-    l->error = abi_class_in(s->MPI_ERROR);
+    abi_status_fields_t f = {
+        (MPI_Count)(unsigned)s->count_lo | (MPI_Count)((unsigned)s->count_hi_and_cancelled >> 1) << 32,
+        s->count_hi_and_cancelled & 1, s->MPI_SOURCE, s->MPI_TAG, s->MPI_ERROR };
+    abi_status_write(&f, l);
 }
 
 /* MPICH's MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are the addresses of

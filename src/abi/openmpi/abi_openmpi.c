@@ -58,25 +58,20 @@ int abi_statuses_ignored(const MPI_Status *s)
 /* Open MPI keeps the count in bytes (_ucount) and the cancelled flag. */
 void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
 {
-    MPI_Count bytes = 0;
-    int cancelled = 0;
-    abi_locus.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
-    abi_locus.test_cancelled(l, &cancelled);
-    s->MPI_SOURCE = abi_rank_out(l->source);
-    s->MPI_TAG = abi_tag_out(l->tag);
-    s->MPI_ERROR = abi_class_out(l->error); /* a field, maybe never set: no lookup that can fail */
-    s->_cancelled = cancelled;
-    s->_ucount = (size_t)bytes;
+    abi_status_fields_t f;
+    abi_status_read(l, &f);
+    s->MPI_SOURCE = f.source;
+    s->MPI_TAG = f.tag;
+    s->MPI_ERROR = f.error;
+    s->_cancelled = f.cancelled;
+    s->_ucount = (size_t)f.bytes;
 }
 
 void abi_status_in(const MPI_Status *s, abi_locus_status_t *l)
 {
-    memset(l, 0, sizeof *l);
-    abi_locus.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, (MPI_Count)s->_ucount);
-    abi_locus.set_cancelled(l, s->_cancelled);
-    l->source = abi_rank_in(s->MPI_SOURCE);
-    l->tag = abi_tag_in(s->MPI_TAG);
-    l->error = abi_class_in(s->MPI_ERROR);
+    abi_status_fields_t f = { (MPI_Count)s->_ucount, s->_cancelled, s->MPI_SOURCE, s->MPI_TAG,
+                              s->MPI_ERROR };
+    abi_status_write(&f, l);
 }
 
 /* Fortran's MPI_F_STATUS(ES)_IGNORE, which Open MPI exports as data. */
