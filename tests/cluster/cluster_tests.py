@@ -962,6 +962,88 @@ def case_nics():
                                                                  small + big))
 
 
+def stream_job(rounds, fault=None):
+    """rail_stream ROUNDS between nodes 0 and 1 with --rails 2 (exec
+    launcher: no ssh on the rails), LOCUS_VERBOSE=1. fault(job) runs once
+    rank 0 says it is streaming. Returns (exit, stdout, stderr, seconds the
+    rounds took, slowest round)."""
+    largs, env = LAUNCHERS["exec"]
+    job = Job(largs + ["--host", hosts(1, 1), "--rails", "2", "-x", "LOCUS_VERBOSE=1",
+                       MPI_PROGS[0], str(rounds)], env=env)
+    if fault:
+        job.expect(r"^streaming", 1, timeout=60)
+        fault(job)
+    rc, err = job.wait(timeout=240)
+    out = "".join(job.out)
+    m = re.search(r"rounds \d+ took ([0-9.]+) s, slowest round ([0-9.]+) s", out)
+    return rc, out, err, float(m.group(1)) if m else None, float(m.group(2)) if m else None
+
+
+def case_failover():
+    """A rail lost mid-run costs under 2 s and no message: rail_stream
+    between two nodes with --rails 2; node 1's eth1 goes down 1 s after the
+    stream starts (the ranks see no acknowledgement on it, fail over to
+    eth0, dial it again in the background), comes up 2.5 s later; the job
+    completes with every message checked, in less than 2 s more than the
+    same job without the fault (both printed), says (LOCUS_VERBOSE) that
+    rail 1 was lost and restored, and node 1's eth1 carries traffic again
+    once it is back. The link is always brought back up."""
+    if not MPI_PROGS:
+        print("SKIPPED: no network transport (src/transport/tcp) built yet")
+        sys.exit(77)
+    # A run long enough to take the rail down and see it back: calibrated.
+    rc, out, err, secs, _ = stream_job(100)
+    if not check(rc == 0 and secs, "calibration run: exit %s\n%s\n%s" % (rc, out[-1500:],
+                                                                       err[-1500:])):
+        return
+    rounds = max(100, min(20000, int(100 * 9.0 / max(secs, 0.01))))
+    rc, out, err, base, base_slow = stream_job(rounds)
+    check(rc == 0 and " No Errors" in out and base, "run without the fault: exit %s\n%s\n%s"
+          % (rc, out[-1500:], err[-1500:]))
+    seen = {}
+
+    def fault(job):
+        time.sleep(1.0)
+        try:
+            subprocess.run(["ip", "-n", node(1), "link", "set", "eth1", "down"], check=True,
+                           timeout=10)
+            t_down = time.monotonic()
+            time.sleep(2.5)
+        finally:
+            subprocess.run(["ip", "-n", node(1), "link", "set", "eth1", "up"], timeout=10)
+        seen["down"] = time.monotonic() - t_down
+        seen["tx_up"] = tx_bytes(1, "eth1")
+        end = time.monotonic() + 20
+        while time.monotonic() < end and not any("restored" in l for l in job.err):
+            time.sleep(0.1)
+        seen["restored_after"] = time.monotonic() - t_down - seen["down"]
+        seen["tx_restored"] = tx_bytes(1, "eth1")
+
+    try:
+        rc, out, err, secs, slow = stream_job(rounds, fault)
+    finally:
+        subprocess.run(["ip", "-n", node(1), "link", "set", "eth1", "up"], timeout=10)
+    tx_end = tx_bytes(1, "eth1")
+    lost = [l for l in err.splitlines() if "rail 1 (eth1" in l and " lost (" in l]
+    back = [l for l in err.splitlines() if "rail 1 (eth1" in l and "restored" in l]
+    print("\n".join(lost + back))
+    print("rail_stream %d rounds: %.2f s without the fault (slowest round %.3f s), %.2f s "
+          "with eth1 of %s down %.1f s (slowest round %.3f s): the fault cost %.2f s"
+          % (rounds, base or 0, base_slow or 0, secs or 0, node(1), seen.get("down", 0),
+             slow or 0, (secs or 0) - (base or 0)))
+    print("rail 1 back %.1f s after the link came up; node 1's eth1 sent %.1f MiB after that"
+          % (seen.get("restored_after", -1), (tx_end - seen.get("tx_restored", tx_end)) / 2**20))
+    check(rc == 0 and " No Errors" in out and secs, "run with the fault: exit %s\n%s\n%s"
+          % (rc, out[-1500:], err[-3000:]))
+    if secs and base:
+        check(secs - base < 2.0, "the lost rail cost %.2f s (limit 2 s)" % (secs - base))
+    check(lost, "no verbose line saying rail 1 (eth1) was lost: %s" % err[-2000:])
+    check(back, "no verbose line saying rail 1 (eth1) was restored: %s" % err[-2000:])
+    check(tx_end - seen.get("tx_restored", tx_end) > (1 << 20),
+          "node 1's eth1 sent %d bytes once rail 1 was back"
+          % (tx_end - seen.get("tx_restored", tx_end)))
+
+
 def main():
     fn = globals().get("case_" + CASE)
     if fn is None:

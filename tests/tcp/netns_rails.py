@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""netns_rails.py CASE TEST_TCP_XFER [LOCUSRUN MPI_PROG]: the tcp transport
+"""netns_rails.py CASE TEST_TCP_XFER [LOCUSRUN MPI_PROG [TEST_TCP_FAILOVER]]: the tcp transport
 between two network namespaces ("nodes") joined by two veth rails, checked
 with the interfaces' own byte counters (/sys/class/net/*/statistics).
 
@@ -10,13 +10,27 @@ with the interfaces' own byte counters (/sys/class/net/*/statistics).
            it): rank 0 says so (LOCUS_VERBOSE=1, one line naming rank, peer
            and interface), connects through any route, nothing is lost;
   mpi      an MPI program under locusrun, one rank per namespace
-           (LOCUS_TRANSPORTS=self,tcp), striped over both rails.
+           (LOCUS_TRANSPORTS=self,tcp), striped over both rails;
+  failover messages stream both ways for 8 s while node b's eth1 goes down
+           (1 s in) and up again (2.5 s later): nothing is lost (the test
+           checks every message), a rank notices the stall and fails over
+           within the rail timeout, no message waits 2 s (the slowest send
+           printed beside the same run without the fault), the rail is
+           dialled again and carries data once back;
+  partition both of b's rails down for 3 s: the job rides it out (within
+           LOCUS_TCP_USER_TIMEOUT, 10 s); down for good, while streaming
+           and while idle: both ranks fail about 10 s later, each with one
+           line saying no rail is left.
 
 Exit 77 (skipped) where namespaces cannot be made (not root, no ip).
 The namespaces are always deleted; every command is bounded in time.
 """
+import json
 import os
+import subprocess
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import netns  # noqa: E402
@@ -121,6 +135,125 @@ def case_mpi(net, prog, locusrun, mpi_prog):
     return None
 
 
+def links(net, devs, state):
+    for dev in devs:
+        net.ip("b", "link", "set", dev, state, check=state == "down")
+
+
+def failover_run(net, prog, secs, devs=(), down_for=2.5, mode="link"):
+    """test_tcp_failover link SECS between the namespaces; b's interfaces
+    devs go down 1 s after the stream starts, and up again down_for seconds
+    later (None: never, until the run is over). Returns (status, stdout,
+    stderr, STATS by rank, seconds from the links going down to the run's
+    end)."""
+    env = dict(os.environ, LOCUS_VERBOSE="1")
+    cmd = [prog, mode, str(secs), "--netns", ",".join(net.ns.values()),
+           "--ifaces", "eth0,eth1;eth0,eth1"]
+    t0 = None
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
+        out = []
+        try:
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                line = p.stdout.readline()
+                if not line:
+                    break
+                out.append(line)
+                if line.startswith("streaming"):
+                    break
+            if devs and out and out[-1].startswith("streaming"):
+                time.sleep(1.0)
+                links(net, devs, "down")
+                t0 = time.monotonic()
+                if down_for is not None:
+                    time.sleep(down_for)
+                    links(net, devs, "up")
+            rest, _ = p.communicate(timeout=secs + 90)
+            out.append(rest)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+        finally:
+            links(net, ("eth0", "eth1"), "up")
+        err.seek(0)
+        text = err.read()
+    stdout = "".join(out)
+    stats = {}
+    for line in stdout.splitlines():
+        if line.startswith("STATS "):
+            st = json.loads(line[6:])
+            stats[st["rank"]] = st
+    took = time.monotonic() - t0 if t0 else 0.0
+    return p.returncode, stdout, text, stats, took
+
+
+def case_failover(net, prog):
+    secs = 8
+    rc, out, err, base, _ = failover_run(net, prog, secs)
+    if rc != 0 or len(base) != 2:
+        print(out[-2000:], err[-3000:], sep="\n")
+        return "the run without a fault failed (status %s)" % rc
+    rc, out, err, st, _ = failover_run(net, prog, secs, ("eth1",))
+    print(out[-3000:])
+    print("\n".join(l for l in err.splitlines() if " lost " in l or "restored" in l
+                    or "failed" in l or "rank" not in l)[-3000:])
+    if rc != 0 or "No Errors" not in out or len(st) != 2:
+        return "the run with rail 1 down for a while failed (status %s)" % rc
+    for r in (0, 1):
+        print("rank %d: slowest send %.3f s with the fault (done at %.2f s), %.3f s without; "
+              "longest time without a message %.3f s vs %.3f s; %d vs %d messages in %d s; "
+              "rail 1 sent %.1f MiB once back"
+              % (r, st[r]["max_send_s"], st[r]["send_at_s"], base[r]["max_send_s"],
+                 st[r]["max_gap_s"], base[r]["max_gap_s"], st[r]["messages"],
+                 base[r]["messages"], secs, st[r]["rail1_after_restore"] / 1048576.0))
+    print("eth1 of node b was down 2.5 s")
+    if not any(st[r]["stalls"] >= 1 for r in (0, 1)):
+        return "no rank noticed rail 1's stall: %s" % st
+    if not all(st[r]["failovers"] >= 1 and st[r]["restored"] >= 1 for r in (0, 1)):
+        return "a rank did not fail over and restore rail 1: %s" % st
+    lost = [l for l in err.splitlines() if "rail 1 (eth1" in l and " lost (" in l]
+    back = [l for l in err.splitlines() if "rail 1 (eth1" in l and "restored" in l]
+    if not lost or not back:
+        return "no verbose line saying rail 1 was lost and restored"
+    worst = max(max(st[r]["max_gap_s"], st[r]["max_send_s"]) for r in (0, 1))
+    if worst >= 2.0:
+        return "a message was held %.2f s: the failover took too long" % worst
+    if max(st[r]["rail1_after_restore"] for r in (0, 1)) < (1 << 20):
+        return "rail 1 carried less than 1 MiB after it was back"
+    return None
+
+
+def case_partition(net, prog):
+    """Every rail of b down for 3 s, then back: under LOCUS_TCP_USER_TIMEOUT
+    (10 s), the job rides it out. Down for good: both ranks fail within
+    that timeout (plus a second or two), each with one line naming the peer
+    and saying no rail to it is left."""
+    rc, out, err, st, took = failover_run(net, prog, 10, ("eth0", "eth1"), 3.0)
+    print(out[-1200:])
+    if rc != 0 or "No Errors" not in out:
+        print(err[-3000:])
+        return "every rail down for 3 s: the job failed (status %s)" % rc
+    print("every rail down 3 s: the job completed; longest wait for a message %.2f s"
+          % max(st[r]["max_gap_s"] for r in (0, 1)))
+    # Streaming, and idle (nothing in flight: the keepalive probes notice).
+    for mode in ("link", "idle"):
+        rc, out, err, st, took = failover_run(net, prog, 60, ("eth0", "eth1"), None, mode)
+        lines = [l for l in (out + err).splitlines() if "transport failed" in l]
+        print("\n".join(lines))
+        print("every rail down for good (%s): the job ended %.2f s later (status %s)"
+              % ("streaming" if mode == "link" else "idle", took, rc))
+        if rc == 0:
+            return "a partitioned job completed"
+        if not (8.0 <= took <= 15.0):
+            return "a partitioned job ended %.2f s after the cut, not about 10 s" % took
+        for r, peer in ((0, 1), (1, 0)):
+            want = "rank %d: transport failed: tcp: rank %d: connection to rank %d" % (r, r, peer)
+            if not any(want in l and "no other rail to it is left" in l for l in lines):
+                return "rank %d did not say that no rail to rank %d is left" % (r, peer)
+    return None
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__, file=sys.stderr)
@@ -139,6 +272,10 @@ def main():
             err = case_fallback(net, prog)
         elif case == "mpi":
             err = case_mpi(net, prog, sys.argv[3], sys.argv[4])
+        elif case == "failover":
+            err = case_failover(net, sys.argv[5])
+        elif case == "partition":
+            err = case_partition(net, sys.argv[5])
         else:
             print("netns_rails.py: unknown case", case, file=sys.stderr)
             return 2

@@ -46,6 +46,12 @@ typedef struct {
     uint64_t probe_max_us;        /* longest probe round trip */
     uint64_t held;                /* message frames that came ahead of their turn */
     uint64_t held_max;            /* most held at once for one peer */
+    /* rail failover (pairs with several rails) */
+    uint64_t failovers;           /* connections given up for the other rails (per lane) */
+    uint64_t stalls;              /* of those, found stalled (no acknowledgement) */
+    uint64_t restored;            /* lanes open again after a failover */
+    uint64_t resent;              /* frames sent again on another lane */
+    uint64_t acks;                /* ACK frames sent (most acknowledgements ride on frames) */
 } tcp_stats_t;
 
 /* Copies the counters of a transport made by locus_tp_tcp_create(). */
@@ -55,6 +61,12 @@ void tcp_tp_stats(const locus_tp_t *tp, tcp_stats_t *out);
  * 1 latency, 2 bulk) on rail 0, read back from the socket: IP_TOS and
  * SO_PRIORITY. Returns 0, or -1 when that connection is not open. */
 int tcp_tp_lane_marks(const locus_tp_t *tp, int peer, int cls, int *tos, int *prio);
+
+/* For tests: resets (RST) this rank's connections to peer on rail `rail`,
+ * as a failed network would, and handles it as the transport handles a
+ * lost connection: its frames move to the other rails (or, with none
+ * left, the transport fails). Returns the number of connections cut. */
+int tcp_tp_test_cut(locus_tp_t *tp, int peer, int rail);
 
 /* A rank's card, as published in the kvs under "locus.tcp.<rank>". */
 typedef struct {

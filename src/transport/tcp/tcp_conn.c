@@ -31,9 +31,19 @@ void tcp_sock_tune(const tcp_tp_t *tp, int fd)
     }
     if (tp->cfg.user_timeout > 0) {
         /* Data unacknowledged this long fails the connection: a peer whose
-         * node vanished (no RST ever comes) is noticed, not waited on. */
+         * node vanished (no RST ever comes) is noticed, not waited on. An
+         * idle connection is probed (keepalive) after a third of it without
+         * a word from the peer, then every second; with TCP_USER_TIMEOUT
+         * set, the kernel gives up once the probes go unanswered that long,
+         * so a rank that sends nothing notices a dead peer in time too. */
         unsigned ms = (unsigned)tp->cfg.user_timeout * 1000u;
+        int idle = tp->cfg.user_timeout / 3 > 1 ? (int)tp->cfg.user_timeout / 3 : 1;
+        int intvl = 1, cnt = (int)tp->cfg.user_timeout > 1 ? (int)tp->cfg.user_timeout : 1;
         (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+        (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+        (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
     }
 }
 
@@ -60,6 +70,8 @@ void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state)
      * with a rank of the job, LOCUS_TCP_CONNECT_TIMEOUT. */
     if (state == TCP_C_AUTH_RESP)
         tcp_conn_deadline(tp, c, tcp_now_ns() + (uint64_t)tp->cfg.auth_timeout_ms * 1000000ull);
+    else if (c->redial && tcp_conn_handshaking(state)) /* a lost rail: one SYN retransmit */
+        tcp_conn_deadline(tp, c, tcp_now_ns() + 2000000000ull);
     else if (tcp_conn_handshaking(state))
         tcp_conn_deadline(tp, c,
                           tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull);
@@ -96,6 +108,13 @@ void tcp_conn_close(tcp_tp_t *tp, tcp_conn_t *c)
     if (c->in_grave)
         return;
     c->in_grave = 1;
+    if (c->on_acks)
+        for (tcp_conn_t **pp = &tp->acks; *pp; pp = &(*pp)->next_ack)
+            if (*pp == c) {
+                *pp = c->next_ack;
+                c->on_acks = 0;
+                break;
+            }
     if (c->fd >= 0) {
         (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -119,13 +138,28 @@ static const char *ip_str(struct in_addr a, char *buf)
 
 /* ---- dialling ---- */
 
-static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c);
+/* Another lane to c's peer is open, or still being dialled for the first
+ * time: c failing to connect is not yet the peer out of reach. */
+static int peer_has_other(const tcp_tp_t *tp, const tcp_conn_t *c)
+{
+    const tcp_peer_t *pe = &tp->peers[c->peer];
+    for (int i = 0; i < TCP_LANES; i++) {
+        const tcp_conn_t *o = pe->conn[i];
+        if (o && o != c && (o->state == TCP_C_OPEN || !o->redial))
+            return 1;
+    }
+    return 0;
+}
 
 static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
 {
     const struct sockaddr_in *to = &tp->peers[c->peer].card->addr[c->rail];
     const tcp_rail_t *r = &tp->rails[c->rail];
     char ip[INET_ADDRSTRLEN], mine[INET_ADDRSTRLEN];
+    if (c->redial) { /* a lost rail dialled again: try later, the others carry on */
+        tcp_redial_again(tp, c, err);
+        return;
+    }
     if (c->fd >= 0) {
         (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -137,7 +171,18 @@ static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
                  ip_str(to->sin_addr, ip), ntohs(to->sin_port), strerror(err));
         c->fallback = 1;
         tp->stats.fallbacks += c->cls == TCP_CLS_NORMAL; /* rails, not each class's connection */
-        conn_connect(tp, c);
+        tcp_conn_connect(tp, c);
+        return;
+    }
+    if (tp->peers[c->peer].keep && peer_has_other(tp, c) && err != ECONNREFUSED) {
+        /* Several rails: this one is down, the others may do. */
+        tcp_note(tp, "rail %d (%s) cannot reach rank %d at %s:%u (%s); dialling it again "
+                 "later", c->rail, r->ifname, c->peer, ip_str(to->sin_addr, ip),
+                 ntohs(to->sin_port), strerror(err));
+        c->redial = 1;
+        c->give_up_ns = UINT64_MAX;
+        c->redial_since_ns = tcp_now_ns();
+        tcp_redial_again(tp, c, err);
         return;
     }
     tcp_conn_state(tp, c, TCP_C_CLOSED);
@@ -163,7 +208,7 @@ void tcp_conn_writable(tcp_tp_t *tp, tcp_conn_t *c)
     tcp_conn_state(tp, c, TCP_C_AUTH_CHAL);
 }
 
-static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
+void tcp_conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
 {
     const struct sockaddr_in *to = &tp->peers[c->peer].card->addr[c->rail];
     const tcp_rail_t *r = &tp->rails[c->rail];
@@ -189,8 +234,8 @@ static void conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
             (void)setsockopt(c->fd, SOL_SOCKET, SO_BINDTODEVICE, r->ifname,
                              (socklen_t)strlen(r->ifname) + 1);
     }
-    tcp_conn_state(tp, c, TCP_C_CONNECTING);
-    if (c->fallback == 0) {
+    tcp_conn_state(tp, c, TCP_C_CONNECTING); /* a redial: 2 s, then the back-off */
+    if (!c->redial && c->fallback == 0) {
         /* A NIC that cannot reach the peer often fails by silence, not by
          * an error: give the pinned route a quarter of the time (at least
          * 2 s, a SYN retransmit) and keep the rest for any route. */
@@ -241,6 +286,7 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
                         ? (uint64_t)tp->cfg.eager_max : pe->card->eager_max;
     pe->nconn = tp->nrails < pe->card->nrails ? tp->nrails : pe->card->nrails;
     pe->ncls = tp->ncls;
+    tcp_peer_keep(tp, pe);
     pe->state = TCP_P_DIALING;
     tp->stats.dials++;
     uint64_t give_up = tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull;
@@ -253,7 +299,7 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
             }
             c->give_up_ns = give_up;
             pe->conn[c->lane] = c;
-            conn_connect(tp, c);
+            tcp_conn_connect(tp, c);
         }
     return tp->failed;
 }
@@ -267,6 +313,10 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
  */
 static void conn_retry(tcp_tp_t *tp, tcp_conn_t *c, int err)
 {
+    if (c->redial) {
+        tcp_redial_again(tp, c, err);
+        return;
+    }
     (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     c->fd = -1;
@@ -296,6 +346,15 @@ void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err)
     int p = c->peer, state = c->state;
     if (c->dialled && !c->authed && (state == TCP_C_AUTH_CHAL || state == TCP_C_HELLO_WAIT)) {
         conn_retry(tp, c, err);
+        return;
+    }
+    if (c->redial && state != TCP_C_OPEN) {
+        tcp_redial_again(tp, c, err);
+        return;
+    }
+    if (state == TCP_C_OPEN && !c->bye_rcvd && p >= 0 && tp->peers[p].conn[c->lane] == c) {
+        /* Its frames move to another rail; the job fails only with none left. */
+        tcp_lane_fail(tp, c, err, NULL);
         return;
     }
     if (p >= 0 && tp->peers[p].conn[c->lane] == c)
@@ -333,13 +392,17 @@ void tcp_deadlines(tcp_tp_t *tp)
         }
         if (c->state == TCP_C_CONNECTING) {
             connect_failed(tp, c, ETIMEDOUT);
+        } else if (c->redial && (c->state == TCP_C_AUTH_CHAL || c->state == TCP_C_HELLO_WAIT)) {
+            tcp_redial_again(tp, c, ETIMEDOUT);
         } else if (c->state == TCP_C_RETRY) {
-            if (now >= c->give_up_ns)
+            if (c->redial && (tp->draining || tp->peers[c->peer].bye))
+                tcp_redial_drop(tp, c); /* the peer is finalizing: nothing will need it */
+            else if (now >= c->give_up_ns)
                 tcp_fail(tp, -ETIMEDOUT, "rank %d closed our connections (rail %d) before "
                          "proving the job key, %d times in %ld s", c->peer, c->rail,
                          c->redials, tp->cfg.connect_timeout);
             else
-                conn_connect(tp, c);
+                tcp_conn_connect(tp, c);
         } else if (c->state == TCP_C_AUTH_CHAL || c->state == TCP_C_HELLO_WAIT) {
             tcp_fail(tp, -ETIMEDOUT, "rank %d did not answer our handshake within %ld s",
                      c->peer, tp->cfg.connect_timeout);

@@ -71,6 +71,7 @@ static int cfg_read(tcp_cfg_t *c, char *err, size_t errlen)
         locus_tunable_long("LOCUS_TCP_CONNECT_TIMEOUT", &c->connect_timeout, err, errlen) ||
         locus_tunable_long("LOCUS_TCP_BYE_TIMEOUT", &c->bye_timeout, err, errlen) ||
         locus_tunable_long("LOCUS_TCP_USER_TIMEOUT", &c->user_timeout, err, errlen) ||
+        locus_tunable_long("LOCUS_TCP_RAIL_TIMEOUT", &c->rail_timeout_ms, err, errlen) ||
         locus_tunable_long("LOCUS_TCP_RAILS", &c->max_rails, err, errlen) ||
         locus_tunable_long("LOCUS_AUTH_TIMEOUT_MS", &c->auth_timeout_ms, err, errlen) ||
         locus_tunable_long("LOCUS_AUTH_PENDING_MAX", &c->auth_pending_max, err, errlen) ||
@@ -85,6 +86,7 @@ static int cfg_read(tcp_cfg_t *c, char *err, size_t errlen)
         tcp_cfg_range("LOCUS_TCP_CONNECT_TIMEOUT", c->connect_timeout, 1, 3600, err, errlen) ||
         tcp_cfg_range("LOCUS_TCP_BYE_TIMEOUT", c->bye_timeout, 1, 3600, err, errlen) ||
         tcp_cfg_range("LOCUS_TCP_USER_TIMEOUT", c->user_timeout, 0, 3600, err, errlen) ||
+        tcp_cfg_range("LOCUS_TCP_RAIL_TIMEOUT", c->rail_timeout_ms, 0, 3600000, err, errlen) ||
         tcp_cfg_range("LOCUS_TCP_RAILS", c->max_rails, 0, TCP_MAX_RAILS, err, errlen) ||
         tcp_cfg_range("LOCUS_AUTH_TIMEOUT_MS", c->auth_timeout_ms, 10, 600000, err, errlen) ||
         tcp_cfg_range("LOCUS_AUTH_PENDING_MAX", c->auth_pending_max, 1, 65536, err, errlen))
@@ -105,6 +107,7 @@ static void tp_destroy(tcp_tp_t *tp)
             for (int k = 0; k < TCP_CLASSES; k++)
                 tcp_queue_free(&tp->peers[p].waitq[k]);
             tcp_held_free(&tp->peers[p]);
+            tcp_limbo_free(&tp->peers[p]);
             free(tp->peers[p].card);
         }
     tp_ids_free(&tp->sids);

@@ -36,7 +36,7 @@ void tcp_hello_send(tcp_tp_t *tp, tcp_conn_t *c)
     tcp_hello_t h = {
         .magic = TCP_HELLO_MAGIC, .version = TCP_WIRE_VERSION,
         .rail = (uint8_t)c->rail, .nconn = (uint8_t)pe->nconn,
-        .cls = (uint8_t)c->cls, .ncls = (uint8_t)pe->ncls,
+        .cls = (uint8_t)c->cls, .ncls = (uint8_t)pe->ncls, .gen = c->gen,
         .src = tp->rank, .dst = c->peer, .eager_max = (uint32_t)tp->cfg.eager_max,
         .src_nonce = tp->nonce, .dst_nonce = pe->card->nonce,
     };
@@ -178,8 +178,14 @@ static const char *hello_problem(const tcp_tp_t *tp, const tcp_conn_t *c, const 
     if (h->ncls < 1 || h->ncls > TCP_CLASSES || h->cls >= h->ncls)
         return "impossible traffic class";
     const tcp_peer_t *pe = &tp->peers[h->src];
+    const tcp_conn_t *old = pe->conn[TCP_LANE(h->cls, h->rail)];
+    if (h->gen > 0 && (pe->state != TCP_P_INCOMING || h->nconn < 2))
+        return "a rail dialled again that was never open";
+    /* A lane dialled again (h->gen newer than ours) replaces ours: the
+     * peer lost it (hello_arrived hands ours to the failover). */
     if (pe->state == TCP_P_INCOMING &&
-        (pe->conn[TCP_LANE(h->cls, h->rail)] || pe->nconn != h->nconn || pe->ncls != h->ncls))
+        ((old && (int16_t)(h->gen - old->gen) <= 0) || pe->nconn != h->nconn ||
+         pe->ncls != h->ncls))
         return "a second connection for the same rail and class";
     return NULL;
 }
@@ -197,13 +203,18 @@ static void dials_abort(tcp_tp_t *tp, int p)
     tp->stats.lost_races++;
 }
 
+/* Frames that waited for a lane go on c where it is now their class's
+ * lowest open one. */
 static void lane_open(tcp_tp_t *tp, tcp_conn_t *c)
 {
     tcp_peer_t *pe = &tp->peers[c->peer];
-    if (c->rail == 0 && pe->waitq[c->cls].head) {
-        tcp_queue_splice(&c->q, &pe->waitq[c->cls]);
-        tcp_conn_dirty(tp, c);
-    }
+    for (int k = 0; k < TCP_CLASSES; k++)
+        if (pe->waitq[k].head && tcp_lane_primary(pe, k) == c) {
+            tcp_queue_splice(&c->q, &pe->waitq[k]);
+            tcp_conn_dirty(tp, c);
+        }
+    if (c->gen > 0 || c->redial)
+        tcp_lane_restored(tp, c);
 }
 
 static void hello_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_t *h)
@@ -224,10 +235,18 @@ static void hello_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_t *h)
         }
         dials_abort(tp, p);
     }
+    tcp_conn_t *old = pe->conn[TCP_LANE(h->cls, h->rail)];
+    if (old && pe->state == TCP_P_INCOMING) {
+        /* Dialled again: the peer lost our lane (we may not have noticed). */
+        if (tcp_lane_fail(tp, old, 0, "the peer dialled it again") != 0)
+            return;
+    }
     pe->state = TCP_P_INCOMING;
     pe->nconn = h->nconn;
     pe->ncls = h->ncls;
+    tcp_peer_keep(tp, pe);
     c->cls = h->cls;
+    c->gen = h->gen;
     c->lane = TCP_LANE(h->cls, h->rail);
     if (h->ncls > 1)
         tcp_qos_mark(tp, c->fd, c->cls);
@@ -246,6 +265,10 @@ static void ack_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_ack_t *a)
     if (a->magic != TCP_HELLO_MAGIC || a->status < TCP_HELLO_OK || a->status > TCP_HELLO_BAD ||
         (a->status == TCP_HELLO_LOST && c->peer > tp->rank)) {
         tcp_fail(tp, -EPROTO, "bad handshake answer from rank %d", c->peer);
+        return;
+    }
+    if (a->status != TCP_HELLO_OK && c->redial) {
+        tcp_redial_again(tp, c, ECONNREFUSED); /* it has not let go of the old one yet */
         return;
     }
     if (a->status == TCP_HELLO_BAD) {

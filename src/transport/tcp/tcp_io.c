@@ -7,6 +7,7 @@
 #include "tcp_tp.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -35,6 +36,25 @@ void tcp_queue_push(tcp_queue_t *q, tcp_qent_t *e)
     else
         q->head = e;
     q->tail = e;
+}
+
+/* Where an entry goes to be written next: behind a partly written one
+ * (its rest must follow on the stream) and the handshake's records. */
+tcp_qent_t **tcp_queue_front(tcp_queue_t *q)
+{
+    tcp_qent_t **pp = &q->head;
+    while (*pp && ((*pp)->off > 0 || (*pp)->kind == TCP_QE_HS))
+        pp = &(*pp)->next;
+    return pp;
+}
+
+void tcp_queue_push_front(tcp_queue_t *q, tcp_qent_t *e)
+{
+    tcp_qent_t **pp = tcp_queue_front(q);
+    e->next = *pp;
+    *pp = e;
+    if (!e->next)
+        q->tail = e;
 }
 
 void tcp_queue_splice(tcp_queue_t *dst, tcp_queue_t *src)
@@ -68,12 +88,12 @@ void tcp_conn_dirty(tcp_tp_t *tp, tcp_conn_t *c)
     tp->dirty = c;
 }
 
-/* A message or control frame of class cls: on that class's rail 0 once it
- * is open, the class's wait queue until then. */
+/* A message or control frame of class cls: on that class's lowest open
+ * rail (rail 0 unless it failed), the class's wait queue until one is open. */
 void tcp_lane_push(tcp_tp_t *tp, int peer, int cls, tcp_qent_t *e)
 {
-    tcp_conn_t *c = tp->peers[peer].conn[TCP_LANE(cls, 0)];
-    if (c && c->state == TCP_C_OPEN) {
+    tcp_conn_t *c = tcp_lane_primary(&tp->peers[peer], cls);
+    if (c) {
         tcp_queue_push(&c->q, e);
         tcp_conn_dirty(tp, c);
     } else {
@@ -81,11 +101,16 @@ void tcp_lane_push(tcp_tp_t *tp, int peer, int cls, tcp_qent_t *e)
     }
 }
 
-static size_t iov_fill(const tcp_conn_t *c, struct iovec *iov)
+/* Frames not yet begun carry the latest count of frames received on c. */
+static size_t iov_fill(tcp_conn_t *c, struct iovec *iov)
 {
     size_t n = 0;
-    for (const tcp_qent_t *e = c->q.head; e && n < TCP_IOV_MAX - 1; e = e->next) {
+    for (tcp_qent_t *e = c->q.head; e && n < TCP_IOV_MAX - 1; e = e->next) {
         size_t off = e->off;
+        if (off == 0 && e->kind != TCP_QE_HS) {
+            memcpy(e->head + offsetof(tcp_frame_t, ack), &c->rx_frames, sizeof c->rx_frames);
+            c->rx_acked = c->rx_frames;
+        }
         if (off < e->head_len) {
             iov[n].iov_base = (void *)(e->head + off);
             iov[n++].iov_len = e->head_len - off;

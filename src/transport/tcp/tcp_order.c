@@ -4,8 +4,11 @@
  * so a small message on the latency class can arrive before an older one
  * still queued on the normal class. MPI's order is the sender's: a frame
  * ahead of its turn is kept (its header and payload copied) until the ones
- * before it came. A repeated sequence, or one ahead with a single class
- * (nothing could have overtaken), is a protocol error.
+ * before it came. Likewise with several rails: message frames go on the
+ * lowest open rail, which changes when a rail fails (its frames are sent
+ * again on another) or comes back. A repeated sequence, or one ahead with
+ * a single class and rail (nothing could have overtaken), is a protocol
+ * error: a failover sends again exactly what the peer did not get.
  */
 #include "tcp_tp.h"
 
@@ -28,7 +31,7 @@ static int seq_check(tcp_tp_t *tp, const tcp_conn_t *c, const tcp_frame_t *f)
     int32_t d = (int32_t)(f->a - pe->rx_seq);
     if (d == 0)
         return 0;
-    return d < 0 || pe->ncls < 2 ? seq_error(tp, c) : 1;
+    return d < 0 || (pe->ncls < 2 && pe->nconn < 2) ? seq_error(tp, c) : 1;
 }
 
 /* Keeps f, from c (body: its core header and payload, now owned by the
@@ -150,6 +153,7 @@ void tcp_big_done(tcp_tp_t *tp, tcp_conn_t *c)
     unsigned char *big = c->big;
     c->big = NULL;
     c->rx = TCP_RX_HEAD;
+    tcp_rx_count(tp, c);
     int ahead = seq_check(tp, c, &c->fr);
     if (ahead > 0) {
         hold(tp, c, &c->fr, big);

@@ -12,16 +12,26 @@
 
 #define EVENTS_MAX 64
 
+/* A closed connection still on the dirty list waits for the list to let
+ * go of it (the next flush). */
 static void grave_empty(tcp_tp_t *tp)
 {
+    tcp_conn_t *keep = NULL;
     while (tp->grave) {
         tcp_conn_t *c = tp->grave;
         tp->grave = c->next;
+        if (c->on_dirty) {
+            c->next = keep;
+            keep = c;
+            continue;
+        }
         tcp_queue_free(&c->q);
+        tcp_queue_free(&c->sent);
         free(c->big);
         free(c->rbuf);
         free(c);
     }
+    tp->grave = keep;
 }
 
 static int events_handle(tcp_tp_t *tp, int timeout_ms)
@@ -98,6 +108,8 @@ int tcp_tp_progress(locus_tp_t *t)
         tcp_deadlines(tp);
     if (tp->rest_until_ns)
         tcp_rails_wake(tp);
+    if (tp->keeping && (++tp->timer_rounds & 7) == 0)
+        tcp_timers(tp); /* acknowledgements owed, stalled rails */
     if (tp->pump_head >= 0)
         n += tcp_pump(tp);
     if (tp->dirty) {
@@ -115,8 +127,8 @@ int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
     tcp_tp_t *tp = (tcp_tp_t *)t;
     if (tp->failed)
         return tp->failed;
-    if ((tp->handshaking || tp->rest_until_ns) && timeout_ms > 100)
-        timeout_ms = 100; /* deadlines and resting rails are checked by progress */
+    if ((tp->handshaking || tp->rest_until_ns || tp->keeping) && timeout_ms > 100)
+        timeout_ms = 100; /* deadlines, resting rails, stalls are checked by progress */
     for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty)
         if (!c->blocked && !c->in_grave)
             return 1; /* frames to write now: nothing to wait for */
@@ -179,7 +191,7 @@ static int bye_pending(const tcp_tp_t *tp)
         n += (c->state == TCP_C_OPEN && (c->q.head || !c->bye_rcvd)) ||
              ((c->state == TCP_C_CONNECTING || c->state == TCP_C_AUTH_CHAL ||
                c->state == TCP_C_HELLO_WAIT || c->state == TCP_C_RETRY) && c->dialled &&
-              c->rail == 0 && tp->peers[c->peer].waitq[c->cls].head);
+              !c->redial && tp->peers[c->peer].waitq[c->cls].head);
     return n;
 }
 
@@ -193,6 +205,7 @@ static int bye_pending(const tcp_tp_t *tp)
 void tcp_shutdown(tcp_tp_t *tp)
 {
     tp->draining = 1;
+    tcp_redials_stop(tp); /* a lost rail carries nothing finalize needs */
     uint64_t deadline = tcp_now_ns() + (uint64_t)tp->cfg.bye_timeout * 1000000000ull;
     for (;;) {
         bye_queue(tp);
@@ -203,6 +216,8 @@ void tcp_shutdown(tcp_tp_t *tp)
         events_handle(tp, 20);
         if (tp->handshaking)
             tcp_deadlines(tp);
+        if (tp->keeping)
+            tcp_timers(tp); /* a rail that stalls now still moves its goodbye on */
         tcp_rails_wake(tp);
         grave_empty(tp);
     }

@@ -6,6 +6,7 @@
 #include "tcp_tp.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -20,41 +21,65 @@ static int proto_error(tcp_tp_t *tp, const tcp_conn_t *c, const char *what)
     return -1;
 }
 
-/* Sends a frame (head = frame + core header, then data) on rail 0 of class
- * cls: straight to the socket when that lane is open and idle, else (and
- * for whatever the socket did not take) queued with a copy of the data. */
-static int lane_send(tcp_tp_t *tp, int dst, int cls, const unsigned char *head, size_t hl,
-                     const void *data, size_t len)
+static tcp_qent_t *frame_copy(tcp_tp_t *tp, const unsigned char *head, size_t hl,
+                              const void *data, size_t len)
 {
-    tcp_peer_t *pe = &tp->peers[dst];
-    tcp_conn_t *c = pe->conn[TCP_LANE(cls, 0)];
-    size_t done = 0;
-    if (c && c->state == TCP_C_OPEN && !c->q.head && !c->flushing) {
-        struct iovec iov[2] = { { (void *)head, hl }, { (void *)data, len } };
-        struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-        ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-        if (w < 0) {
-            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                tcp_conn_lost(tp, c, errno);
-                return tp->failed;
-            }
-            w = 0;
-        }
-        tp->stats.bytes_out[0] += (uint64_t)w;
-        if ((size_t)w == hl + len)
-            return 0;
-        done = (size_t)w;
-    }
     tcp_qent_t *e = tcp_qent_new(len);
     if (!e) {
         tcp_fail(tp, -ENOMEM, "out of memory for a send queue entry");
-        return tp->failed;
+        return NULL;
     }
     memcpy(e->head, head, hl);
     e->head_len = (uint32_t)hl;
     if (len)
         memcpy((void *)e->data, data, len);
     e->data_len = len;
+    e->kind = TCP_QE_FRAME;
+    return e;
+}
+
+/* Sends a frame (head = frame + core header, then data) on the lowest open
+ * rail of class cls: straight to the socket when that lane is idle, else
+ * (and for whatever the socket did not take) queued with a copy of the
+ * data. With several rails a frame written whole is kept (copied) until
+ * the peer acknowledges it. */
+static int lane_send(tcp_tp_t *tp, int dst, int cls, unsigned char *head, size_t hl,
+                     const void *data, size_t len)
+{
+    tcp_peer_t *pe = &tp->peers[dst];
+    tcp_conn_t *c = tcp_lane_primary(pe, cls);
+    size_t done = 0;
+    if (c && !c->q.head && !c->flushing) {
+        memcpy(head + offsetof(tcp_frame_t, ack), &c->rx_frames, sizeof c->rx_frames);
+        struct iovec iov[2] = { { (void *)head, hl }, { (void *)data, len } };
+        struct msghdr m = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
+        ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                tcp_conn_lost(tp, c, errno); /* another rail takes it, if one is left */
+                if (tp->failed)
+                    return tp->failed;
+            }
+            w = 0;
+        } else {
+            c->rx_acked = c->rx_frames;
+            tp->stats.bytes_out[c->rail] += (uint64_t)w;
+        }
+        if ((size_t)w == hl + len) {
+            c->tx_frames++;
+            if (!pe->keep)
+                return 0;
+            tcp_qent_t *e = frame_copy(tp, head, hl, data, len);
+            if (!e)
+                return tp->failed;
+            tcp_queue_push(&c->sent, e);
+            return 0;
+        }
+        done = (size_t)w;
+    }
+    tcp_qent_t *e = frame_copy(tp, head, hl, data, len);
+    if (!e)
+        return tp->failed;
     e->off = done;
     e->counted = 1;
     pe->queued += hl + len;
@@ -86,9 +111,10 @@ void tcp_ctl_send(tcp_tp_t *tp, int peer, int cls, const unsigned char *head, si
     }
     memcpy(e->head, head, hl);
     e->head_len = (uint32_t)hl;
+    e->kind = TCP_QE_FRAME;
     tcp_lane_push(tp, peer, cls, e);
-    tcp_conn_t *c = tp->peers[peer].conn[TCP_LANE(cls, 0)];
-    if (c && c->state == TCP_C_OPEN)
+    tcp_conn_t *c = tcp_lane_primary(&tp->peers[peer], cls);
+    if (c)
         tcp_conn_flush(tp, c);
 }
 
@@ -150,8 +176,14 @@ int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
 static void rndv_complete(tcp_tp_t *tp, locus_tp_rndv_t *r, int counted)
 {
     void *ctx = r->ctx;
-    if (counted)
+    if (counted) {
         tp->peers[r->peer].outstanding--;
+        /* The sender's buffer is held until we acknowledge its chunks:
+         * acknowledge now, so that its send completes a round trip later
+         * instead of an ack delay later. */
+        if (tp->peers[r->peer].keep)
+            tcp_acks_peer(tp, r->peer);
+    }
     tp_ids_put(&tp->rids, r->id);
     tp->stats.rndv_recv++;
     if (!tp->draining)
@@ -187,6 +219,7 @@ void tcp_data_done(tcp_tp_t *tp, tcp_conn_t *c)
     c->rx = TCP_RX_HEAD;
     c->dst = NULL;
     c->dst_r = NULL;
+    tcp_rx_count(tp, c);
     if (!r)
         return; /* discarded while draining */
     r->got += c->fr.c;
@@ -205,18 +238,28 @@ static void send_complete(tcp_tp_t *tp, tcp_sreq_t *s)
         tp->up.send_done(tp->core, ctx);
 }
 
+/* The peer has this chunk (it was written, or acknowledged where frames
+ * are kept): its send completes with the last one. */
+void tcp_data_confirm(tcp_tp_t *tp, tcp_qent_t *e)
+{
+    tcp_sreq_t *s = e->sreq;
+    s->written += e->data_len;
+    if (s->written == s->want)
+        send_complete(tp, s);
+}
+
 void tcp_qent_written(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e)
 {
-    if (e->is_data) {
-        tcp_sreq_t *s = e->sreq;
+    if (e->is_data)
         c->chunk_queued -= e->data_len;
-        s->written += e->data_len;
-        if (s->written == s->want)
-            send_complete(tp, s);
-    } else if (e->counted) {
+    if (e->counted) { /* once: a frame sent again after a failover is no longer counted */
         tp->peers[c->peer].queued -= e->head_len + e->data_len;
+        e->counted = 0;
     }
-    free(e);
+    if (e->kind == TCP_QE_FRAME)
+        tcp_sent_keep(tp, c, e);
+    else
+        free(e);
 }
 
 /* The open rail of pe's class cls with the least queued, if it has room
@@ -267,6 +310,7 @@ static int pump_peer(tcp_tp_t *tp, tcp_peer_t *pe)
         e->data = s->buf + s->queued;
         e->data_len = m;
         e->is_data = 1;
+        e->kind = TCP_QE_FRAME;
         e->sreq = s;
         tcp_queue_push(&c->q, e);
         tcp_conn_dirty(tp, c);
@@ -363,39 +407,73 @@ static int data_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
     return (int)sizeof *f;
 }
 
+/* Message and control frames may come on any lane: the lowest open rail
+ * of a class carries them, and that changes when a rail fails or is back. */
+static int frame_handle(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f,
+                        const unsigned char *p, size_t avail)
+{
+    tcp_peer_t *pe = &tp->peers[c->peer];
+    switch (f->type) {
+    case TCP_F_MSG:
+    case TCP_F_RTS:
+        if (f->hdrlen > LOCUS_TP_HDR_MAX)
+            return proto_error(tp, c, "message frame with a long header");
+        if (f->type == TCP_F_RTS)
+            return f->c > UINT32_MAX ? proto_error(tp, c, "bad request id")
+                                     : tcp_rts_frame(tp, c, f, p, avail);
+        if (f->b > (uint64_t)tp->cfg.eager_max)
+            return proto_error(tp, c, "eager message above the eager limit");
+        return tcp_msg_frame(tp, c, f, p, avail);
+    case TCP_F_CTS:
+        return cts_frame(tp, c, f);
+    case TCP_F_DATA:
+        return data_frame(tp, c, f);
+    case TCP_F_BYE:
+        c->bye_rcvd = 1;
+        pe->bye = 1; /* sent on every lane at once: the peer is finalizing */
+        return (int)sizeof *f;
+    case TCP_F_PING:
+        tcp_qos_ping(tp, c, f);
+        return (int)sizeof *f;
+    case TCP_F_PONG:
+        tcp_qos_pong(tp, c, f);
+        return (int)sizeof *f;
+    case TCP_F_FAILOVER:
+        return tcp_failover_frame(tp, c, f);
+    default:
+        return proto_error(tp, c, "unknown frame type");
+    }
+}
+
+/* Whether f is all in the avail bytes at its head, so that handling it
+ * consumes it whole. (DATA, and a message too large for rbuf, are counted
+ * when their last byte is in: tcp_data_done, tcp_big_done.) */
+static int frame_whole(const tcp_frame_t *f, size_t avail)
+{
+    switch (f->type) {
+    case TCP_F_MSG:
+        return sizeof *f + f->hdrlen + f->b <= avail;
+    case TCP_F_RTS:
+        return sizeof *f + f->hdrlen <= avail;
+    case TCP_F_DATA:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 int tcp_frame_begin(tcp_tp_t *tp, tcp_conn_t *c, const unsigned char *p, size_t avail)
 {
     tcp_frame_t f;
     memcpy(&f, p, sizeof f);
-    tcp_peer_t *pe = &tp->peers[c->peer];
-    switch (f.type) {
-    case TCP_F_MSG:
-    case TCP_F_RTS:
-        if (c->rail != 0 || f.hdrlen > LOCUS_TP_HDR_MAX)
-            return proto_error(tp, c, "message frame off rail 0 or with a long header");
-        if (f.type == TCP_F_RTS)
-            return f.c > UINT32_MAX ? proto_error(tp, c, "bad request id")
-                                    : tcp_rts_frame(tp, c, &f, p, avail);
-        if (f.b > (uint64_t)tp->cfg.eager_max)
-            return proto_error(tp, c, "eager message above the eager limit");
-        return tcp_msg_frame(tp, c, &f, p, avail);
-    case TCP_F_CTS:
-        return c->rail != 0 ? proto_error(tp, c, "clear-to-send off rail 0")
-                            : cts_frame(tp, c, &f);
-    case TCP_F_DATA:
-        return data_frame(tp, c, &f);
-    case TCP_F_BYE:
-        c->bye_rcvd = 1;
-        if (c->rail == 0)
-            pe->bye = 1;
-        return (int)sizeof f;
-    case TCP_F_PING:
-        tcp_qos_ping(tp, c, &f);
-        return (int)sizeof f;
-    case TCP_F_PONG:
-        tcp_qos_pong(tp, c, &f);
-        return (int)sizeof f;
-    default:
-        return proto_error(tp, c, "unknown frame type");
-    }
+    if (c->sent.head)
+        tcp_ack_apply(tp, c, f.ack);
+    if (f.type == TCP_F_ACK) /* not counted: it is never sent again */
+        return tcp_ack_frame(tp, c, &f);
+    /* Counted before it is handled: handling may fail this very connection
+     * (a reply written to it finds it reset), and the count it then
+     * reports to the peer must include a frame already delivered. */
+    if (frame_whole(&f, avail))
+        tcp_rx_count(tp, c);
+    return frame_handle(tp, c, &f, p, avail);
 }

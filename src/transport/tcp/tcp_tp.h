@@ -16,6 +16,17 @@
  * their class has the least queued, so a large message is striped and a
  * faster rail carries more.
  *
+ * Rail failover (tcp_failover.c, tcp_ack.c): with two rails or more to a
+ * peer, every frame written is kept until the peer acknowledges it (the `ack` of each
+ * frame head, or an ACK frame). A connection that fails (an error, a
+ * reset, or no acknowledgement from the kernel for LOCUS_TCP_RAIL_TIMEOUT
+ * while another rail to that peer answers) is closed; each side tells the
+ * other on a surviving lane how many frames it received on it (FAILOVER),
+ * and sends again, on the survivors, exactly the frames the other did not
+ * get, with what was still queued. The side that dialled dials the lane
+ * again in the background, with back-off; once open it carries traffic
+ * again. Only when no lane to a peer is left does the job fail.
+ *
  * Every connection starts with the job key's challenge-response
  * (locus_auth.h, context "tcp"): the acceptor challenges on accept, the
  * dialler answers and sends its hello behind the answer, the acceptor
@@ -68,6 +79,7 @@ typedef struct {
 typedef struct {
     long eager_max, chunk_size, sndbuf, rcvbuf, sendq_max;
     long connect_timeout, bye_timeout, user_timeout, max_rails;
+    long rail_timeout_ms;            /* stall that abandons a rail for the others (0: off) */
     long auth_timeout_ms, auth_pending_max;
     int verbose;
     tcp_qos_cfg_t qos;
@@ -85,12 +97,19 @@ typedef struct {
     struct sockaddr_in addr;         /* address and listening port */
 } tcp_rail_t;
 
-/* One frame (or handshake record) waiting to be written. */
+/* What a queue entry is: a handshake record (before the connection is
+ * open), a frame (counted by both sides, kept until acknowledged where the
+ * pair has several rails), or an ACK frame (neither). */
+enum { TCP_QE_HS = 0, TCP_QE_FRAME, TCP_QE_ACK };
+
+/* One frame (or handshake record) waiting to be written, or written and
+ * kept until the peer acknowledges it. */
 typedef struct tcp_qent tcp_qent_t;
 struct tcp_qent {
     tcp_qent_t *next;
     size_t off;                      /* bytes of head + data already written */
     uint32_t head_len;
+    uint8_t kind;                    /* TCP_QE_* */
     uint8_t is_data;                 /* a DATA chunk of sreq (data = its buffer) */
     uint8_t counted;                 /* counted in the peer's queued bytes */
     const unsigned char *data;       /* payload: the sender's buffer or the copy below */
@@ -140,11 +159,23 @@ struct tcp_conn {
     uint64_t give_up_ns;             /* dialled: last moment for another dial (RETRY) */
     int redials;
     int authed;                      /* the key was proven on it, both ways */
+    int redial;                      /* dialled again after a failover: failures are not fatal */
+    uint16_t gen;                    /* times its lane was dialled before (the hello says) */
+    uint64_t redial_since_ns;        /* when its lane was lost (for the note once restored) */
     locus_auth_t auth;
     tcp_conn_t *next;                /* tp->conns */
     tcp_conn_t *next_dirty;          /* tp->dirty */
     tcp_queue_t q;
     uint64_t chunk_queued;           /* DATA bytes in q (the stripe window) */
+    /* acknowledgements (pairs with several rails; frames mod 2^32) */
+    tcp_queue_t sent;                /* frames written, kept until acknowledged */
+    uint32_t tx_frames;              /* frames written on it */
+    uint32_t tx_acked;               /* of those, acknowledged by the peer */
+    uint32_t rx_frames;              /* frames received on it */
+    uint32_t rx_acked;               /* the count we last told the peer */
+    int on_acks;                     /* on tp->acks: an acknowledgement owed */
+    int ack_aged;                    /* owed since the previous sweep */
+    tcp_conn_t *next_ack;
     /* receiving */
     unsigned char *rbuf;
     size_t rpos, rend;
@@ -173,6 +204,18 @@ struct tcp_held {
     unsigned char *body;             /* core header, then the payload (MSG) */
 };
 
+/* A lane that failed: what it carried (frames written and not yet
+ * acknowledged, then what was still queued), until the peer says how many
+ * of those frames it received (its FAILOVER). */
+typedef struct tcp_limbo tcp_limbo_t;
+struct tcp_limbo {
+    tcp_limbo_t *next;
+    int lane;
+    uint16_t gen;
+    uint32_t base;                   /* frame number of sent's first entry */
+    tcp_queue_t sent, unsent;
+};
+
 /* Adaptive QoS's view of the path to one peer (tcp_qos.c). */
 typedef struct {
     uint64_t probe_ns;               /* when the probe in flight left (0: none) */
@@ -188,8 +231,13 @@ typedef struct {
     int state;                       /* TCP_P_* */
     int nconn;                       /* rails used with this peer */
     int ncls;                        /* traffic classes (1: QoS off) */
+    int keep;                        /* several rails: frames kept until acknowledged */
     tcp_conn_t *conn[TCP_LANES];     /* by TCP_LANE(cls, rail) */
-    tcp_queue_t waitq[TCP_CLASSES];  /* a class's rail-0 frames until that lane is open */
+    tcp_queue_t waitq[TCP_CLASSES];  /* a class's message frames until a lane is open */
+    tcp_limbo_t *limbo;              /* failed lanes waiting for the peer's FAILOVER */
+    int orphaned;                    /* no lane open: the traffic waits for a redial */
+    int orphan_rail, orphan_err;     /* the last open lane lost, and why (should that fail) */
+    char orphan_why[64];
     tcp_held_t *held;                /* message frames ahead of rx_seq */
     uint32_t nheld;
     tcp_path_t path;
@@ -211,7 +259,8 @@ typedef struct tcp_sreq {
     int cls;                         /* its DATA chunks' class */
     uint32_t rid;
     const unsigned char *buf;
-    uint64_t len, want, queued, written;
+    uint64_t len, want, queued;
+    uint64_t written;                /* bytes the peer has (written; acknowledged if kept) */
     void *ctx;
     struct tcp_sreq *next;           /* the peer's FIFO of sends with chunks left */
 } tcp_sreq_t;
@@ -261,6 +310,10 @@ typedef struct {
     int ncls;                        /* classes this rank opens with a peer */
     uint64_t win_ns;                 /* adaptive budget: start of the current window */
     uint64_t win_all[2], win_hi[2];  /* bytes sent, all and raised: this window, last one */
+    int keeping;                     /* peers whose frames are kept (timers run) */
+    unsigned timer_rounds;
+    uint64_t ack_next_ns, stall_next_ns;
+    tcp_conn_t *acks;                /* connections that owe an acknowledgement */
     tcp_stats_t stats;
 } tcp_tp_t;
 
@@ -287,6 +340,7 @@ int tcp_peer_dial(tcp_tp_t *tp, int peer);
 void tcp_conn_writable(tcp_tp_t *tp, tcp_conn_t *c);  /* connect() finished */
 void tcp_conn_close(tcp_tp_t *tp, tcp_conn_t *c);
 void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err);
+void tcp_conn_connect(tcp_tp_t *tp, tcp_conn_t *c);   /* (again) */
 void tcp_deadlines(tcp_tp_t *tp);
 void tcp_sock_tune(const tcp_tp_t *tp, int fd);
 
@@ -307,6 +361,8 @@ void tcp_conn_writable_again(tcp_tp_t *tp, tcp_conn_t *c); /* EPOLLOUT after a f
 int tcp_flush_dirty(tcp_tp_t *tp);
 int tcp_conn_read(tcp_tp_t *tp, tcp_conn_t *c);
 void tcp_lane_push(tcp_tp_t *tp, int peer, int cls, tcp_qent_t *e);
+tcp_qent_t **tcp_queue_front(tcp_queue_t *q);             /* next to write, after a partial entry */
+void tcp_queue_push_front(tcp_queue_t *q, tcp_qent_t *e); /* and the handshake's records */
 
 /* tcp_proto.c: messages and the rendezvous */
 int tcp_tp_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen,
@@ -338,6 +394,27 @@ int tcp_qos_class(tcp_tp_t *tp, int peer, int kind, size_t bytes);
 void tcp_qos_pong(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
 void tcp_qos_ping(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
 const char *tcp_qos_name(int mode);
+
+/* tcp_ack.c: acknowledgements (pairs with several rails) */
+void tcp_peer_keep(tcp_tp_t *tp, tcp_peer_t *pe);      /* nconn known: keep frames if > 1 */
+void tcp_rx_count(tcp_tp_t *tp, tcp_conn_t *c);         /* a frame was received whole */
+void tcp_ack_apply(tcp_tp_t *tp, tcp_conn_t *c, uint32_t n); /* the peer has c's first n */
+void tcp_acks_peer(tcp_tp_t *tp, int peer);             /* acknowledge every lane now */
+void tcp_acks_sweep(tcp_tp_t *tp);                      /* those owed a while */
+void tcp_sent_keep(tcp_tp_t *tp, tcp_conn_t *c, tcp_qent_t *e); /* written: keep or finish */
+int tcp_ack_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
+
+/* tcp_failover.c: losing a lane, sending its frames again, redials */
+tcp_conn_t *tcp_lane_primary(const tcp_peer_t *pe, int cls); /* open lane for message frames */
+void tcp_data_confirm(tcp_tp_t *tp, tcp_qent_t *e);     /* the peer has this chunk (proto.c) */
+int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why);
+int tcp_failover_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
+void tcp_redial_again(tcp_tp_t *tp, tcp_conn_t *c, int err);
+void tcp_lane_restored(tcp_tp_t *tp, tcp_conn_t *c);
+void tcp_timers(tcp_tp_t *tp);                          /* acks owed, stalled lanes */
+void tcp_limbo_free(tcp_peer_t *pe);
+void tcp_redials_stop(tcp_tp_t *tp);
+void tcp_redial_drop(tcp_tp_t *tp, tcp_conn_t *c);
 
 /* tcp_progress.c */
 int tcp_tp_progress(locus_tp_t *t);
