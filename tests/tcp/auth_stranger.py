@@ -425,9 +425,12 @@ def case_flood(tmp):
         print("  ratio of medians %.2f, of means %.2f (target: within 2x)" %
               (ratio, lat["mean"] / base["mean"]))
         print("  flood: %s; connections the ranks closed unproven: %s" % (rep, closed))
-        # Not killed and not stalled: every round trip under a second. The 2x
-        # target is reported, and held loosely here (a shared 2-core machine).
-        check(lat["max"] < 1e6, "a round trip took %.0f us under the flood" % lat["max"])
+        # Not killed and not stalled: no round trip as long as a handshake
+        # timeout several times over (ctest's neighbours on this 2-core machine
+        # made single round trips of 2.8 s undisturbed and 6.3 s flooded), and
+        # the typical round trip within the 2x target, held loosely at 3x.
+        check(lat["max"] < 10e6, "a round trip took %.0f us under the flood" % lat["max"])
+        check(ratio < 3.0, "median round trip %.2fx the undisturbed one" % ratio)
         check(ratio < 4, "median under the flood %.2fx undisturbed" % ratio)
     for r in (0, 1):
         check(closed.get(r, 0) >= FLOOD - 64 - 64,
