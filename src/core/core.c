@@ -102,6 +102,10 @@ static int slab_add(locus_core_t *c)
         if (!s)
             return -1;
         c->slabs = s;
+        void **a = realloc(c->slabs_by_addr, (size_t)cap * sizeof *a);
+        if (!a)
+            return -1;
+        c->slabs_by_addr = a;
         c->capslabs = cap;
     }
     /* Cache-line aligned: a request (192 bytes on LP64) spans 3 lines. */
@@ -114,6 +118,12 @@ static int slab_add(locus_core_t *c)
         slab[i].next = c->req_free;
         c->req_free = &slab[i];
     }
+    int k = c->nslabs;
+    while (k > 0 && (uintptr_t)c->slabs_by_addr[k - 1] > (uintptr_t)slab) {
+        c->slabs_by_addr[k] = c->slabs_by_addr[k - 1];
+        k--;
+    }
+    c->slabs_by_addr[k] = slab;
     c->slabs[c->nslabs++] = slab;
     return 0;
 }
@@ -147,13 +157,24 @@ locus_req_t *locus_core_req_get(locus_core_t *c)
 
 int locus_core_req_known(const locus_core_t *c, const void *p)
 {
+    /* The last slab starting at or below p, by binary search: every MPI_Wait
+     * and MPI_Test asks, for each request it is given. */
     uintptr_t a = (uintptr_t)p;
-    for (int s = 0; s < c->nslabs; s++) {
-        uintptr_t base = (uintptr_t)c->slabs[s];
-        if (a >= base && a < base + SLAB_REQS * sizeof(locus_req_t))
-            return (a - base) % sizeof(locus_req_t) == 0 && ((const locus_req_t *)p)->kind != 0;
+    int lo = 0, hi = c->nslabs - 1, s = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if ((uintptr_t)c->slabs_by_addr[mid] <= a) {
+            s = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
     }
-    return 0;
+    if (s < 0)
+        return 0;
+    uintptr_t base = (uintptr_t)c->slabs_by_addr[s];
+    return a < base + SLAB_REQS * sizeof(locus_req_t) && (a - base) % sizeof(locus_req_t) == 0
+           && ((const locus_req_t *)p)->kind != 0;
 }
 
 locus_req_t *locus_core_req_by_id(locus_core_t *c, uint32_t id)
@@ -326,6 +347,7 @@ void locus_core_finalize(locus_core_t *c)
     for (int i = 0; i < c->nslabs; i++)
         free(c->slabs[i]);
     free(c->slabs);
+    free(c->slabs_by_addr);
     free(c->peers);
     free(c->pend);
     free(c->pend_mark);

@@ -134,6 +134,7 @@ typedef struct {
     locus_req_t *gen_cursor;    /* the next one a poll round visits */
     int gen_polling;            /* inside a poll round: no nested round */
     void **slabs;               /* request slabs, freed at finalize */
+    void **slabs_by_addr;       /* the same, by address (finding a request's slab) */
     int nslabs, capslabs;
     /* The node's resources, decided once here and passed down to the
      * transports (locus_tp_init_t) and the collectives. */

@@ -70,7 +70,8 @@ static int ifaces_apply(launch_dialect_t *d, const char *list)
 
 /* An Open MPI MCA parameter: Locus's equivalent, or a warning. `from` is
  * how it was given, for the message. */
-static int mca_apply(launch_dialect_t *d, const char *key, const char *val, const char *from)
+static int mca_apply(launch_dialect_t *d, const char *key, const char *val, const char *from,
+                     int warn)
 {
     char what[512];
     snprintf(what, sizeof what, "%s %s %s", from, key, val);
@@ -90,7 +91,8 @@ static int mca_apply(launch_dialect_t *d, const char *key, const char *val, cons
         return word_add(d, "--report-bindings");
     /* Choices of Open MPI's own components (btl, pml, coll, ...) have no
      * meaning here: Locus picks its transports itself (LOCUS_TRANSPORTS). */
-    warn_ignored(what, "an Open MPI parameter Locus has no equivalent for");
+    if (warn)
+        warn_ignored(what, "an Open MPI parameter Locus has no equivalent for");
     return 0;
 }
 
@@ -202,12 +204,10 @@ static int env_apply(launch_dialect_t *d)
             continue;
         memcpy(key, *e + 9, (size_t)(eq - *e - 9));
         key[eq - *e - 9] = '\0';
-        /* Only what maps: the rest is Open MPI's own business, and its
-         * environment reaches the ranks anyway. */
-        if (!strcmp(key, "btl_tcp_if_include") || !strcmp(key, "hwloc_base_binding_policy") ||
-            !strcmp(key, "rmaps_base_mapping_policy") || !strcmp(key, "rmaps_base_oversubscribe"))
-            if (mca_apply(d, key, eq + 1, "OMPI_MCA_") < 0)
-                return -1;
+        /* Only what maps, silently: the rest is Open MPI's own business,
+         * and its environment reaches the ranks anyway. */
+        if (mca_apply(d, key, eq + 1, "OMPI_MCA_", 0) < 0)
+            return -1;
     }
     return 0;
 }
@@ -231,7 +231,7 @@ static int option_apply(launch_dialect_t *d, int argc, char **argv, int i, char 
         return -1;
     }
     if (!strcmp(w, "--mca") || !strcmp(w, "-mca") || !strcmp(w, "--gmca") || !strcmp(w, "-gmca"))
-        return mca_apply(d, v1, v2, w) < 0 ? -1 : 3;
+        return mca_apply(d, v1, v2, w, 1) < 0 ? -1 : 3;
     if (!strcmp(w, "-genv") || !strcmp(w, "-env"))
         return genv_apply(d, v1, v2) < 0 ? -1 : 3;
     if (!strcmp(w, "-genvlist") || !strcmp(w, "-envlist"))

@@ -208,16 +208,22 @@ static int parse_host_option(launch_opts_t *o, const char *opt, const char *val,
     return -1;
 }
 
+static int is_nranks(const char *opt)
+{
+    return !strcmp(opt, "-n") || !strcmp(opt, "-np") || !strcmp(opt, "--np") ||
+           !strcmp(opt, "--n");
+}
+
+/* locusrun's own options that take a value (placement's aside). */
+static int own_takes_value(const char *opt)
+{
+    return is_nranks(opt) || !strcmp(opt, "--timeout") || !strcmp(opt, "-x") ||
+           !strcmp(opt, "--topology") || !strcmp(opt, "--mpi") || host_option(opt) != HOPT_NONE;
+}
+
 int launch_opt_takes_value(const char *opt)
 {
-    static const char *const with_value[] = {
-        "-n", "-np", "--np", "--n", "--timeout", "-x", "--topology", "--mpi", "--map-by",
-        "--bind-to", "--cpus-per-rank", "--cpus-per-proc", "--nic", "--mem-on", "--rails",
-    };
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        if (!strcmp(opt, with_value[i]))
-            return 1;
-    return host_option(opt) != HOPT_NONE;
+    return own_takes_value(opt) || locus_place_opt_takes_value(opt);
 }
 
 /* --mpi pmi|pmi1|pmix (srun's option): which process-manager interfaces
@@ -352,12 +358,8 @@ int launch_opts_parse(launch_opts_t *o, int argc, char **argv, char *err,
             }
             continue;
         }
-        int is_n = !strcmp(opt, "-n") || !strcmp(opt, "-np") || !strcmp(opt, "--np") ||
-                   !strcmp(opt, "--n");
-        int known = is_n || !strcmp(opt, "--timeout") || !strcmp(opt, "-x") ||
-                    !strcmp(opt, "--topology") || !strcmp(opt, "--mpi") ||
-                    host_option(opt) != HOPT_NONE;
-        if (known) {
+        int is_n = is_nranks(opt);
+        if (own_takes_value(opt)) {
             if (val == NULL) {
                 snprintf(err, errlen, "%s: needs a value", opt);
                 return 2;

@@ -124,6 +124,8 @@ void locus_place_request_init(locus_place_request_t *req);
  */
 int locus_place_opt_parse(locus_place_request_t *req, const char *opt,
                           const char *val, char *err, size_t errlen);
+/* 1 when `name` is a placement option that takes a value word. */
+int locus_place_opt_takes_value(const char *name);
 
 /*
  * Computes the plan. Returns 0 on success; -1 with a one-line reason in err

@@ -108,6 +108,16 @@ static int bind_parse(locus_place_request_t *req, const char *v, char *err, size
     return -1;
 }
 
+int locus_place_opt_takes_value(const char *name)
+{
+    static const char *with_value[] = {"--map-by", "--bind-to", "--cpus-per-rank",
+                                       "--cpus-per-proc", "--nic", "--mem-on", "--rails"};
+    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
+        if (!strcmp(name, with_value[i]))
+            return 1;
+    return 0;
+}
+
 int locus_place_opt_parse(locus_place_request_t *req, const char *opt,
                           const char *val, char *err, size_t errlen)
 {
@@ -131,12 +141,7 @@ int locus_place_opt_parse(locus_place_request_t *req, const char *opt,
         req->oversubscribe = 1;
         return 1;
     }
-    static const char *with_value[] = {"--map-by", "--bind-to", "--cpus-per-rank",
-                                       "--cpus-per-proc", "--nic", "--mem-on", "--rails"};
-    int known = 0;
-    for (size_t i = 0; i < sizeof with_value / sizeof with_value[0]; i++)
-        known |= !strcmp(name, with_value[i]);
-    if (!known)
+    if (!locus_place_opt_takes_value(name))
         return 0;
     if (!val || !*val) {
         snprintf(err, errlen, "option %s needs a value", name);

@@ -88,6 +88,25 @@ int main(int argc, char **argv)
     MPI_Recv(&b, 1, MPI_INT, rank, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     EXPECT(MPI_Wait(&req_copy, &st), MPI_ERR_REQUEST);
+    /* Requests from several slabs of the core's (256 each): each one found
+     * by its address; the address just past one is not a request. */
+    enum { MANY = 700 };
+    static MPI_Request many[MANY];
+    static int mbuf[MANY];
+    for (int i = 0; i < MANY; i++)
+        MPI_Irecv(&mbuf[i], 1, MPI_INT, rank, 1000 + i, MPI_COMM_WORLD, &many[i]);
+    for (int i = 0; i < MANY; i += 97) {
+        int f = 1;
+        EXPECT(MPI_Test(&many[i], &f, &st), MPI_SUCCESS);
+        CHECK(f == 0, "request %d of %d done before its send", i, MANY);
+        MPI_Request past = (MPI_Request)((char *)many[i] + 8);
+        EXPECT(MPI_Test(&past, &f, &st), MPI_ERR_REQUEST);
+    }
+    for (int i = 0; i < MANY; i++)
+        MPI_Send(&i, 1, MPI_INT, rank, 1000 + i, MPI_COMM_WORLD);
+    EXPECT(MPI_Waitall(MANY, many, MPI_STATUSES_IGNORE), MPI_SUCCESS);
+    for (int i = 0; i < MANY; i++)
+        CHECK(mbuf[i] == i, "request %d received %d", i, mbuf[i]);
     /* A null request is no error. */
     req = MPI_REQUEST_NULL;
     EXPECT(MPI_Wait(&req, &st), MPI_SUCCESS);

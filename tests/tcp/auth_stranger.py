@@ -309,6 +309,19 @@ class Job:
             time.sleep(0.1)
         return rank_pids(self.p.pid), []
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        """Whatever happened, the job does not outlive its case."""
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGKILL)
+            self.p.communicate(timeout=10)
+
+    def check_ok(self, rc, what):
+        check(rc == 0 and " No Errors" in self.out,
+              "%s: job exit %s: %s %s" % (what, rc, self.out[-800:], self.err[-1500:]))
+
     def finish(self, timeout=120):
         try:
             out, err = self.p.communicate(timeout=timeout)
@@ -355,9 +368,8 @@ TCP_ENV = {"LOCUS_TRANSPORTS": "self,tcp", "LOCUS_NET_IFACES": "lo"}
 
 def run_job(tmp, stranger=None, mode=None, secs=2.0, hold=0):
     go = os.path.join(tmp, "go-%s" % (mode or "alone"))
-    job = Job(["-n", "2"], TCP_ENV, secs, go)
     rep = {}
-    try:
+    with Job(["-n", "2"], TCP_ENV, secs, go) as job:
         check(job.ready(), "%s: the job never got ready" % (mode or "alone"))
         if stranger:
             pids, targets = job.targets()
@@ -374,12 +386,7 @@ def run_job(tmp, stranger=None, mode=None, secs=2.0, hold=0):
         else:
             open(go, "w").close()
         rc = job.finish()
-    finally:
-        if job.p.poll() is None:
-            os.killpg(job.p.pid, signal.SIGKILL)
-            job.p.communicate(timeout=10)
-    check(rc == 0 and " No Errors" in job.out,
-          "%s: job exit %s: %s %s" % (mode or "alone", rc, job.out[-800:], job.err[-1500:]))
+    job.check_ok(rc, mode or "alone")
     return job, rep
 
 
@@ -469,9 +476,8 @@ def case_fabric(tmp):
            "LOCUS_NET_IFACES": iface, "LOCUS_STARTUP_REPORT": "1"}
     go = os.path.join(tmp, "go-fabric")
     with Stranger() as s:
-        job = Job(["--host", "n0:1,n1:1", "--launcher", "exec", "--launcher-exec", rsh,
-                   "-n", "2"], env, 0.3, go, ["--scan"])
-        try:
+        with Job(["--host", "n0:1,n1:1", "--launcher", "exec", "--launcher-exec", rsh,
+                  "-n", "2"], env, 0.3, go, ["--scan"]) as job:
             check(job.ready(), "fabric: the job never got ready")
             pids, _ = job.targets()
             check(len(pids) == 2, "fabric: ranks found: %s" % pids)
@@ -479,12 +485,7 @@ def case_fabric(tmp):
             rep = reports(p, 60)
             open(go, "w").close()
             rc = job.finish()
-        finally:
-            if job.p.poll() is None:
-                os.killpg(job.p.pid, signal.SIGKILL)
-                job.p.communicate(timeout=10)
-    check(rc == 0 and " No Errors" in job.out, "fabric: job exit %s: %s %s" %
-          (rc, job.out[-800:], job.err[-1500:]))
+    job.check_ok(rc, "fabric")
     check(re.search(r"on 2 nodes .*LOCUS_ADDR_EXCHANGE=fabric", job.err) is not None,
           "fabric: not a 2-node fabric exchange: %s" % job.err[-800:])
     env_read = rep.get("environ", {})
