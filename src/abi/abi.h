@@ -33,10 +33,19 @@
 typedef struct {
     int source, tag, error, internal[5];
 } abi_locus_status_t;
+/* A status's source before a call: still there after it, Locus left the
+ * status alone, and so does the layer with the program's. */
+#define ABI_STATUS_UNSET (-0x7fffffff - 1)
+
+/* The kinds of handles: a legacy value may name two of them (MPICH's
+ * MPI_MESSAGE_NULL is its MPI_REQUEST_NULL). */
+enum abi_kind { ABI_K_COMM, ABI_K_TYPE, ABI_K_GROUP, ABI_K_OP, ABI_K_REQ, ABI_K_ERRH, ABI_K_INFO,
+                ABI_K_WIN, ABI_K_MSG, ABI_K_SESSION, ABI_K_FILE };
 
 typedef struct {
     intptr_t legacy; /* the value in the legacy ABI (an int, or an object's address) */
     int locus;       /* the value in Locus's */
+    int kind;        /* a handle's abi_kind */
 } abi_pair_t;
 
 /* Locus's functions the hand-written part calls itself (filled at load). */
@@ -45,8 +54,10 @@ typedef struct {
         (*op_toint)(void *), (*req_toint)(void *), (*errh_toint)(void *), (*info_toint)(void *);
     void *(*comm_fromint)(int), *(*type_fromint)(int), *(*group_fromint)(int),
         *(*op_fromint)(int), *(*req_fromint)(int), *(*errh_fromint)(int), *(*info_fromint)(int);
-    int (*msg_toint)(void *), (*win_toint)(void *), (*file_toint)(void *);
-    void *(*msg_fromint)(int), *(*win_fromint)(int), *(*file_fromint)(int);
+    int (*msg_toint)(void *), (*win_toint)(void *), (*file_toint)(void *),
+        (*session_toint)(void *);
+    void *(*msg_fromint)(int), *(*win_fromint)(int), *(*file_fromint)(int),
+        *(*session_fromint)(int);
     int (*win_get_name)(void *, char *, int *);
     int (*open_port)(void *, char *), (*lookup_name)(const char *, void *, char *);
     int (*file_get_view)(void *, MPI_Offset *, void **, void **, char *);
@@ -66,9 +77,11 @@ typedef struct {
     int (*type_get_name)(void *, char *, int *);
     int (*type_set_name)(void *, const char *);
     double (*wtime)(void), (*wtick)(void);
-    int (*op_create)(void *, int, void **);
+    int (*op_create)(void *, int, void **), (*op_create_c)(void *, int, void **);
     int (*op_free)(void **);
-    int (*comm_create_errhandler)(void *, void **);
+    /* MPI_<Kind>_create_errhandler, by abi_errh_kind. */
+    int (*create_errhandler[4])(void *, void **);
+    int (*info_create_env)(int, char **, void **);
     int (*comm_create_keyval)(void *, void *, int *, void *), (*comm_free_keyval)(int *);
     int (*type_create_keyval)(void *, void *, int *, void *), (*type_free_keyval)(int *);
     int (*win_create_keyval)(void *, void *, int *, void *), (*win_free_keyval)(int *);
@@ -79,7 +92,8 @@ typedef struct {
     int (*dist_graph_neighbors_count)(void *, int *, int *, int *);
     int (*grequest_start)(void *, void *, void *, void *, void **);
     int (*register_datarep)(const char *, void *, void *, void *, void *);
-    void *alltoallw[2][3];            /* [alltoallw, neighbor][blocking, I, _init] */
+    /* [int, _c][alltoallw, neighbor][blocking, I, _init] */
+    void *alltoallw[2][2][3];
 } abi_locus_t;
 extern abi_locus_t abi_locus;
 
@@ -97,7 +111,7 @@ void abi_temp_free(void *p, void *stack);
 int abi_no_mem(const char *fn);
 
 /* Predefined handles: 1 and the other side's value when h is one. */
-int abi_predef_in(intptr_t legacy, int *locus);
+int abi_predef_in(intptr_t legacy, int kind, int *locus);
 int abi_predef_out(int locus, intptr_t *legacy);
 
 /* Handles, both ways (the ABI's folder). */
@@ -121,6 +135,11 @@ void *abi_win_in(MPI_Win h);
 MPI_Win abi_win_out(void *l);
 void *abi_file_in(MPI_File h);
 MPI_File abi_file_out(void *l);
+void *abi_session_in(MPI_Session h);
+MPI_Session abi_session_out(void *l);
+
+/* The objects with error handlers, in abi_locus.create_errhandler's order. */
+enum abi_errh_kind { ABI_ERRH_COMM, ABI_ERRH_WIN, ABI_ERRH_FILE, ABI_ERRH_SESSION };
 
 /* Values. A map's pairs (generated: rank, tag, thread, compare, split,
  * topo, combiner, typeclass, keyval) convert either way; a value in no
@@ -136,8 +155,14 @@ int abi_bits(const int (*pairs)[2], int n, int v, int to_locus);
 #define ABI_MAP(m) int abi_##m##_in(int v); int abi_##m##_out(int v);
 ABI_MAP(rank) ABI_MAP(tag) ABI_MAP(thread) ABI_MAP(compare) ABI_MAP(split) ABI_MAP(topo)
 ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class) ABI_MAP(lock)
-ABI_MAP(assert) ABI_MAP(amode) ABI_MAP(whence)
+ABI_MAP(assert) ABI_MAP(amode) ABI_MAP(whence) ABI_MAP(order) ABI_MAP(distrib) ABI_MAP(darg)
+ABI_MAP(flavor) ABI_MAP(model)
 #undef ABI_MAP
+
+/* An attribute's value read (MPI_Comm/Win_get_attr of Locus's keyval
+ * lkey): a predefined one whose value is a constant (MPI_HOST, MPI_IO,
+ * MPI_LASTUSEDCODE, MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL) in the ABI's. */
+void abi_attr_out(int lkey, void *attribute_val);
 
 /* A status's fields in the ABI's values, whatever its layout (common). */
 typedef struct {

@@ -34,27 +34,28 @@ HANDLES = {  # kind in the description -> (C type, converter suffix)
     'GROUP': ('MPI_Group', 'group'), 'OPERATION': ('MPI_Op', 'op'),
     'REQUEST': ('MPI_Request', 'req'), 'ERRHANDLER': ('MPI_Errhandler', 'errh'),
     'INFO': ('MPI_Info', 'info'), 'MESSAGE': ('MPI_Message', 'msg'), 'WINDOW': ('MPI_Win', 'win'),
-    'FILE': ('MPI_File', 'file'),
+    'FILE': ('MPI_File', 'file'), 'SESSION': ('MPI_Session', 'session'),
 }
 PLAIN = {  # int-like kinds passed as they are (same values in both ABIs)
     'POLYXFER_NUM_ELEM_NNI', 'POLYXFER_NUM_ELEM', 'XFER_NUM_ELEM', 'XFER_NUM_ELEM_NNI',
     'ARRAY_LENGTH', 'ARRAY_LENGTH_NNI', 'ARRAY_LENGTH_PI', 'LOGICAL', 'KEY', 'COLOR',
     'INDEX', 'COMM_SIZE', 'COMM_SIZE_PI', 'DIMENSION', 'NUM_DIMS', 'POLYDISPLACEMENT',
-    'DEGREE', 'COORDINATE', 'VERSION', 'ARGUMENT_COUNT', 'ARGUMENT_LIST', 'RANK_NNI',
+    'DEGREE', 'COORDINATE', 'VERSION', 'ARGUMENT_COUNT', 'ARGUMENT_LIST',
     'DISPLACEMENT', 'POLYDTYPE_NUM_ELEM_NNI', 'POLYDTYPE_NUM_ELEM', 'POLYDTYPE_STRIDE_BYTES',
     'POLYNUM_BYTES_NNI', 'POLYNUM_BYTES', 'POLYDISPLACEMENT_COUNT', 'POLYDTYPE_PACK_SIZE',
     'LOCATION_SMALL', 'POLYLOCATION', 'NUM_BYTES', 'NUM_BYTES_SMALL',
     'POLYDISPLACEMENT_AINT_COUNT', 'POLYDTYPE_NUM_ELEM_PI', 'KEY_INDEX', 'MATH',
     'ALLOC_MEM_NUM_BYTES', 'POLYNUM_PARAM_VALUES', 'C_BUFFER3', 'PROCESS_GRID_SIZE',
-    'DISTRIB_ENUM', 'DTYPE_DISTRIBUTION', 'ORDER', 'ATTRIBUTE_VAL', 'ATTRIBUTE_VAL_10',
+    'ATTRIBUTE_VAL', 'ATTRIBUTE_VAL_10',
     'F90_COMM', 'F90_DATATYPE', 'F90_GROUP', 'F90_REQUEST', 'F90_ERRHANDLER', 'F90_INFO',
     'F90_OP', 'F90_MESSAGE', 'F90_WIN', 'F90_FILE', 'F90_SESSION', 'INFO_VALUE_LENGTH',
     'WINDOW_SIZE', 'RMA_DISPLACEMENT_NNI', 'POLYRMA_DISPLACEMENT', 'WIN_ATTACH_SIZE',
     'OFFSET', 'POLYDISPOFFSET', 'TYPECLASS_SIZE', 'FILE_DESCRIPTOR', 'STRING_ARRAY',
-    'STRING_2DARRAY', 'GENERIC_DTYPE_INT',
+    'STRING_2DARRAY', 'GENERIC_DTYPE_INT', 'GENERIC_DTYPE_COUNT', 'PARTITION', 'STRING_LENGTH',
 }
 VALUE_MAPS = {  # int kinds whose values differ: abi_<map>_in/_out
-    'RANK': 'rank', 'TAG': 'tag', 'THREAD_LEVEL': 'thread', 'COMM_COMPARISON': 'compare',
+    'RANK': 'rank', 'RANK_NNI': 'rank',  # a target's rank may be MPI_PROC_NULL
+    'ORDER': 'order', 'DISTRIB_ENUM': 'distrib', 'DTYPE_DISTRIBUTION': 'darg', 'TAG': 'tag', 'THREAD_LEVEL': 'thread', 'COMM_COMPARISON': 'compare',
     'GROUP_COMPARISON': 'compare', 'SPLIT_TYPE': 'split', 'ERROR_CLASS': 'class',
     'ERROR_CODE': 'class', 'TOPOLOGY_TYPE': 'topo', 'COMBINER': 'combiner',
     'TYPECLASS': 'typeclass', 'KEYVAL': 'keyval', 'LOCK_TYPE': 'lock', 'ASSERT': 'assert',
@@ -78,6 +79,12 @@ MAP_NAMES = {
               'MPI_MODE_EXCL', 'MPI_MODE_DELETE_ON_CLOSE', 'MPI_MODE_UNIQUE_OPEN',
               'MPI_MODE_SEQUENTIAL', 'MPI_MODE_APPEND'],
     'whence': ['MPI_SEEK_SET', 'MPI_SEEK_CUR', 'MPI_SEEK_END'],
+    'order': ['MPI_ORDER_C', 'MPI_ORDER_FORTRAN'],
+    'distrib': ['MPI_DISTRIBUTE_BLOCK', 'MPI_DISTRIBUTE_CYCLIC', 'MPI_DISTRIBUTE_NONE'],
+    'darg': ['MPI_DISTRIBUTE_DFLT_DARG'],  # else a block size, itself
+    # Attribute values (abi_attr_out).
+    'flavor': ['MPI_WIN_FLAVOR_'],
+    'model': ['MPI_WIN_SEPARATE', 'MPI_WIN_UNIFIED'],
     'assert': ['MPI_MODE_NOCHECK', 'MPI_MODE_NOSTORE', 'MPI_MODE_NOPUT', 'MPI_MODE_NOPRECEDE',
                'MPI_MODE_NOSUCCEED'],
     'keyval': ['MPI_KEYVAL_INVALID', 'MPI_TAG_UB', 'MPI_IO', 'MPI_HOST', 'MPI_WTIME_IS_GLOBAL',
@@ -85,10 +92,10 @@ MAP_NAMES = {
                'MPI_WIN_DISP_UNIT', 'MPI_WIN_SIZE', 'MPI_WIN_CREATE_FLAVOR', 'MPI_WIN_MODEL'],
 }
 BUFFERS = {'BUFFER', 'C_BUFFER', 'C_BUFFER2'}
-# Written by hand in src/abi/mpich/ (strings sized differently, statuses
-# read, MPI_Wtime's double): not generated.
-# The description's C declaration is not MPICH's (argv as char argv[]).
-SKIP = {'MPI_Info_create_env'}
+# Written by hand in src/abi/common and the ABI's folder (strings sized
+# differently, statuses read, MPI_Wtime's double, callbacks): not generated.
+# Left out on purpose, with the reason (none now).
+SKIP = {}
 BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_string',
            'MPI_Get_count', 'MPI_Get_elements', 'MPI_Wtime', 'MPI_Wtick', 'MPI_Comm_get_name',
            'MPI_Comm_set_name', 'MPI_Type_get_name', 'MPI_Type_set_name', 'MPI_Error_class',
@@ -100,11 +107,93 @@ BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_strin
            'MPI_Open_port', 'MPI_Lookup_name', 'MPI_File_get_view', 'MPI_Type_create_keyval',
            'MPI_Type_free_keyval', 'MPI_Win_create_keyval', 'MPI_Win_free_keyval',
            'MPI_Neighbor_alltoallw', 'MPI_Ineighbor_alltoallw', 'MPI_Neighbor_alltoallw_init',
-           'MPI_Grequest_start', 'MPI_Register_datarep'}
+           'MPI_Grequest_start', 'MPI_Register_datarep', 'MPI_Info_create_env', 'MPI_Aint_add',
+           'MPI_Aint_diff',
+           'MPI_Op_create_c', 'MPI_Register_datarep_c', 'MPI_Alltoallw_c', 'MPI_Ialltoallw_c',
+           'MPI_Alltoallw_init_c', 'MPI_Neighbor_alltoallw_c', 'MPI_Ineighbor_alltoallw_c',
+           'MPI_Neighbor_alltoallw_init_c', 'MPI_File_create_errhandler',
+           'MPI_Win_create_errhandler', 'MPI_Session_create_errhandler'}
+# Handle conversions (the ABI's own folder): MPICH's are casts of its int
+# handles (its header makes c2f and f2c macros); Open MPI's toint and
+# fromint are its c2f and f2c.
+HANDLE_KINDS = ['Comm', 'Type', 'Group', 'Info', 'Request', 'Op', 'Errhandler', 'Win',
+                'Message', 'Session', 'File']
+BY_HAND_ABI = {
+    'mpich': {'MPI_%s_%s' % (k, f) for k in HANDLE_KINDS for f in ('toint', 'fromint')}
+    | {'MPI_%s_%s' % (k, f) for k in HANDLE_KINDS if k != 'File' for f in ('c2f', 'f2c')},
+    'openmpi': {'MPI_%s_%s' % (k, f) for k in HANDLE_KINDS for f in ('toint', 'fromint')},
+}
+# Open MPI's Fortran integers of its predefined handles (mpif-handles.h)
+# are its own small numbers: c2f and f2c go through a table first
+# (fortran_handles), then Locus's numbers for everything else.
+FORTRAN_TABLES = {'openmpi': ['mpif-handles.h', 'mpif-io-handles.h']}
+C_KIND = {'MPI_Comm': 'Comm', 'MPI_Datatype': 'Type', 'MPI_Group': 'Group', 'MPI_Op': 'Op',
+          'MPI_Request': 'Request', 'MPI_Errhandler': 'Errhandler', 'MPI_Info': 'Info',
+          'MPI_Win': 'Win', 'MPI_Message': 'Message', 'MPI_File': 'File'}
+CONV = {'Comm': 'comm', 'Type': 'dtype', 'Group': 'group', 'Op': 'op', 'Request': 'req',
+        'Errhandler': 'errh', 'Info': 'info', 'Win': 'win', 'Message': 'msg', 'File': 'file'}
 
 
-HANDLE_TYPES = {'MPI_Comm', 'MPI_Datatype', 'MPI_Group', 'MPI_Op', 'MPI_Request',
-                'MPI_Errhandler', 'MPI_Info', 'MPI_Win', 'MPI_Message', 'MPI_Session'}
+def fortran_handles(abi, legacy_h, legacy_text, names):
+    """MPI_<Kind>_c2f and _f2c with the legacy Fortran integers of the
+    predefined handles (the legacy mpif.h's parameters); a kind's other
+    handles are Locus's numbers, through Locus's own c2f/f2c, appended to
+    names (the functions the layer loads). Returns C, and the procedures
+    it defines."""
+    text = ''
+    for f in FORTRAN_TABLES.get(abi, []):
+        path = os.path.join(os.path.dirname(legacy_h), f)
+        if os.path.exists(path):
+            text += open(path).read()
+    if not text:
+        return '', set()
+    ctype = {m.group(1): m.group(2) for m in re.finditer(
+        r'#define\s+(MPI_\w+)\s+OMPI_PREDEFINED_GLOBAL\(\s*(MPI_\w+)\s*,', legacy_text)}
+    table = {}
+    for name, value in re.findall(r'parameter\s*\((MPI_\w+)\s*=\s*(-?\d+)\)', text, re.I):
+        kind = C_KIND.get(ctype.get(name))
+        if kind:
+            table.setdefault(kind, []).append((int(value), name))
+    out, done = [], set()
+    for kind in sorted(table):
+        ty, conv = [t for t, k in C_KIND.items() if k == kind][0], CONV[kind]
+        rows = sorted(set(table[kind]))
+        out.append('static const struct { MPI_Fint f; %s c; } %s_fortran[] = {\n%s\n};'
+                   % (ty, conv, '\n'.join('#ifdef %s\n    { %d, %s },\n#endif' % (r[1], r[0], r[1]) for r in rows)))
+        c2f, f2c = len(names), len(names) + 1
+        names += ['PMPI_%s_c2f' % kind, 'PMPI_%s_f2c' % kind]
+        n = 'sizeof %s_fortran / sizeof %s_fortran[0]' % (conv, conv)
+        out.append('''MPI_Fint PMPI_%(k)s_c2f(%(t)s h)
+{
+    int l;
+    if (abi_predef_in((intptr_t)h, %(kind)s, &l))
+        for (size_t i = 0; i < %(n)s; i++)
+            if (%(c)s_fortran[i].c == h)
+                return %(c)s_fortran[i].f;
+    return ((MPI_Fint (*)(void *))abi_fn[%(c2f)d])(abi_%(c)s_in(h));
+}
+#pragma weak MPI_%(k)s_c2f = PMPI_%(k)s_c2f
+%(t)s PMPI_%(k)s_f2c(MPI_Fint f)
+{
+    for (size_t i = 0; i < %(n)s; i++)
+        if (%(c)s_fortran[i].f == f)
+            return %(c)s_fortran[i].c;
+    return abi_%(c)s_out(((void *(*)(MPI_Fint))abi_fn[%(f2c)d])(f));
+}
+#pragma weak MPI_%(k)s_f2c = PMPI_%(k)s_f2c''' % dict(k=kind, t=ty, n=n, c=conv, c2f=c2f, f2c=f2c, kind=HANDLE_TYPES[ty]))
+        done |= {'MPI_%s_c2f' % kind, 'MPI_%s_f2c' % kind}
+    return '\n'.join(out), done
+
+
+# The calls that read an attribute: (keyval, value) parameters.
+ATTR_GETS = {'MPI_Comm_get_attr': ('comm_keyval', 'attribute_val'),
+             'MPI_Win_get_attr': ('win_keyval', 'attribute_val')}
+
+HANDLE_TYPES = {  # Locus's handle types, and their abi_kind (abi.h)
+    'MPI_Comm': 'ABI_K_COMM', 'MPI_Datatype': 'ABI_K_TYPE', 'MPI_Group': 'ABI_K_GROUP',
+    'MPI_Op': 'ABI_K_OP', 'MPI_Request': 'ABI_K_REQ', 'MPI_Errhandler': 'ABI_K_ERRH',
+    'MPI_Info': 'ABI_K_INFO', 'MPI_Win': 'ABI_K_WIN', 'MPI_Message': 'ABI_K_MSG',
+    'MPI_Session': 'ABI_K_SESSION', 'MPI_File': 'ABI_K_FILE'}
 
 
 def locus_values(path):
@@ -116,25 +205,39 @@ def locus_values(path):
     handles = {m.group(1): int(m.group(3), 0) for m in re.finditer(
         r'#define\s+(MPI_\w+)\s+\(\((MPI_\w+)\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)
         if m.group(2) in HANDLE_TYPES}
+    kinds = {m.group(1): HANDLE_TYPES[m.group(2)] for m in re.finditer(
+        r'#define\s+(MPI_\w+)\s+\(\((MPI_\w+)\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)
+        if m.group(2) in HANDLE_TYPES}
     # Pointer constants (MPI_IN_PLACE, MPI_BOTTOM): NAME_VALUE.
     vals.update({m.group(1) + '_VALUE': int(m.group(2), 0) for m in re.finditer(
         r'#define\s+(MPI_\w+)\s+\(\((?:void|int)\s*\*\)\s*(0x[0-9a-fA-F]+|\d+)\)', text)})
-    return vals, handles
+    return vals, handles, kinds
 
 
-def legacy_defines(path):
-    """The legacy mpi.h and the prototypes beside it (MPICH: mpi_proto.h)."""
+def compat_header(abi):
+    """The ABI folder's abi_compat.h (what a newer release of the legacy
+    MPI's header adds under the same soname), or None."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'abi', abi,
+                        'abi_compat.h')
+    return path if os.path.exists(path) else None
+
+
+def legacy_defines(path, abi):
+    """The legacy mpi.h, the prototypes beside it (MPICH: mpi_proto.h) and
+    the ABI folder's compat header."""
     text = open(path).read()
-    for extra in ('mpi_proto.h', 'mpio.h'):  # MPICH's prototypes, and MPI-IO's
-        proto = os.path.join(os.path.dirname(path), extra)
-        if os.path.exists(proto):
-            text += open(proto).read()
+    extras = [os.path.join(os.path.dirname(path), e) for e in ('mpi_proto.h', 'mpio.h')]
+    for extra in extras + [compat_header(abi)]:  # MPICH's prototypes, MPI-IO's, newer ones
+        if extra and os.path.exists(extra):
+            text += open(extra).read()
     return set(re.findall(r'#define\s+(MPI_\w+)', text)), text
 
 
 class Gen:
-    def __init__(self, proc):
+    def __init__(self, proc, legacy_text, large=False):
         self.p = proc
+        self.legacy_text = legacy_text
+        self.large = large  # the large-count form, MPI_X_c
         self.pre, self.args, self.post, self.free, self.temps = [], [], [], [], []
         self.temp_names = []
         self.missing = None
@@ -150,10 +253,12 @@ class Gen:
 
     def param(self, p, procs_params):
         k, d, name = p.kind, p.dir, p.name
-        decl = p.c_small
+        decl = p.c(self.large)
         is_ptr = '*' in decl.split(name)[0] or decl.endswith('[]')
         length = p.length
-        if k in BUFFERS:
+        if k in BUFFERS and self.p.name == 'MPI_Get_address':
+            self.args.append(name)  # any address, MPI_IN_PLACE's too, as it is
+        elif k in BUFFERS:
             self.args.append('%sabi_buf_in(%s)' % ('' if decl.startswith('const') else '(void *)',
                                                    name))
         elif k == 'WEIGHT':
@@ -171,7 +276,16 @@ class Gen:
                 n = length if length not in ('*', '') else self.size_param()
                 if d != 'in' and n is None:
                     return k + ' array out of unknown length'
-                self.args.append(name)  # in: ranks of groups, ordinary ranks
+                if d == 'in' and length not in ('*', '') and not isinstance(n, list):
+                    # Locus's values in a copy (ranks may be MPI_PROC_NULL).
+                    self.temp_array(p, 'int', n)
+                    self.pre.append('for (int i_ = 0; i_ < %s; i_++) %s_l[i_] = abi_%s_in(%s[i_]);'
+                                    % (n, name, conv, name))
+                    self.args.append('%s_l' % name)
+                    return None
+                # As it is: an array in of unknown length, or (ranges) of
+                # triplets whose strides are no ranks.
+                self.args.append(name)
                 if d != 'in':
                     # ints both sides: mapped in place afterwards
                     self.post.append('for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
@@ -200,7 +314,7 @@ class Gen:
                                      % (n, name, conv, name))
             elif is_ptr:
                 self.pre.append('void *%s_l = %s;' % (
-                    name, 'abi_%s_in(*%s)' % (conv, name) if d == 'inout' else 'NULL'))
+                    name, 'abi_%s_in(*%s)' % (conv, name) if d in ('in', 'inout') else 'NULL'))
                 self.args.append('&%s_l' % name)
                 self.post.append('*%s = abi_%s_out(%s_l);' % (name, conv, name))
             else:
@@ -211,9 +325,14 @@ class Gen:
                 if n is None:
                     return 'STATUS array of unknown length'
                 self.temp_array(p, 'abi_locus_status_t', n[0])
+                # Only the statuses Locus wrote are the program's to change.
+                self.pre.append('if (!abi_statuses_ignored(%s)) for (int i_ = 0; i_ < %s; i_++) '
+                                '%s_l[i_].source = ABI_STATUS_UNSET;' % (name, n[0], name))
                 self.args.append('abi_statuses_ignored(%s) ? NULL : %s_l' % (name, name))
                 self.post.append('if (!abi_statuses_ignored(%s)) for (int i_ = 0; i_ < %s; i_++) '
-                                 'abi_status_out(&%s_l[i_], &%s[i_]);' % (name, n[1], name, name))
+                                 'if (%s_l[i_].source != ABI_STATUS_UNSET) '
+                                 'abi_status_out(&%s_l[i_], &%s[i_]);'
+                                 % (name, n[1], name, name, name))
             elif d in ('in', 'inout'):
                 # A status the program gives: Locus reads (and may set) its own.
                 self.pre.append('abi_locus_status_t %s_l;' % name)
@@ -222,30 +341,51 @@ class Gen:
                 if d == 'inout':
                     self.post.append('abi_status_out(&%s_l, %s);' % (name, name))
             else:
+                # Untouched when Locus leaves it (MPI_Iprobe finding nothing).
                 self.pre.append('abi_locus_status_t %s_l;' % name)
+                self.pre.append('%s_l.source = ABI_STATUS_UNSET;' % name)
                 self.args.append('abi_status_ignored(%s) ? NULL : &%s_l' % (name, name))
-                self.post.append('if (!abi_status_ignored(%s)) abi_status_out(&%s_l, %s);'
-                                 % (name, name, name))
+                self.post.append('if (!abi_status_ignored(%s) && %s_l.source != ABI_STATUS_UNSET) '
+                                 'abi_status_out(&%s_l, %s);' % (name, name, name, name))
         else:
             return k
         return None
 
+    def params(self):
+        return self.p.c_params(self.large)
+
+    def decls(self):
+        """The parameters' declarations: the description's, less a const
+        the legacy header's prototype does not have (MPICH 4.0's
+        MPI_Pready_list)."""
+        decls = [q.c(self.large) for q in self.params()]
+        m = re.search(r'\b%s\s+MPI_%s\s*\(([^)]*)\)' % (re.escape(self.p.ret), self.short()),
+                      self.legacy_text)
+        if m and len(m.group(1).split(',')) == len(decls):
+            theirs = m.group(1).split(',')
+            decls = [d[len('const '):] if d.startswith('const ') and 'const' not in t else d
+                     for d, t in zip(decls, theirs)]
+        return decls
+
+    def short(self):
+        return self.p.short + ('_c' if self.large else '')
+
     def size_param(self):
         """The number of processes a call starts (spawn's error codes): its
         maxprocs, or the sum of spawn_multiple's."""
-        for q in self.p.c_params():
+        for q in self.params():
             if q.kind == 'COMM_SIZE' and q.dir == 'in' and not q.length:
                 return q.name
-        for q in self.p.c_params():
+        for q in self.params():
             if q.kind == 'COMM_SIZE' and q.dir == 'in' and q.length:
                 return 'abi_sum(%s, %s)' % (q.name, q.length)
         return None
 
     def has_length(self):
-        return any(q.kind in ('STRING_LENGTH', 'INFO_VALUE_LENGTH') for q in self.p.c_params())
+        return any(q.kind in ('STRING_LENGTH', 'INFO_VALUE_LENGTH') for q in self.params())
 
     def count_param(self):
-        for q in self.p.c_params():
+        for q in self.params():
             if q.kind in ('ARRAY_LENGTH', 'ARRAY_LENGTH_NNI', 'ARRAY_LENGTH_PI'):
                 return q.name
         return None
@@ -255,25 +395,25 @@ class Gen:
         n = self.count_param()
         if n is None:
             return None
-        out = [q.name for q in self.p.c_params() if q.name == 'outcount']
+        out = [q.name for q in self.params() if q.name == 'outcount']
         return (n, '(*outcount == MPI_UNDEFINED ? 0 : *outcount)' if out else n)
 
     def write(self, idx):
-        for q in self.p.c_params():
+        for q in self.params():
             why = self.param(q, None)
             if why:
                 self.missing = why
                 return None
-        decls = ', '.join(q.c_small for q in self.p.c_params()) or 'void'
+        decls = ', '.join(self.decls()) or 'void'
         ltypes = []
-        for q in self.p.c_params():
+        for q in self.params():
             if q.kind in HANDLES:
-                ltypes.append('void **' if (q.length or '*' in q.c_small.split(q.name)[0])
+                ltypes.append('void **' if (q.length or '*' in q.c(self.large).split(q.name)[0])
                               else 'void *')
             elif q.kind == 'STATUS':
                 ltypes.append('void *')
             elif q.kind in BUFFERS:
-                ltypes.append('const void *' if q.c_small.startswith('const') else 'void *')
+                ltypes.append('const void *' if q.c(self.large).startswith('const') else 'void *')
             else:
                 # The parameter's own type (an array parameter is a pointer).
                 ltypes.append('__typeof__(%s)' % q.name)
@@ -282,16 +422,21 @@ class Gen:
         handle_ret = [conv for ctype, conv in HANDLES.values() if ctype == ret]
         lret = 'void *' if handle_ret else 'int'
         cast = '%s (*)(%s)' % (lret, ', '.join(ltypes) or 'void')
-        out = ['%s PMPI_%s(%s)' % (ret, self.p.short, decls), '{']
+        out = ['%s PMPI_%s(%s)' % (ret, self.short(), decls), '{']
         out += ['    ' + s for s in self.temps]
         if self.temps:
             nulls = ' || '.join('!%s_l' % t for t in self.temp_names)
             out.append('    if (%s) {' % nulls)
             out += ['        ' + s for s in self.free]
-            out.append('        return abi_no_mem("%s");' % self.p.name)
+            out.append('        return abi_no_mem("MPI_%s");' % self.short())
             out.append('    }')
         out += ['    ' + s for s in self.pre]
         out.append('    %s rc_ = ((%s)abi_fn[%d])(%s);' % (lret, cast, idx, ', '.join(self.args)))
+        if self.p.name in ATTR_GETS:
+            # Predefined attributes whose values are constants of the ABI's.
+            key, val = ATTR_GETS[self.p.name]
+            out.append('    if (rc_ == 0 && *flag)')
+            out.append('        abi_attr_out(abi_keyval_in(%s), %s);' % (key, val))
         if self.post:
             # Under MPI_ERR_IN_STATUS the statuses and requests say more.
             out.append('    if (rc_ == 0 || abi_in_status(rc_)) {')
@@ -305,7 +450,7 @@ class Gen:
         else:
             out.append('    return abi_err_out(rc_);')
         out.append('}')
-        out.append('#pragma weak %s = PMPI_%s' % (self.p.name, self.p.short))
+        out.append('#pragma weak MPI_%s = PMPI_%s' % (self.short(), self.short()))
         return '\n'.join(out)
 
 
@@ -317,7 +462,9 @@ def objects_write(lib, out, legacy_text):
     nm = subprocess.run(['nm', '-D', '-S', '--defined-only', lib], capture_output=True,
                         text=True, check=True).stdout
     named = set(re.findall(r'OMPI_PREDEFINED_GLOBAL\(\s*\w+\s*,\s*(\w+)\s*\)', legacy_text))
-    objs = []
+    # Objects of a newer release (abi_compat.h), with their sizes there.
+    objs = [(m.group(1), int(m.group(2))) for m in re.finditer(
+        r'\b(ompi_\w+);\s*/\*\s*exported object, (\d+) bytes', legacy_text)]
     for line in nm.splitlines():
         f = line.split()
         if len(f) == 4 and f[2] in 'BDVR' and (f[3].startswith('ompi_mpi_') or f[3] in named):
@@ -335,35 +482,44 @@ def main():
     abi, locus_h, legacy_h, out_c, out_txt, out_h = sys.argv[1:7]
     assert abi in ('mpich', 'openmpi')
     if len(sys.argv) > 8:
-        objects_write(sys.argv[7], sys.argv[8], legacy_defines(legacy_h)[1])
-    lv, lh = locus_values(locus_h)
-    defined, legacy_text = legacy_defines(legacy_h)
+        objects_write(sys.argv[7], sys.argv[8], legacy_defines(legacy_h, abi)[1])
+    lv, lh, lk = locus_values(locus_h)
+    defined, legacy_text = legacy_defines(legacy_h, abi)
     procs = mpiapi.load()
     names, bodies, report = [], [], []
+    fortran, by_table = fortran_handles(abi, legacy_h, legacy_text, names)
+    bodies.append(fortran)
+    by_hand = BY_HAND | BY_HAND_ABI[abi]
     for name in sorted(procs):
         p = procs[name]
         fint_or_handle = p.ret == 'MPI_Fint' or p.ret in [c for c, _ in HANDLES.values()]
         if not p.c or (p.ret != 'int' and not fint_or_handle):
             continue
-        if name in SKIP:
-            report.append('%-40s not yet: its description differs from the header' % name)
-            continue
-        if name in BY_HAND:
-            report.append('%-40s by hand (src/abi/mpich)' % name)
-            continue
-        if not re.search(r'\b%s\s+%s\s*\(' % (p.ret, name), legacy_text) or \
-                re.search(r'#\s*define\s+%s\b' % name, legacy_text):
-            report.append('%-40s not in the legacy header' % name)
-            continue
-        g = Gen(p)
-        body = g.write(len(names))
-        if body is None:
-            report.append('%-40s not yet: %s' % (name, g.missing))
-            continue
-        names.append('PMPI_' + p.short)
-        bodies.append(body)
+        for large in ([False, True] if p.large_count else [False]):
+            cname = name + ('_c' if large else '')
+            if name in SKIP:
+                report.append('%-40s not generated: %s' % (cname, SKIP[name]))
+                continue
+            if cname in by_table:
+                report.append('%-40s generated from the legacy mpif.h\'s integers' % cname)
+                continue
+            if cname in by_hand:
+                report.append('%-40s by hand (src/abi/common, src/abi/%s)' % (cname, abi))
+                continue
+            if re.search(r'#\s*define\s+%s\b' % cname, legacy_text):
+                report.append('%-40s not generated: a macro in the legacy header' % cname)
+                continue
+            g = Gen(p, legacy_text, large)
+            body = g.write(len(names))
+            if body is None:
+                report.append('%-40s not yet: %s' % (cname, g.missing))
+                continue
+            names.append('PMPI_' + g.short())
+            bodies.append(body)
     # Predefined handles: the legacy header's value beside Locus's.
-    predef = sorted(n for n in lh if n in defined)
+    # The null handles first: a legacy value some other name shares (MPICH
+    # makes the types it lacks MPI_DATATYPE_NULL) is the null handle.
+    predef = sorted((n for n in lh if n in defined), key=lambda n: (not n.endswith('_NULL'), n))
     classes = sorted(n for n in lv if (n.startswith('MPI_ERR_') or n == 'MPI_SUCCESS')
                      and n in defined)
     with open(out_c, 'w') as f:
@@ -375,11 +531,12 @@ def main():
         f.write('void *abi_fn[%d];\n\n' % (len(names) + 1))
         f.write('/* Every predefined handle: the legacy value, then Locus\'s. */\n')
         f.write('const abi_pair_t abi_predef[] = {\n%s\n};\n' % '\n'.join(
-            '#ifdef %s\n    { (intptr_t)%s, 0x%x },\n#endif' % (n, n, lh[n]) for n in predef))
+            '#ifdef %s\n    { (intptr_t)%s, 0x%x, %s },\n#endif' % (n, n, lh[n], lk[n])
+            for n in predef))
         f.write('const int abi_npredef = sizeof abi_predef / sizeof abi_predef[0];\n\n')
         f.write('/* Error classes: the legacy value, then Locus\'s. */\n')
         f.write('const abi_pair_t abi_classes[] = {\n%s\n};\n' % '\n'.join(
-            '    { %s, %d },' % (n, lv[n]) for n in classes))
+            '    { %s, %d, 0 },' % (n, lv[n]) for n in classes))
         f.write('const int abi_nclasses = %d;\n\n' % len(classes))
         for m, wanted in sorted(MAP_NAMES.items()):
             pairs = [n for n in sorted(lv) if any(n == w or (w.endswith('_') and n.startswith(w))

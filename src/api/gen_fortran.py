@@ -297,9 +297,28 @@ class Unbindable(Exception):
     pass
 
 
-def settle(c, fn, kind, args):
+class CInterface:
+    """The C interface a binding calls, where bindings differ: Locus's own
+    here (a Fortran handle is its MPI_<Kind>_toint integer; MPI_Comm_idup's
+    new communicator reaches Fortran when a completion call sees it done).
+    gen_abi_fortran.py passes the legacy ABIs' (their c2f and f2c)."""
+    settles_idup = True
+
+    def handle_in(self, kind, expr):
+        """The C handle of the Fortran integer expr."""
+        return 'PMPI_%s_fromint(%s)' % (kind, expr)
+
+    def handle_out(self, kind, expr):
+        """The Fortran integer of the C handle expr."""
+        return 'PMPI_%s_toint(%s)' % (kind, expr)
+
+
+LOCUS = CInterface()
+
+
+def settle(c, fn, kind, args, iface):
     """After a completion call, the MPI_Comm_idup its requests finished."""
-    if fn.name in SETTLES and kind == 'Request':
+    if iface.settles_idup and fn.name in SETTLES and kind == 'Request':
         c.post.append('if (fort_idup_any())')
         c.post.append('    fort_idup_settle(%s);' % args)
 
@@ -331,7 +350,7 @@ def arg_length(fn, d):
     return None
 
 
-def classify(fn, p):
+def classify(fn, p, iface=LOCUS):
     key = (fn.name, p.name)
     c = Conv(p.name)
     n = p.name
@@ -346,9 +365,9 @@ def classify(fn, p):
         kind = HANDLES[p.ctype]
         if p.ptr == 0 and not array:
             c.cparam = 'const MPI_Fint *%s' % n
-            c.locals.append('%s %s_c = PMPI_%s_fromint(*%s);' % (p.ctype, n, kind, n))
+            c.locals.append('%s %s_c = %s;' % (p.ctype, n, iface.handle_in(kind, '*' + n)))
             c.arg = '%s_c' % n
-            settle(c, fn, kind, '%s, &%s_c, 1' % (n, n))
+            settle(c, fn, kind, '%s, &%s_c, 1' % (n, n), iface)
             return c
         if array or key in HANDLE_ARRAYS:
             length = HANDLE_ARRAYS.get(key) or arg_length(fn, d)
@@ -369,24 +388,24 @@ def classify(fn, p):
                 c.pre.append('    %s_c[i] = %s;' % (n, NULL_HANDLE[kind]))
             else:
                 c.pre.append('for (int i = 0; i < %s_n; i++)' % n)
-                c.pre.append('    %s_c[i] = PMPI_%s_fromint(%s[i]);' % (n, kind, n))
+                c.pre.append('    %s_c[i] = %s;' % (n, iface.handle_in(kind, n + '[i]')))
             c.fails = True
             c.arg = '%s_c' % n
-            settle(c, fn, kind, '%s, %s_c, %s_n' % (n, n, n))
+            settle(c, fn, kind, '%s, %s_c, %s_n' % (n, n, n), iface)
             if not p.const:
                 c.post.append('for (int i = 0; i < %s_n; i++)' % n)
-                c.post.append('    %s[i] = PMPI_%s_toint(%s_c[i]);' % (n, kind, n))
+                c.post.append('    %s[i] = %s;' % (n, iface.handle_out(kind, n + '_c[i]')))
             c.cleanup.append('fort_scratch_free(%s_s, %s_c);' % (n, n))
             return c
         if p.ptr == 1:
             c.cparam = 'MPI_Fint *%s' % n
-            c.locals.append('%s %s_c = PMPI_%s_fromint(*%s);' % (p.ctype, n, kind, n))
+            c.locals.append('%s %s_c = %s;' % (p.ctype, n, iface.handle_in(kind, '*' + n)))
             c.arg = '&%s_c' % n
-            settle(c, fn, kind, '%s, &%s_c, 1' % (n, n))
-            if fn.name == 'Request_free':
+            settle(c, fn, kind, '%s, &%s_c, 1' % (n, n), iface)
+            if fn.name == 'Request_free' and iface.settles_idup:
                 c.locals.append('if (fort_idup_any())')
                 c.locals.append('    fort_idup_forget(*%s);' % n)
-            c.post.append('*%s = PMPI_%s_toint(%s_c);' % (n, kind, n))
+            c.post.append('*%s = %s;' % (n, iface.handle_out(kind, n + '_c')))
             return c
         raise Unbindable('handle argument %s' % p.text)
 
@@ -505,18 +524,21 @@ def fname_c(name):
     return 'mpi_%s_' % name.lower()
 
 
-def gen_binding(fn, convs):
+def gen_binding(fn, convs, callee='PMPI_', aliases=None):
+    """The entry point pmpi_x_ calling the C function callee + name, and
+    aliases (default mpi_x_), weak, of it."""
     params = [c.cparam for c in convs] + ['MPI_Fint *ierror']
     params += [c.hidden for c in convs if c.hidden]
     lines = []
     pname = 'p' + fname_c(fn.name)
+    cname = callee + fn.name
     # A weak reference: mpi.h may declare what the C library does not
     # define yet; that call then fails with a message instead of every
     # Fortran program failing to link.
-    lines.append('#pragma weak PMPI_%s' % fn.name)
+    lines.append('#pragma weak %s' % cname)
     lines.append('FORT_API void %s(%s)' % (pname, ', '.join(params)))
     lines.append('{')
-    lines.append('    if (!PMPI_%s) {' % fn.name)
+    lines.append('    if (!%s) {' % cname)
     lines.append('        *ierror = fort_missing("MPI_%s");' % fn.name)
     lines.append('        return;')
     lines.append('    }')
@@ -528,7 +550,7 @@ def gen_binding(fn, convs):
         lines += ['    ' + s for s in c.locals]
     for c in convs:
         lines += ['    ' + s for s in c.pre]
-    lines.append('    rc = PMPI_%s(%s);' % (fn.name, ', '.join(c.arg for c in convs)))
+    lines.append('    rc = %s(%s);' % (cname, ', '.join(c.arg for c in convs)))
     for c in convs:
         lines += ['    ' + s for s in c.post]
     if fails:
@@ -537,7 +559,8 @@ def gen_binding(fn, convs):
         lines += ['    ' + s for s in c.cleanup]
     lines.append('    *ierror = rc;')
     lines.append('}')
-    lines.append('FORT_WEAK(%s, %s)' % (pname, fname_c(fn.name)))
+    for alias in aliases or [fname_c(fn.name)]:
+        lines.append('FORT_WEAK(%s, %s)' % (pname, alias))
     lines.append('')
     return lines
 

@@ -249,12 +249,26 @@ static int parse_mpi(const char *val, launch_opts_t *o, char *err, size_t errlen
     return -1;
 }
 
+/* Whether exe is built with Open MPI 4: it names libmpi.so.40, or (a
+ * Fortran program, linked --as-needed) only Open MPI's Fortran libraries,
+ * which name it. */
+static int open_mpi_built(const char *exe)
+{
+    static const char *const sonames[] = { "libmpi.so.40", "libmpi_mpifh.so.40",
+                                           "libmpi_usempif08.so.40",
+                                           "libmpi_usempi_ignore_tkr.so.40" };
+    for (size_t i = 0; i < sizeof sonames / sizeof sonames[0]; i++)
+        if (launch_elf_needs(exe, sonames[i]))
+            return 1;
+    return 0;
+}
+
 /* An Open MPI program kept on Open MPI's own library (--no-abi-swap) finds
  * its job only through PMIx: without it each rank would start, silently,
  * as a singleton. So locusrun serves PMIx unasked, or refuses. */
 static int open_mpi_own(launch_opts_t *o, char *err, size_t errlen)
 {
-    if (!o->no_abi_swap || o->mpi_pmix || !launch_elf_needs(o->exe, "libmpi.so.40"))
+    if (!o->no_abi_swap || o->mpi_pmix || !open_mpi_built(o->exe))
         return 0;
     if (o->mpi_given) {
         snprintf(err, errlen, "--mpi: %s is built with Open MPI and --no-abi-swap keeps it on "

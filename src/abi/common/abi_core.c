@@ -25,6 +25,7 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(msg_toint, "MPI_Message_toint"), F(msg_fromint, "MPI_Message_fromint"),
     F(win_toint, "MPI_Win_toint"), F(win_fromint, "MPI_Win_fromint"),
     F(file_toint, "MPI_File_toint"), F(file_fromint, "MPI_File_fromint"),
+    F(session_toint, "MPI_Session_toint"), F(session_fromint, "MPI_Session_fromint"),
     F(win_get_name, "PMPI_Win_get_name"), F(win_set_name, "PMPI_Win_set_name"),
     F(open_port, "PMPI_Open_port"), F(lookup_name, "PMPI_Lookup_name"),
     F(file_get_view, "PMPI_File_get_view"),
@@ -40,16 +41,26 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(comm_get_name, "PMPI_Comm_get_name"), F(comm_set_name, "PMPI_Comm_set_name"),
     F(type_get_name, "PMPI_Type_get_name"), F(type_set_name, "PMPI_Type_set_name"),
     F(wtime, "PMPI_Wtime"), F(wtick, "PMPI_Wtick"), F(op_create, "PMPI_Op_create"),
-    F(op_free, "PMPI_Op_free"), F(comm_create_errhandler, "PMPI_Comm_create_errhandler"),
+    F(op_free, "PMPI_Op_free"), F(op_create_c, "PMPI_Op_create_c"),
+    F(create_errhandler[ABI_ERRH_COMM], "PMPI_Comm_create_errhandler"),
+    F(create_errhandler[ABI_ERRH_WIN], "PMPI_Win_create_errhandler"),
+    F(create_errhandler[ABI_ERRH_FILE], "PMPI_File_create_errhandler"),
+    F(create_errhandler[ABI_ERRH_SESSION], "PMPI_Session_create_errhandler"),
+    F(info_create_env, "PMPI_Info_create_env"),
     F(comm_create_keyval, "PMPI_Comm_create_keyval"),
     F(comm_free_keyval, "PMPI_Comm_free_keyval"),
     F(type_create_keyval, "PMPI_Type_create_keyval"), F(type_free_keyval, "PMPI_Type_free_keyval"),
     F(win_create_keyval, "PMPI_Win_create_keyval"), F(win_free_keyval, "PMPI_Win_free_keyval"), F(comm_test_inter, "PMPI_Comm_test_inter"),
     F(comm_size, "PMPI_Comm_size"), F(comm_remote_size, "PMPI_Comm_remote_size"),
-    F(alltoallw[0][0], "PMPI_Alltoallw"), F(alltoallw[0][1], "PMPI_Ialltoallw"),
-    F(alltoallw[0][2], "PMPI_Alltoallw_init"), F(alltoallw[1][0], "PMPI_Neighbor_alltoallw"),
-    F(alltoallw[1][1], "PMPI_Ineighbor_alltoallw"),
-    F(alltoallw[1][2], "PMPI_Neighbor_alltoallw_init"), F(topo_test, "PMPI_Topo_test"),
+#define W(c, s)                                                                                \
+    F(alltoallw[c][0][0], "PMPI_Alltoallw" s), F(alltoallw[c][0][1], "PMPI_Ialltoallw" s),     \
+    F(alltoallw[c][0][2], "PMPI_Alltoallw_init" s),                                            \
+    F(alltoallw[c][1][0], "PMPI_Neighbor_alltoallw" s),                                        \
+    F(alltoallw[c][1][1], "PMPI_Ineighbor_alltoallw" s),                                       \
+    F(alltoallw[c][1][2], "PMPI_Neighbor_alltoallw_init" s)
+    W(0, ""), W(1, "_c"),
+#undef W
+    F(topo_test, "PMPI_Topo_test"),
     F(cartdim_get, "PMPI_Cartdim_get"), F(comm_rank, "PMPI_Comm_rank"),
     F(graph_neighbors_count, "PMPI_Graph_neighbors_count"),
     F(dist_graph_neighbors_count, "PMPI_Dist_graph_neighbors_count"),
@@ -127,8 +138,10 @@ static int npairs;
 
 static int cmp_legacy(const void *a, const void *b)
 {
-    intptr_t x = ((const abi_pair_t *)a)->legacy, y = ((const abi_pair_t *)b)->legacy;
-    return (x > y) - (x < y);
+    const abi_pair_t *x = a, *y = b;
+    if (x->legacy != y->legacy)
+        return (x->legacy > y->legacy) - (x->legacy < y->legacy);
+    return (x->kind > y->kind) - (x->kind < y->kind);
 }
 
 static int cmp_locus(const void *a, const void *b)
@@ -139,22 +152,32 @@ static int cmp_locus(const void *a, const void *b)
 
 __attribute__((constructor)) static void pairs_sort(void)
 {
-    npairs = abi_npredef < 512 ? abi_npredef : 512;
-    memcpy(by_legacy, abi_predef, (size_t)npairs * sizeof *by_legacy);
-    memcpy(by_locus, abi_predef, (size_t)npairs * sizeof *by_locus);
+    /* A legacy value two names of a kind share is the first's (the null
+     * handles come first): it is one handle. */
+    for (int i = 0; i < abi_npredef && npairs < 512; i++) {
+        int seen = 0;
+        for (int j = 0; j < npairs && !seen; j++)
+            seen = by_legacy[j].legacy == abi_predef[i].legacy &&
+                   by_legacy[j].kind == abi_predef[i].kind;
+        if (!seen)
+            by_legacy[npairs++] = abi_predef[i];
+    }
+    memcpy(by_locus, by_legacy, (size_t)npairs * sizeof *by_locus);
     qsort(by_legacy, (size_t)npairs, sizeof *by_legacy, cmp_legacy);
     qsort(by_locus, (size_t)npairs, sizeof *by_locus, cmp_locus);
 }
 
-static const abi_pair_t *pair_find(const abi_pair_t *t, int n, intptr_t v, int legacy)
+static const abi_pair_t *pair_find(const abi_pair_t *t, int n, intptr_t v, int kind,
+                                   int legacy)
 {
     int lo = 0, hi = n - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
         intptr_t k = legacy ? t[mid].legacy : t[mid].locus;
-        if (k == v)
+        int c = k != v ? (k > v) - (k < v) : legacy ? (t[mid].kind > kind) - (t[mid].kind < kind) : 0;
+        if (c == 0)
             return &t[mid];
-        if (k < v)
+        if (c < 0)
             lo = mid + 1;
         else
             hi = mid - 1;
@@ -162,9 +185,9 @@ static const abi_pair_t *pair_find(const abi_pair_t *t, int n, intptr_t v, int l
     return NULL;
 }
 
-int abi_predef_in(intptr_t legacy, int *locus)
+int abi_predef_in(intptr_t legacy, int kind, int *locus)
 {
-    const abi_pair_t *p = pair_find(by_legacy, npairs, legacy, 1);
+    const abi_pair_t *p = pair_find(by_legacy, npairs, legacy, kind, 1);
     if (p)
         *locus = p->locus;
     return p != NULL;
@@ -172,7 +195,7 @@ int abi_predef_in(intptr_t legacy, int *locus)
 
 int abi_predef_out(int locus, intptr_t *legacy)
 {
-    const abi_pair_t *p = pair_find(by_locus, npairs, locus, 0);
+    const abi_pair_t *p = pair_find(by_locus, npairs, locus, 0, 0);
     if (p)
         *legacy = p->legacy;
     return p != NULL;
@@ -219,8 +242,12 @@ int abi_bits(const int (*pairs)[2], int n, int v, int to_locus)
     return out;
 }
 
+/* User classes and codes (MPI_Add_error_class, _code) lie past each
+ * side's MPI_ERR_LASTCODE, at the same distance from it. */
 int abi_class_in(int cls)
 {
+    if (cls > MPI_ERR_LASTCODE)
+        return cls - MPI_ERR_LASTCODE + LOCUS_MPI_ERR_LASTCODE;
     for (int i = 0; i < abi_nclasses; i++)
         if (abi_classes[i].legacy == cls)
             return abi_classes[i].locus;
@@ -229,6 +256,8 @@ int abi_class_in(int cls)
 
 int abi_class_out(int cls)
 {
+    if (cls > LOCUS_MPI_ERR_LASTCODE)
+        return cls - LOCUS_MPI_ERR_LASTCODE + MPI_ERR_LASTCODE;
     for (int i = 0; i < abi_nclasses; i++)
         if (abi_classes[i].locus == cls)
             return abi_classes[i].legacy;
@@ -239,6 +268,8 @@ int abi_err_out(int rc)
 {
     if (rc == 0)
         return MPI_SUCCESS;
+    if (rc > LOCUS_MPI_ERR_LASTCODE)
+        return abi_class_out(rc); /* a user's code: itself, the ABI's number */
     int cls = rc;
     abi_locus.error_class(rc, &cls);
     return abi_class_out(cls);
@@ -249,6 +280,46 @@ int abi_in_status(int rc)
     int cls = rc;
     abi_locus.error_class(rc, &cls);
     return cls == LOCUS_MPI_ERR_IN_STATUS;
+}
+
+/* Values handed out by pointer: each distinct one kept once, for the
+ * process's life (a program may keep the pointer). */
+static int *interned(int v)
+{
+    static int values[64];
+    static int n;
+    for (int i = 0; i < n; i++)
+        if (values[i] == v)
+            return &values[i];
+    if (n == 64)
+        return NULL;
+    values[n] = v;
+    return &values[n++];
+}
+
+void abi_attr_out(int lkey, void *attribute_val)
+{
+    int (*conv)(int);
+    switch (lkey) {
+    case LOCUS_MPI_HOST:
+    case LOCUS_MPI_IO:
+        conv = abi_rank_out;
+        break;
+    case LOCUS_MPI_LASTUSEDCODE:
+        conv = abi_class_out;
+        break;
+    case LOCUS_MPI_WIN_CREATE_FLAVOR:
+        conv = abi_flavor_out;
+        break;
+    case LOCUS_MPI_WIN_MODEL:
+        conv = abi_model_out;
+        break;
+    default:
+        return;
+    }
+    int *v = interned(conv(**(int **)attribute_val));
+    if (v)
+        *(int **)attribute_val = v;
 }
 
 /* ---- statuses: what both layouts hold ---- */
@@ -313,9 +384,17 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
-    /* The codes this layer returns are the ABI's classes already. */
-    *errorclass = errorcode;
-    return MPI_SUCCESS;
+    if (!errorclass)
+        return MPI_ERR_ARG;
+    if (errorcode <= MPI_ERR_LASTCODE) {
+        /* The layer's own codes are the ABI's classes already. */
+        *errorclass = errorcode;
+        return MPI_SUCCESS;
+    }
+    int cls = 0, rc = abi_locus.error_class(abi_class_in(errorcode), &cls);
+    if (rc == 0)
+        *errorclass = abi_class_out(cls);
+    return abi_err_out(rc);
 }
 #pragma weak MPI_Error_class = PMPI_Error_class
 
@@ -450,3 +529,64 @@ double PMPI_Wtick(void)
     return abi_locus.wtick();
 }
 #pragma weak MPI_Wtick = PMPI_Wtick
+
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    void *l = NULL;
+    int rc = abi_locus.info_create_env(argc, argv, &l);
+    if (rc == 0 && info)
+        *info = abi_info_out(l);
+    return abi_err_out(rc);
+}
+#pragma weak MPI_Info_create_env = PMPI_Info_create_env
+
+/* A legacy ABI is not the standard one: what MPI-5 has a library without
+ * it answer (mpi4py's wheel reads a positive major as "the standard ABI"). */
+int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
+{
+    if (!abi_major || !abi_minor)
+        return MPI_ERR_ARG;
+    *abi_major = -1;
+    *abi_minor = -1;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Abi_get_version = PMPI_Abi_get_version
+
+/* The sizes of this ABI's integer types, under the standard's keys. */
+int PMPI_Abi_get_info(MPI_Info *info)
+{
+    static const struct { const char *key; size_t size; } sizes[] = {
+        { "mpi_aint_size", sizeof(MPI_Aint) }, { "mpi_count_size", sizeof(MPI_Count) },
+        { "mpi_offset_size", sizeof(MPI_Offset) },
+    };
+    if (!info)
+        return MPI_ERR_ARG;
+    int rc = PMPI_Info_create(info);
+    for (size_t i = 0; rc == MPI_SUCCESS && i < sizeof sizes / sizeof sizes[0]; i++) {
+        char v[8];
+        snprintf(v, sizeof v, "%zu", sizes[i].size);
+        rc = PMPI_Info_set(*info, sizes[i].key, v);
+    }
+    return rc;
+}
+#pragma weak MPI_Abi_get_info = PMPI_Abi_get_info
+
+/* Address arithmetic: the same in every ABI whose MPI_Aint is an address
+ * (Open MPI 4.1's header makes them macros; Open MPI 5's binaries call them). */
+#undef MPI_Aint_add
+#undef MPI_Aint_diff
+#undef PMPI_Aint_add
+#undef PMPI_Aint_diff
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp);
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2);
+MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
+{
+    return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
+}
+#pragma weak MPI_Aint_add = PMPI_Aint_add
+
+MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
+{
+    return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
+}
+#pragma weak MPI_Aint_diff = PMPI_Aint_diff

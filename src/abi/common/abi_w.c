@@ -1,6 +1,6 @@
 /*
  * abi_w.c — the alltoallw collectives, blocking, nonblocking and
- * persistent: two arrays of datatype handles whose length the call does
+ * persistent, int and large-count (_c): two arrays of datatype handles whose length the call does
  * not say. For MPI_Alltoallw it is the communicator's size (its remote
  * group's for an intercommunicator), the send one absent with
  * MPI_IN_PLACE; for the neighbourhood forms the topology's out- and
@@ -16,7 +16,8 @@
 enum { W_ALL, W_NEIGHBOR };
 enum { W_BLOCKING, W_NONBLOCKING, W_PERSISTENT };
 
-#define W_ARGS const void *, const int *, const void *, void *const *, void *, const int *, \
+/* Counts are ints, or MPI_Count in the _c forms: the pointers go through. */
+#define W_ARGS const void *, const void *, const void *, void *const *, void *, const void *, \
                const void *, void *const *, void *
 typedef int (*w_blocking)(W_ARGS);
 typedef int (*w_nonblocking)(W_ARGS, void **);
@@ -54,9 +55,9 @@ static int w_lengths(int kind, void *lc, int *nsend, int *nrecv)
     return rc ? abi_err_out(rc) : 0;
 }
 
-static int alltoallw(int kind, int form, const void *sbuf, const int *scounts,
+static int alltoallw(int large, int kind, int form, const void *sbuf, const void *scounts,
                      const void *sdispls, const MPI_Datatype *stypes, void *rbuf,
-                     const int *rcounts, const void *rdispls, const MPI_Datatype *rtypes,
+                     const void *rcounts, const void *rdispls, const MPI_Datatype *rtypes,
                      MPI_Comm comm, MPI_Info info, MPI_Request *req)
 {
     void *lc = abi_comm_in(comm);
@@ -71,7 +72,7 @@ static int alltoallw(int kind, int form, const void *sbuf, const int *scounts,
         st[i] = in_place ? NULL : abi_dtype_in(stypes[i]);
     for (int i = 0; i < nr; i++)
         rt[i] = abi_dtype_in(rtypes[i]);
-    void *lreq = NULL, *f = abi_locus.alltoallw[kind][form];
+    void *lreq = NULL, *f = abi_locus.alltoallw[large][kind][form];
     const void *lsbuf = abi_buf_in(sbuf);
     if (form == W_BLOCKING)
         rc = ((w_blocking)f)(lsbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, lc);
@@ -87,39 +88,48 @@ static int alltoallw(int kind, int form, const void *sbuf, const int *scounts,
     return abi_err_out(rc);
 }
 
-/* One kind's three entry points; D is the displacements' type (int for
- * alltoallw, MPI_Aint for the neighbourhood forms). */
-#define W_FORMS(Name, IName, kind, D)                                                          \
-    int PMPI_##Name(const void *sendbuf, const int sendcounts[], const D sdispls[],           \
-                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],    \
-                    const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)         \
+/* One kind's three entry points; C and D are the counts' and the
+ * displacements' types (int and int for alltoallw, int and MPI_Aint for
+ * the neighbourhood forms, MPI_Count and MPI_Aint for both _c forms). */
+#define W_FORMS(Name, IName, kind, C, D, large, sfx)                                           \
+    int PMPI_##Name##sfx(const void *sendbuf, const C sendcounts[], const D sdispls[],        \
+                         const MPI_Datatype sendtypes[], void *recvbuf, const C recvcounts[], \
+                         const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)    \
     {                                                                                          \
-        return alltoallw(kind, W_BLOCKING, sendbuf, sendcounts, sdispls, sendtypes, recvbuf,  \
-                         recvcounts, rdispls, recvtypes, comm, MPI_INFO_NULL, NULL);          \
+        return alltoallw(large, kind, W_BLOCKING, sendbuf, sendcounts, sdispls, sendtypes,    \
+                         recvbuf, recvcounts, rdispls, recvtypes, comm, MPI_INFO_NULL, NULL); \
     }                                                                                          \
-    int PMPI_##IName(const void *sendbuf, const int sendcounts[], const D sdispls[],          \
-                     const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],   \
-                     const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,        \
-                     MPI_Request *request)                                                     \
+    int PMPI_##IName##sfx(const void *sendbuf, const C sendcounts[], const D sdispls[],       \
+                          const MPI_Datatype sendtypes[], void *recvbuf,                       \
+                          const C recvcounts[], const D rdispls[],                             \
+                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request) \
     {                                                                                          \
-        return alltoallw(kind, W_NONBLOCKING, sendbuf, sendcounts, sdispls, sendtypes,        \
+        return alltoallw(large, kind, W_NONBLOCKING, sendbuf, sendcounts, sdispls, sendtypes, \
                          recvbuf, recvcounts, rdispls, recvtypes, comm, MPI_INFO_NULL,        \
                          request);                                                             \
     }                                                                                          \
-    int PMPI_##Name##_init(const void *sendbuf, const int sendcounts[], const D sdispls[],    \
-                           const MPI_Datatype sendtypes[], void *recvbuf,                      \
-                           const int recvcounts[], const D rdispls[],                          \
-                           const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,       \
-                           MPI_Request *request)                                               \
+    int PMPI_##Name##_init##sfx(const void *sendbuf, const C sendcounts[], const D sdispls[], \
+                                const MPI_Datatype sendtypes[], void *recvbuf,                 \
+                                const C recvcounts[], const D rdispls[],                       \
+                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,  \
+                                MPI_Request *request)                                          \
     {                                                                                          \
-        return alltoallw(kind, W_PERSISTENT, sendbuf, sendcounts, sdispls, sendtypes,         \
+        return alltoallw(large, kind, W_PERSISTENT, sendbuf, sendcounts, sdispls, sendtypes,  \
                          recvbuf, recvcounts, rdispls, recvtypes, comm, info, request);        \
     }
-W_FORMS(Alltoallw, Ialltoallw, W_ALL, int)
-W_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, W_NEIGHBOR, MPI_Aint)
+W_FORMS(Alltoallw, Ialltoallw, W_ALL, int, int, 0, )
+W_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, W_NEIGHBOR, int, MPI_Aint, 0, )
+W_FORMS(Alltoallw, Ialltoallw, W_ALL, MPI_Count, MPI_Aint, 1, _c)
+W_FORMS(Neighbor_alltoallw, Ineighbor_alltoallw, W_NEIGHBOR, MPI_Count, MPI_Aint, 1, _c)
 #pragma weak MPI_Alltoallw = PMPI_Alltoallw
 #pragma weak MPI_Ialltoallw = PMPI_Ialltoallw
 #pragma weak MPI_Alltoallw_init = PMPI_Alltoallw_init
 #pragma weak MPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw
 #pragma weak MPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw
 #pragma weak MPI_Neighbor_alltoallw_init = PMPI_Neighbor_alltoallw_init
+#pragma weak MPI_Alltoallw_c = PMPI_Alltoallw_c
+#pragma weak MPI_Ialltoallw_c = PMPI_Ialltoallw_c
+#pragma weak MPI_Alltoallw_init_c = PMPI_Alltoallw_init_c
+#pragma weak MPI_Neighbor_alltoallw_c = PMPI_Neighbor_alltoallw_c
+#pragma weak MPI_Ineighbor_alltoallw_c = PMPI_Ineighbor_alltoallw_c
+#pragma weak MPI_Neighbor_alltoallw_init_c = PMPI_Neighbor_alltoallw_init_c

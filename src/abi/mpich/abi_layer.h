@@ -10,6 +10,8 @@
 
 #define ABI_NAME "MPICH"
 
+#include "abi_compat.h"
+
 #include "abi.h"
 
 #endif

@@ -11,6 +11,8 @@
 
 #define ABI_NAME "Open MPI"
 
+#include "abi_compat.h"
+
 #include "abi.h"
 
 #endif

@@ -15,10 +15,10 @@
 
 /* A predefined handle by its object's address, else Locus's own pointer
  * (Locus's user objects are pointers too, never one of these objects). */
-static void *handle_in(const void *h)
+static void *handle_in(const void *h, int kind)
 {
     int l;
-    return abi_predef_in((intptr_t)h, &l) ? (void *)(intptr_t)l : (void *)h;
+    return abi_predef_in((intptr_t)h, kind, &l) ? (void *)(intptr_t)l : (void *)h;
 }
 
 static void *handle_out(void *l)
@@ -29,19 +29,41 @@ static void *handle_out(void *l)
     return (void *)h;
 }
 
-#define HANDLE_PAIR(kind, type)                                                                \
-    void *abi_##kind##_in(type h) { return handle_in((const void *)h); }                       \
+#define HANDLE_PAIR(kind, K, type)                                                             \
+    void *abi_##kind##_in(type h) { return handle_in((const void *)h, ABI_K_##K); }            \
     type abi_##kind##_out(void *l) { return (type)handle_out(l); }
-HANDLE_PAIR(comm, MPI_Comm)
-HANDLE_PAIR(dtype, MPI_Datatype)
-HANDLE_PAIR(group, MPI_Group)
-HANDLE_PAIR(op, MPI_Op)
-HANDLE_PAIR(req, MPI_Request)
-HANDLE_PAIR(errh, MPI_Errhandler)
-HANDLE_PAIR(info, MPI_Info)
-HANDLE_PAIR(msg, MPI_Message)
-HANDLE_PAIR(win, MPI_Win)
-HANDLE_PAIR(file, MPI_File)
+HANDLE_PAIR(comm, COMM, MPI_Comm)
+HANDLE_PAIR(dtype, TYPE, MPI_Datatype)
+HANDLE_PAIR(group, GROUP, MPI_Group)
+HANDLE_PAIR(op, OP, MPI_Op)
+HANDLE_PAIR(req, REQ, MPI_Request)
+HANDLE_PAIR(errh, ERRH, MPI_Errhandler)
+HANDLE_PAIR(info, INFO, MPI_Info)
+HANDLE_PAIR(msg, MSG, MPI_Message)
+HANDLE_PAIR(win, WIN, MPI_Win)
+HANDLE_PAIR(file, FILE, MPI_File)
+HANDLE_PAIR(session, SESSION, MPI_Session)
+
+/* An int for a handle is its Fortran integer, both ways. */
+#define DO_PRAGMA(x) _Pragma(#x)
+#define TOINT(Kind, type)                                                                      \
+    int PMPI_##Kind##_toint(type h) { return (int)PMPI_##Kind##_c2f(h); }                      \
+    type PMPI_##Kind##_fromint(int i) { return PMPI_##Kind##_f2c((MPI_Fint)i); }               \
+    DO_PRAGMA(weak MPI_##Kind##_toint = PMPI_##Kind##_toint)                                   \
+    DO_PRAGMA(weak MPI_##Kind##_fromint = PMPI_##Kind##_fromint)
+MPI_Fint PMPI_Session_c2f(MPI_Session);
+MPI_Session PMPI_Session_f2c(MPI_Fint);
+TOINT(Comm, MPI_Comm)
+TOINT(Type, MPI_Datatype)
+TOINT(Group, MPI_Group)
+TOINT(Info, MPI_Info)
+TOINT(Request, MPI_Request)
+TOINT(Op, MPI_Op)
+TOINT(Errhandler, MPI_Errhandler)
+TOINT(Win, MPI_Win)
+TOINT(Message, MPI_Message)
+TOINT(Session, MPI_Session)
+TOINT(File, MPI_File)
 
 /* ---- statuses ---- */
 
