@@ -82,6 +82,7 @@ typedef struct {
     /* MPI_<Kind>_create_errhandler, by abi_errh_kind. */
     int (*create_errhandler[4])(void *, void **);
     int (*info_create_env)(int, char **, void **);
+    int (*abi_get_fortran_info)(void **);
     int (*comm_create_keyval)(void *, void *, int *, void *), (*comm_free_keyval)(int *);
     int (*type_create_keyval)(void *, void *, int *, void *), (*type_free_keyval)(int *);
     int (*win_create_keyval)(void *, void *, int *, void *), (*win_free_keyval)(int *);

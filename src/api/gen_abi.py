@@ -108,7 +108,7 @@ BY_HAND = {'MPI_Get_processor_name', 'MPI_Get_library_version', 'MPI_Error_strin
            'MPI_Type_free_keyval', 'MPI_Win_create_keyval', 'MPI_Win_free_keyval',
            'MPI_Neighbor_alltoallw', 'MPI_Ineighbor_alltoallw', 'MPI_Neighbor_alltoallw_init',
            'MPI_Grequest_start', 'MPI_Register_datarep', 'MPI_Info_create_env', 'MPI_Aint_add',
-           'MPI_Aint_diff',
+           'MPI_Aint_diff', 'MPI_Get_version', 'MPI_Abi_get_fortran_info',
            'MPI_Op_create_c', 'MPI_Register_datarep_c', 'MPI_Alltoallw_c', 'MPI_Ialltoallw_c',
            'MPI_Alltoallw_init_c', 'MPI_Neighbor_alltoallw_c', 'MPI_Ineighbor_alltoallw_c',
            'MPI_Neighbor_alltoallw_init_c', 'MPI_File_create_errhandler',
@@ -239,6 +239,9 @@ class Gen:
         self.legacy_text = legacy_text
         self.large = large  # the large-count form, MPI_X_c
         self.pre, self.args, self.post, self.free, self.temps = [], [], [], [], []
+        # Written back whatever the call returns: handles the program gave
+        # (a request Locus freed on an error is MPI_REQUEST_NULL then).
+        self.post_always = []
         self.temp_names = []
         self.missing = None
 
@@ -310,13 +313,15 @@ class Gen:
                                     % (n, name, conv, name))
                 self.args.append('%s_l' % name)
                 if d in ('out', 'inout'):
-                    self.post.append('for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s_l[i_]);'
-                                     % (n, name, conv, name))
+                    (self.post_always if d == 'inout' else self.post).append(
+                        'for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s_l[i_]);'
+                        % (n, name, conv, name))
             elif is_ptr:
                 self.pre.append('void *%s_l = %s;' % (
                     name, 'abi_%s_in(*%s)' % (conv, name) if d in ('in', 'inout') else 'NULL'))
                 self.args.append('&%s_l' % name)
-                self.post.append('*%s = abi_%s_out(%s_l);' % (name, conv, name))
+                (self.post if d == 'out' else self.post_always).append(
+                    '*%s = abi_%s_out(%s_l);' % (name, conv, name))
             else:
                 self.args.append('abi_%s_in(%s)' % (conv, name))
         elif k == 'STATUS':
@@ -442,6 +447,7 @@ class Gen:
             out.append('    if (rc_ == 0 || abi_in_status(rc_)) {')
             out += ['        ' + s for s in self.post]
             out.append('    }')
+        out += ['    ' + s for s in self.post_always]
         out += ['    ' + s for s in self.free]
         if handle_ret:
             out.append('    return abi_%s_out(rc_);' % handle_ret[0])

@@ -14,7 +14,7 @@ static void usage(FILE *out)
             "  info   [--json]                             every LOCUS_* tunable, its default and meaning\n"
             "  tune   [--quick] [--show] [--json]          measure this machine's shm large-message paths\n"
             "                                              and cache the best LOCUS_SHM_* values for it\n"
-            "  bench  compare|sweep|startup|congestion ...\n"
+            "  bench  compare|sweep|startup|congestion|perfboost ...\n"
             "                                              run benchmarks side by side with other MPIs\n"
             "  version                                     print the version\n"
             "Run 'locus <command> --help' for a command's options.\n");

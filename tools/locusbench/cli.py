@@ -1,4 +1,4 @@
-"""`locus bench` subcommands: compare, sweep, startup, congestion, report, list."""
+"""`locus bench` subcommands: compare, sweep, startup, congestion, perfboost, report, list."""
 import argparse
 import datetime
 import json
@@ -420,6 +420,61 @@ def cmd_congestion(args):
     return 1 if missing else 0
 
 
+def cmd_perfboost(args):
+    """`perfboost`: binaries built for Open MPI and MPICH (NetPIPE, LAMMPS,
+    osu_latency) on Locus through its ABI layers and on their own MPI
+    (also from --from FILE)."""
+    from . import perfboost
+    if args.from_json:
+        doc, out = _load_doc(args, ("rows", "results", "params"), "perfboost.json")
+    else:
+        user_timeout = args.timeout is not None or bool(os.environ.get("LOCUS_BENCH_TIMEOUT"))
+        _finish_common(args)
+        if not user_timeout:
+            args.timeout = perfboost.RUN_TIMEOUT
+        args.parts = _csv(args.parts)
+        bad = [x for x in args.parts if x not in perfboost.PARTS]
+        if bad or not args.parts:
+            raise UsageError("--parts: expected some of %s, got %s"
+                             % (",".join(perfboost.PARTS), ",".join(bad) or "none"))
+        try:
+            args.lammps_np = [int(v) for v in _csv(args.lammps_np)]
+        except ValueError:
+            raise UsageError("--lammps-np wants a comma list of rank counts, not '%s'"
+                             % args.lammps_np)
+        given = [v for v in (args.netpipe_n, args.lammps_box, args.lammps_steps) if v is not None]
+        if min(given + args.lammps_np + [1]) < 1 or not args.lammps_np:
+            raise UsageError("--netpipe-n, --lammps-box, --lammps-steps and --lammps-np must be "
+                             "positive")
+        for opt, full, quick in (("netpipe_n", 200, 20), ("lammps_box", 20, 10),
+                                 ("lammps_steps", 100, 50)):
+            if getattr(args, opt) is None:
+                setattr(args, opt, quick if args.quick else full)
+        signal.signal(signal.SIGTERM, _interrupt)
+        locus = mpimod.find("locus", args.locus_bin)
+        try:
+            doc = perfboost.measure(args, locus, bench_srcdir())
+        except ValueError as exc:
+            raise UsageError(str(exc))
+        out = args.out
+        doc["repeats"] = args.repeats
+        doc["meta"] = _meta("Locus PerfBoost: Open MPI and MPICH binaries on Locus through its "
+                            "ABI layers and on their own MPI", args,
+                            [m for m in (locus,) if m], {})
+        doc["meta"]["placement"] = ("each launcher's default placement, as a user would start "
+                                    "the binary; --oversubscribe past the cores (Open MPI's "
+                                    "mpirun: always for LAMMPS)")
+        with open(os.path.join(out, "perfboost.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+    summary = _render(args, doc, perfboost, out, "perfboost")
+    runner.log("results in %s" % out)
+    failed = [s["bench"] + ", " + s["figure"] for s in summary
+              if s["locus_v"] is None or s["ref_v"] is None]
+    for f in failed:
+        runner.log("no successful run for %s" % f)
+    return 1 if failed else 0
+
+
 def _sweep_setting(spec):
     if "=" not in spec:
         raise UsageError("sweep wants VAR=v1,v2,... (got '%s')" % spec)
@@ -595,6 +650,21 @@ def parser():
     cg.add_argument("--from", dest="from_json", default=None,
                     help="no runs: table and plot from an earlier congestion.json")
     _common(cg)
+    pb = sub.add_parser("perfboost", help="binaries built for Open MPI and MPICH (NetPIPE, "
+                                          "osu_latency, LAMMPS) on Locus through its ABI layers "
+                                          "and on their own MPI")
+    pb.add_argument("--parts", default="netpipe,osu,lammps",
+                    help="what to run: some of netpipe, osu, lammps (default all)")
+    pb.add_argument("--netpipe-n", type=int, default=None,
+                    help="NetPIPE's -n, repetitions per message size (default 200; quick 20)")
+    pb.add_argument("--lammps-box", type=int, default=None,
+                    help="LAMMPS melt box edge in lattice cells (default 20; quick 10)")
+    pb.add_argument("--lammps-steps", type=int, default=None,
+                    help="LAMMPS steps per run (default 100; quick 50)")
+    pb.add_argument("--lammps-np", default="2,4", help="LAMMPS rank counts (default 2,4)")
+    pb.add_argument("--from", dest="from_json", default=None,
+                    help="no runs: table and plot from an earlier perfboost.json")
+    _common(pb)
     rp = sub.add_parser("report", help="redraw the table and plots from a compare/sweep JSON")
     rp.add_argument("json", help="compare.json or sweep.json")
     rp.add_argument("--out", default=None, help="output folder (default: the JSON's)")
@@ -612,7 +682,8 @@ def main(argv):
             return 2
         return {"compare": cmd_compare, "sweep": cmd_sweep, "report": cmd_report,
                 "list": cmd_list, "startup": cmd_startup,
-                "congestion": cmd_congestion}[args.cmd](args)
+                "congestion": cmd_congestion,
+                "perfboost": cmd_perfboost}[args.cmd](args)
     except UsageError as exc:
         sys.stderr.write("locus bench: %s\n" % exc)
         return 2

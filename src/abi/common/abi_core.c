@@ -47,6 +47,7 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(create_errhandler[ABI_ERRH_FILE], "PMPI_File_create_errhandler"),
     F(create_errhandler[ABI_ERRH_SESSION], "PMPI_Session_create_errhandler"),
     F(info_create_env, "PMPI_Info_create_env"),
+    F(abi_get_fortran_info, "PMPI_Abi_get_fortran_info"),
     F(comm_create_keyval, "PMPI_Comm_create_keyval"),
     F(comm_free_keyval, "PMPI_Comm_free_keyval"),
     F(type_create_keyval, "PMPI_Type_create_keyval"), F(type_free_keyval, "PMPI_Type_free_keyval"),
@@ -434,6 +435,16 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     char l[8192];
     int n = 0;
+    int known = 0;
+    for (int i = 0; i < abi_nclasses && !known; i++)
+        known = abi_classes[i].legacy == errorcode;
+    if (errorcode > 0 && errorcode < MPI_ERR_LASTCODE && !known) {
+        /* A class of the ABI's that Locus has not (Open MPI's ULFM ones):
+         * its own number, named. */
+        n = snprintf(l, sizeof l, "error class %d of the " ABI_NAME " ABI (none of Locus's)",
+                     errorcode);
+        return string_out(0, l, n, string, resultlen, MPI_MAX_ERROR_STRING);
+    }
     int rc = abi_locus.error_string(abi_class_in(errorcode), l, &n);
     return string_out(rc, l, n, string, resultlen, MPI_MAX_ERROR_STRING);
 }
@@ -551,6 +562,106 @@ int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
     return MPI_SUCCESS;
 }
 #pragma weak MPI_Abi_get_version = PMPI_Abi_get_version
+
+/* The newest version of the standard whose constants the ABI can say
+ * (abi_layer.h): a program built against it (mpi4py's wheel) takes the
+ * version for what it may use, and Locus's 5.0 has names these ABIs lack. */
+int PMPI_Get_version(int *version, int *subversion)
+{
+    if (!version || !subversion)
+        return MPI_ERR_ARG;
+    *version = ABI_MPI_VERSION;
+    *subversion = ABI_MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Get_version = PMPI_Get_version
+
+/* Locus's answer, less the Fortran types this ABI's header lacks (or
+ * makes MPI_DATATYPE_NULL): "mpi_<type>_supported" false for those. */
+int PMPI_Abi_get_fortran_info(MPI_Info *info)
+{
+#define FT(name, NAME) { name, NAME }
+    static const struct { const char *name; MPI_Datatype type; } types[] = {
+#ifdef MPI_LOGICAL1
+        FT("logical1", MPI_LOGICAL1),
+#endif
+#ifdef MPI_LOGICAL2
+        FT("logical2", MPI_LOGICAL2),
+#endif
+#ifdef MPI_LOGICAL4
+        FT("logical4", MPI_LOGICAL4),
+#endif
+#ifdef MPI_LOGICAL8
+        FT("logical8", MPI_LOGICAL8),
+#endif
+#ifdef MPI_LOGICAL16
+        FT("logical16", MPI_LOGICAL16),
+#endif
+#ifdef MPI_INTEGER1
+        FT("integer1", MPI_INTEGER1),
+#endif
+#ifdef MPI_INTEGER2
+        FT("integer2", MPI_INTEGER2),
+#endif
+#ifdef MPI_INTEGER4
+        FT("integer4", MPI_INTEGER4),
+#endif
+#ifdef MPI_INTEGER8
+        FT("integer8", MPI_INTEGER8),
+#endif
+#ifdef MPI_INTEGER16
+        FT("integer16", MPI_INTEGER16),
+#endif
+#ifdef MPI_REAL2
+        FT("real2", MPI_REAL2),
+#endif
+#ifdef MPI_REAL4
+        FT("real4", MPI_REAL4),
+#endif
+#ifdef MPI_REAL8
+        FT("real8", MPI_REAL8),
+#endif
+#ifdef MPI_REAL16
+        FT("real16", MPI_REAL16),
+#endif
+#ifdef MPI_COMPLEX4
+        FT("complex4", MPI_COMPLEX4),
+#endif
+#ifdef MPI_COMPLEX8
+        FT("complex8", MPI_COMPLEX8),
+#endif
+#ifdef MPI_COMPLEX16
+        FT("complex16", MPI_COMPLEX16),
+#endif
+#ifdef MPI_COMPLEX32
+        FT("complex32", MPI_COMPLEX32),
+#endif
+    };
+#undef FT
+    static const char *const all[] = { "logical1", "logical2", "logical4", "logical8",
+                                       "logical16", "integer1", "integer2", "integer4",
+                                       "integer8", "integer16", "real2", "real4", "real8",
+                                       "real16", "complex4", "complex8", "complex16",
+                                       "complex32" };
+    if (!info)
+        return MPI_ERR_ARG;
+    void *l = NULL;
+    int rc = abi_locus.abi_get_fortran_info(&l);
+    if (rc != 0)
+        return abi_err_out(rc);
+    *info = abi_info_out(l);
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        int have = 0;
+        for (size_t j = 0; j < sizeof types / sizeof types[0] && !have; j++)
+            have = !strcmp(types[j].name, all[i]) && types[j].type != MPI_DATATYPE_NULL;
+        char key[64];
+        snprintf(key, sizeof key, "mpi_%s_supported", all[i]);
+        if (!have && (rc = PMPI_Info_set(*info, key, "false")) != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+#pragma weak MPI_Abi_get_fortran_info = PMPI_Abi_get_fortran_info
 
 /* The sizes of this ABI's integer types, under the standard's keys. */
 int PMPI_Abi_get_info(MPI_Info *info)

@@ -12,6 +12,11 @@
 
 #include "abi_compat.h"
 
+/* The version MPI_Get_version says: MPICH 4.2's: the 4.1 constants (MPI_COMM_TYPE_RESOURCE_GUIDED) are in
+ * abi_compat.h. */
+#define ABI_MPI_VERSION 4
+#define ABI_MPI_SUBVERSION 1
+
 #include "abi.h"
 
 #endif

@@ -13,6 +13,11 @@
 
 #include "abi_compat.h"
 
+/* The version MPI_Get_version says: Open MPI 5's header has MPI-4.0's calls but no
+ * MPI_COMM_TYPE_RESOURCE_GUIDED (4.1). */
+#define ABI_MPI_VERSION 4
+#define ABI_MPI_SUBVERSION 0
+
 #include "abi.h"
 
 #endif
