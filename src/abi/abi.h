@@ -29,10 +29,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Locus's MPI_Status (the MPI-5 ABI's 32 bytes). */
+/* Locus's MPI_Status (the MPI-5 ABI's 32 bytes). Its library ints hold
+ * the bytes received (two halves) and the cancelled flag, where
+ * src/mpi/mpi_impl.h's locus_status_* put them. */
 typedef struct {
     int source, tag, error, internal[5];
 } abi_locus_status_t;
+enum { ABI_STATUS_BYTES_LO = 0, ABI_STATUS_BYTES_HI = 1, ABI_STATUS_CANCELLED = 2 };
 /* A status's source before a call: still there after it, Locus left the
  * status alone, and so does the layer with the program's. */
 #define ABI_STATUS_UNSET (-0x7fffffff - 1)
@@ -66,9 +69,7 @@ typedef struct {
     int (*error_class)(int, int *);
     int (*get_count_c)(const void *, void *, MPI_Count *);
     int (*get_elements_c)(const void *, void *, MPI_Count *);
-    int (*set_elements_c)(void *, void *, MPI_Count);
     int (*test_cancelled)(const void *, int *);
-    int (*set_cancelled)(void *, int);
     int (*processor_name)(char *, int *);
     int (*library_version)(char *, int *);
     int (*error_string)(int, char *, int *);

@@ -34,8 +34,8 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(op_fromint, "MPI_Op_fromint"), F(req_fromint, "MPI_Request_fromint"),
     F(errh_fromint, "MPI_Errhandler_fromint"), F(info_fromint, "MPI_Info_fromint"),
     F(error_class, "PMPI_Error_class"), F(get_count_c, "PMPI_Get_count_c"),
-    F(get_elements_c, "PMPI_Get_elements_c"), F(set_elements_c, "PMPI_Status_set_elements_c"),
-    F(test_cancelled, "PMPI_Test_cancelled"), F(set_cancelled, "PMPI_Status_set_cancelled"),
+    F(get_elements_c, "PMPI_Get_elements_c"),
+    F(test_cancelled, "PMPI_Test_cancelled"),
     F(processor_name, "PMPI_Get_processor_name"),
     F(library_version, "PMPI_Get_library_version"), F(error_string, "PMPI_Error_string"),
     F(comm_get_name, "PMPI_Comm_get_name"), F(comm_set_name, "PMPI_Comm_set_name"),
@@ -133,16 +133,21 @@ int abi_no_mem(const char *fn)
 /* ---- predefined handles ---- */
 
 /* The ABI's predefined handles (its values: ints, or addresses of its
- * objects, known only at load) beside Locus's, sorted both ways at load. */
+ * objects, known only at load) beside Locus's: the pairs (a legacy value
+ * two names of a kind share once), and by Locus's value, sorted. */
 static abi_pair_t by_legacy[512], by_locus[512];
 static int npairs;
 
-static int cmp_legacy(const void *a, const void *b)
+/* Every call converts a handle or two, mostly predefined ones
+ * (MPI_COMM_WORLD, MPI_INT): legacy to Locus goes through an
+ * open-addressed hash of the pairs (one or two probes), not a search. */
+#define ABI_HASH_SLOTS 2048
+static const abi_pair_t *legacy_hash[ABI_HASH_SLOTS];
+
+static unsigned pair_hash(intptr_t legacy, int kind)
 {
-    const abi_pair_t *x = a, *y = b;
-    if (x->legacy != y->legacy)
-        return (x->legacy > y->legacy) - (x->legacy < y->legacy);
-    return (x->kind > y->kind) - (x->kind < y->kind);
+    uint64_t x = (uint64_t)legacy * 0x9e3779b97f4a7c15ull + (uint64_t)kind;
+    return (unsigned)(x >> 53) & (ABI_HASH_SLOTS - 1);
 }
 
 static int cmp_locus(const void *a, const void *b)
@@ -164,21 +169,23 @@ __attribute__((constructor)) static void pairs_sort(void)
             by_legacy[npairs++] = abi_predef[i];
     }
     memcpy(by_locus, by_legacy, (size_t)npairs * sizeof *by_locus);
-    qsort(by_legacy, (size_t)npairs, sizeof *by_legacy, cmp_legacy);
+    for (int i = 0; i < npairs; i++) {
+        unsigned h = pair_hash(by_legacy[i].legacy, by_legacy[i].kind);
+        while (legacy_hash[h])
+            h = (h + 1) & (ABI_HASH_SLOTS - 1);
+        legacy_hash[h] = &by_legacy[i];
+    }
     qsort(by_locus, (size_t)npairs, sizeof *by_locus, cmp_locus);
 }
 
-static const abi_pair_t *pair_find(const abi_pair_t *t, int n, intptr_t v, int kind,
-                                   int legacy)
+static const abi_pair_t *pair_find(const abi_pair_t *t, int n, int v)
 {
     int lo = 0, hi = n - 1;
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        intptr_t k = legacy ? t[mid].legacy : t[mid].locus;
-        int c = k != v ? (k > v) - (k < v) : legacy ? (t[mid].kind > kind) - (t[mid].kind < kind) : 0;
-        if (c == 0)
+        if (t[mid].locus == v)
             return &t[mid];
-        if (c < 0)
+        if (t[mid].locus < v)
             lo = mid + 1;
         else
             hi = mid - 1;
@@ -188,15 +195,17 @@ static const abi_pair_t *pair_find(const abi_pair_t *t, int n, intptr_t v, int k
 
 int abi_predef_in(intptr_t legacy, int kind, int *locus)
 {
-    const abi_pair_t *p = pair_find(by_legacy, npairs, legacy, kind, 1);
-    if (p)
-        *locus = p->locus;
-    return p != NULL;
+    for (unsigned h = pair_hash(legacy, kind); legacy_hash[h]; h = (h + 1) & (ABI_HASH_SLOTS - 1))
+        if (legacy_hash[h]->legacy == legacy && legacy_hash[h]->kind == kind) {
+            *locus = legacy_hash[h]->locus;
+            return 1;
+        }
+    return 0;
 }
 
 int abi_predef_out(int locus, intptr_t *legacy)
 {
-    const abi_pair_t *p = pair_find(by_locus, npairs, locus, 0, 0);
+    const abi_pair_t *p = pair_find(by_locus, npairs, locus);
     if (p)
         *legacy = p->legacy;
     return p != NULL;
@@ -257,6 +266,8 @@ int abi_class_in(int cls)
 
 int abi_class_out(int cls)
 {
+    if (cls == 0)
+        return MPI_SUCCESS;
     if (cls > LOCUS_MPI_ERR_LASTCODE)
         return cls - LOCUS_MPI_ERR_LASTCODE + MPI_ERR_LASTCODE;
     for (int i = 0; i < abi_nclasses; i++)
@@ -325,14 +336,13 @@ void abi_attr_out(int lkey, void *attribute_val)
 
 /* ---- statuses: what both layouts hold ---- */
 
+/* Every MPI_Recv and MPI_Wait pays for this: the fields are read where
+ * Locus keeps them (abi_locus_status_t), not through two calls. */
 void abi_status_read(const abi_locus_status_t *l, abi_status_fields_t *f)
 {
-    MPI_Count bytes = 0;
-    int cancelled = 0;
-    abi_locus.get_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, &bytes);
-    abi_locus.test_cancelled(l, &cancelled);
-    f->bytes = bytes;
-    f->cancelled = cancelled;
+    f->bytes = (MPI_Count)((uint64_t)(uint32_t)l->internal[ABI_STATUS_BYTES_HI] << 32 |
+                           (uint32_t)l->internal[ABI_STATUS_BYTES_LO]);
+    f->cancelled = l->internal[ABI_STATUS_CANCELLED];
     f->source = abi_rank_out(l->source);
     f->tag = abi_tag_out(l->tag);
     f->error = abi_class_out(l->error); /* a field, maybe never set: no lookup that can fail */
@@ -341,8 +351,9 @@ void abi_status_read(const abi_locus_status_t *l, abi_status_fields_t *f)
 void abi_status_write(const abi_status_fields_t *f, abi_locus_status_t *l)
 {
     memset(l, 0, sizeof *l);
-    abi_locus.set_elements_c(l, (void *)(intptr_t)LOCUS_MPI_BYTE, f->bytes);
-    abi_locus.set_cancelled(l, f->cancelled);
+    l->internal[ABI_STATUS_BYTES_LO] = (int)(uint32_t)(uint64_t)f->bytes;
+    l->internal[ABI_STATUS_BYTES_HI] = (int)(uint32_t)((uint64_t)f->bytes >> 32);
+    l->internal[ABI_STATUS_CANCELLED] = f->cancelled;
     l->source = abi_rank_in(f->source);
     l->tag = abi_tag_in(f->tag);
     l->error = abi_class_in(f->error);
