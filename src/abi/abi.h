@@ -158,7 +158,8 @@ int abi_bits(const int (*pairs)[2], int n, int v, int to_locus);
 ABI_MAP(rank) ABI_MAP(tag) ABI_MAP(thread) ABI_MAP(compare) ABI_MAP(split) ABI_MAP(topo)
 ABI_MAP(combiner) ABI_MAP(typeclass) ABI_MAP(keyval) ABI_MAP(class) ABI_MAP(lock)
 ABI_MAP(assert) ABI_MAP(amode) ABI_MAP(whence) ABI_MAP(order) ABI_MAP(distrib) ABI_MAP(darg)
-ABI_MAP(flavor) ABI_MAP(model)
+ABI_MAP(flavor) ABI_MAP(model) ABI_MAP(tbind) ABI_MAP(tscope) ABI_MAP(tverb) ABI_MAP(tpclass)
+ABI_MAP(tsorder) ABI_MAP(tcbsafe)
 #undef ABI_MAP
 
 /* An attribute's value read (MPI_Comm/Win_get_attr of Locus's keyval

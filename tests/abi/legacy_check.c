@@ -31,6 +31,14 @@ static void on_error(MPI_Comm *comm, int *code, ...)
     MPI_Error_class(*code, &handler_class);
 }
 
+static int win_handler_calls, win_handler_class;
+static void on_win_error(MPI_Win *win, int *code, ...)
+{
+    (void)win;
+    win_handler_calls++;
+    MPI_Error_class(*code, &win_handler_class);
+}
+
 static int copy_plus_one(MPI_Comm comm, int keyval, void *extra, void *in, void *out, int *flag)
 {
     (void)comm, (void)keyval, (void)extra;
@@ -56,12 +64,14 @@ int main(int argc, char **argv)
           provided == MPI_THREAD_SINGLE, "provided %d", provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (rank == 0) {
-        char v[MPI_MAX_LIBRARY_VERSION_STRING];
-        int n;
-        MPI_Get_library_version(v, &n);
-        printf("library: %.*s\n", (int)strcspn(v, "\n"), v);
-    }
+    /* The tool interface's variables are each library's own: what Locus's
+     * must say is checked on Locus only. */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int liblen, on_locus;
+    MPI_Get_library_version(lib, &liblen);
+    on_locus = strstr(lib, "Locus MPI") != NULL;
+    if (rank == 0)
+        printf("library: %.*s\n", (int)strcspn(lib, "\n"), lib);
     /* Point-to-point around a ring, received from MPI_ANY_SOURCE with
      * MPI_ANY_TAG: the status names the sender, tag and count. */
     int right = (rank + 1) % size, left = (rank + size - 1) % size;
@@ -289,6 +299,67 @@ int main(int argc, char **argv)
     rc = MPI_Send(out, -1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COUNT, "bad count: class %d, want %d", cls, MPI_ERR_COUNT);
+    /* A user's error class and code: the ABI's numbers past its
+     * MPI_ERR_LASTCODE, the code's class its class, its string its own. */
+    int uclass, ucode, lastused = 0, *lastp = NULL, slen;
+    char ustr[MPI_MAX_ERROR_STRING];
+    MPI_Add_error_class(&uclass);
+    MPI_Add_error_code(uclass, &ucode);
+    MPI_Add_error_string(ucode, "locus legacy check's own code");
+    MPI_Error_class(ucode, &cls);
+    MPI_Error_string(ucode, ustr, &slen);
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lastp, &flag);
+    if (flag)
+        lastused = *lastp;
+    CHECK(uclass > MPI_ERR_LASTCODE && ucode > uclass && cls == uclass && lastused >= uclass &&
+          !strcmp(ustr, "locus legacy check's own code"),
+          "user class %d code %d (class %d, last used %d, '%s')", uclass, ucode, cls, lastused,
+          ustr);
+    /* A window's own error handler sees the ABI's class. */
+    MPI_Win ewin;
+    double wbuf[2];
+    MPI_Win_create(wbuf, sizeof wbuf, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &ewin);
+    MPI_Errhandler weh;
+    MPI_Win_create_errhandler(on_win_error, &weh);
+    MPI_Win_set_errhandler(ewin, weh);
+    MPI_Win_fence(0, ewin);
+    MPI_Put(out, 1, MPI_DOUBLE, size + 3, 0, 1, MPI_DOUBLE, ewin);
+    MPI_Win_fence(0, ewin);
+    CHECK(win_handler_calls == 1 && win_handler_class == MPI_ERR_RANK,
+          "window handler: %d calls, class %d", win_handler_calls, win_handler_class);
+    MPI_Errhandler_free(&weh);
+    MPI_Win_free(&ewin);
+    /* The large-count forms (MPI-4's _c), where the ABI's header has them. */
+#if MPI_VERSION >= 4
+    MPI_Count big = 0;
+    MPI_Type_size_c(MPI_DOUBLE, &big);
+    CHECK(big == (MPI_Count)sizeof(double), "MPI_Type_size_c %lld", (long long)big);
+#endif
+    /* The tool interface: its variables listed, their names and classes. */
+    int tprovided, ncvar = 0, npvar = 0, ncat = 0;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &tprovided);
+    rc = MPI_T_cvar_get_num(&ncvar);
+    CHECK(rc == MPI_SUCCESS && ncvar > 0, "MPI_T_cvar_get_num: %d, %d", rc, ncvar);
+    for (int i = 0; on_locus && i < ncvar; i++) {
+        char name[256], desc[1024];
+        int nlen = sizeof name, dlen = sizeof desc, verb = -1, bind = -1, scope = -1;
+        MPI_Datatype dt = MPI_DATATYPE_NULL;
+        MPI_T_enum en;
+        rc = MPI_T_cvar_get_info(i, name, &nlen, &verb, &dt, &en, desc, &dlen, &bind, &scope);
+        CHECK(rc == MPI_SUCCESS && nlen > 0 && dt != MPI_DATATYPE_NULL &&
+              verb >= MPI_T_VERBOSITY_USER_BASIC && verb <= MPI_T_VERBOSITY_MPIDEV_ALL &&
+              bind == MPI_T_BIND_NO_OBJECT,
+              "cvar %d: rc %d name '%s' verbosity %d bind %d", i, rc, name, verb, bind);
+    }
+    MPI_T_pvar_get_num(&npvar);
+    MPI_T_category_get_num(&ncat);
+    rc = MPI_T_cvar_get_info(ncvar + 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+    CHECK(!on_locus || rc == MPI_T_ERR_INVALID_INDEX, "cvar past the last: %d, want %d", rc,
+          MPI_T_ERR_INVALID_INDEX);
+    MPI_T_finalize();
+    if (rank == 0)
+        printf("MPI_T: %d control variables, %d performance variables, %d categories\n", ncvar,
+               npvar, ncat);
     int total;
     MPI_Reduce(&errs, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)

@@ -578,6 +578,37 @@ def case_mpi():
             check_routes("%s %s" % (lname, prog), err)
 
 
+def case_netpipe():
+    """Debian's NetPIPE built for MPICH and for Open MPI (NPmpich2,
+    NPopenmpi), one rank on each of two nodes with no option: it runs on
+    Locus's library through the legacy-ABI layer (without Locus's library
+    the layer says so), over tcp between the nodes, and passes its
+    integrity check (every byte compared) from 1 B to 1 MiB."""
+    progs = [p for p in ("NPmpich2", "NPopenmpi") if shutil.which(p)]
+    if not progs:
+        print("SKIPPED: neither NPmpich2 nor NPopenmpi (netpipe-mpich2, netpipe-openmpi)")
+        sys.exit(77)
+    largs, env = LAUNCHERS["ssh"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for prog in progs:
+            res = os.path.join(tmp, prog + ".out")
+            args = largs + ["--map-by", "node", "--host", hosts(1, 1), "-x", "LOCUS_VERBOSE=1",
+                            prog, "-i", "-n", "10", "-u", "1048576", "-o", res]
+            t0 = time.monotonic()
+            rc, out, err = run(args, env=env, timeout=280)
+            print("%s across 2 nodes: rc=%d in %.2f s" % (prog, rc, time.monotonic() - t0))
+            check(rc == 0 and "Integrity check passed" in out + err,
+                  "%s: exit %d\n%s\n%s" % (prog, rc, out[-2000:], err[-2000:]))
+            tcp = re.findall(r"locus: rank (\d) of 2 .*tcp 1 peer", err)
+            check(sorted(tcp) == ["0", "1"], "%s: not both ranks on tcp: %s" % (
+                prog, [l for l in err.splitlines() if " of 2 " in l]))
+            rc, out, err = run(largs + ["--map-by", "node", "--host", hosts(1, 1), "-x",
+                                        "LOCUS_ABI_LIBMPI=/nonexistent/liblocusmpi.so.0", prog,
+                                        "-u", "8", "-o", res], env=env, timeout=120)
+            check(rc != 0 and "cannot load Locus's library" in out + err,
+                  "%s did not go through a Locus layer: exit %d\n%s" % (prog, rc, (out + err)[-1000:]))
+
+
 def check_routes(what, text):
     """4 ranks on 2 nodes (LOCUS_VERBOSE's report): each reaches its node's
     other rank through shm and the other node's two through tcp."""

@@ -19,6 +19,14 @@ extern struct ompi_predefined_instance_t ompi_mpi_instance_null; /* exported obj
 extern struct ompi_predefined_errhandler_t ompi_mpi_errors_abort; /* exported object, 1024 bytes */
 #define MPI_SESSION_NULL ((MPI_Session)&ompi_mpi_instance_null)
 #define MPI_ERRORS_ABORT ((MPI_Errhandler)&ompi_mpi_errors_abort)
+/* The tool interface's events (MPI 4.0). */
+typedef struct mca_base_raw_event_registration_s *MPI_T_event_registration;
+typedef struct mca_base_event_instance_s *MPI_T_event_instance;
+typedef enum { MPI_T_SOURCE_ORDERED, MPI_T_SOURCE_UNORDERED } MPI_T_source_order;
+typedef enum {
+    MPI_T_CB_REQUIRE_NONE, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_T_CB_REQUIRE_THREAD_SAFE,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
 #endif
 
 /* Error classes and split types Open MPI 5 numbers beyond 4.1's. */
