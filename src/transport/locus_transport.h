@@ -1,6 +1,6 @@
 /*
  * locus_transport.h — the contract between the core (requests, matching,
- * progress) and a transport (self, shm, tcp).
+ * progress) and a transport (self, shm, tcp, ofi).
  *
  * A transport moves opaque messages between world ranks: a small header the
  * core defines (at most LOCUS_TP_HDR_MAX bytes: context id, source, tag,
@@ -155,5 +155,11 @@ int locus_tp_shm_create(const locus_tp_init_t *init, locus_tp_t **out,
                         char *err, size_t errlen);
 int locus_tp_tcp_create(const locus_tp_init_t *init, locus_tp_t **out,
                         char *err, size_t errlen);
+int locus_tp_ofi_create(const locus_tp_init_t *init, locus_tp_t **out,
+                        char *err, size_t errlen);
+/* The libfabric provider this rank would get first (empty: none), and
+ * whether a provider is a software one (tcp, udp, ...) rather than a fabric. */
+void locus_ofi_probe(char *prov, size_t provlen);
+int locus_ofi_is_software(const char *prov);
 
 #endif

@@ -14,6 +14,7 @@ static const locus_tunable_t table[] = {
 #include "tunables_core.def"
 #include "tunables_shm.def"
 #include "tunables_tcp.def"
+#include "tunables_ofi.def"
 #include "tunables_coll.def"
 #include "tunables_mpi.def"
 #include "tunables_rma.def"

@@ -43,19 +43,28 @@ static void transports_create(void)
      * the job id; under Hydra that is the kvs name (every rank of the job
      * sees the same one), for a singleton single<pid>. */
     setenv("LOCUS_JOBID", b->jobid, 0);
-    /* LOCUS_TRANSPORTS: auto, or which of self, shm, tcp. self is always
-     * on (a rank's messages to itself) and the order of preference is
-     * fixed (self, shm, tcp: the core routes a peer to the first that
-     * reaches it); every rank decides alike, so the creations stay
-     * collective. auto: tcp only when the job spans nodes. */
+    /* LOCUS_TRANSPORTS: auto, or which of self, shm, ofi, tcp. self is
+     * always on (a rank's messages to itself) and the order of preference
+     * is fixed (self, shm, ofi, tcp: the core routes a peer to the first
+     * that reaches it); every rank decides alike, so the creations stay
+     * collective. auto: between nodes ofi where libfabric offers a fabric
+     * provider, tcp otherwise. */
     const char *want = locus_tunable_str("LOCUS_TRANSPORTS");
-    int use_shm = 1, use_tcp = b->nnodes > 1;
+    int use_shm = 1, use_tcp = b->nnodes > 1, use_ofi = 0;
+#if LOCUS_HAVE_OFI
+    if (b->nnodes > 1 && strcmp(want, "auto") == 0) {
+        char prov[128];
+        locus_ofi_probe(prov, sizeof prov);
+        use_ofi = *prov && !locus_ofi_is_software(prov);
+        use_tcp = !use_ofi;
+    }
+#endif
     if (strcmp(want, "auto") != 0) {
         char list[128], *save = NULL;
-        use_shm = use_tcp = 0;
+        use_shm = use_tcp = use_ofi = 0;
         if (strlen(want) >= sizeof list || strspn(want, ",") == strlen(want)) {
             snprintf(err, sizeof err, "LOCUS_TRANSPORTS=%.40s: expected auto or a list of "
-                     "self, shm, tcp", want);
+                     "self, shm, ofi, tcp", want);
             init_fail(err);
         }
         strcpy(list, want);
@@ -64,9 +73,17 @@ static void transports_create(void)
                 use_shm = 1;
             } else if (strcmp(t, "tcp") == 0) {
                 use_tcp = 1;
+            } else if (strcmp(t, "ofi") == 0) {
+#if LOCUS_HAVE_OFI
+                use_ofi = 1;
+#else
+                snprintf(err, sizeof err, "LOCUS_TRANSPORTS=%s: this Locus was built without "
+                         "libfabric (libfabric-dev): no ofi transport", want);
+                init_fail(err);
+#endif
             } else if (strcmp(t, "self") != 0) {
                 snprintf(err, sizeof err, "LOCUS_TRANSPORTS=%s: unknown transport '%s' "
-                         "(expected auto or a list of self, shm, tcp)", want, t);
+                         "(expected auto or a list of self, shm, ofi, tcp)", want, t);
                 init_fail(err);
             }
         }
@@ -80,6 +97,15 @@ static void transports_create(void)
             init_fail(err);
         if (tp)
             locus_core_add_tp(&locus_mpi.core, tp);
+    }
+#endif
+#if LOCUS_HAVE_OFI
+    if (use_ofi && !b->singleton) {
+        locus_boot_phase(b, LOCUS_BOOT_PH_NET);
+        tp = NULL;
+        if (locus_tp_ofi_create(&ti, &tp, err, sizeof err) != 0)
+            init_fail(err);
+        locus_core_add_tp(&locus_mpi.core, tp);
     }
 #endif
 #ifdef LOCUS_HAVE_TCP

@@ -1,0 +1,484 @@
+/*
+ * Construction and teardown of the libfabric transport: tunables, the
+ * provider and domain (the plan's NIC), the endpoint with its completion
+ * queue and address vector, the card, peers' addresses, the ops table.
+ */
+#include "locus_tunables.h"
+#include "ofi_tp.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define OFI_API FI_VERSION(1, 9)
+
+void ofi_fail(ofi_tp_t *tp, int code, const char *fmt, ...)
+{
+    if (tp->failed)
+        return; /* the first cause is the one worth telling */
+    tp->failed = code < 0 ? code : -EPROTO;
+    int k = snprintf(tp->errmsg, sizeof tp->errmsg, "ofi: rank %d: ", tp->rank);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tp->errmsg + k, sizeof tp->errmsg - (size_t)k, fmt, ap);
+    va_end(ap);
+    if (tp->cfg.verbose)
+        fprintf(stderr, "locus: %s\n", tp->errmsg);
+}
+
+static int tristate(const char *name, int *out, char *err, size_t errlen)
+{
+    const char *v = locus_tunable_str(name);
+    if (!strcmp(v, "auto"))
+        *out = -1;
+    else if (!strcmp(v, "on") || !strcmp(v, "1"))
+        *out = 1;
+    else if (!strcmp(v, "off") || !strcmp(v, "0"))
+        *out = 0;
+    else {
+        snprintf(err, errlen, "%s=%s: expected auto, on or off", name, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
+{
+    long verbose = 0;
+    if (locus_tunable_long("LOCUS_OFI_EAGER_MAX", &c->eager_max, err, errlen) ||
+        locus_tunable_long("LOCUS_OFI_RX_BUFS", &c->rx_bufs, err, errlen) ||
+        locus_tunable_long("LOCUS_OFI_TX_BUFS", &c->tx_bufs, err, errlen) ||
+        locus_tunable_long("LOCUS_OFI_CHUNK_SIZE", &c->chunk, err, errlen) ||
+        locus_tunable_long("LOCUS_VERBOSE", &verbose, err, errlen) ||
+        tristate("LOCUS_OFI_RMA", &c->rma, err, errlen) ||
+        tristate("LOCUS_OFI_MR_CACHE", &c->mr_cache, err, errlen))
+        return -1;
+    struct { const char *name; long v, lo, hi; } r[] = {
+        { "LOCUS_OFI_EAGER_MAX", c->eager_max, 0, 1 << 20 },
+        { "LOCUS_OFI_RX_BUFS", c->rx_bufs, 4, 4096 },
+        { "LOCUS_OFI_TX_BUFS", c->tx_bufs, 4, 4096 },
+        { "LOCUS_OFI_CHUNK_SIZE", c->chunk, 4096, 1L << 30 },
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        if (r[i].v < r[i].lo || r[i].v > r[i].hi) {
+            snprintf(err, errlen, "%s=%s: expected %ld..%ld", r[i].name,
+                     locus_tunable_str(r[i].name), r[i].lo, r[i].hi);
+            return -1;
+        }
+    c->verbose = verbose > 0;
+    return 0;
+}
+
+/* Software providers (RDM emulated over TCP or UDP, intra-node) are no
+ * fabric: "auto" takes ofi only for the others (psm2, opx, cxi, verbs,
+ * efa, ...), and only they pin memory, so only they need a cache that
+ * knows when memory goes away. */
+int locus_ofi_is_software(const char *prov)
+{
+    static const char *const soft[] = { "tcp", "udp", "sockets", "net", "shm", "ofi_rxm",
+                                        "ofi_rxd" };
+    char first[64];
+    snprintf(first, sizeof first, "%s", prov);
+    first[strcspn(first, ";")] = '\0';
+    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
+        if (!strcmp(first, soft[i]))
+            return 1;
+    return 0;
+}
+
+/* The domain this rank should open: LOCUS_OFI_DOMAIN, else the plan's NIC
+ * (LOCUS_NIC), else the nearest of its interfaces (LOCUS_NET_IFACES);
+ * *why says which. */
+static void domain_wanted(char *out, size_t outlen, int *explicit, const char **why)
+{
+    const char *d = locus_tunable_str("LOCUS_OFI_DOMAIN");
+    *explicit = *d != '\0';
+    *why = "LOCUS_OFI_DOMAIN";
+    if (!*d) {
+        d = getenv("LOCUS_NIC") ? getenv("LOCUS_NIC") : "";
+        *why = "the plan's NIC";
+    }
+    if (!*d) {
+        d = locus_tunable_str("LOCUS_NET_IFACES");
+        *why = "the plan's interface";
+    }
+    snprintf(out, outlen, "%s", d);
+    out[strcspn(out, ",")] = '\0';
+}
+
+static struct fi_info *hints_make(int with_rma)
+{
+    struct fi_info *h = fi_allocinfo();
+    if (!h)
+        return NULL;
+    h->ep_attr->type = FI_EP_RDM;
+    h->caps = FI_MSG | FI_TAGGED | (with_rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    h->mode = FI_CONTEXT;
+    /* Every mode bit this transport honours: the provider answers with
+     * those it needs. */
+    h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+                              FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+    h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    const char *prov = locus_tunable_str("LOCUS_OFI_PROVIDER");
+    if (*prov)
+        h->fabric_attr->prov_name = strdup(prov);
+    return h;
+}
+
+/* fi_getinfo with RMA (unless LOCUS_OFI_RMA=off), else without. */
+static int info_get(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    int rc = -FI_ENODATA;
+    for (int with_rma = tp->cfg.rma != 0; with_rma >= 0 && rc != 0; with_rma--) {
+        struct fi_info *h = hints_make(with_rma);
+        if (!h) {
+            snprintf(err, errlen, "ofi: out of memory");
+            return -1;
+        }
+        rc = fi_getinfo(OFI_API, NULL, NULL, 0, h, &tp->info_all);
+        fi_freeinfo(h);
+        if (rc == 0)
+            tp->has_rma = with_rma;
+        if (tp->cfg.rma == 1)
+            break; /* RMA demanded: no fallback */
+    }
+    if (rc != 0) {
+        const char *prov = locus_tunable_str("LOCUS_OFI_PROVIDER");
+        const char *env = getenv("FI_PROVIDER");
+        snprintf(err, errlen, "ofi: no reliable-datagram provider%s%s%s%s: %s",
+                 *prov ? " named " : "", prov, env ? " (FI_PROVIDER=" : "",
+                 env ? env : "", fi_strerror(-rc));
+        if (env)
+            strncat(err, ")", errlen - strlen(err) - 1);
+        return -1;
+    }
+    return 0;
+}
+
+/* The entry of the wanted domain (an IPv4 one before others of it). */
+static struct fi_info *info_pick(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    char want[128];
+    int explicit;
+    domain_wanted(want, sizeof want, &explicit, &tp->domain_why);
+    struct fi_info *best = NULL;
+    for (struct fi_info *i = tp->info_all; i; i = i->next) {
+        if (*want && strcmp(i->domain_attr->name, want) != 0)
+            continue;
+        if (!best || (best->addr_format != FI_SOCKADDR_IN && i->addr_format == FI_SOCKADDR_IN))
+            best = i;
+    }
+    if (!best && explicit) {
+        snprintf(err, errlen, "ofi: LOCUS_OFI_DOMAIN=%s: provider %s has no such domain", want,
+                 tp->info_all->fabric_attr->prov_name);
+        return NULL;
+    }
+    if (!best) {
+        tp->domain_why = "the provider's first";
+        for (struct fi_info *i = tp->info_all; i && !best; i = i->next)
+            if (i->addr_format == FI_SOCKADDR_IN)
+                best = i;
+        if (!best)
+            best = tp->info_all;
+    }
+    return best;
+}
+
+static int check(ofi_tp_t *tp, int rc, const char *what, char *err, size_t errlen)
+{
+    if (rc == 0)
+        return 0;
+    snprintf(err, errlen, "ofi: %s on %s (%s): %s", what, tp->info->domain_attr->name,
+             tp->info->fabric_attr->prov_name, fi_strerror(-rc));
+    return -1;
+}
+
+static int endpoint_open(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    struct fi_info *i = tp->info;
+    tp->mr_mode = i->domain_attr->mr_mode;
+    tp->max_msg = i->ep_attr->max_msg_size;
+    tp->inject = i->tx_attr->inject_size;
+    if (check(tp, fi_fabric(i->fabric_attr, &tp->fabric, NULL), "fi_fabric", err, errlen) ||
+        check(tp, fi_domain(tp->fabric, i, &tp->domain, NULL), "fi_domain", err, errlen))
+        return -1;
+    struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
+                              .size = (size_t)(tp->cfg.rx_bufs + tp->cfg.tx_bufs) * 2,
+                              .wait_obj = FI_WAIT_FD };
+    if (fi_cq_open(tp->domain, &cqa, &tp->cq, NULL) != 0) {
+        cqa.wait_obj = FI_WAIT_NONE; /* sleeping is optional (ops.wait) */
+        if (check(tp, fi_cq_open(tp->domain, &cqa, &tp->cq, NULL), "fi_cq_open", err, errlen))
+            return -1;
+    } else if (fi_control(&tp->cq->fid, FI_GETWAIT, &tp->wait_fd) != 0) {
+        tp->wait_fd = -1;
+    }
+    struct fi_av_attr ava = { .type = FI_AV_UNSPEC };
+    if (check(tp, fi_av_open(tp->domain, &ava, &tp->av, NULL), "fi_av_open", err, errlen) ||
+        check(tp, fi_endpoint(tp->domain, i, &tp->ep, NULL), "fi_endpoint", err, errlen) ||
+        check(tp, fi_ep_bind(tp->ep, &tp->av->fid, 0), "binding the address vector", err,
+              errlen) ||
+        check(tp, fi_ep_bind(tp->ep, &tp->cq->fid, FI_TRANSMIT | FI_RECV),
+              "binding the completion queue", err, errlen) ||
+        check(tp, fi_enable(tp->ep), "fi_enable", err, errlen))
+        return -1;
+    return 0;
+}
+
+/* The bounce buffers of eager messages and control, one registration. */
+static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    tp->bufsize = sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX + (size_t)tp->cfg.eager_max;
+    tp->bufsize = (tp->bufsize + 63) & ~(size_t)63;
+    size_t n = (size_t)(tp->cfg.rx_bufs + tp->cfg.tx_bufs);
+    tp->rx = calloc((size_t)tp->cfg.rx_bufs, sizeof *tp->rx);
+    tp->tx = calloc((size_t)tp->cfg.tx_bufs, sizeof *tp->tx);
+    if (!tp->rx || !tp->tx || posix_memalign(&tp->buf_mem, 4096, n * tp->bufsize) != 0) {
+        tp->buf_mem = NULL;
+        snprintf(err, errlen, "ofi: out of memory for %zu buffers", n);
+        return -1;
+    }
+    void *desc = NULL;
+    if (tp->mr_mode & FI_MR_LOCAL) {
+        int rc = ofi_mr_open(tp, tp->buf_mem, n * tp->bufsize, FI_SEND | FI_RECV, &tp->buf_mr);
+        if (check(tp, rc, "registering the bounce buffers", err, errlen))
+            return -1;
+        desc = fi_mr_desc(tp->buf_mr);
+    }
+    for (long k = 0; k < tp->cfg.tx_bufs; k++) {
+        tp->tx[k] = (ofi_buf_t){ .kind = OFI_CTX_TX, .next = k + 1 < tp->cfg.tx_bufs
+                                                                  ? &tp->tx[k + 1] : NULL,
+                                 .mem = (char *)tp->buf_mem + (size_t)k * tp->bufsize,
+                                 .desc = desc };
+    }
+    tp->tx_free = &tp->tx[0];
+    for (long k = 0; k < tp->cfg.rx_bufs; k++) {
+        tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX,
+                                 .mem = (char *)tp->buf_mem +
+                                        (size_t)(tp->cfg.tx_bufs + k) * tp->bufsize,
+                                 .desc = desc };
+        int rc = ofi_rx_post(tp, &tp->rx[k]);
+        if (check(tp, rc, "posting receives", err, errlen))
+            return -1;
+    }
+    tp->nreads = 256;
+    tp->reads = calloc((size_t)tp->nreads, sizeof *tp->reads);
+    tp->reads_free = calloc((size_t)tp->nreads, sizeof *tp->reads_free);
+    if (!tp->reads || !tp->reads_free) {
+        snprintf(err, errlen, "ofi: out of memory");
+        return -1;
+    }
+    for (int k = 0; k < tp->nreads; k++) {
+        tp->reads[k].kind = OFI_CTX_READ;
+        tp->reads_free[tp->nreads_free++] = &tp->reads[k];
+    }
+    return 0;
+}
+
+/* The card: "ofi1 <provider> <domain> <address in hex>". */
+static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t errlen)
+{
+    unsigned char addr[256];
+    size_t alen = sizeof addr;
+    if (check(tp, fi_getname(&tp->ep->fid, addr, &alen), "fi_getname", err, errlen))
+        return -1;
+    int k = snprintf(val, vallen, "ofi1 %s %s ", tp->info->fabric_attr->prov_name,
+                     tp->info->domain_attr->name);
+    for (size_t i = 0; i < alen && (size_t)k + 3 < vallen; i++)
+        k += snprintf(val + k, vallen - (size_t)k, "%02x", addr[i]);
+    return 0;
+}
+
+/* The peer's address, from its card, into the address vector (once). */
+int ofi_peer_addr(ofi_tp_t *tp, int peer)
+{
+    ofi_peer_t *p = &tp->peers[peer];
+    if (p->known)
+        return 0;
+    if (p->dead)
+        return -1;
+    char card[1024], prov[128], dom[128], hex[600];
+    if (tp->kvs.card(tp->kvs.ctx, "ofi", peer, card, sizeof card) != 0) {
+        ofi_fail(tp, -EPROTO, "no address of rank %d: %s", peer,
+                 tp->kvs.error ? tp->kvs.error(tp->kvs.ctx) : "card missing");
+        return -1;
+    }
+    if (!strcmp(card, "-") || sscanf(card, "ofi1 %127s %127s %599s", prov, dom, hex) != 3) {
+        p->dead = 1;
+        ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
+        return -1;
+    }
+    if (strcmp(prov, tp->info->fabric_attr->prov_name) != 0) {
+        p->dead = 1;
+        ofi_fail(tp, -EPROTO, "rank %d uses provider %s, this rank %s", peer, prov,
+                 tp->info->fabric_attr->prov_name);
+        return -1;
+    }
+    unsigned char addr[300];
+    size_t alen = strlen(hex) / 2;
+    for (size_t i = 0; i < alen && i < sizeof addr; i++)
+        sscanf(hex + 2 * i, "%2hhx", &addr[i]);
+    if (fi_av_insert(tp->av, addr, 1, &p->addr, 0, NULL) != 1) {
+        ofi_fail(tp, -EPROTO, "rank %d's address (domain %s) refused by the address vector",
+                 peer, dom);
+        return -1;
+    }
+    p->known = 1;
+    return 0;
+}
+
+static int ofi_reaches(locus_tp_t *t, int peer)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    return (unsigned)peer < (unsigned)tp->size && peer != tp->rank;
+}
+
+static const char *ofi_last_error(locus_tp_t *t)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    return tp->failed ? tp->errmsg : NULL;
+}
+
+static void ofi_describe(locus_tp_t *t, char *buf, size_t len)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    snprintf(buf, len, "%s", tp->desc);
+}
+
+static int ofi_wait(locus_tp_t *t, int timeout_ms)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    if (tp->failed)
+        return tp->failed;
+    struct fid *fids[1] = { &tp->cq->fid };
+    if (tp->wait_fd < 0 || fi_trywait(tp->fabric, fids, 1) != FI_SUCCESS)
+        return 1; /* something is ready, or there is no way to sleep */
+    struct pollfd pfd = { .fd = tp->wait_fd, .events = POLLIN };
+    int k = poll(&pfd, 1, timeout_ms);
+    return k < 0 ? 0 : k;
+}
+
+/* Completions still owed by the provider (the last FINs) are drained for a
+ * moment before everything closes. */
+static void ofi_finalize(locus_tp_t *t)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    while (tp->ep && !tp->failed && tp->tx_in_flight > 0) {
+        ofi_progress(t);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
+            break;
+    }
+    ofi_reg_flush(tp);
+    if (tp->ep)
+        fi_close(&tp->ep->fid);
+    if (tp->buf_mr)
+        fi_close(&tp->buf_mr->fid);
+    if (tp->av)
+        fi_close(&tp->av->fid);
+    if (tp->cq)
+        fi_close(&tp->cq->fid);
+    if (tp->domain)
+        fi_close(&tp->domain->fid);
+    if (tp->fabric)
+        fi_close(&tp->fabric->fid);
+    if (tp->info_all)
+        fi_freeinfo(tp->info_all);
+    for (int p = 0; tp->peers && p < tp->size; p++)
+        while (tp->peers[p].held) {
+            ofi_held_t *h = tp->peers[p].held;
+            tp->peers[p].held = h->next;
+            free(h);
+        }
+    tp_ids_free(&tp->sends);
+    tp_ids_free(&tp->rndvs);
+    free(tp->peers);
+    free(tp->rx);
+    free(tp->tx);
+    free(tp->buf_mem);
+    free(tp->reads);
+    free(tp->reads_free);
+    free(tp);
+}
+
+static const locus_tp_ops_t ofi_ops = {
+    .name = "ofi", .send = ofi_send, .rndv_recv = ofi_rndv_recv, .progress = ofi_progress,
+    .reaches = ofi_reaches, .finalize = ofi_finalize, .wait = ofi_wait,
+    .last_error = ofi_last_error, .describe = ofi_describe,
+};
+
+static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    if (cfg_read(&tp->cfg, err, errlen) != 0 || info_get(tp, err, errlen) != 0 ||
+        !(tp->info = info_pick(tp, err, errlen)))
+        return -1;
+    if (endpoint_open(tp, err, errlen) != 0 || buffers_open(tp, err, errlen) != 0)
+        return -1;
+    if (tp->cfg.mr_cache < 0)
+        tp->cfg.mr_cache = locus_ofi_is_software(tp->info->fabric_attr->prov_name);
+    tp->peers = calloc((size_t)tp->size, sizeof *tp->peers);
+    if (!tp->peers) {
+        snprintf(err, errlen, "ofi: out of memory");
+        return -1;
+    }
+    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s), %s, eager to %ld, mr_mode 0x%llx%s",
+             tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why,
+             tp->has_rma ? "large by RMA read" : "large by tagged rendezvous",
+             tp->cfg.eager_max, (unsigned long long)tp->mr_mode,
+             tp->cfg.mr_cache ? ", registration cache" : "");
+    return 0;
+}
+
+int locus_tp_ofi_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    ofi_tp_t *tp = calloc(1, sizeof *tp);
+    if (!tp) {
+        snprintf(err, errlen, "ofi: out of memory");
+        return -1;
+    }
+    tp->base.ops = &ofi_ops;
+    tp->rank = in->rank;
+    tp->size = in->size;
+    tp->up = in->up;
+    tp->core = in->core;
+    tp->kvs = in->kvs;
+    tp->wait_fd = -1;
+    int rc = open_all(tp, err, errlen);
+    char card[1024] = "-";
+    if (rc == 0)
+        rc = card_make(tp, card, sizeof card, err, errlen);
+    /* Published on every path: nobody waits for a rank that failed. */
+    if (tp->kvs.publish(tp->kvs.ctx, "ofi", rc == 0 ? card : "-") != 0 && rc == 0) {
+        snprintf(err, errlen, "ofi: publishing the address: %s",
+                 tp->kvs.error ? tp->kvs.error(tp->kvs.ctx) : "failed");
+        rc = -1;
+    }
+    if (rc != 0) {
+        ofi_finalize(&tp->base);
+        return -1;
+    }
+    *out = &tp->base;
+    return 0;
+}
+
+/* For transport selection ("auto"): the provider fi_getinfo would give
+ * this rank first, into prov (empty: none). */
+void locus_ofi_probe(char *prov, size_t provlen)
+{
+    prov[0] = '\0';
+    struct fi_info *h = hints_make(0), *all = NULL;
+    if (h && fi_getinfo(OFI_API, NULL, NULL, 0, h, &all) == 0 && all)
+        snprintf(prov, provlen, "%s", all->fabric_attr->prov_name);
+    if (all)
+        fi_freeinfo(all);
+    if (h)
+        fi_freeinfo(h);
+}

@@ -1,0 +1,507 @@
+/*
+ * The protocol over one RDM endpoint (ofi_tp.h): eager messages through
+ * bounce buffers, large ones announced (RTS) and pulled by RMA reads
+ * (FIN back), or without FI_RMA sent under a tag the receiver posted
+ * (CTS); completions handled in progress(); per-pair order restored by
+ * sequence numbers. Operations the provider has no room for (-FI_EAGAIN)
+ * wait on backlogs that progress() retries.
+ */
+#include "ofi_tp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define UNORDERED UINT32_MAX /* CTS and FIN: matched by id, not by order */
+
+int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
+{
+    return (int)fi_recv(tp->ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC, &b->fctx);
+}
+
+static ofi_buf_t *tx_get(ofi_tp_t *tp)
+{
+    ofi_buf_t *b = tp->tx_free;
+    if (b)
+        tp->tx_free = b->next;
+    return b;
+}
+
+static void tx_put(ofi_tp_t *tp, ofi_buf_t *b)
+{
+    b->next = tp->tx_free;
+    tp->tx_free = b;
+}
+
+/* Posts a filled bounce buffer: 0, -FI_EAGAIN (b still ours), or an error. */
+static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
+{
+    fi_addr_t to = tp->peers[dst].addr;
+    int rc;
+    if (len <= tp->inject) {
+        rc = (int)fi_inject(tp->ep, b->mem, len, to);
+        if (rc == 0)
+            tx_put(tp, b); /* injected: the buffer is free at once */
+        return rc;
+    }
+    rc = (int)fi_send(tp->ep, b->mem, len, b->desc, to, &b->fctx);
+    if (rc == 0)
+        tp->tx_in_flight++;
+    return rc;
+}
+
+/* A control message (CTS, FIN) from inside progress: sent now, or kept
+ * until there is room; 0, or -1 with the transport failed. */
+static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w)
+{
+    if (ofi_peer_addr(tp, dst) != 0)
+        return -1;
+    ofi_buf_t *b = tx_get(tp);
+    if (!b) {
+        b = malloc(sizeof *b + sizeof *w); /* out of bounce buffers: one of its own */
+        if (!b) {
+            ofi_fail(tp, -ENOMEM, "out of memory for a control message to rank %d", dst);
+            return -1;
+        }
+        *b = (ofi_buf_t){ .kind = -1, .mem = b + 1 };
+    }
+    memcpy(b->mem, w, sizeof *w);
+    b->dst = dst;
+    b->len = sizeof *w;
+    b->next = NULL;
+    int rc = b->kind == -1 ? -FI_EAGAIN : buf_post(tp, b, dst, sizeof *w);
+    if (rc == -FI_EAGAIN) {
+        if (tp->ctl_tail)
+            tp->ctl_tail->next = b;
+        else
+            tp->ctl_head = b;
+        tp->ctl_tail = b;
+        return 0;
+    }
+    if (rc != 0) {
+        ofi_fail(tp, rc, "sending to rank %d: %s", dst, fi_strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* Control messages kept for room, in order. */
+static void ctl_flush(ofi_tp_t *tp)
+{
+    while (tp->ctl_head && !tp->failed) {
+        ofi_buf_t *b = tp->ctl_head;
+        if (b->kind == -1) {
+            /* Its own memory: into a bounce buffer once one is free. */
+            ofi_buf_t *t = tx_get(tp);
+            if (!t)
+                return;
+            memcpy(t->mem, b->mem, b->len);
+            t->dst = b->dst;
+            t->len = b->len;
+            t->next = b->next;
+            if (tp->ctl_tail == b)
+                tp->ctl_tail = t;
+            tp->ctl_head = t;
+            free(b);
+            b = t;
+        }
+        int rc = buf_post(tp, b, b->dst, b->len);
+        if (rc == -FI_EAGAIN)
+            return;
+        tp->ctl_head = b->next;
+        if (!tp->ctl_head)
+            tp->ctl_tail = NULL;
+        if (rc != 0)
+            ofi_fail(tp, rc, "sending to rank %d: %s", b->dst, fi_strerror(-rc));
+    }
+}
+
+int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
+             size_t len, void *send_ctx)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    if (tp->failed)
+        return tp->failed;
+    if (ofi_peer_addr(tp, dst) != 0)
+        return tp->failed;
+    ofi_peer_t *p = &tp->peers[dst];
+    ofi_buf_t *b = tx_get(tp);
+    if (!b) {
+        ofi_progress(t);
+        return LOCUS_TP_AGAIN;
+    }
+    ofi_wire_t w = { .hdrlen = (uint8_t)hdrlen, .src = tp->rank, .seq = p->tx_seq, .len = len };
+    ofi_send_t *s = NULL;
+    if (len <= (size_t)tp->cfg.eager_max) {
+        w.type = OFI_EAGER;
+        memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
+    } else {
+        s = tp_ids_get(&tp->sends, sizeof *s);
+        if (!s) {
+            tx_put(tp, b);
+            ofi_fail(tp, -ENOMEM, "out of memory for a send to rank %d", dst);
+            return tp->failed;
+        }
+        s->kind = OFI_CTX_TSEND;
+        s->dst = dst;
+        s->data = data;
+        s->len = len;
+        s->send_ctx = send_ctx;
+        s->reg = NULL;
+        if (tp->has_rma) {
+            s->reg = ofi_reg_get(tp, data, len, FI_REMOTE_READ);
+            if (!s->reg) {
+                tx_put(tp, b);
+                tp_ids_put(&tp->sends, s->id);
+                ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
+                return tp->failed;
+            }
+            /* By virtual address (FI_MR_VIRT_ADDR), else from the
+             * registration's start. */
+            w.addr = (tp->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)data
+                                                     : (uint64_t)((uintptr_t)data - s->reg->base);
+            w.key = s->reg->key;
+        }
+        w.type = OFI_RTS;
+        w.id = s->id;
+    }
+    memcpy(b->mem, &w, sizeof w);
+    memcpy((char *)b->mem + sizeof w, hdr, hdrlen);
+    size_t total = sizeof w + hdrlen + (w.type == OFI_EAGER ? len : 0);
+    int rc = buf_post(tp, b, dst, total);
+    if (rc == -FI_EAGAIN) {
+        tx_put(tp, b);
+        if (s) {
+            ofi_reg_put(tp, s->reg);
+            tp_ids_put(&tp->sends, s->id);
+        }
+        ofi_progress(t);
+        return LOCUS_TP_AGAIN;
+    }
+    if (rc != 0) {
+        ofi_fail(tp, rc, "sending to rank %d: %s", dst, fi_strerror(-rc));
+        return tp->failed;
+    }
+    p->tx_seq++;
+    return s ? LOCUS_TP_PENDING : LOCUS_TP_DONE;
+}
+
+/* ---- the receiving side of a large message ---- */
+
+static void rndv_finish(ofi_tp_t *tp, ofi_rndv_t *r)
+{
+    ofi_reg_put(tp, r->reg);
+    r->reg = NULL;
+    void *ctx = r->recv_ctx;
+    tp_ids_put(&tp->rndvs, r->id);
+    tp->up->rndv_done(tp->core, ctx);
+}
+
+/* Posts the reads of r that fit: 0, or -1 with the transport failed. */
+static int reads_post(ofi_tp_t *tp, ofi_rndv_t *r)
+{
+    size_t piece = (size_t)tp->cfg.chunk;
+    if (tp->max_msg && piece > tp->max_msg)
+        piece = tp->max_msg;
+    while (r->issued < r->want) {
+        if (tp->nreads_free == 0)
+            break;
+        size_t n = r->want - r->issued < piece ? r->want - r->issued : piece;
+        ofi_read_t *rd = tp->reads_free[--tp->nreads_free];
+        rd->rndv_id = r->id;
+        int rc = (int)fi_read(tp->ep, (char *)r->buf + r->issued, n, r->reg ? r->reg->desc : NULL,
+                              tp->peers[r->src].addr, r->raddr + r->issued, r->rkey, &rd->fctx);
+        if (rc == -FI_EAGAIN) {
+            tp->reads_free[tp->nreads_free++] = rd;
+            break;
+        }
+        if (rc != 0) {
+            tp->reads_free[tp->nreads_free++] = rd;
+            ofi_fail(tp, rc, "reading %zu bytes from rank %d: %s", n, r->src, fi_strerror(-rc));
+            return -1;
+        }
+        r->issued += n;
+        r->reads_left++;
+    }
+    if (r->issued < r->want && !r->queued) {
+        r->queued = 1;
+        r->next_pending = (locus_tp_rndv_t *)tp->read_backlog;
+        tp->read_backlog = r;
+    }
+    return 0;
+}
+
+int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, void *recv_ctx,
+                  int hints)
+{
+    (void)hints;
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    ofi_rndv_t *r = rndv;
+    if (tp->failed)
+        return tp->failed;
+    r->buf = buf;
+    r->want = len < r->len ? len : r->len;
+    r->recv_ctx = recv_ctx;
+    r->issued = 0;
+    r->reads_left = 0;
+    r->queued = 0;
+    if (ofi_peer_addr(tp, r->src) != 0)
+        return tp->failed;
+    int local = (tp->mr_mode & FI_MR_LOCAL) && r->want > 0;
+    if (local && !(r->reg = ofi_reg_get(tp, buf, r->want, tp->has_rma ? FI_READ : FI_RECV))) {
+        ofi_fail(tp, -ENOMEM, "registering %zu bytes from rank %d", r->want, r->src);
+        return tp->failed;
+    }
+    if (!tp->has_rma) {
+        /* Tagged rendezvous: the payload comes under a tag of its own. */
+        uint64_t tag = (uint64_t)(uint32_t)r->src << 32 | r->id;
+        int rc = r->want == 0 ? 0
+                              : (int)fi_trecv(tp->ep, buf, r->want, r->reg ? r->reg->desc : NULL,
+                                              FI_ADDR_UNSPEC, tag, 0, &r->fctx);
+        if (rc != 0) {
+            ofi_fail(tp, rc, "posting a receive from rank %d: %s", r->src, fi_strerror(-rc));
+            return tp->failed;
+        }
+        ofi_wire_t w = { .type = OFI_CTS, .src = tp->rank, .seq = UNORDERED, .id = r->send_id,
+                         .len = r->want, .key = tag };
+        if (ctl_send(tp, r->src, &w) != 0)
+            return tp->failed;
+        if (r->want == 0)
+            rndv_finish(tp, r);
+        return 0;
+    }
+    if (r->want == 0) {
+        ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = UNORDERED, .id = r->send_id };
+        if (ctl_send(tp, r->src, &w) != 0)
+            return tp->failed;
+        rndv_finish(tp, r);
+        return 0;
+    }
+    return reads_post(tp, r) == 0 ? 0 : tp->failed;
+}
+
+static void read_done(ofi_tp_t *tp, ofi_read_t *rd)
+{
+    ofi_rndv_t *r = tp_ids_find(&tp->rndvs, rd->rndv_id);
+    tp->reads_free[tp->nreads_free++] = rd;
+    if (!r) {
+        ofi_fail(tp, -EPROTO, "a read completed for no receive (id %u)", rd->rndv_id);
+        return;
+    }
+    if (--r->reads_left > 0 || r->issued < r->want)
+        return;
+    ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = UNORDERED, .id = r->send_id };
+    if (ctl_send(tp, r->src, &w) == 0)
+        rndv_finish(tp, r);
+}
+
+static void backlogs_retry(ofi_tp_t *tp)
+{
+    ctl_flush(tp);
+    ofi_rndv_t *list = tp->read_backlog;
+    tp->read_backlog = NULL;
+    while (list && !tp->failed) {
+        ofi_rndv_t *r = list;
+        list = (ofi_rndv_t *)r->next_pending;
+        r->queued = 0;
+        reads_post(tp, r);
+    }
+    ofi_send_t *sl = tp->tsend_backlog;
+    tp->tsend_backlog = NULL;
+    while (sl && !tp->failed) {
+        ofi_send_t *s = sl;
+        sl = s->next_pending;
+        int rc = (int)fi_tsend(tp->ep, s->data, s->tlen, s->reg ? s->reg->desc : NULL,
+                               tp->peers[s->dst].addr, s->tag, &s->fctx);
+        if (rc == -FI_EAGAIN) {
+            s->next_pending = tp->tsend_backlog;
+            tp->tsend_backlog = s;
+        } else if (rc != 0) {
+            ofi_fail(tp, rc, "sending %zu bytes to rank %d: %s", s->tlen, s->dst,
+                     fi_strerror(-rc));
+        }
+    }
+}
+
+/* ---- arrivals ---- */
+
+static void sender_finished(ofi_tp_t *tp, ofi_send_t *s)
+{
+    ofi_reg_put(tp, s->reg);
+    void *ctx = s->send_ctx;
+    tp_ids_put(&tp->sends, s->id);
+    tp->up->send_done(tp->core, ctx);
+}
+
+/* The receiver's CTS: the payload goes under its tag (no FI_RMA). */
+static void cts_arrived(ofi_tp_t *tp, const ofi_wire_t *w)
+{
+    ofi_send_t *s = tp_ids_find(&tp->sends, w->id);
+    if (!s || s->dst != w->src) {
+        ofi_fail(tp, -EPROTO, "rank %d answered a send this rank did not make (id %u)", w->src,
+                 w->id);
+        return;
+    }
+    s->tag = w->key;
+    s->tlen = w->len < s->len ? (size_t)w->len : s->len;
+    if (s->tlen == 0) {
+        sender_finished(tp, s);
+        return;
+    }
+    if ((tp->mr_mode & FI_MR_LOCAL) && !s->reg &&
+        !(s->reg = ofi_reg_get(tp, s->data, s->tlen, FI_SEND))) {
+        ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", s->tlen, s->dst);
+        return;
+    }
+    s->next_pending = tp->tsend_backlog;
+    tp->tsend_backlog = s;
+    backlogs_retry(tp);
+}
+
+/* An ordered message (EAGER, RTS) whose turn it is. */
+static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg)
+{
+    ofi_wire_t w;
+    memcpy(&w, msg, sizeof w);
+    const unsigned char *hdr = msg + sizeof w;
+    if (w.type == OFI_EAGER) {
+        tp->up->deliver(tp->core, w.src, hdr, w.hdrlen, hdr + w.hdrlen, (size_t)w.len);
+        return;
+    }
+    ofi_rndv_t *r = tp_ids_get(&tp->rndvs, sizeof *r);
+    if (!r) {
+        ofi_fail(tp, -ENOMEM, "out of memory for a receive from rank %d", w.src);
+        return;
+    }
+    r->kind = OFI_CTX_TRECV;
+    r->src = w.src;
+    r->send_id = w.id;
+    r->len = w.len;
+    r->raddr = w.addr;
+    r->rkey = w.key;
+    r->reg = NULL;
+    tp->up->rndv_arrived(tp->core, w.src, hdr, w.hdrlen, (size_t)w.len, r);
+}
+
+static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
+{
+    ofi_wire_t w;
+    if (len < sizeof w) {
+        ofi_fail(tp, -EPROTO, "a message of %zu bytes, shorter than its head", len);
+        return;
+    }
+    memcpy(&w, msg, sizeof w);
+    if (w.src < 0 || w.src >= tp->size || w.hdrlen > LOCUS_TP_HDR_MAX ||
+        (w.type == OFI_EAGER && sizeof w + w.hdrlen + w.len != len)) {
+        ofi_fail(tp, -EPROTO, "a malformed message (type %d from %d, %zu bytes)", w.type, w.src,
+                 len);
+        return;
+    }
+    if (w.type == OFI_FIN) {
+        ofi_send_t *s = tp_ids_find(&tp->sends, w.id);
+        if (!s || s->dst != w.src)
+            ofi_fail(tp, -EPROTO, "rank %d finished a send this rank did not make", w.src);
+        else
+            sender_finished(tp, s);
+        return;
+    }
+    if (w.type == OFI_CTS) {
+        cts_arrived(tp, &w);
+        return;
+    }
+    if (w.type != OFI_EAGER && w.type != OFI_RTS) {
+        ofi_fail(tp, -EPROTO, "a message of unknown type %d from rank %d", w.type, w.src);
+        return;
+    }
+    ofi_peer_t *p = &tp->peers[w.src];
+    if (w.seq != p->rx_seq) {
+        /* Ahead of its turn: kept, in order, until the ones before it. */
+        ofi_held_t *h = malloc(sizeof *h + len);
+        if (!h) {
+            ofi_fail(tp, -ENOMEM, "out of memory holding a message from rank %d", w.src);
+            return;
+        }
+        h->seq = w.seq;
+        h->len = len;
+        memcpy(h->msg, msg, len);
+        ofi_held_t **at = &p->held;
+        while (*at && (int32_t)((*at)->seq - w.seq) < 0)
+            at = &(*at)->next;
+        h->next = *at;
+        *at = h;
+        return;
+    }
+    ordered_handle(tp, msg);
+    p->rx_seq++;
+    while (p->held && p->held->seq == p->rx_seq && !tp->failed) {
+        ofi_held_t *h = p->held;
+        p->held = h->next;
+        ordered_handle(tp, h->msg);
+        p->rx_seq++;
+        free(h);
+    }
+}
+
+static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
+{
+    int kind = *(int *)((char *)e->op_context + sizeof(struct fi_context));
+    switch (kind) {
+    case OFI_CTX_RX: {
+        ofi_buf_t *b = e->op_context;
+        message_arrived(tp, b->mem, e->len);
+        int rc = ofi_rx_post(tp, b);
+        if (rc != 0 && !tp->failed)
+            ofi_fail(tp, rc, "posting a receive: %s", fi_strerror(-rc));
+        break;
+    }
+    case OFI_CTX_TX:
+        tp->tx_in_flight--;
+        tx_put(tp, e->op_context);
+        break;
+    case OFI_CTX_READ:
+        read_done(tp, e->op_context);
+        break;
+    case OFI_CTX_TRECV:
+        rndv_finish(tp, (ofi_rndv_t *)((char *)e->op_context - offsetof(ofi_rndv_t, fctx)));
+        break;
+    case OFI_CTX_TSEND:
+        sender_finished(tp, (ofi_send_t *)((char *)e->op_context - offsetof(ofi_send_t, fctx)));
+        break;
+    default:
+        ofi_fail(tp, -EPROTO, "a completion of unknown kind %d", kind);
+    }
+}
+
+int ofi_progress(locus_tp_t *t)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    if (tp->failed)
+        return tp->failed;
+    int events = 0;
+    for (;;) {
+        struct fi_cq_tagged_entry e[16];
+        ssize_t k = fi_cq_read(tp->cq, e, 16);
+        if (k == -FI_EAGAIN)
+            break;
+        if (k == -FI_EAVAIL) {
+            struct fi_cq_err_entry err = { 0 };
+            char buf[128];
+            fi_cq_readerr(tp->cq, &err, 0);
+            ofi_fail(tp, -EIO, "a completion failed: %s (%s)", fi_strerror(err.err),
+                     fi_cq_strerror(tp->cq, err.prov_errno, err.err_data, buf, sizeof buf));
+            return tp->failed;
+        }
+        if (k < 0) {
+            ofi_fail(tp, (int)k, "reading completions: %s", fi_strerror((int)-k));
+            return tp->failed;
+        }
+        for (ssize_t i = 0; i < k && !tp->failed; i++)
+            completion(tp, &e[i]);
+        events += (int)k;
+        if (k < 16 || tp->failed)
+            break;
+    }
+    if (tp->ctl_head || tp->read_backlog || tp->tsend_backlog)
+        backlogs_retry(tp);
+    return tp->failed ? tp->failed : events;
+}

@@ -1,0 +1,202 @@
+/*
+ * ofi_tp.h — inside the libfabric transport (contract: ../locus_transport.h).
+ *
+ * One reliable-datagram endpoint (FI_EP_RDM) per rank, on the domain of the
+ * NIC the placement plan gave it. Every message starts with an ofi_wire_t:
+ * EAGER carries the core's header and the payload; a large payload is
+ * announced by RTS (its registered address and key) and pulled by the
+ * receiver with RMA reads, which a FIN then reports to the sender; on a
+ * provider without FI_RMA the receiver posts a tagged receive instead and
+ * answers CTS, and the sender sends the payload under that tag. A per-pair
+ * sequence number puts messages back in the order they were sent whatever
+ * the provider's completion order. Peers' addresses come from their cards
+ * (the boot layer's address exchange), inserted into the address vector
+ * the first time a rank talks to that peer.
+ */
+#ifndef OFI_TP_H
+#define OFI_TP_H
+
+#include "locus_transport.h"
+#include "tp_ids.h"
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN };
+
+/* The head of every message. */
+typedef struct {
+    uint8_t type, hdrlen;
+    uint16_t reserved;
+    int32_t src;      /* sender's world rank */
+    uint32_t seq;     /* per ordered pair, from 0 */
+    uint32_t id;      /* RTS/CTS/FIN: the sender's request id */
+    uint64_t len;     /* EAGER: payload bytes; RTS: the whole message's */
+    uint64_t addr;    /* RTS: remote address of the payload (0-based without FI_MR_VIRT_ADDR) */
+    uint64_t key;     /* RTS: its key; CTS: the tag to send the payload under */
+} ofi_wire_t;
+
+/* What a completion's context is (every context starts with fi_context). */
+enum { OFI_CTX_RX = 1, OFI_CTX_TX, OFI_CTX_READ, OFI_CTX_TRECV, OFI_CTX_TSEND };
+
+typedef struct ofi_buf {
+    struct fi_context fctx;
+    int kind;          /* OFI_CTX_RX or OFI_CTX_TX */
+    struct ofi_buf *next;
+    void *mem;         /* size ofi_tp_t.bufsize, registered when mr_local */
+    void *desc;
+    int dst;           /* a control message waiting for room: to whom, */
+    size_t len;        /* how long */
+} ofi_buf_t;
+
+/* A registration (ofi_mr.c): cached by address and length where allowed. */
+typedef struct ofi_reg {
+    struct fid_mr *mr;
+    void *desc;
+    uint64_t key, raddr; /* what a peer needs to read it */
+    uintptr_t base;
+    size_t len;
+    int refs;
+    uint64_t used;       /* LRU stamp */
+    struct ofi_reg *next;
+} ofi_reg_t;
+
+/* A large send waiting for the receiver's FIN (or CTS). */
+typedef struct {
+    uint32_t id, busy;
+    struct fi_context fctx; /* the tagged send's, without FI_RMA */
+    int kind;               /* OFI_CTX_TSEND */
+    int dst;
+    const void *data;
+    size_t len;
+    ofi_reg_t *reg;
+    void *send_ctx;
+    uint64_t tag;           /* the CTS's, while the tagged send waits for room */
+    size_t tlen;
+    void *next_pending;     /* on tsend_backlog */
+} ofi_send_t;
+
+/* A large receive: the reads (or the tagged receive) under way. */
+typedef struct locus_tp_rndv {
+    uint32_t id, busy;
+    struct fi_context fctx; /* the tagged receive's */
+    int kind;               /* OFI_CTX_TRECV */
+    int src;
+    uint32_t send_id;
+    uint64_t len, raddr, rkey;
+    void *buf;
+    size_t want;            /* bytes the core takes (len or less) */
+    size_t reads_left;
+    ofi_reg_t *reg;
+    void *recv_ctx;
+    size_t issued;          /* bytes whose reads are posted */
+    struct locus_tp_rndv *next_pending; /* on read_backlog */
+    int queued;
+} ofi_rndv_t;
+
+/* One RMA read of a large receive (several when it exceeds the chunk). */
+typedef struct {
+    struct fi_context fctx;
+    int kind; /* OFI_CTX_READ */
+    uint32_t rndv_id;
+} ofi_read_t;
+
+/* A message that came ahead of its turn, kept until the ones before it. */
+typedef struct ofi_held {
+    struct ofi_held *next;
+    uint32_t seq;
+    size_t len;
+    unsigned char msg[];
+} ofi_held_t;
+
+typedef struct {
+    fi_addr_t addr;
+    int known;         /* inserted into the address vector */
+    int dead;          /* its card said it has no ofi */
+    uint32_t tx_seq, rx_seq;
+    ofi_held_t *held;  /* by seq, ascending */
+} ofi_peer_t;
+
+typedef struct {
+    long eager_max, rx_bufs, tx_bufs, chunk;
+    int rma;           /* -1 auto, 0 off, 1 on */
+    int mr_cache;      /* -1 auto, 0 off, 1 on */
+    int verbose;
+} ofi_cfg_t;
+
+typedef struct {
+    locus_tp_t base;
+    ofi_cfg_t cfg;
+    int rank, size;
+    const locus_tp_upcalls_t *up;
+    void *core;
+    locus_tp_kvs_t kvs;
+
+    struct fi_info *info;   /* the chosen entry (owned by info_all) */
+    struct fi_info *info_all;
+    const char *domain_why; /* how the domain was chosen */
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    int wait_fd;            /* the completion queue's, or -1 */
+    uint64_t mr_mode;       /* what the provider asks for */
+    int has_rma;
+    size_t max_msg, inject;
+
+    size_t bufsize;         /* wire head + core header + eager payload */
+    ofi_buf_t *rx, *tx;     /* arrays */
+    ofi_buf_t *tx_free;
+    int tx_in_flight;
+    struct fid_mr *buf_mr;  /* the bounce buffers' registration (mr_local) */
+    void *buf_mem;
+
+    ofi_peer_t *peers;
+    tp_ids_t sends, rndvs;
+    ofi_read_t *reads;      /* a pool of read contexts */
+    ofi_read_t **reads_free;
+    int nreads_free, nreads;
+
+    ofi_buf_t *ctl_head, *ctl_tail; /* control messages waiting for room */
+    ofi_rndv_t *read_backlog;       /* receives with reads still to post */
+    ofi_send_t *tsend_backlog;      /* tagged sends waiting for room */
+
+    ofi_reg_t *regs;        /* the cache */
+    int nregs;
+    uint64_t clock;
+    long reg_hits, reg_misses;
+
+    int failed;
+    char errmsg[256];
+    char desc[224];
+} ofi_tp_t;
+
+/* ofi_create.c */
+void ofi_fail(ofi_tp_t *tp, int code, const char *fmt, ...);
+int ofi_peer_addr(ofi_tp_t *tp, int peer);
+
+/* ofi_mr.c: a registration of [buf, buf+len) for `access` (FI_READ,
+ * FI_REMOTE_READ, ...), honouring the provider's mr_mode bits; released
+ * with ofi_reg_put (kept in the cache where allowed). */
+ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, const void *buf, size_t len, uint64_t access);
+void ofi_reg_put(ofi_tp_t *tp, ofi_reg_t *r);
+void ofi_reg_flush(ofi_tp_t *tp);
+int ofi_mr_open(ofi_tp_t *tp, void *buf, size_t len, uint64_t access, struct fid_mr **mr);
+
+/* ofi_proto.c */
+int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
+             size_t len, void *send_ctx);
+int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, void *recv_ctx,
+                  int hints);
+int ofi_progress(locus_tp_t *t);
+int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b);
+
+#endif

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""ofi_tests.py CASE LOCUSRUN SHIM PROG... -- the libfabric transport
+(src/transport/ofi) on one node, through libfabric's software providers
+over loopback (domain lo): real processes, real provider, real sockets.
+
+Cases:
+  local     the programs (each "path args", one word) at 3 ranks with the
+            tcp (tcp;ofi_rxm) and udp (udp;ofi_rxd) providers, large
+            messages by RMA read and by tagged rendezvous (LOCUS_OFI_RMA=off)
+  mr_modes  what real fabrics ask of memory registration, made to happen
+            here by SHIM (an LD_PRELOADed fi_getinfo/fi_fabric, see
+            ofi_mode_shim.c): FI_MR_LOCAL, FI_MR_VIRT_ADDR, FI_MR_PROV_KEY,
+            FI_MR_ENDPOINT and all of them, on providers that then enforce
+            them (sockets, udp); and a provider without FI_RMA
+  errors    bad provider, domain and tunables: one line each, exit 2
+Skips (77) when libfabric has no tcp/udp provider here.
+"""
+import os
+import re
+import subprocess
+import sys
+
+CASE, LOCUSRUN, SHIM = sys.argv[1:4]
+PROGS = sys.argv[4:]
+FAILURES = []
+FI_MR_LOCAL, FI_MR_VIRT_ADDR, FI_MR_PROV_KEY, FI_MR_ENDPOINT = 0x4, 0x10, 0x40, 0x200
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        print("FAIL:", what)
+    return cond
+
+
+def run(nranks, prog, env, timeout=180):
+    e = dict(os.environ, LOCUS_TRANSPORTS="self,ofi", LOCUS_OFI_DOMAIN="lo", LOCUS_VERBOSE="1",
+             LOCUS_YIELD="always")
+    e.update(env)
+    p = subprocess.run([LOCUSRUN, "--oversubscribe", "-n", str(nranks)] + prog.split(),
+                       capture_output=True, text=True, timeout=timeout, env=e,
+                       stdin=subprocess.DEVNULL)
+    return p.returncode, p.stdout, p.stderr
+
+
+def providers():
+    have = []
+    for prov in ("tcp", "udp", "sockets"):
+        p = subprocess.run(["fi_info", "-p", prov, "-t", "FI_EP_RDM"], capture_output=True,
+                           text=True)
+        if p.returncode == 0 and "provider:" in p.stdout:
+            have.append(prov)
+    return have
+
+
+def described(err):
+    """The verbose line's description of the ofi transport, per rank."""
+    return re.findall(r"ofi \d+ peers? \[([^\]]*)\]", err)
+
+
+def case_local(provs):
+    for prov in [p for p in ("tcp", "udp") if p in provs]:
+        for rma in ("auto", "off"):
+            for prog in PROGS:
+                rc, out, err = run(3, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_RMA": rma,
+                                             "LOCUS_OFI_CHUNK_SIZE": "256k"})
+                how = described(err)
+                name = os.path.basename(prog.split()[0])
+                print("%s rma=%s %s: exit %d, %s" % (prov, rma, name, rc,
+                                                     how[0] if how else "no ofi line"))
+                check(rc == 0 and " No Errors" in out, "%s rma=%s %s: exit %d\n%s\n%s" % (
+                    prov, rma, name, rc, out[-1500:], err[-1500:]))
+                want = "large by RMA read" if rma == "auto" else "large by tagged rendezvous"
+                check(len(how) == 3 and all(h.startswith(prov) and " on lo " in h and want in h
+                                            for h in how),
+                      "%s rma=%s %s: not every rank on ofi/%s over lo with %s: %s" % (
+                          prov, rma, name, prov, want, how))
+
+
+def shim_line(err):
+    m = re.findall(r"ofi_mode_shim: (\d+) registrations \((\d+) local\), (\d+) bound to an "
+                   r"endpoint, (\d+) enabled", err)
+    return [tuple(int(x) for x in t) for t in m]
+
+
+def case_mr_modes(provs):
+    prog = PROGS[0]
+    modes = [("FI_MR_LOCAL", FI_MR_LOCAL), ("FI_MR_VIRT_ADDR", FI_MR_VIRT_ADDR),
+             ("FI_MR_PROV_KEY", FI_MR_PROV_KEY), ("FI_MR_ENDPOINT", FI_MR_ENDPOINT),
+             ("all four", FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY | FI_MR_ENDPOINT)]
+    for prov in [p for p in ("sockets", "udp") if p in provs]:
+        for name, bits in modes:
+            rc, out, err = run(2, prog, {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
+                                         "LOCUS_TEST_FI_MR_MODE": hex(bits)})
+            how, regs = described(err), shim_line(err)
+            print("%s %s: exit %d, %s; %s" % (prov, name, rc, how[:1], regs))
+            check(rc == 0 and " No Errors" in out, "%s %s: exit %d\n%s\n%s" % (
+                prov, name, rc, out[-1000:], err[-1500:]))
+            check(len(how) == 2 and all("mr_mode %s" % hex(bits) in h for h in how),
+                  "%s %s: the transport did not run with mr_mode %s: %s" % (prov, name,
+                                                                           hex(bits), how))
+            check(len(regs) == 2 and all(r[0] > 0 for r in regs),
+                  "%s %s: no registrations seen: %s" % (prov, name, regs))
+            if bits & FI_MR_ENDPOINT:
+                check(all(r[2] == r[0] and r[3] == r[0] for r in regs),
+                      "%s %s: registrations not all bound and enabled: %s" % (prov, name, regs))
+            if bits & FI_MR_LOCAL:
+                # The bounce buffers and the receiving side's buffer too.
+                check(all(r[1] >= 2 for r in regs),
+                      "%s %s: local buffers not registered: %s" % (prov, name, regs))
+    prov = "tcp" if "tcp" in provs else provs[0]
+    rc, out, err = run(2, prog, {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
+                                 "LOCUS_TEST_FI_NO_RMA": "1"})
+    how = described(err)
+    print("%s without FI_RMA: exit %d, %s" % (prov, rc, how[:1]))
+    check(rc == 0 and " No Errors" in out and len(how) == 2 and
+          all("large by tagged rendezvous" in h for h in how),
+          "%s without FI_RMA: exit %d, %s\n%s" % (prov, rc, how, err[-1500:]))
+    rc, out, err = run(2, prog, {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
+                                 "LOCUS_TEST_FI_NO_RMA": "1", "LOCUS_OFI_RMA": "on"})
+    print("%s without FI_RMA, LOCUS_OFI_RMA=on: exit %d" % (prov, rc))
+    check(rc != 0 and re.search(r"MPI_Init: ofi: no reliable-datagram provider", err),
+          "LOCUS_OFI_RMA=on without FI_RMA: exit %d, %r" % (rc, err[-800:]))
+
+
+def case_errors(provs):
+    prog = PROGS[0]
+    for env, want in ((({"LOCUS_OFI_PROVIDER": "no-such-provider"}),
+                       r"ofi: no reliable-datagram provider named no-such-provider"),
+                      ({"FI_PROVIDER": provs[0], "LOCUS_OFI_DOMAIN": "no-such-nic"},
+                       r"ofi: LOCUS_OFI_DOMAIN=no-such-nic: provider \S+ has no such domain"),
+                      ({"LOCUS_OFI_EAGER_MAX": "lots"}, r"LOCUS_OFI_EAGER_MAX"),
+                      ({"LOCUS_OFI_RMA": "sometimes"},
+                       r"LOCUS_OFI_RMA=sometimes: expected auto, on or off")):
+        rc, out, err = run(2, prog, env, timeout=60)
+        lines = [l for l in err.splitlines() if "MPI_Init" in l]
+        print("%s: exit %d, %s" % (env, rc, lines[:1]))
+        check(rc != 0 and lines and re.search(want, lines[0]), "%s: exit %d, %r" % (
+            env, rc, err[-800:]))
+
+
+def main():
+    fn = globals().get("case_" + CASE)
+    if fn is None:
+        raise SystemExit("unknown case " + CASE)
+    provs = providers()
+    if not provs:
+        print("SKIPPED: libfabric offers no tcp, udp or sockets provider here (libfabric1)")
+        sys.exit(77)
+    fn(provs)
+    if FAILURES:
+        print("%d check(s) failed" % len(FAILURES))
+        sys.exit(1)
+    print("ofi %s: OK" % CASE)
+
+
+if __name__ == "__main__":
+    main()
