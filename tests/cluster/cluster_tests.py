@@ -609,6 +609,95 @@ def case_netpipe():
                   "%s did not go through a Locus layer: exit %d\n%s" % (prog, rc, (out + err)[-1000:]))
 
 
+def fi_providers():
+    have = []
+    for prov in ("tcp", "udp"):
+        p = subprocess.run(["fi_info", "-p", prov, "-t", "FI_EP_RDM"], capture_output=True,
+                           text=True)
+        if p.returncode == 0 and "provider:" in p.stdout:
+            have.append(prov)
+    return have
+
+
+def rank_pid(path, rank):
+    """The pid of a running program's given rank (LOCUS_RANK in its environment)."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            exe = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")[0].decode()
+        except OSError:
+            continue
+        if exe == path and ("\0" + environ_of(int(d)).decode(errors="replace")).find(
+                "\0LOCUS_RANK=%d\0" % rank) >= 0:
+            return int(d)
+    return None
+
+
+def case_ofi():
+    """The libfabric transport across nodes (LOCUS_TRANSPORTS=self,shm,ofi)
+    with the tcp (tcp;ofi_rxm) and udp (udp;ofi_rxd) providers, both
+    launchers: the MPI programs at 2 ranks on each of 2 nodes, each rank
+    reaching its node's other through shm and the other node's two through
+    ofi on a domain of its plan (eth0 or eth1, LOCUS_VERBOSE's report);
+    passive-target RMA across nodes; rail_stream (checked bytes both ways)
+    with --rails 2 on 2 nodes; and kill -9 of the remote rank mid-stream:
+    the job ends, nothing is left."""
+    if len(MPI_PROGS) < 2:
+        print("SKIPPED: no MPI programs given")
+        sys.exit(77)
+    provs = fi_providers()
+    if not provs:
+        print("SKIPPED: libfabric has no tcp or udp provider here (libfabric1)")
+        sys.exit(77)
+    stream, progs = MPI_PROGS[-1], MPI_PROGS[:-1]
+    for prov in provs:
+        # --timeout: a job that stalls fails in a minute, with nothing left.
+        ofi = ["--timeout", "60", "-x", "LOCUS_TRANSPORTS=self,shm,ofi", "-x",
+               "FI_PROVIDER=" + prov, "-x", "LOCUS_VERBOSE=1"]
+        for prog in progs:
+            for lname, (largs, env) in LAUNCHERS.items():
+                t0 = time.monotonic()
+                rc, out, err = run(largs + ["--map-by", "node", "--host", hosts(2, 2)] + ofi +
+                                   prog.split(), env=env, timeout=280)
+                name = os.path.basename(prog.split()[0])
+                print("%s %s %s: rc=%d in %.2f s" % (prov, lname, name, rc,
+                                                    time.monotonic() - t0))
+                check(rc == 0 and " No Errors" in out, "%s %s %s: exit %d\n%s\n%s"
+                      % (prov, lname, name, rc, out[-1500:], err[-2000:]))
+                routes = re.findall(r"locus: rank (\d) of 4 .*?: self 1 peer, shm 1 peer.*?, "
+                                    r"ofi 2 peers \[(\S+) on (\S+) \(([^)]*)\)", err)
+                check(sorted(r[0] for r in routes) == ["0", "1", "2", "3"] and
+                      all(r[1].startswith(prov) and r[2] in ("eth0", "eth1") and
+                          r[3].startswith("the plan's") for r in routes),
+                      "%s %s %s: not every rank on shm + ofi/%s on its plan's eth0/eth1: %s"
+                      % (prov, lname, name, prov, routes or err[-1500:]))
+        largs, env = LAUNCHERS["exec"]
+        rc, out, err = run(largs + ["--host", hosts(1, 1), "--rails", "2"] + ofi +
+                           [stream, "30"], env=env, timeout=280)
+        print("%s rail_stream --rails 2: rc=%d %s" % (prov, rc, " ".join(
+            l for l in out.splitlines() if l.startswith("rounds"))))
+        check(rc == 0 and " No Errors" in out, "%s rail_stream: exit %d\n%s\n%s" % (
+            prov, rc, out[-1500:], err[-1500:]))
+        # kill -9 of the remote rank while the stream runs.
+        job = Job(largs + ["--host", hosts(1, 1)] + ofi[2:] + [stream, "1000000"], env=env)
+        job.expect(r"^streaming", 1, timeout=60)
+        pid = rank_pid(stream, 1)
+        jobid = None
+        if check(pid, "%s: rank 1 of rail_stream not found" % prov):
+            env1 = environ_of(pid).decode(errors="replace").split("\0")
+            jobid = ([v[len("LOCUS_JOBID="):] for v in env1 if v.startswith("LOCUS_JOBID=")]
+                     or [None])[0]
+            rc, err, took = timed_end(job, "%s kill -9 of rank 1 on %s" % (prov, node(1)),
+                                      lambda: os.kill(pid, signal.SIGKILL))
+            check(rc == 137, "%s: exit %s after kill -9, want 137: %s" % (prov, rc, err[-800:]))
+            check(took < 5.0, "%s: ended %.2f s after kill -9" % (prov, took))
+        else:
+            job.p.kill()
+            job.wait()
+        check_nothing_left(jobid)
+
+
 def check_routes(what, text):
     """4 ranks on 2 nodes (LOCUS_VERBOSE's report): each reaches its node's
     other rank through shm and the other node's two through tcp."""

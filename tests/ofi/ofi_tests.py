@@ -12,6 +12,7 @@ Cases:
             ofi_mode_shim.c): FI_MR_LOCAL, FI_MR_VIRT_ADDR, FI_MR_PROV_KEY,
             FI_MR_ENDPOINT and all of them, on providers that then enforce
             them (sockets, udp); and a provider without FI_RMA
+  tiny      the stress and collective checks with 4 buffers each way
   errors    bad provider, domain and tunables: one line each, exit 2
 Skips (77) when libfabric has no tcp/udp provider here.
 """
@@ -75,6 +76,21 @@ def case_local(provs):
                                             for h in how),
                       "%s rma=%s %s: not every rank on ofi/%s over lo with %s: %s" % (
                           prov, rma, name, prov, want, how))
+
+
+def case_tiny(provs):
+    """Every limit hit: 4 send and 4 receive buffers, eager to 1 KiB, reads
+    of 16 KiB: sends wait for room, control messages and reads wait on
+    their backlogs."""
+    for prov in [p for p in ("tcp", "udp") if p in provs]:
+        for prog in PROGS[1:3]:
+            rc, out, err = run(4, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_TX_BUFS": "4",
+                                         "LOCUS_OFI_RX_BUFS": "4", "LOCUS_OFI_EAGER_MAX": "1k",
+                                         "LOCUS_OFI_CHUNK_SIZE": "16k"})
+            name = os.path.basename(prog.split()[0])
+            print("%s tiny %s: exit %d" % (prov, name, rc))
+            check(rc == 0 and " No Errors" in out, "%s tiny %s: exit %d\n%s\n%s" % (
+                prov, name, rc, out[-1000:], err[-1500:]))
 
 
 def shim_line(err):

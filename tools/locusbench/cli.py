@@ -225,14 +225,26 @@ def _compare_cluster(args, names, explicit):
         raise UsageError("--nodes needs an emulated cluster, which cannot be built here: " + why)
     found = _find_mpis(names, explicit, args.locus_bin)
     found.sort(key=lambda m: m.name != "locus")
+    if args.transport == "ofi":
+        kept = [m for m in found if cluster.ofi_only(m.name, args.fi_provider) is not None]
+        for m in found:
+            if m not in kept:
+                runner.log("%s: left out of --transport ofi (no libfabric path in this build)"
+                           % m.name)
+        found = kept
     cfgs = mpimod.configs(found, ["shipped"])
     settings = {}
     for label, m, spec in cfgs:
-        targs, env = cluster.tcp_only(m.name, ["eth%d" % r for r in range(args.rails)])
+        if args.transport == "ofi":
+            targs, env = cluster.ofi_only(m.name, args.fi_provider)
+        else:
+            targs, env = cluster.tcp_only(m.name, ["eth%d" % r for r in range(args.rails)])
         settings[label] = {"args": (["--rails", str(args.rails)] if m.name == "locus" else [])
                            + targs + spec.get("args", []), "env": dict(spec.get("env", {}), **env)}
-    meta = _meta("Locus multi-node comparison (%d nodes, %d rail%s, %s per link)"
-                 % (args.nodes, args.rails, "s" if args.rails > 1 else "", args.rate or "unshaped"),
+    meta = _meta("Locus multi-node comparison (%d nodes, %d rail%s, %s per link, %s)"
+                 % (args.nodes, args.rails, "s" if args.rails > 1 else "", args.rate or "unshaped",
+                    "libfabric's %s provider" % args.fi_provider if args.transport == "ofi"
+                    else "TCP"),
                  args, found, settings)
     meta["placement"] = ("one rank per node (network namespace); launchers do not bind, "
                          "pin_rank puts rank r on CPU r mod %d for every MPI; each launcher runs "
@@ -591,6 +603,12 @@ def parser():
     c.add_argument("--nodes", type=int, default=None,
                    help="multi-node mode: N nodes of an emulated cluster (network namespaces, "
                         "scripts/cluster; needs root), one rank per node, every MPI on TCP")
+    c.add_argument("--transport", default="tcp", choices=("tcp", "ofi"),
+                   help="with --nodes: what carries messages between nodes: tcp (every MPI's "
+                        "own TCP path) or ofi (libfabric: Locus's ofi transport, Open MPI's "
+                        "mtl ofi; default tcp)")
+    c.add_argument("--fi-provider", default="tcp",
+                   help="with --transport ofi: the libfabric provider (tcp, udp; default tcp)")
     c.add_argument("--rails", type=int, default=2,
                    help="with --nodes: network rails per node (default 2; osu_bw also runs on 1)")
     c.add_argument("--rate", default=cluster.DEFAULT_RATE,

@@ -65,6 +65,20 @@ def tcp_only(mpi_name, devs):
     raise ValueError("unknown MPI '%s'" % mpi_name)
 
 
+def ofi_only(mpi_name, provider):
+    """(launcher args, environment) that put a job's messages between nodes
+    on libfabric's `provider` (tcp: tcp;ofi_rxm, udp: udp;ofi_rxd), for
+    --transport ofi; None for an MPI that cannot (Debian's MPICH is built
+    with UCX only)."""
+    env = {"FI_PROVIDER": provider}
+    if mpi_name == "locus":
+        return [], dict(env, LOCUS_TRANSPORTS="self,ofi")
+    if mpi_name == "openmpi":
+        return ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca",
+                "mtl_ofi_provider_include", provider], env
+    return None
+
+
 class Nodes:
     """Where a multi-node job runs: the nodes' namespaces (also their host
     names), rail r being eth<r> in each; node 0's rail-0 address and the

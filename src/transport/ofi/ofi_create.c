@@ -55,6 +55,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         locus_tunable_long("LOCUS_OFI_CHUNK_SIZE", &c->chunk, err, errlen) ||
         locus_tunable_long("LOCUS_VERBOSE", &verbose, err, errlen) ||
         tristate("LOCUS_OFI_RMA", &c->rma, err, errlen) ||
+        tristate("LOCUS_OFI_INJECT", &c->inject, err, errlen) ||
         tristate("LOCUS_OFI_MR_CACHE", &c->mr_cache, err, errlen))
         return -1;
     struct { const char *name; long v, lo, hi; } r[] = {
@@ -204,7 +205,12 @@ static int endpoint_open(ofi_tp_t *tp, char *err, size_t errlen)
     struct fi_info *i = tp->info;
     tp->mr_mode = i->domain_attr->mr_mode;
     tp->max_msg = i->ep_attr->max_msg_size;
-    tp->inject = i->tx_attr->inject_size;
+    /* fi_inject (no completion to wait for) where the provider's is sound:
+     * over ofi_rxd it garbled messages here once its send queue was full
+     * (a 0-byte arrival), so "auto" leaves it out there. */
+    tp->inject = tp->cfg.inject == 1 || (tp->cfg.inject < 0 &&
+                                         !strstr(i->fabric_attr->prov_name, "ofi_rxd"))
+                     ? i->tx_attr->inject_size : 0;
     if (check(tp, fi_fabric(i->fabric_attr, &tp->fabric, NULL), "fi_fabric", err, errlen) ||
         check(tp, fi_domain(tp->fabric, i, &tp->domain, NULL), "fi_domain", err, errlen))
         return -1;
@@ -428,10 +434,10 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
         snprintf(err, errlen, "ofi: out of memory");
         return -1;
     }
-    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s), %s, eager to %ld, mr_mode 0x%llx%s",
+    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s), %s, eager to %ld%s, mr_mode 0x%llx%s",
              tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why,
              tp->has_rma ? "large by RMA read" : "large by tagged rendezvous",
-             tp->cfg.eager_max, (unsigned long long)tp->mr_mode,
+             tp->cfg.eager_max, tp->inject ? "" : " (no inject)", (unsigned long long)tp->mr_mode,
              tp->cfg.mr_cache ? ", registration cache" : "");
     return 0;
 }

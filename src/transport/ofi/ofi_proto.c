@@ -125,11 +125,11 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     if (ofi_peer_addr(tp, dst) != 0)
         return tp->failed;
     ofi_peer_t *p = &tp->peers[dst];
+    /* No room: the core calls progress and retries (never progress from
+     * here: send may be called from inside an upcall). */
     ofi_buf_t *b = tx_get(tp);
-    if (!b) {
-        ofi_progress(t);
+    if (!b)
         return LOCUS_TP_AGAIN;
-    }
     ofi_wire_t w = { .hdrlen = (uint8_t)hdrlen, .src = tp->rank, .seq = p->tx_seq, .len = len };
     ofi_send_t *s = NULL;
     if (len <= (size_t)tp->cfg.eager_max) {
@@ -175,7 +175,6 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
             ofi_reg_put(tp, s->reg);
             tp_ids_put(&tp->sends, s->id);
         }
-        ofi_progress(t);
         return LOCUS_TP_AGAIN;
     }
     if (rc != 0) {

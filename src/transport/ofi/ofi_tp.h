@@ -128,6 +128,7 @@ typedef struct {
     long eager_max, rx_bufs, tx_bufs, chunk;
     int rma;           /* -1 auto, 0 off, 1 on */
     int mr_cache;      /* -1 auto, 0 off, 1 on */
+    int inject;        /* -1 auto, 0 off, 1 on */
     int verbose;
 } ofi_cfg_t;
 
