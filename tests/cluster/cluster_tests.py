@@ -641,8 +641,8 @@ def case_ofi():
     reaching its node's other through shm and the other node's two through
     ofi on a domain of its plan (eth0 or eth1, LOCUS_VERBOSE's report);
     passive-target RMA across nodes; rail_stream (checked bytes both ways)
-    with --rails 2 on 2 nodes; and kill -9 of the remote rank mid-stream:
-    the job ends, nothing is left."""
+    on two rails (LOCUS_OFI_RAILS=2: each interface carries a share); and
+    kill -9 of the remote rank mid-stream: the job ends, nothing is left."""
     if len(MPI_PROGS) < 2:
         print("SKIPPED: no MPI programs given")
         sys.exit(77)
@@ -672,13 +672,22 @@ def case_ofi():
                           r[3].startswith("the plan's") for r in routes),
                       "%s %s %s: not every rank on shm + ofi/%s on its plan's eth0/eth1: %s"
                       % (prov, lname, name, prov, routes or err[-1500:]))
+        # Two rails (LOCUS_OFI_RAILS=2): large messages read in halves over
+        # both, each interface of node 1 carrying a share.
         largs, env = LAUNCHERS["exec"]
-        rc, out, err = run(largs + ["--host", hosts(1, 1), "--rails", "2"] + ofi +
-                           [stream, "30"], env=env, timeout=280)
-        print("%s rail_stream --rails 2: rc=%d %s" % (prov, rc, " ".join(
-            l for l in out.splitlines() if l.startswith("rounds"))))
+        before = [tx_bytes(1, "eth%d" % r) for r in range(2)]
+        rc, out, err = run(largs + ["--host", hosts(1, 1), "--rails", "2", "-x",
+                                    "LOCUS_OFI_RAILS=2"] + ofi + [stream, "30"], env=env,
+                           timeout=280)
+        sent = [tx_bytes(1, "eth%d" % r) - before[r] for r in range(2)]
+        print("%s rail_stream on 2 rails: rc=%d %s; node 1 sent %s bytes on eth0, eth1" % (
+            prov, rc, " ".join(l for l in out.splitlines() if l.startswith("rounds")), sent))
         check(rc == 0 and " No Errors" in out, "%s rail_stream: exit %d\n%s\n%s" % (
             prov, rc, out[-1500:], err[-1500:]))
+        check(re.search(r"ofi 1 peer \[\S+ on eth\d \([^)]*\)\+eth\d", err),
+              "%s: no rank on two rails: %s" % (prov, err[-1000:]))
+        check(min(sent) > (16 << 20), "%s: a rail carried under 16 MiB of the stream: %s" % (
+            prov, sent))
         # kill -9 of the remote rank while the stream runs.
         job = Job(largs + ["--host", hosts(1, 1)] + ofi[2:] + [stream, "1000000"], env=env)
         job.expect(r"^streaming", 1, timeout=60)

@@ -263,7 +263,9 @@ def _compare_cluster(args, names, explicit):
 
         def finish(summary, meta, results):
             meta["targets"] = cluster.targets(summary, args.rails, results)
-        return _compare_run(args, cases, found, cfgs, meta, cluster.Launch(cl.nodes()),
+        nodes = cl.nodes()
+        nodes.transport = (args.transport, args.fi_provider)
+        return _compare_run(args, cases, found, cfgs, meta, cluster.Launch(nodes),
                             EXIT_GRACE, finish)
 
 

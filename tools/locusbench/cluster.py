@@ -84,6 +84,9 @@ class Nodes:
     names), rail r being eth<r> in each; node 0's rail-0 address and the
     rail-0 subnet (CIDR), over which the launchers' daemons reach node 0."""
 
+    # ("tcp", None), or ("ofi", provider) for compare --transport ofi.
+    transport = ("tcp", None)
+
     def __init__(self, names, launcher_addr, subnet0, keep=None):
         self.names = list(names)
         self.launcher_addr = launcher_addr
@@ -99,7 +102,16 @@ class Nodes:
             raise ValueError("%d ranks, %d a node, but only %d nodes"
                              % (np, ppn, len(self.names)))
         hosts = ["%s:%d" % (h, ppn) for h in self.names[:nnodes]]
-        targs, env = tcp_only(mpi.name, ["eth%d" % r for r in range(rails)])
+        transport, provider = getattr(self, "transport", ("tcp", None))
+        if transport == "ofi":
+            targs, env = ofi_only(mpi.name, provider)
+            if mpi.name == "locus":
+                env["LOCUS_OFI_RAILS"] = str(rails)
+                targs = targs + ["-x", "FI_PROVIDER", "-x", "LOCUS_OFI_RAILS"]
+            else:
+                targs = targs + ["-x", "FI_PROVIDER"]
+        else:
+            targs, env = tcp_only(mpi.name, ["eth%d" % r for r in range(rails)])
         cpus = os.cpu_count() or 1
         shared = np > cpus
         if mpi.name == "locus":

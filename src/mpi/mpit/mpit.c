@@ -129,13 +129,16 @@ static const struct {
     [MPIT_CAT_CORE] = {"locus_core", "requests, matching and progress: the queues of "
                        "point-to-point messages and the idle-polling rule", -1},
     [MPIT_CAT_TRANSPORT] = {"locus_transport", "the transports that move messages between "
-                            "ranks (subcategories: self, shm, tcp)", -1},
+                            "ranks (subcategories: self, shm, tcp, ofi)", -1},
     [MPIT_CAT_SELF] = {"locus_self", "the self transport: messages a rank sends to itself",
                        MPIT_CAT_TRANSPORT},
     [MPIT_CAT_SHM] = {"locus_shm", "the shared-memory transport (within a node): per-pair "
                       "rings, a large-message pool per process, single copy (CMA)",
                       MPIT_CAT_TRANSPORT},
     [MPIT_CAT_TCP] = {"locus_tcp", "the tcp transport (between nodes) and transport selection",
+                      MPIT_CAT_TRANSPORT},
+    [MPIT_CAT_OFI] = {"locus_ofi", "the libfabric transport (between nodes over an HPC "
+                      "fabric): provider, domain, rails, eager and registration",
                       MPIT_CAT_TRANSPORT},
     [MPIT_CAT_COLL] = {"locus_coll", "collective algorithms, hierarchical and shared-memory "
                        "paths; counters per communicator", -1},

@@ -58,6 +58,8 @@ static const layer_row_t layer_rows[] = {
     {NULL, MPIT_CAT_SHM, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
 #include "tunables_tcp.def"
     {NULL, MPIT_CAT_TCP, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
+#include "tunables_ofi.def"
+    {NULL, MPIT_CAT_OFI, WHEN_INIT, MPI_T_VERBOSITY_TUNER_BASIC},
 #include "tunables_coll.def"
     {NULL, MPIT_CAT_COLL, WHEN_OBJECT, MPI_T_VERBOSITY_TUNER_BASIC},
 #include "tunables_mpi.def"
@@ -87,6 +89,9 @@ static const mpit_enum_t cvar_enums[] = {
     {"LOCUS_COLL_SHM", "on,off"},
     {"LOCUS_COLL_NODE_LAYOUT", "block,cyclic"},
     {"LOCUS_RMA_PATH", "auto,nocma,msg"},
+    {"LOCUS_OFI_RMA", "auto,on,off"},
+    {"LOCUS_OFI_MR_CACHE", "auto,on,off"},
+    {"LOCUS_OFI_INJECT", "auto,on,off"},
 };
 
 /* Set by locusrun for each rank: never written through MPI_T. */

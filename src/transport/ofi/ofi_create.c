@@ -53,6 +53,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         locus_tunable_long("LOCUS_OFI_RX_BUFS", &c->rx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_TX_BUFS", &c->tx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_CHUNK_SIZE", &c->chunk, err, errlen) ||
+        locus_tunable_long("LOCUS_OFI_RAILS", &c->rails, err, errlen) ||
         locus_tunable_long("LOCUS_VERBOSE", &verbose, err, errlen) ||
         tristate("LOCUS_OFI_RMA", &c->rma, err, errlen) ||
         tristate("LOCUS_OFI_INJECT", &c->inject, err, errlen) ||
@@ -63,6 +64,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         { "LOCUS_OFI_RX_BUFS", c->rx_bufs, 4, 4096 },
         { "LOCUS_OFI_TX_BUFS", c->tx_bufs, 4, 4096 },
         { "LOCUS_OFI_CHUNK_SIZE", c->chunk, 4096, 1L << 30 },
+        { "LOCUS_OFI_RAILS", c->rails, 1, OFI_RAILS_MAX },
     };
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         if (r[i].v < r[i].lo || r[i].v > r[i].hi) {
@@ -191,6 +193,46 @@ static struct fi_info *info_pick(ofi_tp_t *tp, char *err, size_t errlen)
     return best;
 }
 
+/* The entry of domain `name` (an IPv4 one before others of it), or NULL. */
+static struct fi_info *info_of(ofi_tp_t *tp, const char *name)
+{
+    struct fi_info *best = NULL;
+    for (struct fi_info *i = tp->info_all; i; i = i->next)
+        if (!strcmp(i->domain_attr->name, name) &&
+            (!best || (best->addr_format != FI_SOCKADDR_IN && i->addr_format == FI_SOCKADDR_IN)))
+            best = i;
+    return best;
+}
+
+static int rail_taken(const ofi_tp_t *tp, const char *name)
+{
+    for (int k = 0; k < tp->nrails; k++)
+        if (!strcmp(tp->rail[k].info->domain_attr->name, name))
+            return 1;
+    return 0;
+}
+
+/* Rails beyond the first (LOCUS_OFI_RAILS): the plan's other interfaces
+ * (LOCUS_NET_IFACES, nearest first) that are domains of the provider,
+ * then its other domains but loopback. */
+static void rails_pick(ofi_tp_t *tp)
+{
+    char list[512];
+    snprintf(list, sizeof list, "%s", locus_tunable_str("LOCUS_NET_IFACES"));
+    char *save = NULL;
+    for (char *d = strtok_r(list, ",", &save); d && tp->nrails < tp->cfg.rails;
+         d = strtok_r(NULL, ",", &save)) {
+        struct fi_info *i = info_of(tp, d);
+        if (i && !rail_taken(tp, d))
+            tp->rail[tp->nrails++].info = i;
+    }
+    for (struct fi_info *i = tp->info_all; i && tp->nrails < tp->cfg.rails; i = i->next) {
+        struct fi_info *best = info_of(tp, i->domain_attr->name);
+        if (!rail_taken(tp, best->domain_attr->name) && strcmp(best->domain_attr->name, "lo"))
+            tp->rail[tp->nrails++].info = best;
+    }
+}
+
 static int check(ofi_tp_t *tp, int rc, const char *what, char *err, size_t errlen)
 {
     if (rc == 0)
@@ -200,40 +242,52 @@ static int check(ofi_tp_t *tp, int rc, const char *what, char *err, size_t errle
     return -1;
 }
 
-static int endpoint_open(ofi_tp_t *tp, char *err, size_t errlen)
+static int endpoint_open(ofi_tp_t *tp, ofi_rail_t *rl, char *err, size_t errlen)
 {
-    struct fi_info *i = tp->info;
+    struct fi_info *i = rl->info;
+    rl->wait_fd = -1;
+    if (rl != &tp->rail[0]) {
+        if (fi_fabric(i->fabric_attr, &rl->fabric, NULL) != 0 ||
+            fi_domain(rl->fabric, i, &rl->domain, NULL) != 0)
+            goto failed;
+        goto rest;
+    }
     tp->mr_mode = i->domain_attr->mr_mode;
     tp->max_msg = i->ep_attr->max_msg_size;
-    /* fi_inject (no completion to wait for) where the provider's is sound:
-     * over ofi_rxd it garbled messages here once its send queue was full
-     * (a 0-byte arrival), so "auto" leaves it out there. */
+    /* fi_inject (no completion to wait for) only on native providers: over
+     * the utility ones here it garbled messages once the send queue was
+     * full (ofi_rxd: a 0-byte arrival), so "auto" leaves it out there. */
     tp->inject = tp->cfg.inject == 1 || (tp->cfg.inject < 0 &&
-                                         !strstr(i->fabric_attr->prov_name, "ofi_rxd"))
+                                         !strstr(i->fabric_attr->prov_name, "ofi_rx"))
                      ? i->tx_attr->inject_size : 0;
-    if (check(tp, fi_fabric(i->fabric_attr, &tp->fabric, NULL), "fi_fabric", err, errlen) ||
-        check(tp, fi_domain(tp->fabric, i, &tp->domain, NULL), "fi_domain", err, errlen))
+    if (check(tp, fi_fabric(i->fabric_attr, &rl->fabric, NULL), "fi_fabric", err, errlen) ||
+        check(tp, fi_domain(rl->fabric, i, &rl->domain, NULL), "fi_domain", err, errlen))
         return -1;
+rest:;
     struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
                               .size = (size_t)(tp->cfg.rx_bufs + tp->cfg.tx_bufs) * 2,
                               .wait_obj = FI_WAIT_FD };
-    if (fi_cq_open(tp->domain, &cqa, &tp->cq, NULL) != 0) {
+    if (fi_cq_open(rl->domain, &cqa, &rl->cq, NULL) != 0) {
         cqa.wait_obj = FI_WAIT_NONE; /* sleeping is optional (ops.wait) */
-        if (check(tp, fi_cq_open(tp->domain, &cqa, &tp->cq, NULL), "fi_cq_open", err, errlen))
+        if (check(tp, fi_cq_open(rl->domain, &cqa, &rl->cq, NULL), "fi_cq_open", err, errlen))
             return -1;
-    } else if (fi_control(&tp->cq->fid, FI_GETWAIT, &tp->wait_fd) != 0) {
-        tp->wait_fd = -1;
+    } else if (fi_control(&rl->cq->fid, FI_GETWAIT, &rl->wait_fd) != 0) {
+        rl->wait_fd = -1;
     }
     struct fi_av_attr ava = { .type = FI_AV_UNSPEC };
-    if (check(tp, fi_av_open(tp->domain, &ava, &tp->av, NULL), "fi_av_open", err, errlen) ||
-        check(tp, fi_endpoint(tp->domain, i, &tp->ep, NULL), "fi_endpoint", err, errlen) ||
-        check(tp, fi_ep_bind(tp->ep, &tp->av->fid, 0), "binding the address vector", err,
+    if (check(tp, fi_av_open(rl->domain, &ava, &rl->av, NULL), "fi_av_open", err, errlen) ||
+        check(tp, fi_endpoint(rl->domain, i, &rl->ep, NULL), "fi_endpoint", err, errlen) ||
+        check(tp, fi_ep_bind(rl->ep, &rl->av->fid, 0), "binding the address vector", err,
               errlen) ||
-        check(tp, fi_ep_bind(tp->ep, &tp->cq->fid, FI_TRANSMIT | FI_RECV),
+        check(tp, fi_ep_bind(rl->ep, &rl->cq->fid, FI_TRANSMIT | FI_RECV),
               "binding the completion queue", err, errlen) ||
-        check(tp, fi_enable(tp->ep), "fi_enable", err, errlen))
+        check(tp, fi_enable(rl->ep), "fi_enable", err, errlen))
         return -1;
     return 0;
+failed:
+    snprintf(err, errlen, "ofi: opening rail domain %s (%s) failed", i->domain_attr->name,
+             i->fabric_attr->prov_name);
+    return -1;
 }
 
 /* The bounce buffers of eager messages and control, one registration. */
@@ -251,7 +305,8 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     }
     void *desc = NULL;
     if (tp->mr_mode & FI_MR_LOCAL) {
-        int rc = ofi_mr_open(tp, tp->buf_mem, n * tp->bufsize, FI_SEND | FI_RECV, &tp->buf_mr);
+        int rc = ofi_mr_open(tp, 0, tp->buf_mem, n * tp->bufsize, FI_SEND | FI_RECV,
+                             &tp->buf_mr);
         if (check(tp, rc, "registering the bounce buffers", err, errlen))
             return -1;
         desc = fi_mr_desc(tp->buf_mr);
@@ -286,17 +341,25 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     return 0;
 }
 
-/* The card: "ofi1 <provider> <domain> <address in hex>". */
+/* The card: "ofi2 <provider> <rails> <domain> <address in hex>..." (a
+ * domain and address per rail). */
 static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t errlen)
 {
-    unsigned char addr[256];
-    size_t alen = sizeof addr;
-    if (check(tp, fi_getname(&tp->ep->fid, addr, &alen), "fi_getname", err, errlen))
+    int k = snprintf(val, vallen, "ofi2 %s %d", tp->info->fabric_attr->prov_name, tp->nrails);
+    for (int r = 0; r < tp->nrails; r++) {
+        unsigned char addr[256];
+        size_t alen = sizeof addr;
+        if (check(tp, fi_getname(&tp->rail[r].ep->fid, addr, &alen), "fi_getname", err, errlen))
+            return -1;
+        k += snprintf(val + k, vallen - (size_t)k, " %s ",
+                      tp->rail[r].info->domain_attr->name);
+        for (size_t i = 0; i < alen && (size_t)k + 3 < vallen; i++)
+            k += snprintf(val + k, vallen - (size_t)k, "%02x", addr[i]);
+    }
+    if ((size_t)k + 3 >= vallen) {
+        snprintf(err, errlen, "ofi: the card of %d rails is too long", tp->nrails);
         return -1;
-    int k = snprintf(val, vallen, "ofi1 %s %s ", tp->info->fabric_attr->prov_name,
-                     tp->info->domain_attr->name);
-    for (size_t i = 0; i < alen && (size_t)k + 3 < vallen; i++)
-        k += snprintf(val + k, vallen - (size_t)k, "%02x", addr[i]);
+    }
     return 0;
 }
 
@@ -308,13 +371,15 @@ int ofi_peer_addr(ofi_tp_t *tp, int peer)
         return 0;
     if (p->dead)
         return -1;
-    char card[1024], prov[128], dom[128], hex[600];
+    char card[2048], prov[128];
+    int rails = 0, used = 0;
     if (tp->kvs.card(tp->kvs.ctx, "ofi", peer, card, sizeof card) != 0) {
         ofi_fail(tp, -EPROTO, "no address of rank %d: %s", peer,
                  tp->kvs.error ? tp->kvs.error(tp->kvs.ctx) : "card missing");
         return -1;
     }
-    if (!strcmp(card, "-") || sscanf(card, "ofi1 %127s %127s %599s", prov, dom, hex) != 3) {
+    if (!strcmp(card, "-") || sscanf(card, "ofi2 %127s %d%n", prov, &rails, &used) != 2 ||
+        rails < 1 || rails > OFI_RAILS_MAX) {
         p->dead = 1;
         ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
         return -1;
@@ -325,14 +390,27 @@ int ofi_peer_addr(ofi_tp_t *tp, int peer)
                  tp->info->fabric_attr->prov_name);
         return -1;
     }
-    unsigned char addr[300];
-    size_t alen = strlen(hex) / 2;
-    for (size_t i = 0; i < alen && i < sizeof addr; i++)
-        sscanf(hex + 2 * i, "%2hhx", &addr[i]);
-    if (fi_av_insert(tp->av, addr, 1, &p->addr, 0, NULL) != 1) {
-        ofi_fail(tp, -EPROTO, "rank %d's address (domain %s) refused by the address vector",
-                 peer, dom);
-        return -1;
+    /* Rail r of this rank talks to rail r of the peer's, for the rails both have. */
+    p->rails = rails < tp->nrails ? rails : tp->nrails;
+    const char *at = card + used;
+    for (int r = 0; r < p->rails; r++) {
+        char dom[128], hex[600];
+        int n = 0;
+        if (sscanf(at, " %127s %599s%n", dom, hex, &n) != 2) {
+            p->dead = 1;
+            ofi_fail(tp, -EPROTO, "rank %d's card is malformed at rail %d", peer, r);
+            return -1;
+        }
+        at += n;
+        unsigned char addr[300];
+        size_t alen = strlen(hex) / 2;
+        for (size_t i = 0; i < alen && i < sizeof addr; i++)
+            sscanf(hex + 2 * i, "%2hhx", &addr[i]);
+        if (fi_av_insert(tp->rail[r].av, addr, 1, &p->addr[r], 0, NULL) != 1) {
+            ofi_fail(tp, -EPROTO, "rank %d's address (domain %s) refused by the address vector",
+                     peer, dom);
+            return -1;
+        }
     }
     p->known = 1;
     return 0;
@@ -361,10 +439,12 @@ static int ofi_wait(locus_tp_t *t, int timeout_ms)
     ofi_tp_t *tp = (ofi_tp_t *)t;
     if (tp->failed)
         return tp->failed;
-    struct fid *fids[1] = { &tp->cq->fid };
-    if (tp->wait_fd < 0 || fi_trywait(tp->fabric, fids, 1) != FI_SUCCESS)
+    /* Only with one rail: several would need one poll over every queue. */
+    struct fid *fids[1] = { &tp->rail[0].cq->fid };
+    if (tp->nrails != 1 || tp->rail[0].wait_fd < 0 ||
+        fi_trywait(tp->rail[0].fabric, fids, 1) != FI_SUCCESS)
         return 1; /* something is ready, or there is no way to sleep */
-    struct pollfd pfd = { .fd = tp->wait_fd, .events = POLLIN };
+    struct pollfd pfd = { .fd = tp->rail[0].wait_fd, .events = POLLIN };
     int k = poll(&pfd, 1, timeout_ms);
     return k < 0 ? 0 : k;
 }
@@ -376,25 +456,28 @@ static void ofi_finalize(locus_tp_t *t)
     ofi_tp_t *tp = (ofi_tp_t *)t;
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    while (tp->ep && !tp->failed && tp->tx_in_flight > 0) {
+    while (tp->rail[0].ep && !tp->failed && tp->tx_in_flight > 0) {
         ofi_progress(t);
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
             break;
     }
     ofi_reg_flush(tp);
-    if (tp->ep)
-        fi_close(&tp->ep->fid);
     if (tp->buf_mr)
         fi_close(&tp->buf_mr->fid);
-    if (tp->av)
-        fi_close(&tp->av->fid);
-    if (tp->cq)
-        fi_close(&tp->cq->fid);
-    if (tp->domain)
-        fi_close(&tp->domain->fid);
-    if (tp->fabric)
-        fi_close(&tp->fabric->fid);
+    for (int r = 0; r < OFI_RAILS_MAX; r++) {
+        ofi_rail_t *rl = &tp->rail[r];
+        if (rl->ep)
+            fi_close(&rl->ep->fid);
+        if (rl->av)
+            fi_close(&rl->av->fid);
+        if (rl->cq)
+            fi_close(&rl->cq->fid);
+        if (rl->domain)
+            fi_close(&rl->domain->fid);
+        if (rl->fabric)
+            fi_close(&rl->fabric->fid);
+    }
     if (tp->info_all)
         fi_freeinfo(tp->info_all);
     for (int p = 0; tp->peers && p < tp->size; p++)
@@ -425,7 +508,13 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     if (cfg_read(&tp->cfg, err, errlen) != 0 || info_get(tp, err, errlen) != 0 ||
         !(tp->info = info_pick(tp, err, errlen)))
         return -1;
-    if (endpoint_open(tp, err, errlen) != 0 || buffers_open(tp, err, errlen) != 0)
+    tp->rail[0].info = tp->info;
+    tp->nrails = 1;
+    rails_pick(tp);
+    for (int r = 0; r < tp->nrails; r++)
+        if (endpoint_open(tp, &tp->rail[r], err, errlen) != 0)
+            return -1;
+    if (buffers_open(tp, err, errlen) != 0)
         return -1;
     if (tp->cfg.mr_cache < 0)
         tp->cfg.mr_cache = locus_ofi_is_software(tp->info->fabric_attr->prov_name);
@@ -434,8 +523,12 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
         snprintf(err, errlen, "ofi: out of memory");
         return -1;
     }
-    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s), %s, eager to %ld%s, mr_mode 0x%llx%s",
-             tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why,
+    char doms[96] = "";
+    for (int r = 1; r < tp->nrails; r++)
+        snprintf(doms + strlen(doms), sizeof doms - strlen(doms), "+%s",
+                 tp->rail[r].info->domain_attr->name);
+    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s)%s, %s, eager to %ld%s, mr_mode 0x%llx%s",
+             tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why, doms,
              tp->has_rma ? "large by RMA read" : "large by tagged rendezvous",
              tp->cfg.eager_max, tp->inject ? "" : " (no inject)", (unsigned long long)tp->mr_mode,
              tp->cfg.mr_cache ? ", registration cache" : "");
@@ -456,9 +549,8 @@ int locus_tp_ofi_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     tp->up = in->up;
     tp->core = in->core;
     tp->kvs = in->kvs;
-    tp->wait_fd = -1;
     int rc = open_all(tp, err, errlen);
-    char card[1024] = "-";
+    char card[2048] = "-";
     if (rc == 0)
         rc = card_make(tp, card, sizeof card, err, errlen);
     /* Published on every path: nobody waits for a rank that failed. */

@@ -6,8 +6,8 @@
  * FI_MR_LOCAL (local buffers too: the caller passes fi_mr_desc),
  * FI_MR_ALLOCATED (only allocated memory: the core's buffers are).
  *
- * A registration cache keeps up to OFI_REG_CACHE of them by address and
- * length (LOCUS_OFI_MR_CACHE, "auto": on for software providers, which
+ * A registration cache per rail keeps up to OFI_REG_CACHE of them by
+ * address and length (LOCUS_OFI_MR_CACHE, "auto": on for software providers, which
  * pin nothing, off for fabrics, whose pinned pages would outlive a free()
  * of the memory without a memory hook to tell).
  */
@@ -17,15 +17,16 @@
 
 #define OFI_REG_CACHE 64
 
-int ofi_mr_open(ofi_tp_t *tp, void *buf, size_t len, uint64_t access, struct fid_mr **mr)
+int ofi_mr_open(ofi_tp_t *tp, int rail, void *buf, size_t len, uint64_t access,
+                struct fid_mr **mr)
 {
     static uint64_t next_key = 1; /* unique per process; the provider's with PROV_KEY */
-    int rc = fi_mr_reg(tp->domain, buf, len, access, 0,
+    int rc = fi_mr_reg(tp->rail[rail].domain, buf, len, access, 0,
                        (tp->mr_mode & FI_MR_PROV_KEY) ? 0 : next_key++, 0, mr, NULL);
     if (rc != 0)
         return rc;
     if (tp->mr_mode & FI_MR_ENDPOINT) {
-        rc = fi_mr_bind(*mr, &tp->ep->fid, 0);
+        rc = fi_mr_bind(*mr, &tp->rail[rail].ep->fid, 0);
         if (rc == 0)
             rc = fi_mr_enable(*mr);
         if (rc != 0) {
@@ -43,28 +44,29 @@ static void reg_close(ofi_reg_t *r)
     free(r);
 }
 
-/* Drops unused cached registrations, oldest first, down to `keep`. */
-static void cache_trim(ofi_tp_t *tp, int keep)
+/* Drops a rail's unused cached registrations, oldest first, down to `keep`. */
+static void cache_trim(ofi_rail_t *rl, int keep)
 {
-    while (tp->nregs > keep) {
+    while (rl->nregs > keep) {
         ofi_reg_t **oldest = NULL;
-        for (ofi_reg_t **p = &tp->regs; *p; p = &(*p)->next)
+        for (ofi_reg_t **p = &rl->regs; *p; p = &(*p)->next)
             if ((*p)->refs == 0 && (!oldest || (*p)->used < (*oldest)->used))
                 oldest = p;
         if (!oldest)
             return;
         ofi_reg_t *r = *oldest;
         *oldest = r->next;
-        tp->nregs--;
+        rl->nregs--;
         reg_close(r);
     }
 }
 
-ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, const void *buf, size_t len, uint64_t access)
+ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, int rail, const void *buf, size_t len, uint64_t access)
 {
+    ofi_rail_t *rl = &tp->rail[rail];
     uintptr_t a = (uintptr_t)buf;
     if (tp->cfg.mr_cache)
-        for (ofi_reg_t *r = tp->regs; r; r = r->next)
+        for (ofi_reg_t *r = rl->regs; r; r = r->next)
             if (r->base <= a && a + len <= r->base + r->len) {
                 r->refs++;
                 r->used = ++tp->clock;
@@ -80,22 +82,23 @@ ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, const void *buf, size_t len, uint64_t acces
     uint64_t acc = tp->cfg.mr_cache ? (FI_SEND | FI_RECV | (tp->has_rma ? FI_READ |
                                                                          FI_REMOTE_READ : 0))
                                     : access;
-    if (ofi_mr_open(tp, (void *)buf, len, acc, &r->mr) != 0) {
+    if (ofi_mr_open(tp, rail, (void *)buf, len, acc, &r->mr) != 0) {
         free(r);
         return NULL;
     }
     r->desc = fi_mr_desc(r->mr);
     r->key = fi_mr_key(r->mr);
     r->raddr = (tp->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)a : 0;
+    r->rail = rail;
     r->base = a;
     r->len = len;
     r->refs = 1;
     r->used = ++tp->clock;
     if (tp->cfg.mr_cache) {
-        cache_trim(tp, OFI_REG_CACHE - 1);
-        r->next = tp->regs;
-        tp->regs = r;
-        tp->nregs++;
+        cache_trim(rl, OFI_REG_CACHE - 1);
+        r->next = rl->regs;
+        rl->regs = r;
+        rl->nregs++;
     }
     return r;
 }
@@ -113,10 +116,13 @@ void ofi_reg_put(ofi_tp_t *tp, ofi_reg_t *r)
 
 void ofi_reg_flush(ofi_tp_t *tp)
 {
-    while (tp->regs) {
-        ofi_reg_t *r = tp->regs;
-        tp->regs = r->next;
-        reg_close(r);
+    for (int k = 0; k < tp->nrails; k++) {
+        ofi_rail_t *rl = &tp->rail[k];
+        while (rl->regs) {
+            ofi_reg_t *r = rl->regs;
+            rl->regs = r->next;
+            reg_close(r);
+        }
+        rl->nregs = 0;
     }
-    tp->nregs = 0;
 }

@@ -16,7 +16,8 @@
 
 int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
 {
-    return (int)fi_recv(tp->ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC, &b->fctx);
+    return (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
+                        &b->fctx);
 }
 
 static ofi_buf_t *tx_get(ofi_tp_t *tp)
@@ -36,15 +37,15 @@ static void tx_put(ofi_tp_t *tp, ofi_buf_t *b)
 /* Posts a filled bounce buffer: 0, -FI_EAGAIN (b still ours), or an error. */
 static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
 {
-    fi_addr_t to = tp->peers[dst].addr;
+    fi_addr_t to = tp->peers[dst].addr[0];
     int rc;
     if (len <= tp->inject) {
-        rc = (int)fi_inject(tp->ep, b->mem, len, to);
+        rc = (int)fi_inject(tp->rail[0].ep, b->mem, len, to);
         if (rc == 0)
             tx_put(tp, b); /* injected: the buffer is free at once */
         return rc;
     }
-    rc = (int)fi_send(tp->ep, b->mem, len, b->desc, to, &b->fctx);
+    rc = (int)fi_send(tp->rail[0].ep, b->mem, len, b->desc, to, &b->fctx);
     if (rc == 0)
         tp->tx_in_flight++;
     return rc;
@@ -147,20 +148,26 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         s->data = data;
         s->len = len;
         s->send_ctx = send_ctx;
-        s->reg = NULL;
-        if (tp->has_rma) {
-            s->reg = ofi_reg_get(tp, data, len, FI_REMOTE_READ);
-            if (!s->reg) {
-                tx_put(tp, b);
-                tp_ids_put(&tp->sends, s->id);
-                ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
-                return tp->failed;
-            }
+        memset(s->reg, 0, sizeof s->reg);
+        /* Registered on every rail both sides have, for the receiver's
+         * reads (striped); a rail that refuses is left out. */
+        for (int r = 0; tp->has_rma && r < p->rails; r++) {
+            s->reg[r] = ofi_reg_get(tp, r, data, len, FI_REMOTE_READ);
+            if (!s->reg[r])
+                break;
             /* By virtual address (FI_MR_VIRT_ADDR), else from the
              * registration's start. */
-            w.addr = (tp->mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)data
-                                                     : (uint64_t)((uintptr_t)data - s->reg->base);
-            w.key = s->reg->key;
+            w.addr[r] = (tp->mr_mode & FI_MR_VIRT_ADDR)
+                            ? (uint64_t)(uintptr_t)data
+                            : (uint64_t)((uintptr_t)data - s->reg[r]->base);
+            w.key[r] = s->reg[r]->key;
+            w.rails = (uint16_t)(r + 1);
+        }
+        if (tp->has_rma && w.rails == 0) {
+            tx_put(tp, b);
+            tp_ids_put(&tp->sends, s->id);
+            ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
+            return tp->failed;
         }
         w.type = OFI_RTS;
         w.id = s->id;
@@ -172,7 +179,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     if (rc == -FI_EAGAIN) {
         tx_put(tp, b);
         if (s) {
-            ofi_reg_put(tp, s->reg);
+            for (int r = 0; r < OFI_RAILS_MAX; r++)
+                ofi_reg_put(tp, s->reg[r]);
             tp_ids_put(&tp->sends, s->id);
         }
         return LOCUS_TP_AGAIN;
@@ -189,27 +197,35 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
 
 static void rndv_finish(ofi_tp_t *tp, ofi_rndv_t *r)
 {
-    ofi_reg_put(tp, r->reg);
-    r->reg = NULL;
+    for (int k = 0; k < OFI_RAILS_MAX; k++) {
+        ofi_reg_put(tp, r->reg[k]);
+        r->reg[k] = NULL;
+    }
     void *ctx = r->recv_ctx;
     tp_ids_put(&tp->rndvs, r->id);
     tp->up->rndv_done(tp->core, ctx);
 }
 
-/* Posts the reads of r that fit: 0, or -1 with the transport failed. */
+/* Posts the reads of r that fit: 0, or -1 with the transport failed.
+ * Pieces go round the rails (an even share each, at most the chunk). */
 static int reads_post(ofi_tp_t *tp, ofi_rndv_t *r)
 {
     size_t piece = (size_t)tp->cfg.chunk;
+    size_t share = (r->want + (size_t)r->rails - 1) / (size_t)r->rails;
+    if (share < piece)
+        piece = share < 65536 ? 65536 : share;
     if (tp->max_msg && piece > tp->max_msg)
         piece = tp->max_msg;
     while (r->issued < r->want) {
         if (tp->nreads_free == 0)
             break;
         size_t n = r->want - r->issued < piece ? r->want - r->issued : piece;
+        int k = (int)((r->issued / piece) % (size_t)r->rails);
         ofi_read_t *rd = tp->reads_free[--tp->nreads_free];
         rd->rndv_id = r->id;
-        int rc = (int)fi_read(tp->ep, (char *)r->buf + r->issued, n, r->reg ? r->reg->desc : NULL,
-                              tp->peers[r->src].addr, r->raddr + r->issued, r->rkey, &rd->fctx);
+        int rc = (int)fi_read(tp->rail[k].ep, (char *)r->buf + r->issued, n,
+                              r->reg[k] ? r->reg[k]->desc : NULL, tp->peers[r->src].addr[k],
+                              r->raddr[k] + r->issued, r->rkey[k], &rd->fctx);
         if (rc == -FI_EAGAIN) {
             tp->reads_free[tp->nreads_free++] = rd;
             break;
@@ -246,23 +262,29 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
     r->queued = 0;
     if (ofi_peer_addr(tp, r->src) != 0)
         return tp->failed;
+    if (r->rails > tp->peers[r->src].rails)
+        r->rails = tp->peers[r->src].rails;
+    if (r->rails < 1)
+        r->rails = 1;
     int local = (tp->mr_mode & FI_MR_LOCAL) && r->want > 0;
-    if (local && !(r->reg = ofi_reg_get(tp, buf, r->want, tp->has_rma ? FI_READ : FI_RECV))) {
-        ofi_fail(tp, -ENOMEM, "registering %zu bytes from rank %d", r->want, r->src);
-        return tp->failed;
-    }
+    for (int k = 0; local && k < (tp->has_rma ? r->rails : 1); k++)
+        if (!(r->reg[k] = ofi_reg_get(tp, k, buf, r->want, tp->has_rma ? FI_READ : FI_RECV))) {
+            ofi_fail(tp, -ENOMEM, "registering %zu bytes from rank %d", r->want, r->src);
+            return tp->failed;
+        }
     if (!tp->has_rma) {
         /* Tagged rendezvous: the payload comes under a tag of its own. */
         uint64_t tag = (uint64_t)(uint32_t)r->src << 32 | r->id;
         int rc = r->want == 0 ? 0
-                              : (int)fi_trecv(tp->ep, buf, r->want, r->reg ? r->reg->desc : NULL,
-                                              FI_ADDR_UNSPEC, tag, 0, &r->fctx);
+                              : (int)fi_trecv(tp->rail[0].ep, buf, r->want,
+                                              r->reg[0] ? r->reg[0]->desc : NULL, FI_ADDR_UNSPEC,
+                                              tag, 0, &r->fctx);
         if (rc != 0) {
             ofi_fail(tp, rc, "posting a receive from rank %d: %s", r->src, fi_strerror(-rc));
             return tp->failed;
         }
         ofi_wire_t w = { .type = OFI_CTS, .src = tp->rank, .seq = UNORDERED, .id = r->send_id,
-                         .len = r->want, .key = tag };
+                         .len = r->want, .key = { tag } };
         if (ctl_send(tp, r->src, &w) != 0)
             return tp->failed;
         if (r->want == 0)
@@ -310,8 +332,9 @@ static void backlogs_retry(ofi_tp_t *tp)
     while (sl && !tp->failed) {
         ofi_send_t *s = sl;
         sl = s->next_pending;
-        int rc = (int)fi_tsend(tp->ep, s->data, s->tlen, s->reg ? s->reg->desc : NULL,
-                               tp->peers[s->dst].addr, s->tag, &s->fctx);
+        int rc = (int)fi_tsend(tp->rail[0].ep, s->data, s->tlen,
+                               s->reg[0] ? s->reg[0]->desc : NULL, tp->peers[s->dst].addr[0],
+                               s->tag, &s->fctx);
         if (rc == -FI_EAGAIN) {
             s->next_pending = tp->tsend_backlog;
             tp->tsend_backlog = s;
@@ -326,7 +349,8 @@ static void backlogs_retry(ofi_tp_t *tp)
 
 static void sender_finished(ofi_tp_t *tp, ofi_send_t *s)
 {
-    ofi_reg_put(tp, s->reg);
+    for (int r = 0; r < OFI_RAILS_MAX; r++)
+        ofi_reg_put(tp, s->reg[r]);
     void *ctx = s->send_ctx;
     tp_ids_put(&tp->sends, s->id);
     tp->up->send_done(tp->core, ctx);
@@ -341,14 +365,14 @@ static void cts_arrived(ofi_tp_t *tp, const ofi_wire_t *w)
                  w->id);
         return;
     }
-    s->tag = w->key;
+    s->tag = w->key[0];
     s->tlen = w->len < s->len ? (size_t)w->len : s->len;
     if (s->tlen == 0) {
         sender_finished(tp, s);
         return;
     }
-    if ((tp->mr_mode & FI_MR_LOCAL) && !s->reg &&
-        !(s->reg = ofi_reg_get(tp, s->data, s->tlen, FI_SEND))) {
+    if ((tp->mr_mode & FI_MR_LOCAL) && !s->reg[0] &&
+        !(s->reg[0] = ofi_reg_get(tp, 0, s->data, s->tlen, FI_SEND))) {
         ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", s->tlen, s->dst);
         return;
     }
@@ -376,9 +400,12 @@ static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg)
     r->src = w.src;
     r->send_id = w.id;
     r->len = w.len;
-    r->raddr = w.addr;
-    r->rkey = w.key;
-    r->reg = NULL;
+    r->rails = w.rails > 0 && w.rails <= OFI_RAILS_MAX ? w.rails : 1;
+    for (int k = 0; k < OFI_RAILS_MAX; k++) {
+        r->raddr[k] = w.addr[k];
+        r->rkey[k] = w.key[k];
+        r->reg[k] = NULL;
+    }
     tp->up->rndv_arrived(tp->core, w.src, hdr, w.hdrlen, (size_t)w.len, r);
 }
 
@@ -471,28 +498,43 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
     }
 }
 
+static int cq_drain(ofi_tp_t *tp, struct fid_cq *cq);
+
 int ofi_progress(locus_tp_t *t)
 {
     ofi_tp_t *tp = (ofi_tp_t *)t;
     if (tp->failed)
         return tp->failed;
     int events = 0;
+    for (int rail = 0; rail < tp->nrails && !tp->failed; rail++) {
+        struct fid_cq *cq = tp->rail[rail].cq;
+        events += cq_drain(tp, cq);
+    }
+    if (tp->ctl_head || tp->read_backlog || tp->tsend_backlog)
+        backlogs_retry(tp);
+    return tp->failed ? tp->failed : events;
+}
+
+/* Every completion a queue has now: how many, or the transport failed. */
+static int cq_drain(ofi_tp_t *tp, struct fid_cq *cq)
+{
+    int events = 0;
     for (;;) {
         struct fi_cq_tagged_entry e[16];
-        ssize_t k = fi_cq_read(tp->cq, e, 16);
+        ssize_t k = fi_cq_read(cq, e, 16);
         if (k == -FI_EAGAIN)
             break;
         if (k == -FI_EAVAIL) {
             struct fi_cq_err_entry err = { 0 };
             char buf[128];
-            fi_cq_readerr(tp->cq, &err, 0);
+            fi_cq_readerr(cq, &err, 0);
             ofi_fail(tp, -EIO, "a completion failed: %s (%s)", fi_strerror(err.err),
-                     fi_cq_strerror(tp->cq, err.prov_errno, err.err_data, buf, sizeof buf));
-            return tp->failed;
+                     fi_cq_strerror(cq, err.prov_errno, err.err_data, buf, sizeof buf));
+            return 0;
         }
         if (k < 0) {
             ofi_fail(tp, (int)k, "reading completions: %s", fi_strerror((int)-k));
-            return tp->failed;
+            return 0;
         }
         for (ssize_t i = 0; i < k && !tp->failed; i++)
             completion(tp, &e[i]);
@@ -500,7 +542,5 @@ int ofi_progress(locus_tp_t *t)
         if (k < 16 || tp->failed)
             break;
     }
-    if (tp->ctl_head || tp->read_backlog || tp->tsend_backlog)
-        backlogs_retry(tp);
-    return tp->failed ? tp->failed : events;
+    return events;
 }

@@ -31,16 +31,24 @@
 
 enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN };
 
+/* Rails: domains (NICs) a rank opens, an endpoint on each; control and
+ * eager messages go on rail 0, a large message's reads are striped over
+ * every rail both sides have (LOCUS_OFI_RAILS). */
+#define OFI_RAILS_MAX 4
+
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
-    uint16_t reserved;
+    uint16_t rails;   /* RTS: the keys that follow, one per rail */
     int32_t src;      /* sender's world rank */
     uint32_t seq;     /* per ordered pair, from 0 */
     uint32_t id;      /* RTS/CTS/FIN: the sender's request id */
     uint64_t len;     /* EAGER: payload bytes; RTS: the whole message's */
-    uint64_t addr;    /* RTS: remote address of the payload (0-based without FI_MR_VIRT_ADDR) */
-    uint64_t key;     /* RTS: its key; CTS: the tag to send the payload under */
+    uint64_t addr[OFI_RAILS_MAX]; /* RTS: the payload's remote address on each rail
+                                   * (from its registration's start without
+                                   * FI_MR_VIRT_ADDR) */
+    uint64_t key[OFI_RAILS_MAX]; /* RTS: its key on each rail; CTS: [0] the tag to send
+                                  * the payload under */
 } ofi_wire_t;
 
 /* What a completion's context is (every context starts with fi_context). */
@@ -59,6 +67,7 @@ typedef struct ofi_buf {
 /* A registration (ofi_mr.c): cached by address and length where allowed. */
 typedef struct ofi_reg {
     struct fid_mr *mr;
+    int rail;            /* whose domain it is in */
     void *desc;
     uint64_t key, raddr; /* what a peer needs to read it */
     uintptr_t base;
@@ -76,7 +85,7 @@ typedef struct {
     int dst;
     const void *data;
     size_t len;
-    ofi_reg_t *reg;
+    ofi_reg_t *reg[OFI_RAILS_MAX]; /* on each rail (the tagged send: [0]) */
     void *send_ctx;
     uint64_t tag;           /* the CTS's, while the tagged send waits for room */
     size_t tlen;
@@ -90,11 +99,12 @@ typedef struct locus_tp_rndv {
     int kind;               /* OFI_CTX_TRECV */
     int src;
     uint32_t send_id;
-    uint64_t len, raddr, rkey;
+    uint64_t len, raddr[OFI_RAILS_MAX], rkey[OFI_RAILS_MAX];
+    int rails;              /* the rails its reads may use */
     void *buf;
     size_t want;            /* bytes the core takes (len or less) */
     size_t reads_left;
-    ofi_reg_t *reg;
+    ofi_reg_t *reg[OFI_RAILS_MAX]; /* the buffer's, where FI_MR_LOCAL wants them */
     void *recv_ctx;
     size_t issued;          /* bytes whose reads are posted */
     struct locus_tp_rndv *next_pending; /* on read_backlog */
@@ -117,15 +127,28 @@ typedef struct ofi_held {
 } ofi_held_t;
 
 typedef struct {
-    fi_addr_t addr;
-    int known;         /* inserted into the address vector */
+    fi_addr_t addr[OFI_RAILS_MAX]; /* on each rail both sides have */
+    int rails;
+    int known;         /* inserted into the address vectors */
     int dead;          /* its card said it has no ofi */
     uint32_t tx_seq, rx_seq;
     ofi_held_t *held;  /* by seq, ascending */
 } ofi_peer_t;
 
 typedef struct {
-    long eager_max, rx_bufs, tx_bufs, chunk;
+    struct fi_info *info;
+    struct fid_fabric *fabric;
+    struct fid_domain *domain;
+    struct fid_av *av;
+    struct fid_cq *cq;
+    struct fid_ep *ep;
+    int wait_fd;       /* the completion queue's, or -1 */
+    ofi_reg_t *regs;   /* its registration cache */
+    int nregs;
+} ofi_rail_t;
+
+typedef struct {
+    long eager_max, rx_bufs, tx_bufs, chunk, rails;
     int rma;           /* -1 auto, 0 off, 1 on */
     int mr_cache;      /* -1 auto, 0 off, 1 on */
     int inject;        /* -1 auto, 0 off, 1 on */
@@ -140,15 +163,11 @@ typedef struct {
     void *core;
     locus_tp_kvs_t kvs;
 
-    struct fi_info *info;   /* the chosen entry (owned by info_all) */
+    struct fi_info *info;   /* rail 0's entry (owned by info_all) */
     struct fi_info *info_all;
-    const char *domain_why; /* how the domain was chosen */
-    struct fid_fabric *fabric;
-    struct fid_domain *domain;
-    struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    int wait_fd;            /* the completion queue's, or -1 */
+    const char *domain_why; /* how rail 0's domain was chosen */
+    ofi_rail_t rail[OFI_RAILS_MAX];
+    int nrails;
     uint64_t mr_mode;       /* what the provider asks for */
     int has_rma;
     size_t max_msg, inject;
@@ -170,8 +189,6 @@ typedef struct {
     ofi_rndv_t *read_backlog;       /* receives with reads still to post */
     ofi_send_t *tsend_backlog;      /* tagged sends waiting for room */
 
-    ofi_reg_t *regs;        /* the cache */
-    int nregs;
     uint64_t clock;
     long reg_hits, reg_misses;
 
@@ -187,10 +204,11 @@ int ofi_peer_addr(ofi_tp_t *tp, int peer);
 /* ofi_mr.c: a registration of [buf, buf+len) for `access` (FI_READ,
  * FI_REMOTE_READ, ...), honouring the provider's mr_mode bits; released
  * with ofi_reg_put (kept in the cache where allowed). */
-ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, const void *buf, size_t len, uint64_t access);
+ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, int rail, const void *buf, size_t len, uint64_t access);
 void ofi_reg_put(ofi_tp_t *tp, ofi_reg_t *r);
 void ofi_reg_flush(ofi_tp_t *tp);
-int ofi_mr_open(ofi_tp_t *tp, void *buf, size_t len, uint64_t access, struct fid_mr **mr);
+int ofi_mr_open(ofi_tp_t *tp, int rail, void *buf, size_t len, uint64_t access,
+                struct fid_mr **mr);
 
 /* ofi_proto.c */
 int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
