@@ -38,17 +38,17 @@ static void categories(void)
         if (strcmp(name, "locus_transport") == 0) {
             int sub[8];
             char sn[64];
-            CHECK(nsub == 3 && MPI_T_category_get_categories(c, 3, sub) == MPI_SUCCESS,
+            CHECK(nsub == 4 && MPI_T_category_get_categories(c, 4, sub) == MPI_SUCCESS,
                   "transport subcategories: %d", nsub);
-            for (int k = 0; k < 3 && nsub == 3; k++) {
+            for (int k = 0; k < 4 && nsub == 4; k++) {
                 int sl = sizeof sn;
                 MPI_T_category_get_info(sub[k], sn, &sl, NULL, NULL, NULL, NULL, NULL);
                 subcats += !strcmp(sn, "locus_self") || !strcmp(sn, "locus_shm") ||
-                           !strcmp(sn, "locus_tcp");
+                           !strcmp(sn, "locus_tcp") || !strcmp(sn, "locus_ofi");
             }
         }
     }
-    CHECK(subcats == 3, "self, shm and tcp under locus_transport: %d", subcats);
+    CHECK(subcats == 4, "self, shm, tcp and ofi under locus_transport: %d", subcats);
     for (int i = 0; i < npvar; i++)
         CHECK(pseen[i] == 1, "pvar %d is in %d categories", i, pseen[i]);
     int x, stamp = -1;
