@@ -135,7 +135,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     ofi_send_t *s = NULL;
     if (len <= (size_t)tp->cfg.eager_max) {
         w.type = OFI_EAGER;
-        memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
+        if (len) /* data may be NULL then (a control message of the core's) */
+            memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
     } else {
         s = tp_ids_get(&tp->sends, sizeof *s);
         if (!s) {
