@@ -437,8 +437,14 @@ def case_flood(tmp):
         # made single round trips of 2.8 s undisturbed and 6.3 s flooded), and
         # the typical round trip within the 2x target, held loosely at 3x.
         check(lat["max"] < 10e6, "a round trip took %.0f us under the flood" % lat["max"])
-        check(ratio < 3.0, "median round trip %.2fx the undisturbed one" % ratio)
-        check(ratio < 4, "median under the flood %.2fx undisturbed" % ratio)
+        # The ratio is a property of the build that ships: under the
+        # sanitizers (scripts/test's second pass) each of the flood's
+        # handshakes costs many times more, beside ctest's other cases, and
+        # once made the median 1600x; there it is reported, not held.
+        if os.environ.get("ASAN_OPTIONS"):
+            print("  (sanitized build: the ratio is not held to the target)")
+        else:
+            check(ratio < 3.0, "median round trip %.2fx the undisturbed one" % ratio)
     # Closed, not kept: most of them within the hold (the sanitizer pass,
     # beside ctest's other cases, once got 768 of 1000 closed in time).
     for r in (0, 1):
