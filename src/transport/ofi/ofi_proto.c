@@ -16,8 +16,28 @@
 
 int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
 {
-    return (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
-                        &b->fctx);
+    int rc = (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
+                          &b->fctx);
+    if (rc == -FI_EAGAIN) {
+        /* ofi_rxd's receive queue can be momentarily full. */
+        b->next = tp->rx_backlog;
+        tp->rx_backlog = b;
+        return 0;
+    }
+    return rc;
+}
+
+static void rx_backlog_post(ofi_tp_t *tp)
+{
+    ofi_buf_t *list = tp->rx_backlog;
+    tp->rx_backlog = NULL;
+    while (list && !tp->failed) {
+        ofi_buf_t *b = list;
+        list = b->next;
+        int rc = ofi_rx_post(tp, b);
+        if (rc != 0)
+            ofi_fail(tp, rc, "posting a receive: %s", fi_strerror(-rc));
+    }
 }
 
 static ofi_buf_t *tx_get(ofi_tp_t *tp)
@@ -511,6 +531,8 @@ int ofi_progress(locus_tp_t *t)
         struct fid_cq *cq = tp->rail[rail].cq;
         events += cq_drain(tp, cq);
     }
+    if (tp->rx_backlog)
+        rx_backlog_post(tp);
     if (tp->ctl_head || tp->read_backlog || tp->tsend_backlog)
         backlogs_retry(tp);
     return tp->failed ? tp->failed : events;

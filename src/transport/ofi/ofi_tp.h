@@ -186,6 +186,7 @@ typedef struct {
     int nreads_free, nreads;
 
     ofi_buf_t *ctl_head, *ctl_tail; /* control messages waiting for room */
+    ofi_buf_t *rx_backlog;          /* receive buffers the provider had no room for */
     ofi_rndv_t *read_backlog;       /* receives with reads still to post */
     ofi_send_t *tsend_backlog;      /* tagged sends waiting for room */
 
@@ -216,6 +217,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
 int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, void *recv_ctx,
                   int hints);
 int ofi_progress(locus_tp_t *t);
+/* Posts a receive buffer, or keeps it for progress to post when the
+ * provider has no room now: 0, or a fatal error. */
 int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b);
 
 #endif
