@@ -22,6 +22,7 @@
 
 #include "mpi.h"
 #include "mpi_abi_fort.h"
+#include "fort_text.h"
 
 /* What the library exports: the Fortran entry points and the sentinels. */
 #define FORT_API __attribute__((visibility("default")))
@@ -114,26 +115,7 @@ static inline void fort_index_out(MPI_Fint *p, int n)
             p[i] += 1;
 }
 
-/* ---- strings (fort_support.c) ------------------------------------------- */
-
-/* A NUL-terminated copy of a Fortran string without its trailing blanks
- * (and leading ones too when trim_leading: info keys and values); NULL
- * only when memory runs out. The caller frees it. */
-char *fort_str_in(const char *s, size_t len, int trim_leading);
-
-/* Copies the C string src into the Fortran string dst[len], truncated or
- * padded with blanks. */
-void fort_str_out(char *dst, size_t len, const char *src);
-
-/* ---- scratch arrays (fort_support.c) -------------------------------------- */
-
-/* Handle arrays up to this many entries are converted on the stack. */
-#define FORT_STACK_N 32
-
-/* n elements of size elem: the caller's stack array when n fits, else
- * malloc'd memory (NULL when memory runs out). */
-void *fort_scratch(void *stack, int n, size_t elem);
-void fort_scratch_free(void *stack, void *p);
+/* ---- strings and scratch arrays: fort_text.h ------------------------------ */
 
 /* ---- errors (fort_support.c) ------------------------------------------------ */
 

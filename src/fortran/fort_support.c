@@ -1,7 +1,7 @@
 /*
- * fort_support.c — what every Fortran entry point may need: the storage of
- * the sentinels' common blocks, Fortran strings, scratch arrays for handle
- * conversion, the binding's own errors and the peer counts of the
+ * fort_support.c — what every Fortran entry point may need beyond
+ * fort_text.h (strings, scratch arrays): the storage of the sentinels'
+ * common blocks, the binding's own errors and the peer counts of the
  * alltoallw collectives.
  */
 #include <pthread.h>
@@ -18,47 +18,6 @@ FORT_API struct fort_sentinels locus_mpif_sentinels_;
 FORT_API struct fort_char_sentinels locus_mpif_char_sentinels_;
 FORT_API MPI_Fint *MPI_F_STATUS_IGNORE = locus_mpif_sentinels_.status_ignore;
 FORT_API MPI_Fint *MPI_F_STATUSES_IGNORE = locus_mpif_sentinels_.statuses_ignore;
-
-char *fort_str_in(const char *s, size_t len, int trim_leading)
-{
-    size_t b = 0, e = len;
-    if (trim_leading)
-        while (b < e && s[b] == ' ')
-            b++;
-    while (e > b && s[e - 1] == ' ')
-        e--;
-    char *c = malloc(e - b + 1);
-    if (!c)
-        return NULL;
-    if (e > b)
-        memcpy(c, s + b, e - b);
-    c[e - b] = '\0';
-    return c;
-}
-
-void fort_str_out(char *dst, size_t len, const char *src)
-{
-    size_t n = strlen(src);
-    if (n > len)
-        n = len;
-    if (n)
-        memcpy(dst, src, n);
-    if (len > n)
-        memset(dst + n, ' ', len - n);
-}
-
-void *fort_scratch(void *stack, int n, size_t elem)
-{
-    if (n <= FORT_STACK_N)
-        return stack;
-    return malloc((size_t)n * elem);
-}
-
-void fort_scratch_free(void *stack, void *p)
-{
-    if (p != stack)
-        free(p);
-}
 
 /* The error codes fort_err added, one per message: a program that keeps
  * making the same mistake does not keep adding codes. */

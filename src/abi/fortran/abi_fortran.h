@@ -32,6 +32,7 @@
 #include <stddef.h>
 
 #include <mpi.h> /* the legacy ABI's */
+#include "fort_text.h" /* src/fortran: strings, scratch arrays */
 
 #ifdef OPEN_MPI
 #define ABI_F_NAME "Open MPI"
@@ -158,21 +159,7 @@ static inline void fort_index_out(MPI_Fint *p, int n)
             p[i] += 1;
 }
 
-/* ---- abi_fortran_support.c ---- */
-
-/* A NUL-terminated copy of a Fortran string without its trailing blanks
- * (and leading ones too when trim_leading: info keys and values); NULL
- * only when memory runs out. The caller frees it. */
-char *fort_str_in(const char *s, size_t len, int trim_leading);
-/* The C string src into the Fortran string dst[len], blank-padded. */
-void fort_str_out(char *dst, size_t len, const char *src);
-
-/* Handle arrays up to this many entries are converted on the stack. */
-#define FORT_STACK_N 32
-/* n elements of size elem: the caller's stack array when n fits, else
- * malloc'd (NULL when memory runs out). */
-void *fort_scratch(void *stack, int n, size_t elem);
-void fort_scratch_free(void *stack, void *p);
+/* ---- abi_fortran_support.c (strings and scratch arrays: fort_text.h) ---- */
 
 /* An error of the binding itself, raised on MPI_COMM_WORLD's handler
  * with a line saying why; returns its code. */
