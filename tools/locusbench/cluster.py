@@ -56,7 +56,7 @@ def tcp_only(mpi_name, devs):
         return [], {"LOCUS_TRANSPORTS": "self,tcp"}
     if mpi_name == "openmpi":
         return ["--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", devs], {}
-    if mpi_name == "mpich":
+    if mpi_name in ("mpich", "mpich5"):
         # Debian's MPICH is ch4:ucx: NOLOCAL keeps ranks that Hydra puts on one
         # node off the POSIX shm module; UCX_TLS keeps UCX off its own shared
         # memory (UCX takes every namespace of this machine for the same host).
@@ -76,6 +76,10 @@ def ofi_only(mpi_name, provider):
     if mpi_name == "openmpi":
         return ["--mca", "pml", "cm", "--mca", "mtl", "ofi", "--mca",
                 "mtl_ofi_provider_include", provider], env
+    if mpi_name == "mpich5":
+        # The wheel's ch4 takes ucx unless told; its own libfabric 2.x
+        # serves the provider (Hydra passes the environment on).
+        return [], dict(env, MPIR_CVAR_CH4_NETMOD="ofi")
     return None
 
 
@@ -108,7 +112,7 @@ class Nodes:
             if mpi.name == "locus":
                 env["LOCUS_OFI_RAILS"] = str(rails)
                 targs = targs + ["-x", "FI_PROVIDER", "-x", "LOCUS_OFI_RAILS"]
-            else:
+            elif mpi.name == "openmpi":
                 targs = targs + ["-x", "FI_PROVIDER"]
         else:
             targs, env = tcp_only(mpi.name, ["eth%d" % r for r in range(rails)])
@@ -128,7 +132,7 @@ class Nodes:
                     "--mca", "plm_rsh_agent", AGENT, "--mca", "oob_tcp_if_include", self.subnet0]
             if shared:
                 cmd += ["--mca", "mpi_yield_when_idle", "1"]
-        elif mpi.name == "mpich":
+        elif mpi.name in ("mpich", "mpich5"):
             cmd = [mpi.launcher, "-n", str(np), "-hosts", ",".join(hosts),
                    "-launcher", "rsh", "-launcher-exec", AGENT,
                    "-localhost", self.launcher_addr, "-bind-to", "none"]

@@ -40,9 +40,15 @@ VARIANTS = {
         "shipped": {"args": [], "env": {}},
         "tuned": {"args": [], "env": {"MPIR_CVAR_NOLOCAL": "1"}},
     },
+    # PyPI's MPICH 5 wheel (ch4 with both the ucx and ofi netmods, its own
+    # libfabric), installed by scripts/bootstrap into LOCUS_BENCH_MPICH5.
+    "mpich5": {"shipped": {"args": [], "env": {}}},
 }
 
-KNOWN = ("locus", "openmpi", "mpich")
+KNOWN = ("locus", "openmpi", "mpich", "mpich5")
+
+# Hydra's command line and rank placement, for both MPICHs.
+HYDRA = ("mpich", "mpich5")
 
 
 class Mpi:
@@ -68,7 +74,7 @@ class Mpi:
                 cmd += ["--oversubscribe", "--bind-to", "core:overload-allowed"]
             else:
                 cmd += ["--bind-to", "core"]
-        elif self.name == "mpich":
+        elif self.name in HYDRA:
             cmd = [self.launcher, "-n", str(np), "-bind-to", "core"]
         else:
             # Oversubscribed, Locus leaves ranks unbound unless told, as
@@ -133,6 +139,14 @@ def find(name, locus_bin=None):
             return None
         ver = _first_line(["mpichversion"]) if shutil.which("mpichversion") else ""
         return Mpi(name, cc, run, " ".join(ver.split()))
+    if name == "mpich5":
+        from . import tunables
+        prefix = tunables.get("LOCUS_BENCH_MPICH5")
+        cc, run = os.path.join(prefix, "bin", "mpicc"), os.path.join(prefix, "bin", "mpiexec")
+        if not (os.access(cc, os.X_OK) and os.access(run, os.X_OK)):
+            return None
+        ver = _first_line([os.path.join(prefix, "bin", "mpichversion")])
+        return Mpi(name, cc, run, "PyPI " + " ".join(ver.split()))
     raise ValueError("unknown MPI '%s' (known: %s)" % (name, ", ".join(KNOWN)))
 
 

@@ -4,11 +4,12 @@ this copy equal to that table."""
 import os
 
 DEFAULTS = {
-    "LOCUS_BENCH_MPIS": "locus,openmpi,mpich",
+    "LOCUS_BENCH_MPIS": "locus,openmpi,mpich,mpich5",
     "LOCUS_BENCH_REPEATS": "3",
     "LOCUS_BENCH_STAT": "median",
     "LOCUS_BENCH_TIMEOUT": "900",
     "LOCUS_BENCH_LOCUS_BIN": "",
+    "LOCUS_BENCH_MPICH5": "/opt/locus-peers/mpich-5",
 }
 
 
