@@ -981,18 +981,19 @@ def class_packets(ns, dev):
             re.finditer(r"^class htb (\S+) .*\n\s*Sent \d+ bytes (\d+) pkt", p.stdout, re.M)}
 
 
-def qos_job(name, mode, prog):
+def qos_job(name, mode, prog, extra=None):
     """Packets per class at node 1's switch port while a Locus job of one
-    rank per node sends 1 MiB from node 0 to node 1 with LOCUS_QOS=mode."""
+    rank per node sends 1 MiB from node 0 to node 1 with LOCUS_QOS=mode
+    (and the environment extra)."""
     before = class_packets(name + "-sw", "n1r0")
     largs, env = LAUNCHERS["exec"]
     rc, out, err = run(largs + ["--host", "%s-n0:1,%s-n1:1" % (name, name), prog, "1", "1"],
-                       env=dict(env, LOCUS_QOS=mode), timeout=120)
-    check(rc == 0 and " No Errors" in out, "LOCUS_QOS=%s job: exit %d\n%s\n%s"
-          % (mode, rc, out[-800:], err[-800:]))
+                       env=dict(env, LOCUS_QOS=mode, **(extra or {})), timeout=120)
+    check(rc == 0 and " No Errors" in out, "LOCUS_QOS=%s %s job: exit %d\n%s\n%s"
+          % (mode, extra or "", rc, out[-800:], err[-800:]))
     after = class_packets(name + "-sw", "n1r0")
     got = {c: after.get(c, 0) - before.get(c, 0) for c in ("1:10", "1:20", "1:30")}
-    print("LOCUS_QOS=%s: packets per class at switch port n1r0: %s" % (mode, got))
+    print("LOCUS_QOS=%s %s: packets per class at switch port n1r0: %s" % (mode, extra or "", got))
     return got
 
 
@@ -1039,6 +1040,18 @@ def case_qos_switch():
             got = qos_job(name, "off", MPI_PROGS[0])
             check(got["1:30"] == 0 and got["1:10"] == 0 and got["1:20"] >= 700,
                   "LOCUS_QOS=off: %s (want everything in the default class)" % got)
+            # The ofi transport asks libfabric for the classes (as DSCP
+            # values: EF and CS1); whether the software providers put them
+            # in the IP header is theirs to do. Measured with libfabric
+            # 1.17: neither tcp nor udp does (every packet in the default
+            # class, docs/ofi.md), so the job must arrive whole and its
+            # packets are printed, not judged.
+            for prov in fi_providers():
+                got = qos_job(name, "static", MPI_PROGS[0],
+                              {"LOCUS_TRANSPORTS": "self,shm,ofi", "FI_PROVIDER": prov,
+                               "LOCUS_OFI_TCLASS": "dscp"})
+                check(sum(got.values()) >= 700, "ofi/%s with classes: %s (want the 1 MiB "
+                      "message's >= 700 packets through the port)" % (prov, got))
     finally:
         subprocess.run([CLUSTER, "down", "--name", name], capture_output=True, timeout=60)
     left = [ns for ns in subprocess.run(["ip", "netns", "list"], capture_output=True,

@@ -13,6 +13,10 @@ Cases:
             FI_MR_ENDPOINT and all of them, on providers that then enforce
             them (sockets, udp); and a provider without FI_RMA
   tiny      the stress and collective checks with 4 buffers each way
+  classes   traffic classes (LOCUS_QOS=static): an endpoint of the latency
+            class for control and small messages and one of the bulk class
+            for large messages' data, as labels and as DSCP values; with
+            FI_MR_ENDPOINT the data's registrations are bound to the second
   errors    bad provider, domain and tunables: one line each, exit 2
 Skips (77) when libfabric has no tcp/udp provider here.
 """
@@ -91,6 +95,47 @@ def case_tiny(provs):
             print("%s tiny %s: exit %d" % (prov, name, rc))
             check(rc == 0 and " No Errors" in out, "%s tiny %s: exit %d\n%s\n%s" % (
                 prov, name, rc, out[-1000:], err[-1500:]))
+
+
+def case_classes(provs):
+    """LOCUS_QOS=static: two endpoints per rank, the verbose line names
+    their tclass values; messages over LOCUS_QOS_SMALL (1 KiB) take the
+    rendezvous, whose data goes over the bulk endpoint (by RMA read and
+    by tagged rendezvous); the programs' checked bytes all arrive. A bad
+    LOCUS_OFI_TCLASS stops MPI_Init in one line."""
+    for prov in [p for p in ("tcp", "udp") if p in provs]:
+        for tclass, want in (("label", "tclass 0x201/0x203"), ("dscp", "tclass 0x12e/0x108")):
+            for rma in ("auto", "off"):
+                # DSCP values only change what the provider is told: one program.
+                for prog in PROGS[:3] if tclass == "label" else PROGS[:1]:
+                    rc, out, err = run(3, prog, {"FI_PROVIDER": prov, "LOCUS_QOS": "static",
+                                                 "LOCUS_OFI_TCLASS": tclass,
+                                                 "LOCUS_OFI_RMA": rma})
+                    how = described(err)
+                    name = os.path.basename(prog.split()[0])
+                    print("%s %s rma=%s %s: exit %d, %s" % (prov, tclass, rma, name, rc,
+                                                            how[0] if how else "no ofi line"))
+                    check(rc == 0 and " No Errors" in out, "%s %s rma=%s %s: exit %d\n%s\n%s"
+                          % (prov, tclass, rma, name, rc, out[-1500:], err[-1500:]))
+                    check(len(how) == 3 and all("classes static " + want in h and
+                                                "eager to 1024" in h for h in how),
+                          "%s %s: not every rank with classes (%s), eager to 1024: %s"
+                          % (prov, tclass, want, how))
+    if "udp" in provs:
+        bits = FI_MR_ENDPOINT | FI_MR_LOCAL
+        rc, out, err = run(2, PROGS[0], {"FI_PROVIDER": "udp", "LD_PRELOAD": SHIM,
+                                         "LOCUS_TEST_FI_MR_MODE": hex(bits),
+                                         "LOCUS_QOS": "static"})
+        regs = shim_line(err)
+        print("udp classes, FI_MR_ENDPOINT|FI_MR_LOCAL: exit %d; %s" % (rc, regs))
+        check(rc == 0 and " No Errors" in out and len(regs) == 2 and
+              all(r[0] > 0 and r[2] == r[0] and r[3] == r[0] for r in regs),
+              "classes with FI_MR_ENDPOINT: exit %d, %s\n%s" % (rc, regs, err[-1500:]))
+    rc, out, err = run(2, PROGS[0], {"LOCUS_QOS": "static", "LOCUS_OFI_TCLASS": "gold"},
+                       timeout=60)
+    lines = [l for l in err.splitlines() if "MPI_Init" in l]
+    check(rc != 0 and lines and "LOCUS_OFI_TCLASS=gold: expected label or dscp" in lines[0],
+          "LOCUS_OFI_TCLASS=gold: exit %d, %r" % (rc, err[-600:]))
 
 
 def shim_line(err):

@@ -158,7 +158,7 @@ static void verbose_report(void)
         int n = 0;
         for (int p = 0; p < c->size; p++)
             n += c->peers[p].tp == c->tps[t];
-        char how[160] = "";
+        char how[320] = "";
         if (c->tps[t]->ops->describe) {
             how[0] = ' ';
             how[1] = '[';
@@ -279,6 +279,10 @@ int PMPI_Finalize(void)
      * program can hang clean-up on them (as MPI-2 promises). */
     locus_attr_clear(&locus_comm_self.attrs, ATTR_COMM, MPI_COMM_SELF);
     locus_bsend_drain();
+    /* MPI_COMM_WORLD's next (as MPICH does), while MPI still works for
+     * their callbacks, MPI_COMM_SELF included; after the buffered sends,
+     * whose communicator buffers hang on it as attributes. */
+    locus_attr_clear(&locus_comm_world.attrs, ATTR_COMM, MPI_COMM_WORLD);
     locus_startup_report();
     locus_core_t *c = &locus_mpi.core;
     /* Nobody tears down a transport while a peer may still need it, and

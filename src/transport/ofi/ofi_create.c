@@ -57,8 +57,15 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         locus_tunable_long("LOCUS_VERBOSE", &verbose, err, errlen) ||
         tristate("LOCUS_OFI_RMA", &c->rma, err, errlen) ||
         tristate("LOCUS_OFI_INJECT", &c->inject, err, errlen) ||
-        tristate("LOCUS_OFI_MR_CACHE", &c->mr_cache, err, errlen))
+        tristate("LOCUS_OFI_MR_CACHE", &c->mr_cache, err, errlen) ||
+        tp_qos_read(&c->qos, err, errlen))
         return -1;
+    const char *tc = locus_tunable_str("LOCUS_OFI_TCLASS");
+    if (strcmp(tc, "label") && strcmp(tc, "dscp")) {
+        snprintf(err, errlen, "LOCUS_OFI_TCLASS=%s: expected label or dscp", tc);
+        return -1;
+    }
+    c->tclass_dscp = !strcmp(tc, "dscp");
     struct { const char *name; long v, lo, hi; } r[] = {
         { "LOCUS_OFI_EAGER_MAX", c->eager_max, 0, 1 << 20 },
         { "LOCUS_OFI_RX_BUFS", c->rx_bufs, 4, 4096 },
@@ -242,6 +249,39 @@ static int check(ofi_tp_t *tp, int rc, const char *what, char *err, size_t errle
     return -1;
 }
 
+/* An endpoint of the rail in traffic class `tclass` (FI_TC_UNSPEC: the
+ * provider's), on the rail's queue and address vector. */
+static int ep_make(ofi_tp_t *tp, ofi_rail_t *rl, uint32_t tclass, struct fid_ep **ep,
+                   const char *what, char *err, size_t errlen)
+{
+    rl->info->tx_attr->tclass = tclass;
+    return check(tp, fi_endpoint(rl->domain, rl->info, ep, NULL), what, err, errlen) ||
+           check(tp, fi_ep_bind(*ep, &rl->av->fid, 0), "binding the address vector", err,
+                 errlen) ||
+           check(tp, fi_ep_bind(*ep, &rl->cq->fid, FI_TRANSMIT | FI_RECV),
+                 "binding the completion queue", err, errlen) ||
+           check(tp, fi_enable(*ep), "fi_enable", err, errlen)
+               ? -1 : 0;
+}
+
+/* The classes' tclass values (LOCUS_QOS, LOCUS_OFI_TCLASS): control and
+ * small messages in the latency class, large messages' data in the bulk
+ * class on an endpoint of its own; no classes, no second endpoint. */
+static void classes_pick(ofi_tp_t *tp)
+{
+    const tp_qos_t *q = &tp->cfg.qos;
+    tp->classes = q->mode != TP_QOS_OFF;
+    tp->eager_max = (size_t)tp->cfg.eager_max;
+    if (!tp->classes)
+        return;
+    if (tp->eager_max > (size_t)q->small)
+        tp->eager_max = (size_t)q->small;
+    tp->tclass_ctl = tp->cfg.tclass_dscp ? fi_tc_dscp_set((uint8_t)q->dscp_latency)
+                                         : FI_TC_LOW_LATENCY;
+    tp->tclass_data = tp->cfg.tclass_dscp ? fi_tc_dscp_set((uint8_t)q->dscp_bulk)
+                                          : FI_TC_BULK_DATA;
+}
+
 static int endpoint_open(ofi_tp_t *tp, ofi_rail_t *rl, char *err, size_t errlen)
 {
     struct fi_info *i = rl->info;
@@ -276,13 +316,12 @@ rest:;
     }
     struct fi_av_attr ava = { .type = FI_AV_UNSPEC };
     if (check(tp, fi_av_open(rl->domain, &ava, &rl->av, NULL), "fi_av_open", err, errlen) ||
-        check(tp, fi_endpoint(rl->domain, i, &rl->ep, NULL), "fi_endpoint", err, errlen) ||
-        check(tp, fi_ep_bind(rl->ep, &rl->av->fid, 0), "binding the address vector", err,
-              errlen) ||
-        check(tp, fi_ep_bind(rl->ep, &rl->cq->fid, FI_TRANSMIT | FI_RECV),
-              "binding the completion queue", err, errlen) ||
-        check(tp, fi_enable(rl->ep), "fi_enable", err, errlen))
+        ep_make(tp, rl, tp->tclass_ctl, &rl->ep, "fi_endpoint", err, errlen))
         return -1;
+    rl->dep = rl->ep;
+    if (tp->classes)
+        return ep_make(tp, rl, tp->tclass_data, &rl->dep, "fi_endpoint of the bulk class", err,
+                       errlen);
     return 0;
 failed:
     snprintf(err, errlen, "ofi: opening rail domain %s (%s) failed", i->domain_attr->name,
@@ -305,7 +344,7 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     }
     void *desc = NULL;
     if (tp->mr_mode & FI_MR_LOCAL) {
-        int rc = ofi_mr_open(tp, 0, tp->buf_mem, n * tp->bufsize, FI_SEND | FI_RECV,
+        int rc = ofi_mr_open(tp, 0, tp->rail[0].ep, tp->buf_mem, n * tp->bufsize, FI_SEND | FI_RECV,
                              &tp->buf_mr);
         if (check(tp, rc, "registering the bounce buffers", err, errlen))
             return -1;
@@ -345,16 +384,20 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
  * domain and address per rail). */
 static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t errlen)
 {
-    int k = snprintf(val, vallen, "ofi2 %s %d", tp->info->fabric_attr->prov_name, tp->nrails);
+    int k = snprintf(val, vallen, "ofi3 %s %d %d", tp->info->fabric_attr->prov_name,
+                     tp->nrails, tp->classes);
     for (int r = 0; r < tp->nrails; r++) {
-        unsigned char addr[256];
-        size_t alen = sizeof addr;
-        if (check(tp, fi_getname(&tp->rail[r].ep->fid, addr, &alen), "fi_getname", err, errlen))
-            return -1;
-        k += snprintf(val + k, vallen - (size_t)k, " %s ",
-                      tp->rail[r].info->domain_attr->name);
-        for (size_t i = 0; i < alen && (size_t)k + 3 < vallen; i++)
-            k += snprintf(val + k, vallen - (size_t)k, "%02x", addr[i]);
+        k += snprintf(val + k, vallen - (size_t)k, " %s", tp->rail[r].info->domain_attr->name);
+        for (int e = 0; e <= tp->classes; e++) {
+            unsigned char addr[256];
+            size_t alen = sizeof addr;
+            struct fid_ep *ep = e ? tp->rail[r].dep : tp->rail[r].ep;
+            if (check(tp, fi_getname(&ep->fid, addr, &alen), "fi_getname", err, errlen))
+                return -1;
+            k += snprintf(val + k, vallen - (size_t)k, " ");
+            for (size_t i = 0; i < alen && (size_t)k + 3 < vallen; i++)
+                k += snprintf(val + k, vallen - (size_t)k, "%02x", addr[i]);
+        }
     }
     if ((size_t)k + 3 >= vallen) {
         snprintf(err, errlen, "ofi: the card of %d rails is too long", tp->nrails);
@@ -372,14 +415,15 @@ int ofi_peer_addr(ofi_tp_t *tp, int peer)
     if (p->dead)
         return -1;
     char card[2048], prov[128];
-    int rails = 0, used = 0;
+    int rails = 0, classes = 0, used = 0;
     if (tp->kvs.card(tp->kvs.ctx, "ofi", peer, card, sizeof card) != 0) {
         ofi_fail(tp, -EPROTO, "no address of rank %d: %s", peer,
                  tp->kvs.error ? tp->kvs.error(tp->kvs.ctx) : "card missing");
         return -1;
     }
-    if (!strcmp(card, "-") || sscanf(card, "ofi2 %127s %d%n", prov, &rails, &used) != 2 ||
-        rails < 1 || rails > OFI_RAILS_MAX) {
+    if (!strcmp(card, "-") ||
+        sscanf(card, "ofi3 %127s %d %d%n", prov, &rails, &classes, &used) != 3 || rails < 1 ||
+        rails > OFI_RAILS_MAX || (classes != 0 && classes != 1)) {
         p->dead = 1;
         ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
         return -1;
@@ -390,27 +434,42 @@ int ofi_peer_addr(ofi_tp_t *tp, int peer)
                  tp->info->fabric_attr->prov_name);
         return -1;
     }
-    /* Rail r of this rank talks to rail r of the peer's, for the rails both have. */
+    /* Rail r of this rank talks to rail r of the peer's, for the rails both
+     * have; a large message's data to the peer's data endpoint, which is its
+     * only one when it has no classes. */
     p->rails = rails < tp->nrails ? rails : tp->nrails;
     const char *at = card + used;
     for (int r = 0; r < p->rails; r++) {
-        char dom[128], hex[600];
+        char dom[128];
         int n = 0;
-        if (sscanf(at, " %127s %599s%n", dom, hex, &n) != 2) {
+        if (sscanf(at, " %127s%n", dom, &n) != 1) {
             p->dead = 1;
             ofi_fail(tp, -EPROTO, "rank %d's card is malformed at rail %d", peer, r);
             return -1;
         }
         at += n;
-        unsigned char addr[300];
-        size_t alen = strlen(hex) / 2;
-        for (size_t i = 0; i < alen && i < sizeof addr; i++)
-            sscanf(hex + 2 * i, "%2hhx", &addr[i]);
-        if (fi_av_insert(tp->rail[r].av, addr, 1, &p->addr[r], 0, NULL) != 1) {
-            ofi_fail(tp, -EPROTO, "rank %d's address (domain %s) refused by the address vector",
-                     peer, dom);
-            return -1;
+        for (int e = 0; e <= classes; e++) {
+            char hex[600];
+            unsigned char addr[300];
+            if (sscanf(at, " %599s%n", hex, &n) != 1) {
+                p->dead = 1;
+                ofi_fail(tp, -EPROTO, "rank %d's card is malformed at rail %d", peer, r);
+                return -1;
+            }
+            at += n;
+            size_t alen = strlen(hex) / 2;
+            for (size_t i = 0; i < alen && i < sizeof addr; i++)
+                sscanf(hex + 2 * i, "%2hhx", &addr[i]);
+            fi_addr_t *slot = e ? &p->daddr[r] : &p->addr[r];
+            if (fi_av_insert(tp->rail[r].av, addr, 1, slot, 0, NULL) != 1) {
+                ofi_fail(tp, -EPROTO,
+                         "rank %d's address (domain %s) refused by the address vector", peer,
+                         dom);
+                return -1;
+            }
         }
+        if (!classes)
+            p->daddr[r] = p->addr[r];
     }
     p->known = 1;
     return 0;
@@ -467,6 +526,8 @@ static void ofi_finalize(locus_tp_t *t)
         fi_close(&tp->buf_mr->fid);
     for (int r = 0; r < OFI_RAILS_MAX; r++) {
         ofi_rail_t *rl = &tp->rail[r];
+        if (rl->dep && rl->dep != rl->ep)
+            fi_close(&rl->dep->fid);
         if (rl->ep)
             fi_close(&rl->ep->fid);
         if (rl->av)
@@ -511,6 +572,7 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     tp->rail[0].info = tp->info;
     tp->nrails = 1;
     rails_pick(tp);
+    classes_pick(tp);
     for (int r = 0; r < tp->nrails; r++)
         if (endpoint_open(tp, &tp->rail[r], err, errlen) != 0)
             return -1;
@@ -527,11 +589,15 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     for (int r = 1; r < tp->nrails; r++)
         snprintf(doms + strlen(doms), sizeof doms - strlen(doms), "+%s",
                  tp->rail[r].info->domain_attr->name);
-    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s)%s, %s, eager to %ld%s, mr_mode 0x%llx%s",
+    char cls[80] = "";
+    if (tp->classes)
+        snprintf(cls, sizeof cls, ", classes %s tclass 0x%x/0x%x", tp_qos_name(tp->cfg.qos.mode),
+                 tp->tclass_ctl, tp->tclass_data);
+    snprintf(tp->desc, sizeof tp->desc, "%s on %s (%s)%s, %s, eager to %zu%s, mr_mode 0x%llx%s%s",
              tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why, doms,
              tp->has_rma ? "large by RMA read" : "large by tagged rendezvous",
-             tp->cfg.eager_max, tp->inject ? "" : " (no inject)", (unsigned long long)tp->mr_mode,
-             tp->cfg.mr_cache ? ", registration cache" : "");
+             tp->eager_max, tp->inject ? "" : " (no inject)", (unsigned long long)tp->mr_mode,
+             tp->cfg.mr_cache ? ", registration cache" : "", cls);
     return 0;
 }
 

@@ -17,8 +17,8 @@
 
 #define OFI_REG_CACHE 64
 
-int ofi_mr_open(ofi_tp_t *tp, int rail, void *buf, size_t len, uint64_t access,
-                struct fid_mr **mr)
+int ofi_mr_open(ofi_tp_t *tp, int rail, struct fid_ep *ep, void *buf, size_t len,
+                uint64_t access, struct fid_mr **mr)
 {
     static uint64_t next_key = 1; /* unique per process; the provider's with PROV_KEY */
     int rc = fi_mr_reg(tp->rail[rail].domain, buf, len, access, 0,
@@ -26,7 +26,7 @@ int ofi_mr_open(ofi_tp_t *tp, int rail, void *buf, size_t len, uint64_t access,
     if (rc != 0)
         return rc;
     if (tp->mr_mode & FI_MR_ENDPOINT) {
-        rc = fi_mr_bind(*mr, &tp->rail[rail].ep->fid, 0);
+        rc = fi_mr_bind(*mr, &ep->fid, 0);
         if (rc == 0)
             rc = fi_mr_enable(*mr);
         if (rc != 0) {
@@ -82,7 +82,7 @@ ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, int rail, const void *buf, size_t len, uint
     uint64_t acc = tp->cfg.mr_cache ? (FI_SEND | FI_RECV | (tp->has_rma ? FI_READ |
                                                                          FI_REMOTE_READ : 0))
                                     : access;
-    if (ofi_mr_open(tp, rail, (void *)buf, len, acc, &r->mr) != 0) {
+    if (ofi_mr_open(tp, rail, tp->rail[rail].dep, (void *)buf, len, acc, &r->mr) != 0) {
         free(r);
         return NULL;
     }

@@ -153,7 +153,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         return LOCUS_TP_AGAIN;
     ofi_wire_t w = { .hdrlen = (uint8_t)hdrlen, .src = tp->rank, .seq = p->tx_seq, .len = len };
     ofi_send_t *s = NULL;
-    if (len <= (size_t)tp->cfg.eager_max) {
+    if (len <= tp->eager_max) {
         w.type = OFI_EAGER;
         if (len) /* data may be NULL then (a control message of the core's) */
             memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
@@ -244,8 +244,8 @@ static int reads_post(ofi_tp_t *tp, ofi_rndv_t *r)
         int k = (int)((r->issued / piece) % (size_t)r->rails);
         ofi_read_t *rd = tp->reads_free[--tp->nreads_free];
         rd->rndv_id = r->id;
-        int rc = (int)fi_read(tp->rail[k].ep, (char *)r->buf + r->issued, n,
-                              r->reg[k] ? r->reg[k]->desc : NULL, tp->peers[r->src].addr[k],
+        int rc = (int)fi_read(tp->rail[k].dep, (char *)r->buf + r->issued, n,
+                              r->reg[k] ? r->reg[k]->desc : NULL, tp->peers[r->src].daddr[k],
                               r->raddr[k] + r->issued, r->rkey[k], &rd->fctx);
         if (rc == -FI_EAGAIN) {
             tp->reads_free[tp->nreads_free++] = rd;
@@ -297,7 +297,7 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
         /* Tagged rendezvous: the payload comes under a tag of its own. */
         uint64_t tag = (uint64_t)(uint32_t)r->src << 32 | r->id;
         int rc = r->want == 0 ? 0
-                              : (int)fi_trecv(tp->rail[0].ep, buf, r->want,
+                              : (int)fi_trecv(tp->rail[0].dep, buf, r->want,
                                               r->reg[0] ? r->reg[0]->desc : NULL, FI_ADDR_UNSPEC,
                                               tag, 0, &r->fctx);
         if (rc != 0) {
@@ -353,8 +353,8 @@ static void backlogs_retry(ofi_tp_t *tp)
     while (sl && !tp->failed) {
         ofi_send_t *s = sl;
         sl = s->next_pending;
-        int rc = (int)fi_tsend(tp->rail[0].ep, s->data, s->tlen,
-                               s->reg[0] ? s->reg[0]->desc : NULL, tp->peers[s->dst].addr[0],
+        int rc = (int)fi_tsend(tp->rail[0].dep, s->data, s->tlen,
+                               s->reg[0] ? s->reg[0]->desc : NULL, tp->peers[s->dst].daddr[0],
                                s->tag, &s->fctx);
         if (rc == -FI_EAGAIN) {
             s->next_pending = tp->tsend_backlog;

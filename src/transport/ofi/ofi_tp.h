@@ -18,6 +18,7 @@
 
 #include "locus_transport.h"
 #include "tp_ids.h"
+#include "tp_qos.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -128,6 +129,7 @@ typedef struct ofi_held {
 
 typedef struct {
     fi_addr_t addr[OFI_RAILS_MAX]; /* on each rail both sides have */
+    fi_addr_t daddr[OFI_RAILS_MAX]; /* its data endpoints' (addr without classes) */
     int rails;
     int known;         /* inserted into the address vectors */
     int dead;          /* its card said it has no ofi */
@@ -142,6 +144,8 @@ typedef struct {
     struct fid_av *av;
     struct fid_cq *cq;
     struct fid_ep *ep;
+    struct fid_ep *dep; /* large messages' data: ep, or with traffic classes
+                         * an endpoint of the bulk class (same queue and vector) */
     int wait_fd;       /* the completion queue's, or -1 */
     ofi_reg_t *regs;   /* its registration cache */
     int nregs;
@@ -153,6 +157,8 @@ typedef struct {
     int mr_cache;      /* -1 auto, 0 off, 1 on */
     int inject;        /* -1 auto, 0 off, 1 on */
     int verbose;
+    tp_qos_t qos;      /* LOCUS_QOS: static and adaptive give each rail two endpoints */
+    int tclass_dscp;   /* LOCUS_OFI_TCLASS: 1 dscp, 0 labels */
 } ofi_cfg_t;
 
 typedef struct {
@@ -171,6 +177,9 @@ typedef struct {
     uint64_t mr_mode;       /* what the provider asks for */
     int has_rma;
     size_t max_msg, inject;
+    int classes;            /* a data endpoint per rail (cfg.qos on) */
+    uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
+    size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
 
     size_t bufsize;         /* wire head + core header + eager payload */
     ofi_buf_t *rx, *tx;     /* arrays */
@@ -195,7 +204,7 @@ typedef struct {
 
     int failed;
     char errmsg[256];
-    char desc[224];
+    char desc[320];
 } ofi_tp_t;
 
 /* ofi_create.c */
@@ -206,10 +215,11 @@ int ofi_peer_addr(ofi_tp_t *tp, int peer);
  * FI_REMOTE_READ, ...), honouring the provider's mr_mode bits; released
  * with ofi_reg_put (kept in the cache where allowed). */
 ofi_reg_t *ofi_reg_get(ofi_tp_t *tp, int rail, const void *buf, size_t len, uint64_t access);
+/* (ofi_reg_get's are for large messages' data: bound to the rail's dep.) */
 void ofi_reg_put(ofi_tp_t *tp, ofi_reg_t *r);
 void ofi_reg_flush(ofi_tp_t *tp);
-int ofi_mr_open(ofi_tp_t *tp, int rail, void *buf, size_t len, uint64_t access,
-                struct fid_mr **mr);
+int ofi_mr_open(ofi_tp_t *tp, int rail, struct fid_ep *ep, void *buf, size_t len,
+                uint64_t access, struct fid_mr **mr);
 
 /* ofi_proto.c */
 int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,

@@ -18,6 +18,7 @@
  */
 #include "locus_tunables.h"
 #include "tcp_tp.h"
+#include "tp_qos.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -29,59 +30,27 @@
 
 #define WINDOW_NS 100000000ull /* the budget's window: 100 ms */
 
-static const char *const mode_names[] = { "off", "static", "adaptive" };
-
 const char *tcp_qos_name(int mode)
 {
-    return mode >= 0 && mode <= TCP_QOS_ADAPTIVE ? mode_names[mode] : "?";
-}
-
-/* "46,0,8": DSCP of the latency, normal and bulk classes. */
-static int dscp_parse(const char *s, int out[TCP_CLASSES])
-{
-    static const int order[TCP_CLASSES] = { TCP_CLS_LATENCY, TCP_CLS_NORMAL, TCP_CLS_BULK };
-    for (int i = 0; i < TCP_CLASSES; i++) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (end == s || errno || v < 0 || v > 63)
-            return -1;
-        out[order[i]] = (int)v;
-        if (i < TCP_CLASSES - 1 && *end != ',')
-            return -1;
-        s = end + 1;
-        if (i == TCP_CLASSES - 1 && *end != '\0')
-            return -1;
-    }
-    return 0;
+    return tp_qos_name(mode);
 }
 
 int tcp_qos_cfg_read(tcp_qos_cfg_t *q, char *err, size_t errlen)
 {
-    const char *mode = locus_tunable_str("LOCUS_QOS");
-    q->mode = -1;
-    for (int m = TCP_QOS_OFF; m <= TCP_QOS_ADAPTIVE; m++)
-        if (strcmp(mode, mode_names[m]) == 0)
-            q->mode = m;
-    if (q->mode < 0) {
-        snprintf(err, errlen, "LOCUS_QOS=%s: expected off, static or adaptive", mode);
+    tp_qos_t common;
+    if (tp_qos_read(&common, err, errlen))
         return -1;
-    }
-    const char *dscp = locus_tunable_str("LOCUS_QOS_DSCP");
-    if (dscp_parse(dscp, q->dscp) != 0) {
-        snprintf(err, errlen,
-                 "LOCUS_QOS_DSCP=%s: expected three DSCP values 0..63 (latency,normal,bulk), "
-                 "like 46,0,8", dscp);
-        return -1;
-    }
-    if (locus_tunable_long("LOCUS_QOS_SMALL", &q->small, err, errlen) ||
-        locus_tunable_long("LOCUS_QOS_SHARE", &q->share, err, errlen) ||
+    q->mode = common.mode;
+    q->dscp[TCP_CLS_LATENCY] = common.dscp_latency;
+    q->dscp[TCP_CLS_NORMAL] = common.dscp_normal;
+    q->dscp[TCP_CLS_BULK] = common.dscp_bulk;
+    q->small = common.small;
+    if (locus_tunable_long("LOCUS_QOS_SHARE", &q->share, err, errlen) ||
         locus_tunable_long("LOCUS_QOS_FLOOR", &q->floor, err, errlen) ||
         locus_tunable_long("LOCUS_QOS_PROBE_US", &q->probe_us, err, errlen) ||
         locus_tunable_long("LOCUS_QOS_DELAY_US", &q->delay_us, err, errlen))
         return -1;
-    return tcp_cfg_range("LOCUS_QOS_SMALL", q->small, 0, 64L << 20, err, errlen) ||
-           tcp_cfg_range("LOCUS_QOS_SHARE", q->share, 0, 100, err, errlen) ||
+    return tcp_cfg_range("LOCUS_QOS_SHARE", q->share, 0, 100, err, errlen) ||
            tcp_cfg_range("LOCUS_QOS_FLOOR", q->floor, 0, 1L << 40, err, errlen) ||
            tcp_cfg_range("LOCUS_QOS_PROBE_US", q->probe_us, 100, 10000000, err, errlen) ||
            tcp_cfg_range("LOCUS_QOS_DELAY_US", q->delay_us, 1, 10000000, err, errlen) ? -1 : 0;

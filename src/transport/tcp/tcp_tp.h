@@ -64,6 +64,7 @@ enum { TCP_CLS_NORMAL = 0, TCP_CLS_LATENCY = 1, TCP_CLS_BULK = 2, TCP_CLASSES = 
 #define TCP_LANE(cls, rail) ((cls) * TCP_MAX_RAILS + (rail))
 #define TCP_LANES (TCP_CLASSES * TCP_MAX_RAILS)
 
+/* The modes of tp_qos.h. */
 enum { TCP_QOS_OFF, TCP_QOS_STATIC, TCP_QOS_ADAPTIVE };
 
 typedef struct {
