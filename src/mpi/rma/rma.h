@@ -57,15 +57,20 @@ enum { RMA_PATH_DIRECT = 1, RMA_PATH_CMA, RMA_PATH_MSG };
 #define RMA_REG_MAX 32
 #define RMA_REG_OVERFLOW 0xffffffffu
 
+/* A region attached to a dynamic window (an address in its owner's
+ * memory): the owner's list and the tables published for node peers have
+ * the same form, so one function decides coverage for both. */
+typedef struct {
+    uint64_t base, len;
+} rma_region_t;
+
 /* One node-local rank's slot in the node segment. */
 typedef struct {
     _Alignas(64) atomic_uint lock;  /* passive-target lock word */
     _Alignas(64) atomic_uint acc;   /* accumulate mutex: 0 free, 1 held */
     atomic_uint reg_seq;            /* odd while the region table changes */
     uint32_t nreg;                  /* regions in reg[], or RMA_REG_OVERFLOW */
-    struct {
-        uint64_t base, len;
-    } reg[RMA_REG_MAX];
+    rma_region_t reg[RMA_REG_MAX];
 } rma_slot_t;
 
 /* What an origin knows of one target, and its epoch state towards it. */
@@ -88,12 +93,6 @@ typedef struct {
     int posted;               /* MPI_Win_post notices received from it */
     int completed;            /* MPI_Win_complete notices received from it */
 } rma_peer_t;
-
-/* Regions attached to a dynamic window (this process's list). */
-typedef struct {
-    uintptr_t base;
-    size_t len;
-} rma_region_t;
 
 enum { RMA_FENCE_NONE = 0, RMA_FENCE_OPEN, RMA_FENCE_ACTIVE };
 
@@ -198,8 +197,11 @@ int rma_acc_take(rma_slot_t *s);
 
 /* Dynamic windows: publishes my region list in my slot. */
 void rma_regions_publish(locus_win_t *w);
-/* 1 when [addr, addr+len) lies in one region of the list / of a peer's
- * published table (*overflow set when its table overflowed). */
+/* 1 when [addr, addr+len) lies in the union of the regions of the list /
+ * of a peer's published table (*overflow set when its table overflowed):
+ * regions attached back to back (the two halves of one array) join, so
+ * one access may run from one into the next; a gap between them does not.
+ * len 0: addr lies in a region or at its end. */
 int rma_regions_cover(const rma_region_t *r, int n, uint64_t addr, uint64_t len);
 int rma_slot_covers(rma_slot_t *s, uint64_t addr, uint64_t len, int *overflow);
 

@@ -34,7 +34,7 @@ typedef struct {
                                      one predefined element */
 } rma_args_t;
 
-#define RMA_NOTHING (-1)          /* MPI_PROC_NULL: a no-op */
+#define RMA_NOTHING (-1)          /* MPI_PROC_NULL or no data: a no-op */
 #define RMA_USE_MSG (-2)          /* CMA refused at run time: go by message */
 
 /* The datatype of a handle that passed locus_check_dtype. */
@@ -49,7 +49,7 @@ static int cas_allowed(locus_elem_t el)
     return el == LOCUS_EL_BOOL || el == LOCUS_EL_BYTE || locus_op_valid(LOCUS_OP_BAND, el);
 }
 
-/* Types, element kinds and the operation; fills o's kind-dependent parts. */
+/* Types and the operation; fills o's kind-dependent parts. */
 static int check_types(const rma_args_t *a, rma_op_t *o, int uses_origin)
 {
     if ((uses_origin && locus_check_dtype(a->odt)) || locus_check_dtype(a->tdt) ||
@@ -67,6 +67,17 @@ static int check_types(const rma_args_t *a, rma_op_t *o, int uses_origin)
     if (!op || op->id == LOCUS_OP_NULL || op->id >= LOCUS_OP_NPREDEF)
         return MPI_ERR_OP;   /* user operations are not allowed one-sided */
     o->op = op->id;
+    return MPI_SUCCESS;
+}
+
+/* Accumulates: the one element kind of the data and the op on it. Only
+ * asked when data moves: a transfer of 0 bytes has no elements to agree
+ * on (a committed type of size 0, or count 0 of any type, as MPICH
+ * accepts whatever the other sides' types are). */
+static int check_elems(rma_op_t *o)
+{
+    if (o->kind != RMA_ACC && o->kind != RMA_GACC)
+        return MPI_SUCCESS;
     locus_elem_t el = locus_dtype_elem(o->tdt);
     if (el == LOCUS_EL_MIXED || (o->odt && locus_dtype_elem(o->odt) != el) ||
         (o->rdt && locus_dtype_elem(o->rdt) != el))
@@ -114,6 +125,41 @@ static int epoch_ok(locus_win_t *w, int target, int request_based)
     return passive || w->fence != RMA_FENCE_NONE || (w->in_start && p->in_start);
 }
 
+/* [at, at+len) of a dynamic window's target is attached memory: my own
+ * list, or the table the node peer published (*overflow: it has too many
+ * regions to publish, only a message can ask it). */
+static int dyn_covers(locus_win_t *w, const rma_op_t *o, uint64_t at, uint64_t len,
+                      int *overflow)
+{
+    if (o->target == w->rank)
+        return rma_regions_cover(w->regions, w->nregions, at, len);
+    return rma_slot_covers(w->peers[o->target].slot, at, len, overflow);
+}
+
+/* The target memory of an operation on a dynamic window is attached: its
+ * whole span, or else (a type with holes) every piece it touches, as the
+ * target checks requests that come by message. MPI error class. */
+static int dyn_range(locus_win_t *w, const rma_op_t *o, int64_t lo, int64_t hi, int *use_msg)
+{
+    int overflow = 0;
+    if (dyn_covers(w, o, o->addr + (uint64_t)lo, (uint64_t)(hi - lo), &overflow))
+        return MPI_SUCCESS;
+    if (overflow || locus_dtype_is_contig(o->tdt)) {
+        *use_msg = overflow;
+        return overflow ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+    }
+    rma_run_t *runs = NULL;
+    size_t nruns = 0;
+    int err = rma_runs_of(o->tcount, o->tdt, &runs, &nruns);
+    for (size_t i = 0; i < nruns && err == MPI_SUCCESS && !overflow; i++)
+        if (!dyn_covers(w, o, o->addr + (uint64_t)runs[i].off, runs[i].len, &overflow))
+            err = MPI_ERR_RMA_RANGE;
+    free(runs);
+    /* The peer attached past what its table holds meanwhile: it checks. */
+    *use_msg = overflow;
+    return overflow ? MPI_SUCCESS : err;
+}
+
 /* The target memory lies in the target's window. */
 static int check_range(locus_win_t *w, rma_op_t *o, MPI_Aint disp, int *use_msg)
 {
@@ -124,15 +170,7 @@ static int check_range(locus_win_t *w, rma_op_t *o, MPI_Aint disp, int *use_msg)
         o->addr = (uint64_t)disp;
         if (o->len == 0 || p->path == RMA_PATH_MSG)
             return MPI_SUCCESS;   /* by message: the target checks */
-        uint64_t at = o->addr + (uint64_t)lo, len = (uint64_t)(hi - lo);
-        if (o->target == w->rank)
-            return rma_regions_cover(w->regions, w->nregions, at, len) ? MPI_SUCCESS
-                                                                        : MPI_ERR_RMA_RANGE;
-        int overflow = 0;
-        if (rma_slot_covers(p->slot, at, len, &overflow))
-            return MPI_SUCCESS;
-        *use_msg = overflow;
-        return overflow ? MPI_SUCCESS : MPI_ERR_RMA_RANGE;
+        return dyn_range(w, o, lo, hi, use_msg);
     }
     int64_t at;
     if (__builtin_mul_overflow((int64_t)disp, p->disp_unit, &at))
@@ -177,7 +215,12 @@ static int rma_prepare(locus_win_t *w, const rma_args_t *a, rma_op_t *o, int req
     o->tcount = (size_t)a->tcount;
     if ((err = check_lengths(a, o)) != MPI_SUCCESS)
         return err;
-    return check_range(w, o, a->disp, use_msg);
+    if (o->len && (err = check_elems(o)) != MPI_SUCCESS)
+        return err;
+    if ((err = check_range(w, o, a->disp, use_msg)) != MPI_SUCCESS)
+        return err;
+    /* Nothing to move, nothing to complete: not even a message. */
+    return o->len ? MPI_SUCCESS : RMA_NOTHING;
 }
 
 /* The packed bytes of count x dt in *out: the memory itself when

@@ -222,20 +222,46 @@ void rma_regions_publish(locus_win_t *w)
     if (w->nregions > RMA_REG_MAX) {
         s->nreg = RMA_REG_OVERFLOW;
     } else {
-        for (int i = 0; i < w->nregions; i++) {
-            s->reg[i].base = w->regions[i].base;
-            s->reg[i].len = w->regions[i].len;
-        }
+        for (int i = 0; i < w->nregions; i++)
+            s->reg[i] = w->regions[i];
         s->nreg = (uint32_t)w->nregions;
     }
     atomic_fetch_add_explicit(&s->reg_seq, 1, memory_order_release);
 }
 
-int rma_regions_cover(const rma_region_t *r, int n, uint64_t addr, uint64_t len)
+/* The region holding byte addr (len 0 regions hold nothing), or -1. */
+static int region_at(const rma_region_t *r, int n, uint64_t addr)
 {
     for (int i = 0; i < n; i++)
-        if (addr >= r[i].base && len <= r[i].len && addr - r[i].base <= r[i].len - len)
+        if (addr >= r[i].base && addr - r[i].base < r[i].len)
+            return i;
+    return -1;
+}
+
+int rma_regions_cover(const rma_region_t *r, int n, uint64_t addr, uint64_t len)
+{
+    if (len == 0) {
+        for (int i = 0; i < n; i++)
+            if (addr >= r[i].base && addr - r[i].base <= r[i].len)
+                return 1;
+        return 0;
+    }
+    if (addr > UINT64_MAX - len)
+        return 0;
+    uint64_t end = addr + len;
+    /* Walk from region to adjacent region. MPI_Win_attach keeps regions
+     * from overlapping, so each step starts a region not used before and n
+     * steps suffice; the bound also holds for a table a peer rewrites while
+     * we read it (the sequence lock then makes us read again). */
+    for (int step = 0; step < n; step++) {
+        int i = region_at(r, n, addr);
+        if (i < 0)
+            return 0;
+        uint64_t off = addr - r[i].base;
+        if (end - addr <= r[i].len - off)
             return 1;
+        addr = r[i].base + r[i].len;
+    }
     return 0;
 }
 
@@ -248,13 +274,8 @@ int rma_slot_covers(rma_slot_t *s, uint64_t addr, uint64_t len, int *overflow)
             continue;
         }
         uint32_t n = s->nreg;
-        int hit = 0;
-        if (n != RMA_REG_OVERFLOW && n <= RMA_REG_MAX) {
-            for (uint32_t i = 0; i < n && !hit; i++) {
-                uint64_t b = s->reg[i].base, l = s->reg[i].len;
-                hit = addr >= b && len <= l && addr - b <= l - len;
-            }
-        }
+        int hit = n != RMA_REG_OVERFLOW && n <= RMA_REG_MAX &&
+                  rma_regions_cover(s->reg, (int)n, addr, len);
         atomic_thread_fence(memory_order_acquire);
         if (atomic_load_explicit(&s->reg_seq, memory_order_relaxed) != seq)
             continue;
