@@ -56,7 +56,7 @@ static int rank_take_plan(proxy_t *px, prank_t *p, const locus_rank_plan_t *rp)
     p->nnuma = rp->nnuma;
     p->cpus = copy_ints(rp->cpus, rp->ncpus);
     p->numa = copy_ints(rp->numa, rp->nnuma);
-    p->env = calloc((size_t)rp->nenv + 1, sizeof *p->env);
+    p->env = calloc((size_t)rp->nenv + 2, sizeof *p->env);
     if (p->cpus == NULL || p->numa == NULL || p->env == NULL)
         return -1;
     for (int e = 0; e < rp->nenv; e++) {
@@ -68,6 +68,14 @@ static int rank_take_plan(proxy_t *px, prank_t *p, const locus_rank_plan_t *rp)
             return -1;
         snprintf(p->env[e], len, "%s=%s", rp->env[e].name, val);
         p->nenv++;
+    }
+    /* --report-bindings: the rank names its network once it has one, under
+     * the node's name of the binding lines. */
+    if (px->report) {
+        size_t len = strlen(px->host) + sizeof "LOCUS_REPORT_BINDINGS=";
+        if ((p->env[p->nenv] = malloc(len)) == NULL)
+            return -1;
+        snprintf(p->env[p->nenv++], len, "LOCUS_REPORT_BINDINGS=%s", px->host);
     }
     return 0;
 }

@@ -144,10 +144,16 @@ static void list_add(char *buf, size_t len, const char *word)
 int place_nic_env(locus_rank_plan_t *rp, const locus_topo_t *t, const int *rails, int nrails)
 {
     char ucx[LOCUS_PLACE_RAILS_MAX * (LOCUS_TOPO_NAME_MAX + 3)] = "";
-    char ifaces[sizeof ucx] = "", one[LOCUS_TOPO_NAME_MAX + 3];
+    char ifaces[sizeof ucx] = "", pcis[sizeof ucx] = "", one[LOCUS_TOPO_NAME_MAX + 3];
+    int on_pci = 0;
     const locus_topo_dev_t *primary = &t->devs[rails[0]];
     for (int k = 0; k < nrails && rails[k] >= 0; k++) {
         const locus_topo_dev_t *d = &t->devs[rails[k]];
+        /* libfabric names a fabric's domains its own way (hfi1_0, cxi0,
+         * mlx5_0, rdmap0s31-rdm): its fi_nic's PCI address is what
+         * matches hwloc's device whatever the name. */
+        list_add(pcis, sizeof pcis, d->pci[0] ? d->pci : "-");
+        on_pci |= d->pci[0] != '\0';
         if (d->rdma)
             snprintf(one, sizeof one, "%s:1", d->name);
         else
@@ -161,7 +167,8 @@ int place_nic_env(locus_rank_plan_t *rp, const locus_topo_t *t, const int *rails
     }
     if (place_env_add(rp, "LOCUS_NIC", primary->name) < 0
         || place_env_add(rp, "UCX_NET_DEVICES", ucx) < 0
-        || (ifaces[0] && place_env_add(rp, "LOCUS_NET_IFACES", ifaces) < 0))
+        || (ifaces[0] && place_env_add(rp, "LOCUS_NET_IFACES", ifaces) < 0)
+        || (on_pci && place_env_add(rp, "LOCUS_NIC_PCI", pcis) < 0))
         return -1;
     /* PSM2 picks its Omni-Path unit from HFI_UNIT. */
     if (!strncmp(primary->name, "hfi1_", 5) && place_env_add(rp, "HFI_UNIT", primary->name + 5) < 0)

@@ -129,6 +129,10 @@ typedef struct {
     /* Optional (NULL: none): a few words on how this transport runs here
      * for LOCUS_VERBOSE=1, e.g. "single copy cma from 1G". */
     void (*describe)(locus_tp_t *tp, char *buf, size_t len);
+    /* Optional (NULL: none): where this rank's traffic leaves the node, for
+     * --report-bindings and the start-up report: the provider and domains
+     * ("tcp;ofi_rxm eth0+eth1"), or the interfaces ("eth0+eth1"). */
+    void (*where)(locus_tp_t *tp, char *buf, size_t len);
     /* Optional (NULL: not offered): send() only where it completes at once
      * (a small message with room): LOCUS_TP_DONE, or LOCUS_TP_AGAIN with
      * nothing sent (it would have been PENDING, or no room), or negative

@@ -12,6 +12,7 @@ no process of the job (LOCUS_JOBID in its environment), no process in any
 node namespace but its sshd, no /dev/shm/locus.<jobid>.* file.
 """
 import glob
+import json
 import os
 import queue
 import re
@@ -652,6 +653,18 @@ def case_ofi():
         print("SKIPPED: libfabric has no tcp or udp provider here (libfabric1)")
         sys.exit(77)
     stream, progs = MPI_PROGS[-1], MPI_PROGS[:-1]
+    by_name = {os.path.basename(p.split()[0]): p for p in progs}
+    traffic = by_name.pop("nic_traffic", None)
+    progs = [p for p in progs if p != traffic]
+    ofi_four_nodes(by_name["mpi_stress"], by_name["coll_check"])
+    if traffic:
+        # Each rank's domain is its plan's NIC, counted by the interfaces.
+        for prov in provs:
+            # ofi_rxd resends what it has not seen acknowledged in time:
+            # 2.1 to 2.4 times the payload crossed here.
+            check_plan_nics(nic_traffic_sent(traffic, [], {
+                "LOCUS_TRANSPORTS": "self,shm,ofi", "FI_PROVIDER": prov}), "ofi/" + prov,
+                resend=1.0 if prov == "tcp" else 4.0)
     for prov in provs:
         # --timeout: a job that stalls fails in a minute, with nothing left.
         ofi = ["--timeout", "60", "-x", "LOCUS_TRANSPORTS=self,shm,ofi", "-x",
@@ -709,6 +722,38 @@ def case_ofi():
             job.p.kill()
             job.wait()
         check_nothing_left(jobid)
+
+
+def ofi_four_nodes(stress, coll):
+    """4 nodes x 2 ranks over ofi (tcp provider), every address-exchange
+    strategy: the stress test and the collectives pass; --report-bindings
+    shows each rank's provider and domain, the domain its plan's NIC; the
+    start-up report groups the ranks by domain."""
+    largs, env = LAUNCHERS["exec"]
+    for strategy in ("simple", "shm", "roots", "lazy", "fabric"):
+        for prog in (stress, coll):
+            e = dict(env, LOCUS_TRANSPORTS="self,shm,ofi", FI_PROVIDER="tcp",
+                     LOCUS_ADDR_EXCHANGE=strategy, LOCUS_STARTUP_REPORT="json")
+            t0 = time.monotonic()
+            rc, out, err = run(largs + ["--timeout", "120", "--oversubscribe", "--report-bindings",
+                                        "--host", hosts(2, 2, 2, 2)] + prog.split(), env=e,
+                               timeout=280)
+            name = os.path.basename(prog.split()[0])
+            print("ofi 4 nodes %s %s: rc=%d in %.2f s" % (strategy, name, rc,
+                                                          time.monotonic() - t0))
+            if not check(rc == 0 and " No Errors" in out, "ofi 4 nodes %s %s: exit %d\n%s\n%s"
+                         % (strategy, name, rc, out[-1000:], err[-2000:])):
+                continue
+            nic = dict(re.findall(r"^\[\S+\] rank (\d+) bound to .*, NIC (\w+), ", err, re.M))
+            net = dict(re.findall(r"^\[\S+\] rank (\d+) network: ofi tcp;ofi_rxm (\S+)$", err,
+                                  re.M))
+            check(len(nic) == 8 and net == nic,
+                  "ofi 4 nodes %s: each rank's domain is not its plan's NIC: plan %s, ranks %s"
+                  % (strategy, nic, net))
+            rep = [json.loads(l[len("locus-network: "):]) for l in err.splitlines()
+                   if l.startswith("locus-network: ")]
+            check(rep and sorted(rep[0]) == ["ofi tcp;ofi_rxm eth0", "ofi tcp;ofi_rxm eth1"],
+                  "ofi 4 nodes %s: start-up report's network: %s" % (strategy, rep))
 
 
 def check_routes(what, text):
@@ -1066,6 +1111,43 @@ def tx_bytes(n, dev):
     return int(p.stdout.strip() or -1)
 
 
+NIC_SMALL, NIC_BIG = 4, 32  # MiB nic_traffic's rank 0 and rank 1 send
+
+
+def nic_traffic_sent(prog, extra, extra_env=None):
+    """Bytes each rail of nodes 0 and 1 sent while nic_traffic ran at 2
+    ranks on each (exec launcher: no ssh traffic on the rails)."""
+    largs, env = LAUNCHERS["exec"]
+    devs = [(n, "eth%d" % r) for n in (0, 1) for r in range(RAILS)]
+    before = {d: tx_bytes(*d) for d in devs}
+    rc, out, err = run(largs + ["--host", hosts(2, 2)] + extra
+                       + [prog, str(NIC_SMALL), str(NIC_BIG)], env=dict(env, **(extra_env or {})),
+                       timeout=280)
+    check(rc == 0 and " No Errors" in out, "nic_traffic %s %s: exit %d\n%s\n%s"
+          % (extra, extra_env or "", rc, out[-1000:], err[-1000:]))
+    got = {d: tx_bytes(*d) - before[d] for d in devs}
+    print("%s %s: bytes sent %s" % (extra or "default", extra_env or "", got))
+    return got
+
+
+def check_plan_nics(got, what, resend=1.0):
+    """Rank 0 (plan: eth0) sent NIC_SMALL MiB and rank 1 (plan: eth1)
+    NIC_BIG: node 0's interfaces carried exactly those (up to `resend`
+    times as much where the protocol retransmits: ofi_rxd over udp); node
+    1 only received (and acknowledged)."""
+    mib = 1 << 20
+    eth0, eth1 = got[(0, "eth0")], got[(0, "eth1")]
+    check(NIC_SMALL * mib <= eth0 < (NIC_SMALL * resend + 4) * mib,
+          "%s: rank 0 (plan: eth0) sent %d MiB: node 0's eth0 carried %.1f MiB"
+          % (what, NIC_SMALL, eth0 / mib))
+    check(NIC_BIG * mib <= eth1 < (NIC_BIG * resend + 4) * mib,
+          "%s: rank 1 (plan: eth1) sent %d MiB: node 0's eth1 carried %.1f MiB"
+          % (what, NIC_BIG, eth1 / mib))
+    for dev in ("eth0", "eth1"):
+        check(got[(1, dev)] < 2 * mib * resend, "%s: node 1 only receives: its %s sent %.1f MiB"
+              % (what, dev, got[(1, dev)] / mib))
+
+
 def case_nics():
     """Each rank's bytes leave through the NIC its plan named, counted by
     the interfaces themselves: with two ranks per node the plan gives local
@@ -1077,35 +1159,14 @@ def case_nics():
     if not MPI_PROGS:
         print("SKIPPED: no network transport (src/transport/tcp) built yet")
         sys.exit(77)
-    mib, small, big = 1 << 20, 4, 32
-    largs, env = LAUNCHERS["exec"]
-
-    def sent(extra):
-        devs = [(n, "eth%d" % r) for n in (0, 1) for r in range(RAILS)]
-        before = {d: tx_bytes(*d) for d in devs}
-        rc, out, err = run(largs + ["--host", hosts(2, 2)] + extra
-                           + [MPI_PROGS[0], str(small), str(big)], env=env, timeout=280)
-        check(rc == 0 and " No Errors" in out, "nic_traffic %s: exit %d\n%s\n%s"
-              % (extra, rc, out[-1000:], err[-1000:]))
-        got = {d: tx_bytes(*d) - before[d] for d in devs}
-        print("%s: bytes sent %s" % (extra or "default", got))
-        return got
-
-    got = sent([])
-    eth0, eth1 = got[(0, "eth0")], got[(0, "eth1")]
-    check(small * mib <= eth0 < (small + 4) * mib,
-          "rank 0 (plan: eth0) sent %d MiB: node 0's eth0 carried %.1f MiB" % (small, eth0 / mib))
-    check(big * mib <= eth1 < (big + 4) * mib,
-          "rank 1 (plan: eth1) sent %d MiB: node 0's eth1 carried %.1f MiB" % (big, eth1 / mib))
-    for dev in ("eth0", "eth1"):
-        check(got[(1, dev)] < 2 * mib, "node 1 only receives: its %s sent %.1f MiB"
-              % (dev, got[(1, dev)] / mib))
-    got = sent(["--rails", "2"])
-    total = (small + big) * mib
+    mib = 1 << 20
+    check_plan_nics(nic_traffic_sent(MPI_PROGS[0], []), "tcp")
+    got = nic_traffic_sent(MPI_PROGS[0], ["--rails", "2"])
+    total = (NIC_SMALL + NIC_BIG) * mib
     for dev in ("eth0", "eth1"):
         check(got[(0, dev)] >= 0.3 * total,
               "--rails 2: node 0's %s carried %.1f of %d MiB" % (dev, got[(0, dev)] / mib,
-                                                                 small + big))
+                                                                 NIC_SMALL + NIC_BIG))
 
 
 def stream_job(rounds, fault=None):

@@ -140,6 +140,38 @@ static void comm_owner_release(void *owner)
     locus_comm_release(owner);
 }
 
+void locus_network_where(char *buf, size_t len)
+{
+    locus_core_t *c = &locus_mpi.core;
+    snprintf(buf, len, "-");
+    for (int t = 0; t < c->ntp; t++) {
+        int n = 0;
+        for (int p = 0; p < c->size; p++)
+            n += c->peers[p].tp == c->tps[t];
+        if (n == 0 || !c->tps[t]->ops->where)
+            continue;
+        char w[160];
+        c->tps[t]->ops->where(c->tps[t], w, sizeof w);
+        snprintf(buf, len, "%s %s", c->tps[t]->ops->name, w);
+        return;
+    }
+}
+
+/* LOCUS_REPORT_BINDINGS (locusrun --report-bindings): the line that
+ * follows the launcher's binding line for this rank. */
+static void network_report(void)
+{
+    const char *host = locus_tunable_str("LOCUS_REPORT_BINDINGS");
+    if (!*host || !strcmp(host, "0"))
+        return;
+    char where[192];
+    locus_network_where(where, sizeof where);
+    fprintf(stderr, "[%s] rank %d network: %s\n", strcmp(host, "1") ? host : locus_mpi.hostname,
+            locus_mpi.boot.rank,
+            strcmp(where, "-") ? where : "none (no peer on another node)");
+    fflush(stderr);
+}
+
 /* LOCUS_VERBOSE=1: one line per rank on stderr saying how it was set up,
  * so a user can see which transport reaches its peers and whether idle
  * polling yields (and why) without a debugger. */
@@ -194,6 +226,7 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
         strcpy(locus_mpi.hostname, "localhost");
     locus_mpi.hostname[sizeof locus_mpi.hostname - 1] = '\0';
     verbose_report();
+    network_report();
 
     locus_mpi.comm_free = locus_comm_free;
     locus_mpi.core.owner_release = comm_owner_release;

@@ -14,5 +14,8 @@
  * summary, collective over MPI_COMM_WORLD, at the start of MPI_Finalize. */
 void locus_startup_init_done(void);
 void locus_startup_report(void);
+/* Where this rank's traffic between nodes goes: the network transport
+ * serving a peer and its where() ("ofi tcp;ofi_rxm eth0"), or "-". */
+void locus_network_where(char *buf, size_t len);
 
 #endif

@@ -88,6 +88,77 @@ static void print_json(const locus_boot_t *b, const double *sum, const double *m
     fflush(stderr);
 }
 
+enum { WHERE_LEN = 96 };
+
+/* Every rank's locus_network_where, gathered to rank 0 (NULL elsewhere, or
+ * when the gather fails). */
+static char *where_gather(const locus_boot_t *b)
+{
+    char mine[WHERE_LEN] = "";
+    locus_network_where(mine, sizeof mine);
+    char *all = b->rank == 0 ? calloc((size_t)b->size, WHERE_LEN) : NULL;
+    if (b->rank == 0 && !all)
+        return NULL;
+    if (PMPI_Gather(mine, WHERE_LEN, MPI_CHAR, all, WHERE_LEN, MPI_CHAR, 0, MPI_COMM_WORLD) !=
+        MPI_SUCCESS) {
+        free(all);
+        return NULL;
+    }
+    return all;
+}
+
+/* The ranks whose `where` equals rank r's, as ranges ("0-3,8"), each
+ * marked done; returns how many. */
+static int where_group(const char *all, int size, int r, char *done, char *out, size_t outlen)
+{
+    size_t k = 0;
+    int n = 0;
+    out[0] = '\0';
+    for (int q = r; q < size; q++) {
+        if (done[q] || strcmp(all + (size_t)q * WHERE_LEN, all + (size_t)r * WHERE_LEN))
+            continue;
+        int last = q;
+        while (last + 1 < size && !done[last + 1] &&
+               !strcmp(all + (size_t)(last + 1) * WHERE_LEN, all + (size_t)r * WHERE_LEN))
+            last++;
+        for (int x = q; x <= last; x++)
+            done[x] = 1;
+        n += last - q + 1;
+        if (k < outlen)
+            k += (size_t)(last > q ? snprintf(out + k, outlen - k, "%s%d-%d", k ? "," : "", q,
+                                               last)
+                                   : snprintf(out + k, outlen - k, "%s%d", k ? "," : "", q));
+        q = last;
+    }
+    return n;
+}
+
+/* The network of every rank, grouped: "ofi tcp;ofi_rxm eth0": ranks 0,2. */
+static void print_where(const char *all, int size, int json)
+{
+    char *done = calloc((size_t)size, 1);
+    char ranks[1024];
+    if (!done)
+        return;
+    fprintf(stderr, json ? "locus-network: {" : "  network between nodes:\n");
+    for (int r = 0, first = 1; r < size; r++) {
+        if (done[r])
+            continue;
+        int n = where_group(all, size, r, done, ranks, sizeof ranks);
+        const char *w = all + (size_t)r * WHERE_LEN;
+        if (json)
+            fprintf(stderr, "%s\"%s\": \"%s\"", first ? "" : ", ", w, ranks);
+        else
+            fprintf(stderr, "    %-40s %d rank%s: %s\n", strcmp(w, "-") ? w : "none (one node)",
+                    n, n == 1 ? "" : "s", ranks);
+        first = 0;
+    }
+    if (json)
+        fprintf(stderr, "}\n");
+    fflush(stderr);
+    free(done);
+}
+
 /* Seconds from the launcher's start (LOCUS_LAUNCH_TIME, a CLOCK_REALTIME
  * stamp set by locusrun) to the end of MPI_Init; 0 without it. */
 static double since_launch(void)
@@ -143,10 +214,14 @@ void locus_startup_report(void)
         report_reduce(v, max, MPI_MAX) != MPI_SUCCESS ||
         report_reduce(v, min, MPI_MIN) != MPI_SUCCESS)
         return;
+    char *where = where_gather(b);
     if (b->rank != 0)
         return;
     if (json)
         print_json(b, sum, max, min);
     else
         print_table(b, sum, max, min);
+    if (where)
+        print_where(where, b->size, json);
+    free(where);
 }

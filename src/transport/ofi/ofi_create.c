@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define OFI_API FI_VERSION(1, 9)
@@ -171,13 +172,49 @@ static int info_get(ofi_tp_t *tp, char *err, size_t errlen)
     return 0;
 }
 
+/* The entry (an IPv4 one before others) whose NIC is at PCI address
+ * `pci` ("0000:04:00.0", as hwloc writes it), or NULL: the way to a
+ * fabric's domain, whatever the provider names it. */
+static struct fi_info *info_at_pci(ofi_tp_t *tp, const char *pci)
+{
+    struct fi_info *best = NULL;
+    for (struct fi_info *i = tp->info_all; i && *pci && strcmp(pci, "-"); i = i->next) {
+        if (!i->nic || !i->nic->bus_attr || i->nic->bus_attr->bus_type != FI_BUS_PCI)
+            continue;
+        const struct fi_pci_attr *p = &i->nic->bus_attr->attr.pci;
+        char at[32];
+        snprintf(at, sizeof at, "%04x:%02x:%02x.%x", p->domain_id, p->bus_id, p->device_id,
+                 p->function_id);
+        if (!strcasecmp(at, pci) &&
+            (!best || (best->addr_format != FI_SOCKADDR_IN && i->addr_format == FI_SOCKADDR_IN)))
+            best = i;
+    }
+    return best;
+}
+
+/* The k-th of the plan's NICs' PCI addresses (LOCUS_NIC_PCI), or "". */
+static void plan_pci(int k, char *out, size_t outlen)
+{
+    char list[512];
+    snprintf(list, sizeof list, "%s", locus_tunable_str("LOCUS_NIC_PCI"));
+    char *save = NULL, *w = strtok_r(list, ",", &save);
+    for (; w && k > 0; k--)
+        w = strtok_r(NULL, ",", &save);
+    snprintf(out, outlen, "%s", w ? w : "");
+}
+
 /* The entry of the wanted domain (an IPv4 one before others of it). */
 static struct fi_info *info_pick(ofi_tp_t *tp, char *err, size_t errlen)
 {
-    char want[128];
+    char want[128], pci[64];
     int explicit;
     domain_wanted(want, sizeof want, &explicit, &tp->domain_why);
-    struct fi_info *best = NULL;
+    plan_pci(0, pci, sizeof pci);
+    struct fi_info *best = explicit ? NULL : info_at_pci(tp, pci);
+    if (best) {
+        tp->domain_why = "the plan's NIC, by PCI address";
+        return best;
+    }
     for (struct fi_info *i = tp->info_all; i; i = i->next) {
         if (*want && strcmp(i->domain_attr->name, want) != 0)
             continue;
@@ -219,11 +256,19 @@ static int rail_taken(const ofi_tp_t *tp, const char *name)
     return 0;
 }
 
-/* Rails beyond the first (LOCUS_OFI_RAILS): the plan's other interfaces
- * (LOCUS_NET_IFACES, nearest first) that are domains of the provider,
- * then its other domains but loopback. */
+/* Rails beyond the first (LOCUS_OFI_RAILS): the plan's other NICs by PCI
+ * address (LOCUS_NIC_PCI), its other interfaces (LOCUS_NET_IFACES,
+ * nearest first) that are domains of the provider, then its other domains
+ * but loopback. */
 static void rails_pick(ofi_tp_t *tp)
 {
+    for (int k = 1; k < OFI_RAILS_MAX && tp->nrails < tp->cfg.rails; k++) {
+        char pci[64];
+        plan_pci(k, pci, sizeof pci);
+        struct fi_info *i = info_at_pci(tp, pci);
+        if (i && !rail_taken(tp, i->domain_attr->name))
+            tp->rail[tp->nrails++].info = i;
+    }
     char list[512];
     snprintf(list, sizeof list, "%s", locus_tunable_str("LOCUS_NET_IFACES"));
     char *save = NULL;
@@ -558,10 +603,19 @@ static void ofi_finalize(locus_tp_t *t)
     free(tp);
 }
 
+static void ofi_where(locus_tp_t *t, char *buf, size_t len)
+{
+    ofi_tp_t *tp = (ofi_tp_t *)t;
+    size_t k = (size_t)snprintf(buf, len, "%s ", tp->info->fabric_attr->prov_name);
+    for (int r = 0; r < tp->nrails && k < len; r++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", r ? "+" : "",
+                              tp->rail[r].info->domain_attr->name);
+}
+
 static const locus_tp_ops_t ofi_ops = {
     .name = "ofi", .send = ofi_send, .rndv_recv = ofi_rndv_recv, .progress = ofi_progress,
     .reaches = ofi_reaches, .finalize = ofi_finalize, .wait = ofi_wait,
-    .last_error = ofi_last_error, .describe = ofi_describe,
+    .last_error = ofi_last_error, .describe = ofi_describe, .where = ofi_where,
 };
 
 static int open_all(ofi_tp_t *tp, char *err, size_t errlen)

@@ -135,10 +135,19 @@ static const char *tcp_tp_last_error(locus_tp_t *t)
     return tp->failed ? tp->errmsg : NULL;
 }
 
+static void tcp_tp_where(locus_tp_t *t, char *buf, size_t len)
+{
+    const tcp_tp_t *tp = (const tcp_tp_t *)t;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < tp->nrails && k < len; r++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", r ? "+" : "", tp->rails[r].ifname);
+}
+
 const locus_tp_ops_t tcp_tp_ops = {
     .name = "tcp", .send = tcp_tp_send, .rndv_recv = tcp_tp_rndv_recv,
     .progress = tcp_tp_progress, .reaches = tcp_tp_reaches, .finalize = tcp_tp_finalize,
-    .wait = tcp_tp_wait, .last_error = tcp_tp_last_error,
+    .wait = tcp_tp_wait, .last_error = tcp_tp_last_error, .where = tcp_tp_where,
 };
 
 /* Everything before the card is published that can fail locally. */
