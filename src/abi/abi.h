@@ -36,8 +36,9 @@ typedef struct {
     int source, tag, error, internal[5];
 } abi_locus_status_t;
 enum { ABI_STATUS_BYTES_LO = 0, ABI_STATUS_BYTES_HI = 1, ABI_STATUS_CANCELLED = 2 };
-/* A status's source before a call: still there after it, Locus left the
- * status alone, and so does the layer with the program's. */
+/* A status's source (or error) before a call: still there after it, Locus
+ * left the status (that field) alone, and so does the layer with the
+ * program's. */
 #define ABI_STATUS_UNSET (-0x7fffffff - 1)
 
 /* The kinds of handles: a legacy value may name two of them (MPICH's
@@ -178,6 +179,9 @@ void abi_status_write(const abi_status_fields_t *f, abi_locus_status_t *l);
 /* Statuses (the ABI's folder: its layout). */
 int abi_status_ignored(const MPI_Status *s);
 int abi_statuses_ignored(const MPI_Status *s);
+/* MPI_ERROR is copied only when Locus wrote it (l->error no longer
+ * ABI_STATUS_UNSET): most calls leave the field as the program set it, and
+ * so must the layer, not put its scratch copy's value there. */
 void abi_status_out(const abi_locus_status_t *l, MPI_Status *s);
 void abi_status_in(const MPI_Status *s, abi_locus_status_t *l);
 

@@ -353,7 +353,8 @@ class Gen:
                 self.temp_array(p, 'abi_locus_status_t', n[0])
                 # Only the statuses Locus wrote are the program's to change.
                 self.pre.append('if (!abi_statuses_ignored(%s)) for (int i_ = 0; i_ < %s; i_++) '
-                                '%s_l[i_].source = ABI_STATUS_UNSET;' % (name, n[0], name))
+                                '%s_l[i_].source = %s_l[i_].error = ABI_STATUS_UNSET;'
+                                % (name, n[0], name, name))
                 self.args.append('abi_statuses_ignored(%s) ? NULL : %s_l' % (name, name))
                 self.post.append('if (!abi_statuses_ignored(%s)) for (int i_ = 0; i_ < %s; i_++) '
                                  'if (%s_l[i_].source != ABI_STATUS_UNSET) '
@@ -367,9 +368,10 @@ class Gen:
                 if d == 'inout':
                     self.post.append('abi_status_out(&%s_l, %s);' % (name, name))
             else:
-                # Untouched when Locus leaves it (MPI_Iprobe finding nothing).
+                # Untouched when Locus leaves it (MPI_Iprobe finding nothing;
+                # MPI_ERROR after most calls).
                 self.pre.append('abi_locus_status_t %s_l;' % name)
-                self.pre.append('%s_l.source = ABI_STATUS_UNSET;' % name)
+                self.pre.append('%s_l.source = %s_l.error = ABI_STATUS_UNSET;' % (name, name))
                 self.args.append('abi_status_ignored(%s) ? NULL : &%s_l' % (name, name))
                 self.post.append('if (!abi_status_ignored(%s) && %s_l.source != ABI_STATUS_UNSET) '
                                  'abi_status_out(&%s_l, %s);' % (name, name, name, name))

@@ -580,8 +580,9 @@ def f90_decl(name, ftype, fdims=''):
     return ['%s :: %s%s' % (ftype, name, fdims)]
 
 
-def f90_interface(kind, name, args, result=None):
-    """kind 'subroutine' or 'function'; args [(name, [declaration lines])]."""
+def f90_interface(kind, name, args, result=None, prefix='MPI_'):
+    """kind 'subroutine' or 'function'; args [(name, [declaration lines])];
+    prefix 'PMPI_' for a profiling name."""
     names = [a[0] for a in args]
     body = []
     for _, decl in args:
@@ -589,7 +590,7 @@ def f90_interface(kind, name, args, result=None):
     needs = sorted({k for k in ('MPI_ADDRESS_KIND', 'MPI_OFFSET_KIND', 'MPI_COUNT_KIND',
                                 'MPI_STATUS_SIZE', 'MPI_Status')
                     if any(k in d for d in body + ([result] if result else []))})
-    head = '%s MPI_%s(%s)' % (kind.upper(), name, ', '.join(names))
+    head = '%s %s%s(%s)' % (kind.upper(), prefix, name, ', '.join(names))
     out = []
     # Free form: continue long argument lists.
     while len(head) > 100:
@@ -601,9 +602,9 @@ def f90_interface(kind, name, args, result=None):
         out.append('  IMPORT :: %s' % ', '.join(needs))
     out.append('  IMPLICIT NONE')
     if result:
-        out.append('  %s :: MPI_%s' % (result, name))
+        out.append('  %s :: %s%s' % (result, prefix, name))
     out += ['  ' + d for d in body]
-    out.append('END %s MPI_%s' % (kind.upper(), name))
+    out.append('END %s %s%s' % (kind.upper(), prefix, name))
     return out
 
 
@@ -714,9 +715,14 @@ def main():
             report_hand.append(fn.name)
             continue
         if fn.name in HAND_FUNCTIONS:
+            # Functions have a type: without an interface, a program's
+            # PMPI_WTIME() would be an implicit REAL (or no name at all
+            # under IMPLICIT NONE), so the profiling names get theirs too,
+            # as mpif.h declares both (external_lines).
             rtype, dargs = HAND_FUNCTIONS[fn.name]
             args = [(a, f90_decl(a, t)) for a, t in dargs]
-            interfaces.append(f90_interface('function', fn.name, args, rtype))
+            for prefix in ('MPI_', 'PMPI_'):
+                interfaces.append(f90_interface('function', fn.name, args, rtype, prefix))
             report_hand.append(fn.name)
             continue
         try:

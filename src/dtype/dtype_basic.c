@@ -19,7 +19,7 @@
         .size = sizeof(ctype), .align = _Alignof(ctype),                       \
         .lb = 0, .extent = sizeof(ctype),                                      \
         .true_lb = 0, .true_extent = sizeof(ctype),                            \
-        .nrep = 1, .rstride = 0, .nblocks = 1, .blocks = dt_##name##_blk,      \
+        .nrep = 1, .nblocks = 1, .blocks = dt_##name##_blk,                    \
         .prefix = dt_##name##_pre, .unit_size = sizeof(ctype),                 \
         .nsig = 1, .sig = dt_##name##_sig, .unit_nbasic = 1 };
 
@@ -40,7 +40,7 @@
         .size = sizeof(vt) + sizeof(it), .align = _Alignof(struct dt_##name##_pair), \
         .lb = 0, .extent = sizeof(struct dt_##name##_pair),                    \
         .true_lb = 0, .true_extent = offsetof(struct dt_##name##_pair, i) + sizeof(it), \
-        .nrep = 1, .rstride = 0,                                               \
+        .nrep = 1,                                                             \
         .nblocks = PAIR_MERGED(dt_##name##_pair, vt) ? 1 : 2, .blocks = dt_##name##_blk, \
         .prefix = dt_##name##_pre, .unit_size = sizeof(vt) + sizeof(it),      \
         .nsig = 2, .sig = dt_##name##_sig, .unit_nbasic = 2 };

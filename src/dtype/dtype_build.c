@@ -1,7 +1,11 @@
 /*
- * dtype_build.c — the type constructors. Each one flattens its input types
- * into a fresh block list (so a derived type never points at the types it was
- * made from, and MPI_Type_free of a component is always safe).
+ * dtype_build.c — the type constructors. Each one describes its result
+ * afresh (so a derived type never points at the types it was made from, and
+ * MPI_Type_free of a component is always safe): one unit of blocks and the
+ * loops that repeat it (dtype_impl.h). Repetitions of a type -- vector,
+ * contiguous, resized, dup, a one-block indexed or struct -- take over its
+ * unit and add loops around its own; only several blocks of non-contiguous
+ * types are flattened into one unit.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -108,7 +112,20 @@ static ptrdiff_t bld_count(dbuild_t *bd, size_t n)
     return (ptrdiff_t)n;
 }
 
-/* Appends `count` consecutive elements of t whose origin is at disp. */
+/* Offset of repetition r of t's unit from its element's origin: r's digits
+ * in the mixed radix of the loop counts, innermost fastest. */
+static ptrdiff_t rep_offset(const locus_dtype_t *t, size_t r)
+{
+    ptrdiff_t off = 0;
+    for (int l = t->nloops - 1; l >= 0; l--) {
+        off += (ptrdiff_t)(r % t->loops[l].count) * t->loops[l].stride;
+        r /= t->loops[l].count;
+    }
+    return off;
+}
+
+/* Appends `count` consecutive elements of t whose origin is at disp, as
+ * blocks (flattened: struct and indexed types of several blocks). */
 static void bld_type(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_t count)
 {
     if (count == 0 || t->size == 0 || bd->err)
@@ -119,8 +136,8 @@ static void bld_type(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_
     } else {
         bld_mul(bd, bld_count(bd, count), t->extent);   /* the last origin must fit */
         for (size_t e = 0; e < count && !bd->err; e++)
-            for (size_t r = 0; r < t->nrep; r++) {
-                ptrdiff_t base = disp + (ptrdiff_t)e * t->extent + (ptrdiff_t)r * t->rstride;
+            for (size_t r = 0; r < t->nrep && !bd->err; r++) {
+                ptrdiff_t base = disp + (ptrdiff_t)e * t->extent + rep_offset(t, r);
                 for (size_t b = 0; b < t->nblocks; b++)
                     bld_block(bd, base + t->blocks[b].off, t->blocks[b].len);
             }
@@ -134,34 +151,139 @@ static void bld_type(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_
             bld_sig(bd, t->sig[s].kind, t->sig[s].count);
 }
 
-/* Turns the builder's unit, repeated nrep times rstride apart, into a type.
- * lb/extent are the type bounds computed by the constructor. */
-static int bld_finish(dbuild_t *bd, size_t nrep, ptrdiff_t rstride, ptrdiff_t lb,
-                      ptrdiff_t extent, locus_elem_t elem, size_t align,
-                      int resized, locus_dtype_t **out)
+/* Loops of a type being built, outermost first. */
+typedef struct {
+    int n;
+    locus_dloop_t l[2 * LOCUS_DTYPE_MAXLOOPS + 2];
+} dloops_t;
+
+static void loops_add(dloops_t *ls, size_t count, ptrdiff_t stride)
+{
+    ls->l[ls->n].count = count;
+    ls->l[ls->n].stride = stride;
+    ls->n++;
+}
+
+/* Starts an empty builder with `count` consecutive elements of t at disp
+ * without copying t per element: t's unit (moved by disp) becomes the new
+ * unit, inside a loop over the count and t's own loops. A contiguous t is
+ * one block. */
+static void bld_nest(dbuild_t *bd, const locus_dtype_t *t, ptrdiff_t disp, size_t count,
+                     dloops_t *ls)
+{
+    if (count == 0 || t->size == 0 || bd->err)
+        return;
+    if (locus_dtype_is_contig(t)) {
+        bld_type(bd, t, disp, count);
+        return;
+    }
+    bld_mul(bd, bld_count(bd, count), t->extent);   /* the last origin must fit */
+    for (size_t b = 0; b < t->nblocks; b++)
+        bld_block(bd, bld_add(bd, disp, t->blocks[b].off), t->blocks[b].len);
+    for (size_t s = 0; s < t->nsig; s++)
+        bld_sig(bd, t->sig[s].kind, t->sig[s].count);
+    loops_add(ls, count, t->extent);
+    for (int l = 0; l < t->nloops; l++)
+        loops_add(ls, t->loops[l].count, t->loops[l].stride);
+}
+
+/* Replaces the unit by `count` copies of it `stride` apart: how a loop
+ * that does not fit in LOCUS_DTYPE_MAXLOOPS joins the unit. */
+static void bld_unroll(dbuild_t *bd, size_t count, ptrdiff_t stride)
+{
+    size_t nb = bd->nb, ns = bd->ns;
+    locus_dblock_t *b = malloc(nb * sizeof *b);
+    locus_dsig_t *s = malloc(ns * sizeof *s);
+    if (!b || !s) {
+        bd->err = LOCUS_DTYPE_ENOMEM;
+    } else {
+        memcpy(b, bd->b, nb * sizeof *b);
+        memcpy(s, bd->s, ns * sizeof *s);
+        for (size_t c = 1; c < count && !bd->err; c++) {
+            for (size_t i = 0; i < nb; i++)
+                bld_block(bd, bld_add(bd, bld_mul(bd, (ptrdiff_t)c, stride), b[i].off),
+                          b[i].len);
+            for (size_t i = 0; i < ns; i++)
+                bld_sig(bd, s[i].kind, s[i].count);
+        }
+    }
+    free(b);
+    free(s);
+}
+
+/* Drops loops of one copy, merges a loop with the one inside it when the
+ * outer steps over the inner exactly, and turns an innermost loop over one
+ * block laid right behind itself into a longer block (only for a one-run
+ * signature, which stays one run), until nothing changes. */
+static void loops_normalize(dbuild_t *bd, dloops_t *ls)
+{
+    int changed = 1;
+    while (changed && !bd->err) {
+        changed = 0;
+        int n = 0;
+        for (int i = 0; i < ls->n; i++)
+            if (ls->l[i].count != 1)
+                ls->l[n++] = ls->l[i];
+        ls->n = n;
+        for (int i = 0; i + 1 < ls->n; i++) {
+            locus_dloop_t *o = &ls->l[i], *in = &ls->l[i + 1];
+            ptrdiff_t span;
+            size_t c;
+            if (in->count <= (size_t)PTRDIFF_MAX &&
+                !__builtin_mul_overflow((ptrdiff_t)in->count, in->stride, &span) &&
+                span == o->stride && !__builtin_mul_overflow(o->count, in->count, &c)) {
+                in->count = c;
+                o->count = 1;
+                changed = 1;
+            }
+        }
+        locus_dloop_t *last = ls->n ? &ls->l[ls->n - 1] : NULL;
+        if (last && bd->nb == 1 && bd->ns == 1 && last->stride == (ptrdiff_t)bd->b[0].len) {
+            size_t len = (size_t)bld_mul(bd, bld_count(bd, last->count), last->stride);
+            bd->b[0].len = len;
+            bd->s[0].count *= last->count;
+            bd->nbasic *= last->count;
+            bd->bytes = len;
+            bd->thi = bd->tlo + (ptrdiff_t)len;
+            ls->n--;
+            changed = 1;
+        }
+    }
+    while (ls->n > LOCUS_DTYPE_MAXLOOPS && !bd->err) {
+        ls->n--;
+        bld_unroll(bd, ls->l[ls->n].count, ls->l[ls->n].stride);
+    }
+}
+
+/* Turns the builder's unit, repeated by the loops ls, into a type. lb and
+ * extent are the type bounds computed by the constructor. */
+static int bld_finish(dbuild_t *bd, dloops_t *ls, ptrdiff_t lb, ptrdiff_t extent,
+                      locus_elem_t elem, size_t align, int resized, locus_dtype_t **out)
 {
     locus_dtype_t *dt = NULL;
     int err = LOCUS_DTYPE_ENOMEM;
     if (bd->nb == 0)
-        nrep = 1;
-    size_t total;
+        ls->n = 0;
+    loops_normalize(bd, ls);
+    /* The copies of the unit, the data and the true bounds must fit. */
+    size_t nrep = 1, total;
+    ptrdiff_t lo = bd->tlo, hi = bd->thi;
+    for (int l = 0; l < ls->n && !bd->err; l++) {
+        if (__builtin_mul_overflow(nrep, ls->l[l].count, &nrep))
+            bd->err = LOCUS_DTYPE_ERANGE;
+        ptrdiff_t span = bld_mul(bd, bld_count(bd, ls->l[l].count - 1), ls->l[l].stride);
+        if (span < 0)
+            lo = bld_add(bd, lo, span);
+        else
+            hi = bld_add(bd, hi, span);
+    }
     if (!bd->err && (__builtin_mul_overflow(bd->bytes, nrep, &total) || total > PTRDIFF_MAX))
         bd->err = LOCUS_DTYPE_ERANGE;
-    if (!bd->err && nrep > 1)
-        bld_mul(bd, bld_count(bd, nrep - 1), rstride);
+    if (!bd->err)
+        bld_add(bd, hi, -lo);
     if (bd->err) {
         err = bd->err;
         goto fail;
-    }
-    /* A unit of one block repeated right behind itself is one longer block
-     * (only done for a one-run signature, which stays one run). */
-    if (nrep > 1 && bd->nb == 1 && bd->ns == 1 && rstride == (ptrdiff_t)bd->b[0].len) {
-        bd->b[0].len *= nrep;
-        bd->s[0].count *= nrep;
-        bd->nbasic *= nrep;
-        bd->bytes *= nrep;
-        bd->thi = bd->tlo + (ptrdiff_t)bd->bytes;
-        nrep = 1;
     }
     dt = calloc(1, sizeof(*dt));
     if (!dt)
@@ -172,14 +294,15 @@ static int bld_finish(dbuild_t *bd, size_t nrep, ptrdiff_t rstride, ptrdiff_t lb
     dt->refs = 1;
     dt->elem = elem;
     dt->nrep = nrep;
-    dt->rstride = nrep > 1 ? rstride : 0;
+    dt->nloops = ls->n;
+    memcpy(dt->loops, ls->l, (size_t)ls->n * sizeof *ls->l);
     dt->nblocks = bd->nb;
     dt->blocks = bd->b;
     dt->nsig = bd->ns;
     dt->sig = bd->s;
     dt->unit_size = bd->bytes;
     dt->unit_nbasic = bd->nbasic;
-    dt->size = bd->bytes * nrep;
+    dt->size = total;
     dt->align = align ? align : 1;
     dt->resized = (unsigned char)resized;
     dt->lb = lb;
@@ -187,16 +310,8 @@ static int bld_finish(dbuild_t *bd, size_t nrep, ptrdiff_t rstride, ptrdiff_t lb
     dt->prefix[0] = 0;
     for (size_t b = 0; b < bd->nb; b++)
         dt->prefix[b + 1] = dt->prefix[b] + bd->b[b].len;
-    if (bd->nb == 0) {
-        dt->true_lb = 0;
-        dt->true_extent = 0;
-    } else {
-        ptrdiff_t span = (ptrdiff_t)(nrep - 1) * dt->rstride;
-        ptrdiff_t lo = bd->tlo + (span < 0 ? span : 0);
-        ptrdiff_t hi = bd->thi + (span > 0 ? span : 0);
-        dt->true_lb = lo;
-        dt->true_extent = hi - lo;
-    }
+    dt->true_lb = bd->nb ? lo : 0;
+    dt->true_extent = bd->nb ? hi - lo : 0;
     *out = dt;
     return LOCUS_DTYPE_OK;
 fail:
@@ -238,6 +353,7 @@ int locus_dtype_hvector(size_t count, size_t blocklen, ptrdiff_t stride, locus_d
     if (!old || !out)
         return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
+    dloops_t ls = {0};
     ptrdiff_t lb = 0, ub = 0;
     if (count > 0 && blocklen > 0 && has_bounds(old)) {
         ptrdiff_t lo0, hi0, lo1, hi1;
@@ -246,10 +362,12 @@ int locus_dtype_hvector(size_t count, size_t blocklen, ptrdiff_t stride, locus_d
         lb = lo0 < lo1 ? lo0 : lo1;
         ub = hi0 > hi1 ? hi0 : hi1;
     }
-    if (count > 0)
-        bld_type(&bd, old, 0, blocklen);
-    return bld_finish(&bd, count ? count : 1, stride, lb, bld_add(&bd, ub, -lb), old->elem,
-                      old->align, old->resized, out);
+    if (count > 0) {
+        loops_add(&ls, count, stride);
+        bld_nest(&bd, old, 0, blocklen, &ls);
+    }
+    return bld_finish(&bd, &ls, lb, bld_add(&bd, ub, -lb), old->elem, old->align, old->resized,
+                      out);
 }
 
 int locus_dtype_contiguous(size_t count, locus_dtype_t *old, locus_dtype_t **out)
@@ -257,6 +375,22 @@ int locus_dtype_contiguous(size_t count, locus_dtype_t *old, locus_dtype_t **out
     if (!old)
         return LOCUS_DTYPE_EARG;
     return locus_dtype_hvector(count, 1, old->extent, old, out);
+}
+
+/* The one entry of a struct or indexed type that has data (types NULL:
+ * all of type old), or -1 when none or several do (then the entries are
+ * flattened into one unit). */
+static ptrdiff_t data_entry(size_t count, const size_t *blocklens, locus_dtype_t *const *types,
+                            const locus_dtype_t *old)
+{
+    ptrdiff_t one = -1;
+    for (size_t i = 0; i < count; i++)
+        if (blocklens[i] > 0 && (types ? types[i] : old)->size > 0) {
+            if (one != -1)
+                return -1;
+            one = (ptrdiff_t)i;
+        }
+    return one;
 }
 
 int locus_dtype_struct(size_t count, const size_t *blocklens, const ptrdiff_t *displs,
@@ -268,15 +402,20 @@ int locus_dtype_struct(size_t count, const size_t *blocklens, const ptrdiff_t *d
         if (!types[i])
             return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
+    dloops_t ls = {0};
     ptrdiff_t lb = 0, ub = 0;
     locus_elem_t elem = LOCUS_EL_BYTE;
     size_t align = 1;
     int any = 0, resized = 0;
+    ptrdiff_t one = data_entry(count, blocklens, types, NULL);
     for (size_t i = 0; i < count && !bd.err; i++) {
         const locus_dtype_t *t = types[i];
         if (blocklens[i] == 0 || !has_bounds(t))
             continue;
-        bld_type(&bd, t, displs[i], blocklens[i]);
+        if (one < 0)
+            bld_type(&bd, t, displs[i], blocklens[i]);
+        else if ((size_t)one == i)
+            bld_nest(&bd, t, displs[i], blocklens[i], &ls);
         ptrdiff_t lo, hi;
         span_of(&bd, t, displs[i], blocklens[i], &lo, &hi);
         lb = (!any || lo < lb) ? lo : lb;
@@ -295,7 +434,7 @@ int locus_dtype_struct(size_t count, const size_t *blocklens, const ptrdiff_t *d
     ptrdiff_t extent = bld_add(&bd, ub, -lb);
     if (!resized && extent % (ptrdiff_t)align)
         extent += (ptrdiff_t)align - extent % (ptrdiff_t)align;
-    return bld_finish(&bd, 1, 0, lb, extent, elem, align, resized, out);
+    return bld_finish(&bd, &ls, lb, extent, elem, align, resized, out);
 }
 
 int locus_dtype_hindexed(size_t count, const size_t *blocklens, const ptrdiff_t *displs,
@@ -304,19 +443,24 @@ int locus_dtype_hindexed(size_t count, const size_t *blocklens, const ptrdiff_t 
     if (!old || !out || (count > 0 && (!blocklens || !displs)))
         return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
+    dloops_t ls = {0};
     ptrdiff_t lb = 0, ub = 0;
     int any = 0;
+    ptrdiff_t one = data_entry(count, blocklens, NULL, old);
     for (size_t i = 0; i < count && !bd.err; i++) {
         if (blocklens[i] == 0 || !has_bounds(old))
             continue;
-        bld_type(&bd, old, displs[i], blocklens[i]);
+        if (one < 0)
+            bld_type(&bd, old, displs[i], blocklens[i]);
+        else if ((size_t)one == i)
+            bld_nest(&bd, old, displs[i], blocklens[i], &ls);
         ptrdiff_t lo, hi;
         span_of(&bd, old, displs[i], blocklens[i], &lo, &hi);
         lb = (!any || lo < lb) ? lo : lb;
         ub = (!any || hi > ub) ? hi : ub;
         any = 1;
     }
-    return bld_finish(&bd, 1, 0, lb, bld_add(&bd, ub, -lb), old->elem, old->align,
+    return bld_finish(&bd, &ls, lb, bld_add(&bd, ub, -lb), old->elem, old->align,
                       old->resized, out);
 }
 
@@ -326,8 +470,9 @@ int locus_dtype_resized(locus_dtype_t *old, ptrdiff_t lb, ptrdiff_t extent,
     if (!old || !out)
         return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
-    bld_type(&bd, old, 0, 1);
-    return bld_finish(&bd, 1, 0, lb, extent, old->elem, old->align, 1, out);
+    dloops_t ls = {0};
+    bld_nest(&bd, old, 0, 1, &ls);
+    return bld_finish(&bd, &ls, lb, extent, old->elem, old->align, 1, out);
 }
 
 int locus_dtype_dup(locus_dtype_t *old, locus_dtype_t **out)
@@ -335,9 +480,10 @@ int locus_dtype_dup(locus_dtype_t *old, locus_dtype_t **out)
     if (!old || !out)
         return LOCUS_DTYPE_EARG;
     dbuild_t bd = {0};
-    bld_type(&bd, old, 0, 1);
-    int rc = bld_finish(&bd, 1, 0, old->lb, old->extent, old->elem, old->align,
-                        old->resized, out);
+    dloops_t ls = {0};
+    bld_nest(&bd, old, 0, 1, &ls);
+    int rc = bld_finish(&bd, &ls, old->lb, old->extent, old->elem, old->align, old->resized,
+                        out);
     if (rc == 0)
         (*out)->committed = old->committed;
     return rc;

@@ -1,5 +1,6 @@
 /*
- * dtype_pack.c — queries and the pack/unpack loops over the flattened blocks.
+ * dtype_pack.c — queries and the pack/unpack loops over a type's unit of
+ * blocks and the loops that repeat it (dtype_impl.h).
  */
 #include <string.h>
 
@@ -33,7 +34,7 @@ int locus_dtype_is_contig(const locus_dtype_t *dt)
         return 0;
     if (dt->size == 0)
         return 1;
-    return dt->nrep == 1 && dt->nblocks == 1 && dt->extent == (ptrdiff_t)dt->size;
+    return dt->nloops == 0 && dt->nblocks == 1 && dt->extent == (ptrdiff_t)dt->size;
 }
 
 locus_elem_t locus_dtype_elem(const locus_dtype_t *dt)
@@ -124,17 +125,53 @@ static inline __attribute__((always_inline)) void move(char *p, char *s, size_t 
         piece_copy(p, s, n);
 }
 
-/* Where the walk starts: element e, repetition r, block b, byte inb. */
+/*
+ * Where the walk is: the innermost loop's index r, block b and byte inb in
+ * it, and the offset from the buffer of the current copy of the innermost
+ * loop (element origin plus the outer loops' indices times their strides),
+ * with the outer loops' indices (idx[0..nloops-2]).
+ */
 typedef struct {
-    size_t e, r, b, inb;
+    size_t r, b, inb;
+    ptrdiff_t outer;
+    size_t idx[LOCUS_DTYPE_MAXLOOPS];
 } dpos_t;
 
-/* The general walk over the flattened blocks. */
+/* The innermost loop, or one copy when the type has no loop. */
+static inline size_t inner_count(const locus_dtype_t *dt)
+{
+    return dt->nloops ? dt->loops[dt->nloops - 1].count : 1;
+}
+
+static inline ptrdiff_t inner_stride(const locus_dtype_t *dt)
+{
+    return dt->nloops ? dt->loops[dt->nloops - 1].stride : 0;
+}
+
+/* Past the innermost loop's last copy: the next index of the outer loops
+ * (carrying outwards), or after the last, the next element's origin. Once
+ * per innermost loop, so vectors (no outer loop) pay one add per element. */
+static inline void outer_next(const locus_dtype_t *dt, dpos_t *at)
+{
+    for (int l = dt->nloops - 2; l >= 0; l--) {
+        if (++at->idx[l] < dt->loops[l].count) {
+            at->outer += dt->loops[l].stride;
+            return;
+        }
+        at->idx[l] = 0;
+        at->outer -= (ptrdiff_t)(dt->loops[l].count - 1) * dt->loops[l].stride;
+    }
+    at->outer += dt->extent;
+}
+
+/* The general walk over the unit's blocks. */
 static inline __attribute__((always_inline)) void
 walk_blocks(char *mem, const locus_dtype_t *dt, dpos_t at, char *stream, size_t n, int to_stream)
 {
-    size_t e = at.e, r = at.r, b = at.b, inb = at.inb, done = 0;
-    char *base = mem + (ptrdiff_t)e * dt->extent + (ptrdiff_t)r * dt->rstride;
+    const size_t nin = inner_count(dt);
+    const ptrdiff_t sin = inner_stride(dt);
+    size_t r = at.r, b = at.b, inb = at.inb, done = 0;
+    char *base = mem + at.outer + (ptrdiff_t)r * sin;
     while (done < n) {
         const locus_dblock_t *bk = &dt->blocks[b];
         size_t take = bk->len - inb;
@@ -145,29 +182,29 @@ walk_blocks(char *mem, const locus_dtype_t *dt, dpos_t at, char *stream, size_t 
         inb = 0;
         if (++b == dt->nblocks) {
             b = 0;
-            if (++r == dt->nrep) {
+            if (++r == nin) {
                 r = 0;
-                e++;
-                base = mem + (ptrdiff_t)e * dt->extent;
+                outer_next(dt, &at);
+                base = mem + at.outer;
             } else {
-                base += dt->rstride;
+                base += sin;
             }
         }
     }
 }
 
-/* One block per repetition (vectors and the like): no block index to keep,
- * and whole blocks of 4 or 8 bytes become single loads and stores. */
+/* One block per copy of the unit (vectors and the like): no block index to
+ * keep, and whole blocks of 4 or 8 bytes become single loads and stores. */
 static inline __attribute__((always_inline)) void
 walk_vector(char *mem, const locus_dtype_t *dt, dpos_t at, char *stream, size_t n, int to_stream)
 {
-    const size_t len = dt->blocks[0].len, nrep = dt->nrep;
-    const ptrdiff_t off = dt->blocks[0].off, stride = dt->rstride;
-    size_t e = at.e, r = at.r, inb = at.inb, done = 0;
-    char *base = mem + (ptrdiff_t)e * dt->extent + (ptrdiff_t)r * stride + off;
+    const size_t len = dt->blocks[0].len, nrep = inner_count(dt);
+    const ptrdiff_t off = dt->blocks[0].off, stride = inner_stride(dt);
+    size_t r = at.r, inb = at.inb, done = 0;
+    char *base = mem + at.outer + (ptrdiff_t)r * stride + off;
     while (done < n) {
         if (inb == 0 && n - done >= len) {
-            /* Whole blocks up to the end of this element. */
+            /* Whole blocks up to the end of the innermost loop. */
             size_t k = (n - done) / len;
             if (k > nrep - r)
                 k = nrep - r;
@@ -198,9 +235,27 @@ walk_vector(char *mem, const locus_dtype_t *dt, dpos_t at, char *stream, size_t 
         }
         if (r == nrep) {
             r = 0;
-            e++;
-            base = mem + (ptrdiff_t)e * dt->extent + off;
+            outer_next(dt, &at);
+            base = mem + at.outer + off;
         }
+    }
+}
+
+/* The position `w` bytes into the packed stream of element e: the copy of
+ * the unit (its digits in the loops' mixed radix), the block, the byte. */
+static void pos_find(const locus_dtype_t *dt, size_t e, size_t w, dpos_t *at)
+{
+    size_t rep = w / dt->unit_size;
+    w %= dt->unit_size;
+    at->b = block_find(dt, w);
+    at->inb = w - dt->prefix[at->b];
+    at->r = rep % inner_count(dt);
+    rep /= inner_count(dt);
+    at->outer = (ptrdiff_t)e * dt->extent;
+    for (int l = dt->nloops - 2; l >= 0; l--) {
+        at->idx[l] = rep % dt->loops[l].count;
+        rep /= dt->loops[l].count;
+        at->outer += (ptrdiff_t)at->idx[l] * dt->loops[l].stride;
     }
 }
 
@@ -226,13 +281,8 @@ static size_t dtype_copy(char *mem, size_t count, const locus_dtype_t *dt, size_
             locus_copy(p, stream, n);
         return n;
     }
-    dpos_t at;
-    at.e = offset / dt->size;
-    size_t w = offset % dt->size;
-    at.r = w / dt->unit_size;
-    w %= dt->unit_size;
-    at.b = block_find(dt, w);
-    at.inb = w - dt->prefix[at.b];
+    dpos_t at = {0};
+    pos_find(dt, offset / dt->size, offset % dt->size, &at);
     if (dt->nblocks == 1) {
         if (to_stream)
             walk_vector(mem, dt, at, stream, n, 1);

@@ -5,8 +5,9 @@
  *
  * It knows nothing of MPI handles or communicators; the MPI layer wraps it
  * (an MPI datatype object owns one locus_dtype_t). A type is a list of
- * (displacement, basic element) entries repeated with an extent, stored
- * flattened as contiguous byte blocks so pack/unpack are memcpy loops.
+ * (displacement, basic element) entries repeated with an extent, stored as
+ * contiguous byte blocks repeated by a few nested loops (so pack/unpack are
+ * memcpy loops, and a type's memory does not grow with its counts).
  *
  * All constructors return 0 and a new type (reference count 1), or a
  * negative LOCUS_DTYPE_E* code. Counts are size_t, displacements and

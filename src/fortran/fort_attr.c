@@ -11,6 +11,12 @@
  * that turns handles into integers and calls the Fortran procedure. The
  * records live until MPI_Finalize (MPI may still call the callbacks of a
  * freed keyval while attributes of it exist).
+ *
+ * Each keyval creation and attribute call tells the C library it comes
+ * from Fortran (mpi_fortran.h): the library keeps a Fortran value as an
+ * integer that C reads through a pointer, hands Fortran callbacks and
+ * MPI_*_GET_ATTR integers, and C's own values as their addresses
+ * (MPI-4.1 19.3.7).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -213,12 +219,14 @@ void fort_attr_release(void)
                                "no memory for the keyval's callbacks");                      \
             return;                                                                          \
         }                                                                                    \
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_AINT);                                       \
         *ierror = PMPI_##Kind##_create_keyval(is_null_copy(cf) ? NULLCOPY                    \
                                               : is_dup(cf)     ? DUPFN                       \
                                                                : Kind##_copy_tramp,          \
                                               is_null_delete(df) ? NULLDEL                   \
                                                                  : Kind##_delete_tramp,      \
                                               keyval, k);                                    \
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_C);                                          \
     }                                                                                        \
     FORT_WEAK(pmpi_##kind##_create_keyval_, mpi_##kind##_create_keyval_)
 CREATE_KEYVAL(Comm, comm, MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN)
@@ -235,11 +243,13 @@ FORT_API void pmpi_keyval_create_(fort_copy1_fn *copy_fn, fort_delete1_fn *delet
                            "no memory for the keyval's callbacks");
         return;
     }
+    locus_attr_from_fortran(LOCUS_ATTR_FORM_FINT);
     *ierror = PMPI_Keyval_create(is_null_copy(cf) ? MPI_NULL_COPY_FN
                                  : is_dup(cf)     ? MPI_DUP_FN
                                                   : comm1_copy_tramp,
                                  is_null_delete(df) ? MPI_NULL_DELETE_FN : comm1_delete_tramp,
                                  keyval, k);
+    locus_attr_from_fortran(LOCUS_ATTR_FORM_C);
 }
 FORT_WEAK(pmpi_keyval_create_, mpi_keyval_create_)
 
@@ -280,8 +290,10 @@ static MPI_Aint type_attr_value(int keyval, void *v)
     FORT_API void pmpi_##kind##_set_attr_(const MPI_Fint *obj, const MPI_Fint *keyval,        \
                                           const MPI_Aint *attribute_val, MPI_Fint *ierror)    \
     {                                                                                         \
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_AINT);                                        \
         *ierror = PMPI_##Kind##_set_attr(PMPI_##Kind##_fromint(*obj), *keyval,                \
                                          (void *)*attribute_val);                             \
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_C);                                           \
     }                                                                                         \
     FORT_WEAK(pmpi_##kind##_set_attr_, mpi_##kind##_set_attr_)                                \
     FORT_API void pmpi_##kind##_get_attr_(const MPI_Fint *obj, const MPI_Fint *keyval,        \
@@ -289,7 +301,9 @@ static MPI_Aint type_attr_value(int keyval, void *v)
                                           MPI_Fint *ierror)                                   \
     {                                                                                         \
         void *v = NULL;                                                                       \
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_AINT);                                        \
         int rc = PMPI_##Kind##_get_attr(PMPI_##Kind##_fromint(*obj), *keyval, &v, flag);      \
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_C);                                           \
         if (rc == MPI_SUCCESS) {                                                              \
             fort_logical_out(flag, 1);                                                        \
             if (*flag)                                                                        \
@@ -305,8 +319,10 @@ ATTR_CALLS(Win, win)
 FORT_API void pmpi_attr_put_(const MPI_Fint *comm, const MPI_Fint *keyval,
                              const MPI_Fint *attribute_val, MPI_Fint *ierror)
 {
+    locus_attr_from_fortran(LOCUS_ATTR_FORM_FINT);
     *ierror = PMPI_Attr_put(PMPI_Comm_fromint(*comm), *keyval,
                             (void *)(intptr_t)*attribute_val);
+    locus_attr_from_fortran(LOCUS_ATTR_FORM_C);
 }
 FORT_WEAK(pmpi_attr_put_, mpi_attr_put_)
 
@@ -314,7 +330,9 @@ FORT_API void pmpi_attr_get_(const MPI_Fint *comm, const MPI_Fint *keyval,
                              MPI_Fint *attribute_val, MPI_Fint *flag, MPI_Fint *ierror)
 {
     void *v = NULL;
+    locus_attr_from_fortran(LOCUS_ATTR_FORM_FINT);
     int rc = PMPI_Attr_get(PMPI_Comm_fromint(*comm), *keyval, &v, flag);
+    locus_attr_from_fortran(LOCUS_ATTR_FORM_C);
     if (rc == MPI_SUCCESS) {
         fort_logical_out(flag, 1);
         if (*flag)

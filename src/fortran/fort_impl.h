@@ -22,6 +22,7 @@
 
 #include "mpi.h"
 #include "mpi_abi_fort.h"
+#include "mpi_fortran.h"
 #include "fort_text.h"
 
 /* What the library exports: the Fortran entry points and the sentinels. */

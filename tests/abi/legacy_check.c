@@ -88,10 +88,12 @@ int main(int argc, char **argv)
     CHECK(rq[0] == MPI_REQUEST_NULL && rq[1] == MPI_REQUEST_NULL, "requests not nulled");
     /* MPI_PROC_NULL: completes at once, empty status. */
     MPI_Status sn;
+    sn.MPI_ERROR = MPI_ERR_DIMS;   /* a one-status call leaves MPI_ERROR alone */
     MPI_Recv(in, 5, MPI_DOUBLE, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &sn);
     MPI_Get_count(&sn, MPI_DOUBLE, &count);
-    CHECK(sn.MPI_SOURCE == MPI_PROC_NULL && sn.MPI_TAG == MPI_ANY_TAG && count == 0,
-          "proc_null status %d %d %d", sn.MPI_SOURCE, sn.MPI_TAG, count);
+    CHECK(sn.MPI_SOURCE == MPI_PROC_NULL && sn.MPI_TAG == MPI_ANY_TAG && count == 0 &&
+          sn.MPI_ERROR == MPI_ERR_DIMS, "proc_null status %d %d %d error %d", sn.MPI_SOURCE,
+          sn.MPI_TAG, count, sn.MPI_ERROR);
     MPI_Send(out, 1, MPI_DOUBLE, right, 7, MPI_COMM_WORLD);
     MPI_Recv(in, 1, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     /* Collectives, MPI_IN_PLACE included. */
@@ -204,11 +206,13 @@ int main(int argc, char **argv)
         MPI_Message msg;
         MPI_Status ms;
         MPI_Send(&v, 1, MPI_INT, right, 55, MPI_COMM_WORLD);
+        ms.MPI_ERROR = MPI_ERR_DIMS;
         MPI_Mprobe(left, 55, MPI_COMM_WORLD, &msg, &ms);
         MPI_Mrecv(&w, 1, MPI_INT, &msg, &ms);
         MPI_Get_count(&ms, MPI_INT, &cnt);
-        CHECK(w == left * 3 && msg == MPI_MESSAGE_NULL && ms.MPI_SOURCE == left && cnt == 1,
-              "mprobe/mrecv: %d from %d, count %d", w, ms.MPI_SOURCE, cnt);
+        CHECK(w == left * 3 && msg == MPI_MESSAGE_NULL && ms.MPI_SOURCE == left && cnt == 1 &&
+              ms.MPI_ERROR == MPI_ERR_DIMS, "mprobe/mrecv: %d from %d, count %d, error %d", w,
+              ms.MPI_SOURCE, cnt, ms.MPI_ERROR);
     }
     /* Info keys and values, and a status set by hand. */
     {

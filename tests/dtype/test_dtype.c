@@ -549,6 +549,108 @@ static void test_large(void)
     locus_dtype_release(t);
 }
 
+#define LEVELS_DEEP 16
+
+static rtype_t r_resized(const rtype_t *o, ptrdiff_t lb, ptrdiff_t extent)
+{
+    rtype_t t = *o;
+    t.e = malloc((o->n + 1) * sizeof(rent_t));
+    memcpy(t.e, o->e, o->n * sizeof(rent_t));
+    t.lb = lb;
+    t.extent = extent;
+    t.resized = 1;
+    return t;
+}
+
+/* Repetitions of non-contiguous types nest as loops over one unit instead
+ * of copying it per element (dtype_impl.h): every way of getting there --
+ * contiguous, vector and hvector of vectors, resized and dup, one-block
+ * hindexed and struct, negative strides, overlapping resized copies,
+ * nestings deeper than the loops kept (unrolled into the unit) -- against
+ * the reference. */
+static void test_nested(void)
+{
+    locus_dtype_t *it = locus_dtype_basic(LOCUS_EL_INT);
+    rtype_t ri = r_basic(4);
+    locus_dtype_t *v, *c, *vv, *vvv, *rz, *crz, *dp, *hi, *st, *nv;
+    CHECK(locus_dtype_hvector(3, 2, 20, it, &v) == 0);
+    rtype_t rv = r_hvector(3, 2, 20, &ri);
+    compare("vector(3,2,5 ints)", v, &rv);
+    CHECK(locus_dtype_contiguous(3, v, &c) == 0);
+    rtype_t rc = r_hvector(3, 1, rv.extent, &rv);
+    compare("contiguous(3, vector)", c, &rc);
+    CHECK(locus_dtype_hvector(2, 2, 200, v, &vv) == 0);
+    rtype_t rvv = r_hvector(2, 2, 200, &rv);
+    compare("hvector(2,2,200B, vector)", vv, &rvv);
+    CHECK(locus_dtype_hvector(3, 1, -500, vv, &vvv) == 0);
+    rtype_t rvvv = r_hvector(3, 1, -500, &rvv);
+    compare("hvector(3,1,-500B, hvector(vector))", vvv, &rvvv);
+    CHECK(locus_dtype_resized(v, 0, 8, &rz) == 0);   /* copies overlap */
+    rtype_t rrz = r_resized(&rv, 0, 8);
+    compare("resized(vector,0,8)", rz, &rrz);
+    CHECK(locus_dtype_contiguous(4, rz, &crz) == 0);
+    rtype_t rcrz = r_hvector(4, 1, 8, &rrz);
+    compare("contiguous(4, resized(vector))", crz, &rcrz);
+    CHECK(locus_dtype_dup(vvv, &dp) == 0);
+    compare("dup(hvector(hvector(vector)))", dp, &rvvv);
+    size_t bl1[] = {0, 3, 0};
+    ptrdiff_t d1[] = {0, -44, 8};
+    CHECK(locus_dtype_hindexed(3, bl1, d1, vv, &hi) == 0);
+    const rtype_t *os1[] = {&rvv, &rvv, &rvv};
+    rtype_t rhi = r_general(3, bl1, d1, os1, 0);
+    compare("hindexed(one block of hvector(vector))", hi, &rhi);
+    locus_dtype_t *ts[] = {rz, it};
+    size_t bl2[] = {5, 0};
+    ptrdiff_t d2[] = {12, 0};
+    CHECK(locus_dtype_struct(2, bl2, d2, ts, &st) == 0);
+    const rtype_t *os2[] = {&rrz, &ri};
+    rtype_t rst = r_general(2, bl2, d2, os2, 1);
+    compare("struct{5 resized(vector)}", st, &rst);
+    CHECK(locus_dtype_count_elements(st, locus_dtype_size(st)) ==
+          (long)(locus_dtype_size(st) / 4));
+    CHECK(locus_dtype_count_elements(vvv, 2 * locus_dtype_size(vvv) + 8) ==
+          (long)(2 * locus_dtype_size(vvv) / 4 + 2));
+    CHECK(locus_dtype_elements_bytes(vvv, 7) == 28);
+
+    /* Deeper than the loops kept: 2 copies per level, strides that do not
+     * merge (a gap each time). */
+    locus_dtype_t *cur = it;
+    rtype_t rcur = r_basic(4), rnext;
+    locus_dtype_retain(cur);
+    for (int level = 0; level < LEVELS_DEEP; level++) {
+        ptrdiff_t stride = rcur.extent + 4 * (level % 3 + 1);
+        CHECK(locus_dtype_hvector(2, 1, stride, cur, &nv) == 0);
+        rnext = r_hvector(2, 1, stride, &rcur);
+        locus_dtype_release(cur);
+        r_free(&rcur);
+        cur = nv;
+        rcur = rnext;
+    }
+    compare("hvector nested 16 deep", cur, &rcur);
+    locus_dtype_release(cur);
+    r_free(&rcur);
+
+    /* Pair types (two signature runs in one block) repeated. */
+    locus_dtype_t *pc, *pv, *si = locus_dtype_basic(LOCUS_EL_SHORT_INT);
+    ptrdiff_t lb, ext;
+    locus_dtype_extent(si, &lb, &ext);
+    CHECK(locus_dtype_hvector(3, 2, 3 * ext, si, &pv) == 0);
+    CHECK(locus_dtype_contiguous(2, pv, &pc) == 0);
+    CHECK(locus_dtype_size(pc) == 12 * locus_dtype_size(si));
+    CHECK(locus_dtype_count_elements(pc, locus_dtype_size(pc)) == 24);
+    CHECK(locus_dtype_count_elements(pc, 3 * locus_dtype_size(si) + 2) == 7);
+    CHECK(locus_dtype_elements_bytes(pc, 7) == (long long)(3 * locus_dtype_size(si) + 2));
+    locus_dtype_release(pv);
+    locus_dtype_release(pc);
+
+    locus_dtype_t *all[] = {v, c, vv, vvv, rz, crz, dp, hi, st};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        locus_dtype_release(all[i]);
+    rtype_t *rall[] = {&ri, &rv, &rc, &rvv, &rvvv, &rrz, &rcrz, &rhi, &rst};
+    for (size_t i = 0; i < sizeof(rall) / sizeof(rall[0]); i++)
+        r_free(rall[i]);
+}
+
 int main(void)
 {
     srand(12345);
@@ -558,6 +660,7 @@ int main(void)
     test_indexed();
     test_struct();
     test_resized();
+    test_nested();
     test_large();
     if (failures) {
         printf(" Found %d errors\n", failures);

@@ -1,9 +1,9 @@
 ! f77_ring.f -- FORTRAN 77 style (fixed form, INCLUDE 'mpif.h'): a token
 ! goes around the ring of ranks twice; MPI_STATUS_IGNORE, MPI_IN_PLACE in
 ! MPI_ALLREDUCE, MPI_BOTTOM as an address, MPI_WTIME declared by mpif.h.
-! gfortran 10 and later need -fallow-argument-mismatch for mpif.h programs
-! that pass buffers of several types (no explicit interfaces: the classic
-! mpif.h, as with other MPIs). Prints " No Errors".
+! mpif.h has no explicit interfaces (the classic form, as with other
+! MPIs): buffers of several types are type mismatches, which mpifort has
+! gfortran 10 and later allow. Prints " No Errors".
       PROGRAM RING
       IMPLICIT NONE
       INCLUDE 'mpif.h'

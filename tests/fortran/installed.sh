@@ -29,7 +29,7 @@ mkdir -p "$work" && cd "$work" || fail "no work folder"
 # shellcheck disable=SC2086
 "$prefix/bin/mpifort" $extra -O2 "$src/ping_pong.f90" -o ping_pong || fail "mpifort ping_pong.f90"
 # shellcheck disable=SC2086
-"$prefix/bin/mpif77" $extra -fallow-argument-mismatch -w "$src/f77_ring.f" -o f77_ring ||
+"$prefix/bin/mpif77" $extra -w "$src/f77_ring.f" -o f77_ring ||
     fail "mpif77 f77_ring.f"
 # shellcheck disable=SC2086
 "$prefix/bin/mpicc" $extra -c "$src/handles_c.c" -o handles_c.o || fail "mpicc handles_c.c"

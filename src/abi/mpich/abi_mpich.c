@@ -144,7 +144,8 @@ void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
     abi_status_read(l, &f);
     s->MPI_SOURCE = f.source;
     s->MPI_TAG = f.tag;
-    s->MPI_ERROR = f.error;
+    if (l->error != ABI_STATUS_UNSET)
+        s->MPI_ERROR = f.error;
     s->count_lo = (int)(f.bytes & 0xffffffff);
     s->count_hi_and_cancelled = (int)((f.bytes >> 32) & 0x7fffffff) << 1 | (f.cancelled ? 1 : 0);
 }

@@ -84,7 +84,8 @@ void abi_status_out(const abi_locus_status_t *l, MPI_Status *s)
     abi_status_read(l, &f);
     s->MPI_SOURCE = f.source;
     s->MPI_TAG = f.tag;
-    s->MPI_ERROR = f.error;
+    if (l->error != ABI_STATUS_UNSET)
+        s->MPI_ERROR = f.error;
     s->_cancelled = f.cancelled;
     s->_ucount = (size_t)f.bytes;
 }

@@ -16,12 +16,18 @@
  * Copy and delete callbacks are the user's, called with the object's
  * handle. The ABI's MPI_*_NULL_COPY_FN / MPI_*_DUP_FN / MPI_*_NULL_DELETE_FN
  * are the function-pointer values 0, 1 and 0: no copy, copy the value, no
- * deletion work.
+ * deletion work. Callbacks may delete the object's other attributes.
+ *
+ * Values and keyvals from Fortran (mpi_fortran.h): locus_keyval_create_call,
+ * locus_attr_set and locus_attr_get take the form the Fortran binding
+ * announced (locus_attr_from_fortran); the other functions, and calls
+ * the binding did not announce, are C's.
  */
 #ifndef LOCUS_MPI_ENV_H
 #define LOCUS_MPI_ENV_H
 
 #include "mpi_impl.h"
+#include "mpi_fortran.h"
 
 enum { ATTR_COMM, ATTR_WIN, ATTR_TYPE };
 

@@ -275,6 +275,9 @@ int locus_mpi_err(locus_comm_t *c, int errclass, const char *fn)
         MPI_Comm h = locus_comm_handle(c);
         int code = errclass;
         locus_mpi.detail[0] = '\0';
+        /* A Fortran attribute call that failed before its attribute: the
+         * handler's own attribute calls are not Fortran's. */
+        locus_attr_from_fortran(LOCUS_ATTR_FORM_C);
         e->comm_fn(&h, &code, fn);
         return errclass;
     }

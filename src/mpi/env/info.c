@@ -5,9 +5,12 @@
  * take info objects); an error outside them is fatal (the initial
  * error handler).
  */
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "env.h"
@@ -279,43 +282,104 @@ int PMPI_Info_free(MPI_Info *info)
     return MPI_SUCCESS;
 }
 
-/* The environment's info (MPI_INFO_ENV, MPI_Info_create_env): how the
- * program was started, as far as this process knows. */
-static int env_fill(info_t *in, int argc, char **argv)
+/*
+ * What the environment's info says besides command and argv, found once
+ * for the whole process: MPI_Info_create_env may come before MPI_Init
+ * (when the library knows neither the job's size nor the node's name) and
+ * after the program changed directory, and every call, MPI_INFO_ENV
+ * included, must give the same values (MPI-4.1 11.2.4: "the same
+ * construction as MPI_INFO_ENV"). So the size comes from the launcher's
+ * environment when MPI_Init has not read it yet, and the rest is read
+ * from the system the first time.
+ */
+typedef struct {
+    pthread_once_t once;
+    char maxprocs[24];
+    char host[256];
+    char arch[sizeof ((struct utsname *)0)->machine];
+    char wdir[4096];
+} env_facts_t;
+
+static env_facts_t env_facts = { .once = PTHREAD_ONCE_INIT };
+
+/* The job's size: MPI_Init's when it ran, else what the launchers export
+ * (PMI-1/2 under locusrun, Hydra and Slurm; Open MPI's mpirun), else 1
+ * (a singleton). */
+static int env_size(void)
 {
-    char buf[64];
+    if (locus_mpi.boot.size > 0)
+        return locus_mpi.boot.size;
+    static const char *const vars[] = { "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "LOCUS_SIZE" };
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long n = v ? strtol(v, &end, 10) : 0;
+        if (v && *v && !*end && n > 0 && n <= INT_MAX)
+            return (int)n;
+    }
+    return 1;
+}
+
+static void env_facts_read(void)
+{
+    env_facts_t *f = &env_facts;
+    snprintf(f->maxprocs, sizeof f->maxprocs, "%d", env_size());
+    if (gethostname(f->host, sizeof f->host) != 0)
+        strcpy(f->host, "localhost");
+    f->host[sizeof f->host - 1] = '\0';
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(f->arch, sizeof f->arch, "%s", u.machine);
+    if (!getcwd(f->wdir, sizeof f->wdir))
+        f->wdir[0] = '\0';
+}
+
+/* command and argv: from the call's own arguments (none: no such keys). */
+static int env_args(info_t *in, int argc, char **argv)
+{
     int rc = MPI_SUCCESS;
     if (argc > 0 && argv && argv[0])
         rc = info_put(in, "command", argv[0]);
-    if (rc == MPI_SUCCESS && argc > 1 && argv) {
-        size_t len = 0;
-        for (int i = 1; i < argc; i++)
-            len += strlen(argv[i]) + 1;
-        char *all = calloc(1, len + 1);
-        if (!all)
-            return MPI_ERR_NO_MEM;
-        for (int i = 1; i < argc; i++) {
-            strcat(all, argv[i]);
-            if (i + 1 < argc)
-                strcat(all, " ");
-        }
-        rc = strlen(all) < MPI_MAX_INFO_VAL ? info_put(in, "argv", all) : MPI_SUCCESS;
-        free(all);
+    if (rc != MPI_SUCCESS || argc < 2 || !argv)
+        return rc;
+    size_t len = 0;
+    for (int i = 1; i < argc && argv[i]; i++)
+        len += strlen(argv[i]) + 1;
+    char *all = calloc(1, len + 1);
+    if (!all)
+        return MPI_ERR_NO_MEM;
+    for (int i = 1; i < argc && argv[i]; i++) {
+        if (i > 1)
+            strcat(all, " ");
+        strcat(all, argv[i]);
     }
-    snprintf(buf, sizeof buf, "%d", locus_mpi.boot.size);
+    rc = strlen(all) < MPI_MAX_INFO_VAL ? info_put(in, "argv", all) : MPI_SUCCESS;
+    free(all);
+    return rc;
+}
+
+/* The keys of MPI-4.1's list that Locus can answer; "file" is left out
+ * (locusrun takes no such file). "soft" is maxprocs: the launcher starts
+ * exactly that many. "thread_level" is the level asked for before the
+ * program started (none can be: the default of MPI_Init), not what
+ * MPI_Init_thread later gives, which MPI_Query_thread tells. */
+static int env_fill(info_t *in, int argc, char **argv)
+{
+    pthread_once(&env_facts.once, env_facts_read);
+    const env_facts_t *f = &env_facts;
+    int rc = env_args(in, argc, argv);
     if (rc == MPI_SUCCESS)
-        rc = info_put(in, "maxprocs", buf);
+        rc = info_put(in, "maxprocs", f->maxprocs);
     if (rc == MPI_SUCCESS)
-        rc = info_put(in, "soft", buf);
-    if (rc == MPI_SUCCESS && locus_mpi.hostname[0])
-        rc = info_put(in, "host", locus_mpi.hostname);
+        rc = info_put(in, "soft", f->maxprocs);
     if (rc == MPI_SUCCESS)
-        rc = info_put(in, "arch", "x86_64");
-    char cwd[1024];
-    if (rc == MPI_SUCCESS && getcwd(cwd, sizeof cwd))
-        rc = info_put(in, "wdir", cwd);
+        rc = info_put(in, "host", f->host);
+    if (rc == MPI_SUCCESS && f->arch[0])
+        rc = info_put(in, "arch", f->arch);
+    if (rc == MPI_SUCCESS && f->wdir[0])
+        rc = info_put(in, "wdir", f->wdir);
     if (rc == MPI_SUCCESS)
-        rc = info_put(in, "thread_level", locus_thread_level_name(locus_mpi.thread_level));
+        rc = info_put(in, "thread_level", locus_thread_level_name(MPI_THREAD_SINGLE));
     return rc;
 }
 

@@ -16,6 +16,14 @@
 
 #include "pt2pt.h"
 
+/*
+ * The status fillers below do not write MPI_ERROR for a message: a call
+ * that returns one status returns its error code as well, and MPI-4.1
+ * (3.2.5) leaves the field as the caller set it. Only the multiple-
+ * completion calls write it, through req_status_error() and only when they
+ * return MPI_ERR_IN_STATUS. The one exception is the empty status (of a
+ * null or inactive request), which MPI defines with MPI_SUCCESS in it.
+ */
 void locus_status_set(MPI_Status *st, const locus_req_t *r)
 {
     if (!st)
@@ -29,19 +37,24 @@ void locus_status_set(MPI_Status *st, const locus_req_t *r)
         st->MPI_TAG = MPI_ANY_TAG;
         locus_status_set_bytes(st, 0);
     }
-    st->MPI_ERROR = r->st_error;
     LOCUS_STATUS_CANCELLED(st) = r->st_cancelled;
 }
 
-void locus_status_empty(MPI_Status *st, int source)
+void locus_status_clear(MPI_Status *st, int source)
 {
     if (!st)
         return;
     st->MPI_SOURCE = source;
     st->MPI_TAG = MPI_ANY_TAG;
-    st->MPI_ERROR = MPI_SUCCESS;
     locus_status_set_bytes(st, 0);
     LOCUS_STATUS_CANCELLED(st) = 0;
+}
+
+void locus_status_empty(MPI_Status *st, int source)
+{
+    locus_status_clear(st, source);
+    if (st)
+        st->MPI_ERROR = MPI_SUCCESS;
 }
 
 /* Where the data of a contiguous type starts in buf (its true lower bound). */
@@ -117,9 +130,7 @@ int locus_p2p_finish(locus_req_t *r, MPI_Status *status)
     locus_core_t *c = locus_core();
     if (!r->done && locus_core_wait(c, r) != 0) {
         locus_core_abandon(c, r);
-        locus_status_empty(status, MPI_ANY_SOURCE);
-        if (status)
-            status->MPI_ERROR = MPI_ERR_OTHER;
+        locus_status_clear(status, MPI_ANY_SOURCE);   /* the return code says what failed */
         return MPI_ERR_OTHER;
     }
     locus_status_set(status, r);
@@ -326,7 +337,6 @@ void p2p_status_probed(MPI_Status *status, int src, int tag, size_t bytes)
     if (status) {
         status->MPI_SOURCE = src;
         status->MPI_TAG = tag;
-        status->MPI_ERROR = MPI_SUCCESS;
         locus_status_set_bytes(status, bytes);
         LOCUS_STATUS_CANCELLED(status) = 0;
     }
@@ -368,7 +378,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Status *sta
         return locus_mpi_err(comm, err, "MPI_Iprobe");
     if (source == MPI_PROC_NULL) {
         *flag = 1;
-        locus_status_empty(status, MPI_PROC_NULL);
+        locus_status_clear(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
     *flag = probe_once(source, tag, comm, status);
@@ -389,7 +399,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm_h, MPI_Status *status)
     if (err != MPI_SUCCESS)
         return locus_mpi_err(comm, err, "MPI_Probe");
     if (source == MPI_PROC_NULL) {
-        locus_status_empty(status, MPI_PROC_NULL);
+        locus_status_clear(status, MPI_PROC_NULL);
         return MPI_SUCCESS;
     }
     locus_core_t *c = locus_core();

@@ -72,7 +72,7 @@ static int improbe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Message 
     int found = 0;
     if (source == MPI_PROC_NULL) {
         *message = MPI_MESSAGE_NO_PROC;
-        locus_status_empty(status, MPI_PROC_NULL);
+        locus_status_clear(status, MPI_PROC_NULL);
         found = 1;
     }
     locus_core_t *c = locus_core();

@@ -24,9 +24,15 @@
 
 
 /* ---- statuses (p2p.c) ------------------------------------------------------------ */
-/* Fills status from a completed request (status may be NULL). */
+/* Fills status from a completed request (status may be NULL), MPI_ERROR
+ * left alone (see req_status_error). */
 void locus_status_set(MPI_Status *st, const locus_req_t *r);
-/* An empty status (MPI_REQUEST_NULL / MPI_PROC_NULL); st may be NULL. */
+/* No message from source: MPI_ANY_TAG, count 0, not cancelled, MPI_ERROR
+ * left alone (a receive or probe from MPI_PROC_NULL; MPICH's
+ * test/mpi/pt2pt/mprobe.c checks the field stays); st may be NULL. */
+void locus_status_clear(MPI_Status *st, int source);
+/* The empty status of a null or inactive request: the same with
+ * MPI_SUCCESS in MPI_ERROR, as MPI defines it; st may be NULL. */
 void locus_status_empty(MPI_Status *st, int source);
 
 /* ---- messages as core requests (p2p.c) ------------------------------------------ */
@@ -104,7 +110,7 @@ void p2p_status_probed(MPI_Status *st, int src, int tag, size_t bytes);
 /* The status of a receive from MPI_PROC_NULL (st may be NULL). */
 static inline void p2p_status_null(MPI_Status *st)
 {
-    locus_status_empty(st, MPI_PROC_NULL);
+    locus_status_clear(st, MPI_PROC_NULL);
 }
 
 /*

@@ -47,10 +47,19 @@ int req_peek(locus_req_t *r, MPI_Status *st)
     MPI_Status tmp;
     if (!st)
         st = &tmp;
-    locus_status_empty(st, MPI_ANY_SOURCE);
-    int err = x->ops->status(x, st);
-    st->MPI_ERROR = err;
-    return err;
+    locus_status_clear(st, MPI_ANY_SOURCE);
+    return x->ops->status(x, st);
+}
+
+void req_status_error(MPI_Status st[], int k, int err, int *failed)
+{
+    if (err != MPI_SUCCESS && !*failed) {
+        *failed = 1;
+        for (int j = 0; st && j < k; j++)
+            st[j].MPI_ERROR = MPI_SUCCESS;
+    }
+    if (*failed && st)
+        st[k].MPI_ERROR = err;
 }
 
 int req_report(MPI_Request *h, MPI_Status *st)
@@ -195,10 +204,12 @@ static int report_all(int count, MPI_Request reqs[], MPI_Status st[])
     int err_any = 0;
     for (int i = 0; i < count; i++) {
         MPI_Status *s = st ? &st[i] : NULL;
+        int err = MPI_SUCCESS;
         if (reqs[i] == MPI_REQUEST_NULL)
             locus_status_empty(s, MPI_ANY_SOURCE);
-        else if (req_report(&reqs[i], s) != MPI_SUCCESS)
-            err_any = 1;
+        else
+            err = req_report(&reqs[i], s);
+        req_status_error(st, i, err, &err_any);
     }
     return err_any;
 }
@@ -307,8 +318,8 @@ static int some_report(int count, MPI_Request reqs[], int *outcount, int indices
     int n = req_find_some(count, reqs, indices), err_any = 0;
     for (int k = 0; k < n; k++) {
         *comm = req_comm(locus_req_of(reqs[indices[k]]));
-        if (req_report(&reqs[indices[k]], statuses ? &statuses[k] : NULL) != MPI_SUCCESS)
-            err_any = 1;
+        int err = req_report(&reqs[indices[k]], statuses ? &statuses[k] : NULL);
+        req_status_error(statuses, k, err, &err_any);
     }
     *outcount = n < 0 ? MPI_UNDEFINED : n;
     return err_any;

@@ -24,6 +24,12 @@ int req_peek(locus_req_t *r, MPI_Status *st);
 /* Reports a done request: its status and error code; a non-persistent one
  * is freed (*h becomes MPI_REQUEST_NULL), a persistent one inactive. */
 int req_report(MPI_Request *h, MPI_Status *st);
+/* The MPI_ERROR fields of a multiple-completion call, fed status k's
+ * error code in order (st may be NULL): MPI-4.1 writes them only when the
+ * call returns MPI_ERR_IN_STATUS, and then all of them, so nothing is
+ * written until one fails (*failed, 0 at the start) and then the earlier
+ * ones get MPI_SUCCESS. Single-completion calls never write the field. */
+void req_status_error(MPI_Status st[], int k, int err, int *failed);
 
 /* One progress round, idling when nothing moved; -1 once the job can no
  * longer communicate. */

@@ -53,10 +53,12 @@ int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
     int err_any = 0;
     for (int i = 0; i < count; i++) {
         MPI_Status *s = statuses ? &statuses[i] : NULL;
+        int e = MPI_SUCCESS;
         if (reqs[i] == MPI_REQUEST_NULL)
             locus_status_empty(s, MPI_ANY_SOURCE);
-        else if (req_peek(locus_req_of(reqs[i]), s) != MPI_SUCCESS)
-            err_any = 1;
+        else
+            e = req_peek(locus_req_of(reqs[i]), s);
+        req_status_error(statuses, i, e, &err_any);
     }
     return err_any ? locus_mpi_err(req_array_comm(count, reqs), MPI_ERR_IN_STATUS, fn)
                    : MPI_SUCCESS;
@@ -92,8 +94,9 @@ int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *out
         return err;
     int n = req_find_some(incount, reqs, indices), err_any = 0;
     for (int k = 0; k < n; k++)
-        if (req_peek(locus_req_of(reqs[indices[k]]), statuses ? &statuses[k] : NULL) != MPI_SUCCESS)
-            err_any = 1;
+        req_status_error(statuses, k,
+                         req_peek(locus_req_of(reqs[indices[k]]), statuses ? &statuses[k] : NULL),
+                         &err_any);
     *outcount = n < 0 ? MPI_UNDEFINED : n;
     return err_any ? locus_mpi_err(req_array_comm(incount, reqs), MPI_ERR_IN_STATUS, fn)
                    : MPI_SUCCESS;

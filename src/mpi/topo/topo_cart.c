@@ -1,5 +1,5 @@
 /*
- * Cartesian topologies: MPI_Dims_create, MPI_Cart_create (reorder maps
+ * Cartesian topologies (MPI_Dims_create is in topo_dims.c): MPI_Cart_create (reorder maps
  * grid neighbours onto the same node / NUMA node: topo_map.c), the
  * queries, MPI_Cart_shift, MPI_Cart_sub and MPI_Cart_map.
  */
@@ -8,83 +8,6 @@
 
 #include "comm/comm.h"
 #include "topo.h"
-
-/* ---- MPI_Dims_create ------------------------------------------------------------- */
-
-/* Best split of n into k factors, each <= cap, non-increasing, found by
- * exhaustive search over divisors: the smallest spread (largest minus
- * smallest), then the smallest sum of squares. best[] holds the answer;
- * cur[] is the partial one. */
-typedef struct {
-    int k;
-    int *cur, *best;
-    long best_spread, best_sq;
-} dims_search_t;
-
-static void dims_try(dims_search_t *s, int i, int n, int cap)
-{
-    if (i == s->k - 1) {
-        if (n > cap)
-            return;
-        s->cur[i] = n;
-        long spread = s->cur[0] - n, sq = 0;
-        for (int j = 0; j < s->k; j++)
-            sq += (long)s->cur[j] * s->cur[j];
-        if (spread < s->best_spread || (spread == s->best_spread && sq < s->best_sq)) {
-            s->best_spread = spread;
-            s->best_sq = sq;
-            memcpy(s->best, s->cur, sizeof *s->cur * (size_t)s->k);
-        }
-        return;
-    }
-    /* The largest remaining factor is at least the (k-i)-th root of n. */
-    for (int f = n < cap ? n : cap; f >= 1; f--) {
-        long p = 1;
-        for (int j = i; j < s->k && p < n; j++)
-            p *= f;
-        if (p < n)
-            break;
-        if (n % f == 0) {
-            s->cur[i] = f;
-            dims_try(s, i + 1, n / f, f);
-        }
-    }
-}
-
-LOCUS_PMPI_WEAK(Dims_create)
-int PMPI_Dims_create(int nnodes, int ndims, int dims[])
-{
-    const char *fn = "MPI_Dims_create";
-    LOCUS_CHECK_INIT(fn);
-    if (ndims < 0)
-        return locus_mpi_err(NULL, MPI_ERR_DIMS, fn);
-    if (nnodes < 1 || (ndims > 0 && !dims))
-        return locus_mpi_err(NULL, MPI_ERR_ARG, fn);
-    int fixed = 1, free_dims = 0;
-    for (int i = 0; i < ndims; i++) {
-        if (dims[i] < 0)
-            return locus_mpi_err(NULL, MPI_ERR_DIMS, fn);
-        if (dims[i] == 0)
-            free_dims++;
-        else
-            fixed *= dims[i];
-    }
-    if (nnodes % fixed != 0 || (free_dims == 0 && fixed != nnodes))
-        return locus_mpi_err(NULL, MPI_ERR_DIMS, fn);
-    if (free_dims == 0)
-        return MPI_SUCCESS;
-    int *mem = malloc(sizeof *mem * 2 * (size_t)free_dims);
-    if (!mem)
-        return locus_mpi_err(NULL, MPI_ERR_NO_MEM, fn);
-    dims_search_t s = { free_dims, mem, mem + free_dims, -1, 0 };
-    s.best_spread = (long)nnodes + 1;
-    dims_try(&s, 0, nnodes / fixed, nnodes / fixed);
-    for (int i = 0, k = 0; i < ndims; i++)
-        if (dims[i] == 0)
-            dims[i] = s.best[k++];
-    free(mem);
-    return MPI_SUCCESS;
-}
 
 /* ---- MPI_Cart_create, MPI_Cart_map --------------------------------------------------- */
 

@@ -219,7 +219,10 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
         return locus_mpi_err(old, MPI_ERR_NO_MEM, fn);
     blk[0] = indegree;
     blk[1] = outdegree;
-    blk[2] = sourceweights != MPI_UNWEIGHTED;
+    /* Weighted unless both sides say MPI_UNWEIGHTED: with no in-edges a
+     * program may well pass MPI_UNWEIGHTED for the sources and still weigh
+     * its out-edges (MPI_WEIGHTS_EMPTY or an array: weights given). */
+    blk[2] = sourceweights != MPI_UNWEIGHTED || destweights != MPI_UNWEIGHTED;
     for (int i = 0; i < indegree; i++) {
         blk[3 + i] = sources[i];
         blk[3 + indegree + i] = weight_at(sourceweights, i);
@@ -256,23 +259,32 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
 
 /* ---- MPI_Dist_graph_create ------------------------------------------------------------- */
 
-/* Every edge anyone gave, as (source, destination, weight, weighted)
- * quadruples in the order of the members then of their lists, sorted into
- * each vertex's sources and destinations (that order is the neighbour
- * order the collectives use). */
-static int edges_gather(locus_comm_t *old, const int *quad, int nq, dist_all_t *a)
+/* Every member's block -- whether it gave weights (MPI_WEIGHTS_EMPTY and
+ * an array with no edges in it count: the graph is weighted even where no
+ * process has an edge), then its edges as (source, destination, weight)
+ * triples -- sorted into each vertex's sources and destinations in the
+ * order of the members then of their lists (the neighbour order the
+ * collectives use). */
+static int edges_gather(locus_comm_t *old, const int *blk, int len, dist_all_t *a)
 {
     int p = old->coll.size, *all;
     ptrdiff_t *disp;
     size_t total;
-    int err = blocks_allgather(old, quad, 4 * nq, &all, &disp, &total);
-    int ne = (int)(total / 4);
-    if (!err && dist_all_alloc(a, p, ne, ne))
+    int err = blocks_allgather(old, blk, len, &all, &disp, &total);
+    int ne = err ? 0 : (int)((total - (size_t)p) / 3);
+    int *edge = err ? NULL : malloc(sizeof *edge * (3 * (size_t)ne + 1));
+    if (!err && (!edge || dist_all_alloc(a, p, ne, ne)))
         err = MPI_ERR_NO_MEM;
+    /* The members' triples, one after the other, without their flags. */
+    for (int i = 0, e = 0; !err && i < p; i++) {
+        size_t end = i + 1 < p ? (size_t)disp[i + 1] : total;
+        a->weighted |= all[disp[i]];
+        for (size_t j = (size_t)disp[i] + 1; j < end; j++)
+            edge[e++] = all[j];
+    }
     for (int e = 0; !err && e < ne; e++) {
-        a->out_at[all[4 * e] + 1]++;
-        a->in_at[all[4 * e + 1] + 1]++;
-        a->weighted |= all[4 * e + 3];
+        a->out_at[edge[3 * e] + 1]++;
+        a->in_at[edge[3 * e + 1] + 1]++;
     }
     for (int v = 0; !err && v < p; v++) {
         a->out_at[v + 1] += a->out_at[v];
@@ -283,7 +295,7 @@ static int edges_gather(locus_comm_t *old, const int *quad, int nq, dist_all_t *
     if (!err && (!ofill || !ifill))
         err = MPI_ERR_NO_MEM;
     for (int e = 0; !err && e < ne; e++) {
-        int s = all[4 * e], d = all[4 * e + 1], w = all[4 * e + 2];
+        int s = edge[3 * e], d = edge[3 * e + 1], w = edge[3 * e + 2];
         int oi = a->out_at[s] + ofill[s]++, ii = a->in_at[d] + ifill[d]++;
         a->outs[oi] = d;
         a->outw[oi] = w;
@@ -292,6 +304,7 @@ static int edges_gather(locus_comm_t *old, const int *quad, int nq, dist_all_t *
     }
     free(ofill);
     free(ifill);
+    free(edge);
     free(disp);
     free(all);
     return err;
@@ -323,22 +336,22 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
         err = locus_topo_ids_check(destinations, (int)ne, old->coll.size, MPI_ERR_RANK);
     if (!err)
         err = weights_check(weights, (int)ne);
-    int *quad = err ? NULL : malloc(sizeof *quad * (4 * (size_t)ne + 1));
-    if (!err && !quad)
+    int *blk = err ? NULL : malloc(sizeof *blk * (3 * (size_t)ne + 1));
+    if (!err && !blk)
         err = MPI_ERR_NO_MEM;
     if (err)
         return locus_mpi_err(old, err, fn);
+    blk[0] = weights != MPI_UNWEIGHTED;
     for (int i = 0, k = 0; i < n; i++) {
         for (int j = 0; j < degrees[i]; j++, k++) {
-            quad[4 * k] = sources[i];
-            quad[4 * k + 1] = destinations[k];
-            quad[4 * k + 2] = weight_at(weights, k);
-            quad[4 * k + 3] = weights != MPI_UNWEIGHTED;
+            blk[1 + 3 * k] = sources[i];
+            blk[1 + 3 * k + 1] = destinations[k];
+            blk[1 + 3 * k + 2] = weight_at(weights, k);
         }
     }
     dist_all_t a = { 0 };
-    err = edges_gather(old, quad, (int)ne, &a);
-    free(quad);
+    err = edges_gather(old, blk, 1 + 3 * (int)ne, &a);
+    free(blk);
     if (!err)
         err = dist_finish(old, &a, old->coll.rank, reorder, &nc);
     dist_all_free(&a);
