@@ -159,6 +159,25 @@ def case_pci(provs):
               all(want in h for h in how),
               "LOCUS_NIC_PCI=%s: want every rank %r: exit %d, %s\n%s" % (
                   pci, want, rc, how, err[-1200:]))
+    # locus info lists the domains libfabric offers, with their NICs' PCI
+    # addresses, and what LOCUS_TRANSPORTS=auto takes between nodes.
+    locus = os.path.join(os.path.dirname(LOCUSRUN), "locus")
+    e = dict(os.environ, LD_PRELOAD=SHIM, LOCUS_TEST_FI_NIC_PCI="lo=0000:04:00.0",
+             FI_PROVIDER=prov)
+    p = subprocess.run([locus, "info", "--json"], capture_output=True, text=True, env=e,
+                       timeout=60)
+    import json
+    net = json.loads(p.stdout).get("network", {}) if p.returncode == 0 else {}
+    doms = {(d["provider"].split(";")[0], d["domain"]): d for d in net.get("ofi_domains", [])}
+    print("locus info --json network: auto %s, %d domains" % (net.get("auto"), len(doms)))
+    check(net.get("auto") == "tcp" and doms.get((prov, "lo"), {}).get("pci") == "0000:04:00.0"
+          and doms[(prov, "lo")]["fabric"] is False,
+          "locus info --json: want auto tcp and %s's lo at 0000:04:00.0: %s %s" % (
+              prov, net, p.stderr[-300:]))
+    p = subprocess.run([locus, "info"], capture_output=True, text=True, env=e, timeout=60)
+    check(re.search(r"^Network between nodes \(LOCUS_TRANSPORTS=auto\): tcp", p.stdout, re.M) and
+          re.search(r"^\s+%s\S*\s+lo\s+0000:04:00.0\s+software$" % prov, p.stdout, re.M),
+          "locus info: no network section naming lo at 0000:04:00.0: %s" % p.stdout[:1500])
 
 
 def shim_line(err):
