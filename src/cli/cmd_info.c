@@ -48,6 +48,62 @@ static void print_tuned(FILE *out)
     fputc('\n', out);
 }
 
+#if LOCUS_HAVE_OFI
+#include "locus_transport.h"
+#endif
+
+enum { NET_MAX = 32 };
+
+/* Between nodes: what LOCUS_TRANSPORTS=auto takes, and every domain
+ * libfabric offers the ofi transport (provider, domain, PCI address). */
+static void print_network(FILE *out, int json)
+{
+#if LOCUS_HAVE_OFI
+    locus_ofi_domain_t d[NET_MAX];
+    int n = locus_ofi_domains(d, NET_MAX), shown = n < NET_MAX ? n : NET_MAX;
+    const char *pick = n > 0 && !d[0].software ? "ofi" : "tcp";
+#else
+    int n = 0, shown = 0;
+    const char *pick = "tcp";
+#endif
+    if (json) {
+        fprintf(out, " \"network\": {\"auto\": \"%s\", \"ofi_built\": %s, \"ofi_domains\": [",
+                pick, LOCUS_HAVE_OFI ? "true" : "false");
+#if LOCUS_HAVE_OFI
+        for (int k = 0; k < shown; k++) {
+            fprintf(out, "%s{\"provider\": ", k ? ", " : "");
+            json_str(out, d[k].provider);
+            fprintf(out, ", \"domain\": ");
+            json_str(out, d[k].domain);
+            fprintf(out, ", \"pci\": ");
+            json_str(out, d[k].pci);
+            fprintf(out, ", \"fabric\": %s}", d[k].software ? "false" : "true");
+        }
+#endif
+        fprintf(out, "]},\n");
+        return;
+    }
+    fprintf(out, "Network between nodes (LOCUS_TRANSPORTS=auto): %s", pick);
+    if (!LOCUS_HAVE_OFI)
+        fprintf(out, " (built without libfabric: no ofi transport)\n\n");
+    else if (n == 0)
+        fprintf(out, " (libfabric offers no reliable-datagram provider)\n\n");
+    else
+        fprintf(out, " (libfabric's first provider%s)\n  libfabric domains, first "
+                "preferred (FI_PROVIDER, LOCUS_OFI_PROVIDER choose):\n",
+                !strcmp(pick, "ofi") ? " is a fabric" : " is a software one, not a fabric");
+#if LOCUS_HAVE_OFI
+    for (int k = 0; k < shown; k++)
+        fprintf(out, "    %-16s %-16s %-13s %s\n", d[k].provider, d[k].domain,
+                d[k].pci[0] ? d[k].pci : "-", d[k].software ? "software" : "fabric");
+    if (n > shown)
+        fprintf(out, "    ... and %d more\n", n - shown);
+    if (n > 0)
+        fputc('\n', out);
+#endif
+    (void)shown;
+}
+
 int locus_cmd_info(int argc, char **argv)
 {
     int json = 0;
@@ -69,6 +125,7 @@ int locus_cmd_info(int argc, char **argv)
         printf("Locus %s\nMPI interface: the MPI-5 standard ABI, version 1.0 "
                "(liblocusmpi.so.0, also libmpi_abi.so.1)\n\n", LOCUS_VERSION);
         print_tuned(stdout);
+        print_network(stdout, 0);
         printf("Tunables (environment variables)\n");
         locus_tunables_print(stdout);
         return 0;
@@ -82,7 +139,9 @@ int locus_cmd_info(int argc, char **argv)
     json_str(stdout, path);
     printf(", \"state\": \"%s\", \"detail\": ", state_word[st]);
     json_str(stdout, detail);
-    printf("},\n \"tunables\": [");
+    printf("},\n");
+    print_network(stdout, 1);
+    printf(" \"tunables\": [");
     for (int i = 0; i < n; i++) {
         printf("%s\n  {\"name\": ", i ? "," : "");
         json_str(stdout, t[i].name);

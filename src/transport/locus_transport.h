@@ -166,4 +166,16 @@ int locus_tp_ofi_create(const locus_tp_init_t *init, locus_tp_t **out,
 void locus_ofi_probe(char *prov, size_t provlen);
 int locus_ofi_is_software(const char *prov);
 
+/* A domain libfabric offers for the ofi transport (locus info). */
+typedef struct {
+    char provider[64], domain[64];
+    char pci[16];      /* its NIC's PCI address, "" when none is described */
+    int software;      /* provider is a software one, not a fabric */
+} locus_ofi_domain_t;
+
+/* Up to max of the domains fi_getinfo offers (FI_PROVIDER and
+ * LOCUS_OFI_PROVIDER honoured), each once, in libfabric's order of
+ * preference; returns how many there are (may exceed max), 0 when none. */
+int locus_ofi_domains(locus_ofi_domain_t *out, int max);
+
 #endif

@@ -112,6 +112,64 @@ __attribute__((destructor)) static void report(void)
                         "%d enabled\n", nreg, nlocal, nbound, nenabled);
 }
 
+/* LOCUS_TEST_FI_NIC_PCI=DOMAIN=ADDR: the software providers describe no
+ * NIC (fi_info's nic is NULL); a fabric's does, with its PCI address. The
+ * entries of DOMAIN get one at ADDR ("0000:04:00.0"), freed and copied
+ * the way libfabric frees and copies a provider's (through its fid). */
+struct fake_nic {
+    struct fid_nic nic;
+    struct fi_bus_attr bus;
+};
+
+static int fake_nic_close(struct fid *fid)
+{
+    free(fid);
+    return 0;
+}
+
+static struct fid_nic *fake_nic_make(const struct fi_pci_attr *at);
+
+static int fake_nic_control(struct fid *fid, int command, void *arg)
+{
+    if (command != FI_DUP)
+        return -FI_ENOSYS;
+    struct fid_nic **dup = arg;
+    *dup = fake_nic_make(&((struct fake_nic *)fid)->bus.attr.pci);
+    return *dup ? 0 : -FI_ENOMEM;
+}
+
+static struct fi_ops fake_nic_ops = {
+    .size = sizeof(struct fi_ops), .close = fake_nic_close, .control = fake_nic_control,
+};
+
+static struct fid_nic *fake_nic_make(const struct fi_pci_attr *at)
+{
+    struct fake_nic *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->nic.fid.fclass = FI_CLASS_NIC;
+    f->nic.fid.ops = &fake_nic_ops;
+    f->bus.bus_type = FI_BUS_PCI;
+    f->bus.attr.pci = *at;
+    f->nic.bus_attr = &f->bus;
+    return &f->nic;
+}
+
+static void fake_nics(struct fi_info *info)
+{
+    const char *spec = getenv("LOCUS_TEST_FI_NIC_PCI");
+    char dom[64];
+    unsigned d, b, dev, fn;
+    if (!spec || sscanf(spec, "%63[^=]=%x:%x:%x.%x", dom, &d, &b, &dev, &fn) != 5)
+        return;
+    struct fi_pci_attr at = { .domain_id = (uint16_t)d, .bus_id = (uint8_t)b,
+                              .device_id = (uint8_t)dev, .function_id = (uint8_t)fn };
+    for (struct fi_info *i = info; i; i = i->next)
+        if (!i->nic && i->domain_attr && i->domain_attr->name &&
+            !strcmp(i->domain_attr->name, dom))
+            i->nic = fake_nic_make(&at);
+}
+
 __attribute__((visibility("default"))) int fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
                const struct fi_info *hints, struct fi_info **info)
 {
@@ -144,6 +202,8 @@ __attribute__((visibility("default"))) int fi_getinfo(uint32_t version, const ch
     const char *mode = getenv("LOCUS_TEST_FI_MR_MODE");
     int add = mode ? (int)strtoul(mode, NULL, 0) : 0;
     endpoint_mode = (add & FI_MR_ENDPOINT) != 0;
+    if (rc == 0)
+        fake_nics(*info);
     for (struct fi_info *i = rc == 0 ? *info : NULL; i; i = i->next) {
         /* The provider cannot bind: the shim does, the provider does not see the bit. */
         i->domain_attr->mr_mode |= add;

@@ -18,6 +18,7 @@ Cases:
             for large messages' data, as labels and as DSCP values; with
             FI_MR_ENDPOINT the data's registrations are bound to the second
   errors    bad provider, domain and tunables: one line each, exit 2
+  pci       the domain found by its NIC's PCI address (LOCUS_NIC_PCI)
 Skips (77) when libfabric has no tcp/udp provider here.
 """
 import os
@@ -136,6 +137,47 @@ def case_classes(provs):
     lines = [l for l in err.splitlines() if "MPI_Init" in l]
     check(rc != 0 and lines and "LOCUS_OFI_TCLASS=gold: expected label or dscp" in lines[0],
           "LOCUS_OFI_TCLASS=gold: exit %d, %r" % (rc, err[-600:]))
+
+
+def case_pci(provs):
+    """A fabric's domain is found by its NIC's PCI address (the plan's
+    LOCUS_NIC_PCI), whatever its name: the shim gives domain lo a NIC at
+    0000:04:00.0, the plan names a NIC (hfi1_0) no domain is called; the
+    ranks open lo, "by PCI address". An address no domain has: the names
+    decide, as before."""
+    prov = "tcp" if "tcp" in provs else provs[0]
+    base = {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM, "LOCUS_OFI_DOMAIN": "",
+            "LOCUS_NIC": "hfi1_0", "LOCUS_NET_IFACES": "", "LOCUS_TEST_FI_NIC_PCI":
+            "lo=0000:04:00.0"}
+    for pci, want in (("0000:04:00.0", "on lo (the plan's NIC, by PCI address)"),
+                      ("0000:04:00.0,-", "on lo (the plan's NIC, by PCI address)"),
+                      ("0000:81:00.0", "(the provider's first)")):
+        rc, out, err = run(2, PROGS[0], dict(base, LOCUS_NIC_PCI=pci))
+        how = described(err)
+        print("LOCUS_NIC_PCI=%s: exit %d, %s" % (pci, rc, how[:1]))
+        check(rc == 0 and " No Errors" in out and len(how) == 2 and
+              all(want in h for h in how),
+              "LOCUS_NIC_PCI=%s: want every rank %r: exit %d, %s\n%s" % (
+                  pci, want, rc, how, err[-1200:]))
+    # locus info lists the domains libfabric offers, with their NICs' PCI
+    # addresses, and what LOCUS_TRANSPORTS=auto takes between nodes.
+    locus = os.path.join(os.path.dirname(LOCUSRUN), "locus")
+    e = dict(os.environ, LD_PRELOAD=SHIM, LOCUS_TEST_FI_NIC_PCI="lo=0000:04:00.0",
+             FI_PROVIDER=prov)
+    p = subprocess.run([locus, "info", "--json"], capture_output=True, text=True, env=e,
+                       timeout=60)
+    import json
+    net = json.loads(p.stdout).get("network", {}) if p.returncode == 0 else {}
+    doms = {(d["provider"].split(";")[0], d["domain"]): d for d in net.get("ofi_domains", [])}
+    print("locus info --json network: auto %s, %d domains" % (net.get("auto"), len(doms)))
+    check(net.get("auto") == "tcp" and doms.get((prov, "lo"), {}).get("pci") == "0000:04:00.0"
+          and doms[(prov, "lo")]["fabric"] is False,
+          "locus info --json: want auto tcp and %s's lo at 0000:04:00.0: %s %s" % (
+              prov, net, p.stderr[-300:]))
+    p = subprocess.run([locus, "info"], capture_output=True, text=True, env=e, timeout=60)
+    check(re.search(r"^Network between nodes \(LOCUS_TRANSPORTS=auto\): tcp", p.stdout, re.M) and
+          re.search(r"^\s+%s\S*\s+lo\s+0000:04:00.0\s+software$" % prov, p.stdout, re.M),
+          "locus info: no network section naming lo at 0000:04:00.0: %s" % p.stdout[:1500])
 
 
 def shim_line(err):

@@ -99,7 +99,8 @@ static char *where_gather(const locus_boot_t *b)
     char *all = b->rank == 0 ? calloc((size_t)b->size, WHERE_LEN) : NULL;
     if (b->rank == 0 && !all)
         return NULL;
-    if (PMPI_Gather(mine, WHERE_LEN, MPI_CHAR, all, WHERE_LEN, MPI_CHAR, 0, MPI_COMM_WORLD) !=
+    if (locus_gather_impl(LOCUS_HOW_BLOCKING, mine, WHERE_LEN, MPI_CHAR, all, WHERE_LEN,
+                          MPI_CHAR, 0, MPI_COMM_WORLD, MPI_INFO_NULL, NULL, "MPI_Gather") !=
         MPI_SUCCESS) {
         free(all);
         return NULL;

@@ -15,7 +15,6 @@
 #include <strings.h>
 #include <time.h>
 
-#define OFI_API FI_VERSION(1, 9)
 
 void ofi_fail(ofi_tp_t *tp, int code, const char *fmt, ...)
 {
@@ -121,7 +120,7 @@ static void domain_wanted(char *out, size_t outlen, int *explicit, const char **
     out[strcspn(out, ",")] = '\0';
 }
 
-static struct fi_info *hints_make(int with_rma)
+struct fi_info *ofi_hints_make(int with_rma)
 {
     struct fi_info *h = fi_allocinfo();
     if (!h)
@@ -147,7 +146,7 @@ static int info_get(ofi_tp_t *tp, char *err, size_t errlen)
 {
     int rc = -FI_ENODATA;
     for (int with_rma = tp->cfg.rma != 0; with_rma >= 0 && rc != 0; with_rma--) {
-        struct fi_info *h = hints_make(with_rma);
+        struct fi_info *h = ofi_hints_make(with_rma);
         if (!h) {
             snprintf(err, errlen, "ofi: out of memory");
             return -1;
@@ -685,18 +684,4 @@ int locus_tp_ofi_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     }
     *out = &tp->base;
     return 0;
-}
-
-/* For transport selection ("auto"): the provider fi_getinfo would give
- * this rank first, into prov (empty: none). */
-void locus_ofi_probe(char *prov, size_t provlen)
-{
-    prov[0] = '\0';
-    struct fi_info *h = hints_make(0), *all = NULL;
-    if (h && fi_getinfo(OFI_API, NULL, NULL, 0, h, &all) == 0 && all)
-        snprintf(prov, provlen, "%s", all->fabric_attr->prov_name);
-    if (all)
-        fi_freeinfo(all);
-    if (h)
-        fi_freeinfo(h);
 }

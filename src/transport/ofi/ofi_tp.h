@@ -30,6 +30,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The libfabric API version asked for. */
+#define OFI_API FI_VERSION(1, 9)
+
 enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN };
 
 /* Rails: domains (NICs) a rank opens, an endpoint on each; control and
@@ -209,6 +212,10 @@ typedef struct {
 
 /* ofi_create.c */
 void ofi_fail(ofi_tp_t *tp, int code, const char *fmt, ...);
+/* fi_getinfo's hints: a reliable-datagram endpoint, tagged messages, RMA
+ * reads when with_rma, every mr_mode bit the transport honours, the
+ * provider LOCUS_OFI_PROVIDER names. NULL when out of memory. */
+struct fi_info *ofi_hints_make(int with_rma);
 int ofi_peer_addr(ofi_tp_t *tp, int peer);
 
 /* ofi_mr.c: a registration of [buf, buf+len) for `access` (FI_READ,
