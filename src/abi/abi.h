@@ -94,7 +94,8 @@ typedef struct {
     int (*graph_neighbors_count)(void *, int, int *);
     int (*dist_graph_neighbors_count)(void *, int *, int *, int *);
     int (*grequest_start)(void *, void *, void *, void *, void **);
-    int (*register_datarep)(const char *, void *, void *, void *, void *);
+    int (*register_datarep)(const char *, void *, void *, void *, void *),
+        (*register_datarep_c)(const char *, void *, void *, void *, void *);
     /* [int, _c][alltoallw, neighbor][blocking, I, _init] */
     void *alltoallw[2][2][3];
 } abi_locus_t;

@@ -59,7 +59,7 @@ import mpiapi
 HAND = {
     'MPI_Op_create': 'the two forms take different callback types (MPI_User_function '
                      'and MPI_User_function_c), which the operation must remember',
-    'MPI_Register_datarep': 'callbacks of two types; MPI-IO is refused as a whole (io/file.c)',
+    'MPI_Register_datarep': 'callbacks of two types (io/file_datarep.c)',
     'MPI_Type_get_envelope': 'the large form returns one count more (num_large_counts)',
     'MPI_Type_get_contents': 'the large form fills one array more (array_of_large_counts)',
     'MPI_Buffer_detach': 'the int form reports a buffer larger than INT_MAX as MPI_ERR_COUNT '
@@ -68,7 +68,7 @@ HAND = {
     'MPI_Win_shared_query': 'the int form clamps a displacement unit above INT_MAX',
 }
 HAND_PREFIX = {
-    'MPI_File_': 'MPI-IO is refused as a whole, call by call, in io/file.c',
+    'MPI_File_': 'MPI-IO is written by hand in io/ (file_calls.c and its neighbours)',
 }
 
 # Operations that come in several modes, one implementation for all: the

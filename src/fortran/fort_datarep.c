@@ -17,11 +17,17 @@ typedef void(fort_conv_fn)(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, v
 typedef void(fort_extent_fn)(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra,
                              MPI_Fint *ierror);
 
-typedef struct {
+typedef struct fort_datarep {
     fort_conv_fn *read, *write;
     fort_extent_fn *extent;
     MPI_Aint extra;
+    struct fort_datarep *next;
 } fort_datarep_t;
+
+/* Every registered representation's record: the library drops its table
+ * at MPI_Finalize, but a representation outlives it (no call removes
+ * one), so the records stay reachable here. */
+static fort_datarep_t *registered;
 
 FORT_API void mpi_conversion_fn_null_(void *userbuf, MPI_Fint *datatype, MPI_Fint *count,
                                       void *filebuf, MPI_Offset *position, MPI_Aint *extra,
@@ -80,13 +86,17 @@ FORT_API void pmpi_register_datarep_(const char *datarep, fort_conv_fn *read_fn,
         *ierror = fort_err(MPI_ERR_NO_MEM, fn, "no memory for the representation");
         return;
     }
-    *d = (fort_datarep_t){ read_fn, write_fn, extent_fn, *extra_state };
+    *d = (fort_datarep_t){ read_fn, write_fn, extent_fn, *extra_state, NULL };
     int null_read = read_fn == mpi_conversion_fn_null_;
     int null_write = write_fn == mpi_conversion_fn_null_;
     int rc = PMPI_Register_datarep(name, null_read ? NULL : datarep_read,
                                    null_write ? NULL : datarep_write, datarep_extent, d);
-    if (rc != MPI_SUCCESS)
+    if (rc != MPI_SUCCESS) {
         free(d);
+    } else {
+        d->next = registered;
+        registered = d;
+    }
     free(name);
     *ierror = rc;
 }

@@ -25,14 +25,10 @@ import subprocess
 import sys
 import tarfile
 
-# Modules of the areas left out: MPI-IO, dynamic processes (util.pool
-# starts its workers with MPI_Comm_spawn), sessions; test_subclass opens
-# a file at import.
-EXCLUDED = ["test_io", "test_file", "test_dynproc", "test_spawn", "test_session",
-            "test_util_pool", "test_subclass"]
-# Tests elsewhere that need MPI-IO (they open a file: mpi4py only skips
-# them when its own build lacks MPI_File_open).
-EXCLUDED_TESTS = ["TestErrhandlerFile", "testSafeFreeCreated"]
+# Modules of the areas left out: dynamic processes (util.pool starts its
+# workers with MPI_Comm_spawn), sessions.
+EXCLUDED = ["test_dynproc", "test_spawn", "test_session", "test_util_pool"]
+EXCLUDED_TESTS = []
 
 
 def run(cmd, timeout, env=None, log=None):

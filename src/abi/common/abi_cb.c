@@ -337,16 +337,92 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 
 /* ---- data representations ---- */
 
-/* Locus has no MPI-IO yet and refuses every representation; without
- * conversion functions the call goes to Locus as it is, with some it is
- * refused here the same way (their handles would need trampolines). */
+/* The user's functions of one representation: Locus calls them with its
+ * own datatype handles, the user's see the ABI's. A representation lasts
+ * as long as the program (no call removes one): the records stay here. */
+typedef struct datarep_fns {
+    void (*read)(void), (*write)(void); /* int or _c conversion functions */
+    MPI_Datarep_extent_function *extent;
+    int large;
+    void *extra;
+    struct datarep_fns *next;
+} datarep_fns_t;
+
+static datarep_fns_t *datareps;
+
+static int datarep_conv(void (*fn)(void), const datarep_fns_t *d, void *userbuf, void *ldt,
+                        MPI_Count count, void *filebuf, MPI_Offset position)
+{
+    MPI_Datatype t = abi_dtype_out(ldt);
+    int rc = d->large ? ((MPI_Datarep_conversion_function_c *)fn)(userbuf, t, count, filebuf,
+                                                                  position, d->extra)
+                      : ((MPI_Datarep_conversion_function *)fn)(userbuf, t, (int)count,
+                                                                filebuf, position, d->extra);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+static int datarep_read(void *u, void *ldt, int count, void *f, MPI_Offset pos, void *extra)
+{
+    datarep_fns_t *d = extra;
+    return datarep_conv(d->read, d, u, ldt, count, f, pos);
+}
+
+static int datarep_write(void *u, void *ldt, int count, void *f, MPI_Offset pos, void *extra)
+{
+    datarep_fns_t *d = extra;
+    return datarep_conv(d->write, d, u, ldt, count, f, pos);
+}
+
+static int datarep_read_c(void *u, void *ldt, MPI_Count count, void *f, MPI_Offset pos,
+                          void *extra)
+{
+    datarep_fns_t *d = extra;
+    return datarep_conv(d->read, d, u, ldt, count, f, pos);
+}
+
+static int datarep_write_c(void *u, void *ldt, MPI_Count count, void *f, MPI_Offset pos,
+                           void *extra)
+{
+    datarep_fns_t *d = extra;
+    return datarep_conv(d->write, d, u, ldt, count, f, pos);
+}
+
+static int datarep_extent(void *ldt, MPI_Aint *extent, void *extra)
+{
+    datarep_fns_t *d = extra;
+    int rc = d->extent(abi_dtype_out(ldt), extent, d->extra);
+    return rc ? abi_class_in(rc) : 0;
+}
+
+static int datarep_register(const char *datarep, void (*read_fn)(void),
+                            void (*write_fn)(void), MPI_Datarep_extent_function *extent_fn,
+                            void *extra_state, int large)
+{
+    if (!extent_fn)
+        return abi_err_out(abi_locus.register_datarep(datarep, NULL, NULL, NULL, extra_state));
+    datarep_fns_t *d = malloc(sizeof *d);
+    if (!d)
+        return MPI_ERR_NO_MEM;
+    *d = (datarep_fns_t){ read_fn, write_fn, extent_fn, large, extra_state, NULL };
+    void *r = read_fn ? (large ? (void *)datarep_read_c : (void *)datarep_read) : NULL;
+    void *w = write_fn ? (large ? (void *)datarep_write_c : (void *)datarep_write) : NULL;
+    int rc = large ? abi_locus.register_datarep_c(datarep, r, w, (void *)datarep_extent, d)
+                   : abi_locus.register_datarep(datarep, r, w, (void *)datarep_extent, d);
+    if (rc != 0) {
+        free(d);
+        return abi_err_out(rc);
+    }
+    d->next = datareps;
+    datareps = d;
+    return MPI_SUCCESS;
+}
+
 int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_fn,
                           MPI_Datarep_conversion_function *write_fn,
                           MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
-    if (read_fn || write_fn || extent_fn)
-        return abi_class_out(LOCUS_MPI_ERR_UNSUPPORTED_OPERATION);
-    return abi_err_out(abi_locus.register_datarep(datarep, NULL, NULL, NULL, extra_state));
+    return datarep_register(datarep, (void (*)(void))read_fn, (void (*)(void))write_fn,
+                            extent_fn, extra_state, 0);
 }
 #pragma weak MPI_Register_datarep = PMPI_Register_datarep
 
@@ -354,8 +430,7 @@ int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function
                             MPI_Datarep_conversion_function_c *write_fn,
                             MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
-    if (read_fn || write_fn || extent_fn)
-        return abi_class_out(LOCUS_MPI_ERR_UNSUPPORTED_OPERATION);
-    return abi_err_out(abi_locus.register_datarep(datarep, NULL, NULL, NULL, extra_state));
+    return datarep_register(datarep, (void (*)(void))read_fn, (void (*)(void))write_fn,
+                            extent_fn, extra_state, 1);
 }
 #pragma weak MPI_Register_datarep_c = PMPI_Register_datarep_c

@@ -66,6 +66,7 @@ static const struct { const char *name; size_t off; } own_fns[] = {
     F(graph_neighbors_count, "PMPI_Graph_neighbors_count"),
     F(dist_graph_neighbors_count, "PMPI_Dist_graph_neighbors_count"),
     F(grequest_start, "PMPI_Grequest_start"), F(register_datarep, "PMPI_Register_datarep"),
+    F(register_datarep_c, "PMPI_Register_datarep_c"),
 #undef F
 };
 
