@@ -225,8 +225,13 @@ def _compare_cluster(args, names, explicit):
         raise UsageError("--nodes needs an emulated cluster, which cannot be built here: " + why)
     found = _find_mpis(names, explicit, args.locus_bin)
     found.sort(key=lambda m: m.name != "locus")
+    if args.fi_lib and (args.transport != "ofi" or
+                        not os.path.exists(os.path.join(args.fi_lib, "libfabric.so.1"))):
+        raise UsageError("--fi-lib %s: needs --transport ofi and a folder holding libfabric.so.1"
+                         % args.fi_lib)
     if args.transport == "ofi":
-        kept = [m for m in found if cluster.ofi_only(m.name, args.fi_provider) is not None]
+        kept = [m for m in found
+                if cluster.ofi_only(m.name, args.fi_provider, args.fi_lib) is not None]
         for m in found:
             if m not in kept:
                 runner.log("%s: left out of --transport ofi (no libfabric path in this build)"
@@ -236,14 +241,16 @@ def _compare_cluster(args, names, explicit):
     settings = {}
     for label, m, spec in cfgs:
         if args.transport == "ofi":
-            targs, env = cluster.ofi_only(m.name, args.fi_provider)
+            targs, env = cluster.ofi_only(m.name, args.fi_provider, args.fi_lib)
         else:
             targs, env = cluster.tcp_only(m.name, ["eth%d" % r for r in range(args.rails)])
         settings[label] = {"args": (["--rails", str(args.rails)] if m.name == "locus" else [])
                            + targs + spec.get("args", []), "env": dict(spec.get("env", {}), **env)}
     meta = _meta("Locus multi-node comparison (%d nodes, %d rail%s, %s per link, %s)"
                  % (args.nodes, args.rails, "s" if args.rails > 1 else "", args.rate or "unshaped",
-                    "libfabric's %s provider" % args.fi_provider if args.transport == "ofi"
+                    "libfabric's %s provider%s" % (args.fi_provider, " (libfabric from %s)"
+                                                   % args.fi_lib if args.fi_lib else "")
+                    if args.transport == "ofi"
                     else "TCP"),
                  args, found, settings)
     meta["placement"] = ("one rank per node (network namespace); launchers do not bind, "
@@ -264,7 +271,7 @@ def _compare_cluster(args, names, explicit):
         def finish(summary, meta, results):
             meta["targets"] = cluster.targets(summary, args.rails, results)
         nodes = cl.nodes()
-        nodes.transport = (args.transport, args.fi_provider)
+        nodes.transport = (args.transport, args.fi_provider, args.fi_lib)
         return _compare_run(args, cases, found, cfgs, meta, cluster.Launch(nodes),
                             EXIT_GRACE, finish)
 
@@ -611,6 +618,12 @@ def parser():
                         "mtl ofi; default tcp)")
     c.add_argument("--fi-provider", default="tcp",
                    help="with --transport ofi: the libfabric provider (tcp, udp; default tcp)")
+    c.add_argument("--fi-lib", default=None, metavar="DIR",
+                   help="with --transport ofi: a folder whose libfabric.so.1 every MPI loads "
+                        "(LD_LIBRARY_PATH), so all run the same provider build; e.g. PyPI "
+                        "MPICH 5's own, <LOCUS_BENCH_MPICH5>/lib/mpich (libfabric 2.x). "
+                        "Default: each MPI's own (Debian's libfabric 1.17 for Locus and "
+                        "Open MPI)")
     c.add_argument("--rails", type=int, default=2,
                    help="with --nodes: network rails per node (default 2; osu_bw also runs on 1)")
     c.add_argument("--rate", default=cluster.DEFAULT_RATE,

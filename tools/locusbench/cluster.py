@@ -65,12 +65,15 @@ def tcp_only(mpi_name, devs):
     raise ValueError("unknown MPI '%s'" % mpi_name)
 
 
-def ofi_only(mpi_name, provider):
+def ofi_only(mpi_name, provider, fi_lib=None):
     """(launcher args, environment) that put a job's messages between nodes
     on libfabric's `provider` (tcp: tcp;ofi_rxm, udp: udp;ofi_rxd), for
     --transport ofi; None for an MPI that cannot (Debian's MPICH is built
-    with UCX only)."""
+    with UCX only). fi_lib: a folder whose libfabric.so.1 every MPI loads
+    instead of its own (LD_LIBRARY_PATH), so all run the same provider."""
     env = {"FI_PROVIDER": provider}
+    if fi_lib:
+        env["LD_LIBRARY_PATH"] = fi_lib
     if mpi_name == "locus":
         return [], dict(env, LOCUS_TRANSPORTS="self,ofi")
     if mpi_name == "openmpi":
@@ -88,8 +91,9 @@ class Nodes:
     names), rail r being eth<r> in each; node 0's rail-0 address and the
     rail-0 subnet (CIDR), over which the launchers' daemons reach node 0."""
 
-    # ("tcp", None), or ("ofi", provider) for compare --transport ofi.
-    transport = ("tcp", None)
+    # ("tcp", None, None), or ("ofi", provider, libfabric folder or None)
+    # for compare --transport ofi.
+    transport = ("tcp", None, None)
 
     def __init__(self, names, launcher_addr, subnet0, keep=None):
         self.names = list(names)
@@ -106,14 +110,15 @@ class Nodes:
             raise ValueError("%d ranks, %d a node, but only %d nodes"
                              % (np, ppn, len(self.names)))
         hosts = ["%s:%d" % (h, ppn) for h in self.names[:nnodes]]
-        transport, provider = getattr(self, "transport", ("tcp", None))
+        transport, provider, fi_lib = getattr(self, "transport", ("tcp", None, None))
         if transport == "ofi":
-            targs, env = ofi_only(mpi.name, provider)
+            targs, env = ofi_only(mpi.name, provider, fi_lib)
+            passed = ["FI_PROVIDER"] + (["LD_LIBRARY_PATH"] if fi_lib else [])
             if mpi.name == "locus":
                 env["LOCUS_OFI_RAILS"] = str(rails)
-                targs = targs + ["-x", "FI_PROVIDER", "-x", "LOCUS_OFI_RAILS"]
-            elif mpi.name == "openmpi":
-                targs = targs + ["-x", "FI_PROVIDER"]
+                passed.append("LOCUS_OFI_RAILS")
+            if mpi.name in ("locus", "openmpi"):
+                targs = targs + [w for v in passed for w in ("-x", v)]
         else:
             targs, env = tcp_only(mpi.name, ["eth%d" % r for r in range(rails)])
         cpus = os.cpu_count() or 1
