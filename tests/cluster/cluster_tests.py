@@ -758,6 +758,37 @@ def ofi_four_nodes(stress, coll):
                   "ofi 4 nodes %s: start-up report's network: %s" % (strategy, rep))
 
 
+def case_hdf5():
+    """Parallel HDF5 built for MPICH's ABI (h5pcc.mpich, Debian's
+    libhdf5-mpich-dev) on Locus across 2 nodes x 2 ranks: the dataset
+    written collectively by rows and read back by columns and through
+    HDF5's POSIX driver, every value checked; two-phase collective I/O on
+    (one aggregator per node) and off."""
+    if not shutil.which("h5pcc.mpich"):
+        print("SKIPPED: no h5pcc.mpich (libhdf5-mpich-dev)")
+        sys.exit(77)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "abi", "hdf5_check.c")
+    work = tempfile.mkdtemp(prefix="locus-hdf5-")
+    try:
+        prog = os.path.join(work, "hdf5_check")
+        p = subprocess.run(["h5pcc.mpich", "-O1", src, "-o", prog], capture_output=True,
+                           text=True, timeout=120)
+        if not check(p.returncode == 0, "h5pcc.mpich: %s" % p.stderr[-800:]):
+            return
+        largs, env = LAUNCHERS["exec"]
+        for hint in ("cb_nodes=2", "romio_cb_write=disable"):
+            rc, out, err = run(largs + ["--timeout", "120", "--host", hosts(2, 2), "-x",
+                                        "LOCUS_VERBOSE=1", prog,
+                                        os.path.join(work, "grid.h5"), "64", "4096", hint],
+                               env=env, timeout=280)
+            nodes_seen = set(re.findall(r"locus: rank \d of 4 on \S+ \(local \d of 2\)", err))
+            print("hdf5 across 2 nodes, %s: rc=%d %s" % (hint, rc, out.strip().splitlines()[:1]))
+            check(rc == 0 and " No Errors" in out and len(nodes_seen) == 4,
+                  "hdf5 %s: exit %d\n%s\n%s" % (hint, rc, out[-800:], err[-1500:]))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def check_routes(what, text):
     """4 ranks on 2 nodes (LOCUS_VERBOSE's report): each reaches its node's
     other rank through shm and the other node's two through tcp."""
