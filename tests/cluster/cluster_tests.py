@@ -692,11 +692,13 @@ def case_ofi():
                       "%s %s %s: not every rank on shm + ofi/%s on its plan's eth0/eth1: %s"
                       % (prov, lname, name, prov, routes or err[-1500:]))
         # Two rails (LOCUS_OFI_RAILS=2): large messages read in halves over
-        # both, each interface of node 1 carrying a share.
+        # both (reads asked for: over udp "auto" is the tagged rendezvous,
+        # on rail 0), each interface of node 1 carrying a share.
         largs, env = LAUNCHERS["exec"]
         before = [tx_bytes(1, "eth%d" % r) for r in range(2)]
         rc, out, err = run(largs + ["--host", hosts(1, 1), "--rails", "2", "-x",
-                                    "LOCUS_OFI_RAILS=2"] + ofi + [stream, "30"], env=env,
+                                    "LOCUS_OFI_RAILS=2", "-x", "LOCUS_OFI_RMA=on"] + ofi +
+                           [stream, "30"], env=env,
                            timeout=280)
         sent = [tx_bytes(1, "eth%d" % r) - before[r] for r in range(2)]
         print("%s rail_stream on 2 rails: rc=%d %s; node 1 sent %s bytes on eth0, eth1" % (

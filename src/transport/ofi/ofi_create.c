@@ -622,6 +622,13 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     if (cfg_read(&tp->cfg, err, errlen) != 0 || info_get(tp, err, errlen) != 0 ||
         !(tp->info = info_pick(tp, err, errlen)))
         return -1;
+    /* ofi_rxd emulates RMA reads over datagrams; under load (the
+     * sanitized test pass, 3 ranks of the stress test) a read stalled about
+     * once in 20 runs, every rank still progressing, where the tagged
+     * rendezvous ran 100 runs clean. "auto" takes the tagged rendezvous
+     * there; LOCUS_OFI_RMA=on still asks for reads. */
+    if (tp->cfg.rma < 0 && strstr(tp->info->fabric_attr->prov_name, "ofi_rxd"))
+        tp->has_rma = 0;
     tp->rail[0].info = tp->info;
     tp->nrails = 1;
     rails_pick(tp);
