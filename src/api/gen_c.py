@@ -18,6 +18,9 @@ writes
 
 What is mechanical:
 
+  * The MPI_THREAD_MULTIPLE lock: every entry point starts with
+    LOCUS_ENTRY_CS() (mpi_impl.h), which holds it until the return.
+
   * The int/large-count twins. MPI_X and MPI_X_c (and the deprecated
     MPI_X_x, where the standard kept one) call one implementation that
     takes the large form's arguments. An int array of the classic form
@@ -252,6 +255,7 @@ def checked_entry(ch):
     lines = ['LOCUS_PMPI_WEAK(%s)' % p.short]
     lines += wrap_call('%s P%s' % (p.ret, name), decls or ['void'], '')
     lines.append('{')
+    lines.append('    LOCUS_ENTRY_CS();')
     if ch.tool:
         lines.append('    MPIT_CHECK_INIT();')
         for q in ch.outs:
@@ -507,6 +511,7 @@ def entry_point(fam, proc, form, large, suffix):
     lines = ['LOCUS_PMPI_WEAK(%s)' % name[4:]]
     lines += wrap_call(head, decls or ['void'], '')
     lines.append('{')
+    lines.append('    LOCUS_ENTRY_CS();')
     for a in args:
         lines += ['    ' + s for s in a.locals]
     call = []

@@ -269,21 +269,54 @@ int locus_core_progress(locus_core_t *c)
     return __builtin_expect(c->fatal, 0) ? -1 : n;
 }
 
+/* How this idle round backs off: 0 yields, else nanoseconds to sleep
+ * (the rule of locus_core_idle). Decided apart from the back-off itself,
+ * which a wait under MPI_THREAD_MULTIPLE makes without the lock. */
+static long idle_nap_ns(locus_core_t *c)
+{
+    if (!c->sleep_after_ns)
+        return 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    if (!c->idle_since_ns) {
+        c->idle_since_ns = t;
+        return 0;
+    }
+    return t - c->idle_since_ns >= c->sleep_after_ns ? c->sleep_ns : 0;
+}
+
+static void idle_nap(void *arg)
+{
+    long ns = *(const long *)arg;
+    if (ns) {
+        struct timespec nap = { 0, ns };
+        nanosleep(&nap, NULL);
+    } else {
+        sched_yield();
+    }
+}
+
 void locus_core_idle_yield(locus_core_t *c)
 {
-    if (c->sleep_after_ns) {
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        int64_t t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-        if (!c->idle_since_ns) {
-            c->idle_since_ns = t;
-        } else if (t - c->idle_since_ns >= c->sleep_after_ns) {
-            struct timespec nap = { 0, c->sleep_ns };
-            nanosleep(&nap, NULL);
-            return;
-        }
+    long ns = idle_nap_ns(c);
+    idle_nap(&ns);
+}
+
+void locus_core_idle_cs(locus_core_t *c)
+{
+    long ns = 0;
+    int nap = c->yield && ++c->idle >= c->polls_before_yield;
+    if (nap) {
+        c->idle = 0;
+        ns = idle_nap_ns(c);
     }
-    sched_yield();
+    /* A thread blocked on the lock may be the one to send what this wait
+     * is for: hand it over, with at least a yield so that it gets it. */
+    if (locus_cs_contended(c->cs))
+        locus_cs_yield(c->cs, idle_nap, &ns);
+    else if (nap)
+        idle_nap(&ns);
 }
 
 int locus_core_wait(locus_core_t *c, locus_req_t *r)

@@ -13,8 +13,10 @@
  * by context and source (core_priv.h): its cost does not grow with what
  * waits on other communicators or from other sources.
  *
- * Not thread-safe: one thread at a time calls in (MPI_THREAD_SERIALIZED);
- * no state is per thread.
+ * Not thread-safe by itself: one thread at a time calls in, and no state
+ * is per thread. Under MPI_THREAD_MULTIPLE the API layer serializes the
+ * callers with one critical section (locus_cs.h, named in cs), which the
+ * wait loops hand over in locus_core_idle while they have nothing to do.
  */
 #ifndef LOCUS_CORE_H
 #define LOCUS_CORE_H
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "locus_cs.h"
 #include "locus_dtype.h"
 #include "locus_err.h"
 #include "locus_transport.h"
@@ -156,6 +159,10 @@ typedef struct {
     /* Called when a request that names an owner (r->comm) is recycled, so
      * the layer above can drop the reference the request held. */
     void (*owner_release)(void *owner);
+    /* MPI_THREAD_MULTIPLE: the critical section the callers hold, which
+     * an idle wait releases so that other threads get in (they may be the
+     * ones to send what it waits for); NULL otherwise (set after init). */
+    locus_cs_t *cs;
 } locus_core_t;
 
 /* Upcalls to register with every transport (core pointer: the locus_core_t). */
@@ -281,12 +288,20 @@ int locus_core_progress(locus_core_t *c);
  * share of the CPUs from the ranks (and jobs) that have work. */
 static inline void locus_core_idle(locus_core_t *c);
 void locus_core_idle_yield(locus_core_t *c);
+/* The same with c->cs set: a wait holding the critical section lets the
+ * threads blocked on it in, around a yield or the nap the rule above
+ * chooses; with nobody blocked on it, it keeps it and idles as above. */
+void locus_core_idle_cs(locus_core_t *c);
 
 /* Progresses until r->done (or the core failed: returns -1). */
 int locus_core_wait(locus_core_t *c, locus_req_t *r);
 
 static inline void locus_core_idle(locus_core_t *c)
 {
+    if (__builtin_expect(c->cs != NULL, 0)) {
+        locus_core_idle_cs(c);
+        return;
+    }
     if (c->yield && ++c->idle >= c->polls_before_yield) {
         c->idle = 0;
         locus_core_idle_yield(c);

@@ -38,7 +38,8 @@
  *    written once at file scope (before or after the definition).
  *  - Inside the library call PMPI_X, never MPI_X (a profiling tool must
  *    see only the user's calls), or better the internal function.
- *  - Start with LOCUS_CHECK_INIT(fn), convert handles, check arguments with
+ *  - Start with LOCUS_ENTRY_CS() (the MPI_THREAD_MULTIPLE lock, below),
+ *    then LOCUS_CHECK_INIT(fn), convert handles, check arguments with
  *    the locus_check_* helpers; report every failure through
  *    `return locus_mpi_err(c, MPI_ERR_xxx, "MPI_Bcast");` which applies the
  *    communicator's error handler.
@@ -66,6 +67,7 @@
 #include "locus_boot.h"
 #include "locus_coll.h"
 #include "locus_core.h"
+#include "locus_cs.h"
 #include "locus_dtype.h"
 #include "locus_op.h"
 
@@ -240,6 +242,11 @@ typedef struct locus_bsend locus_bsend_t;   /* buffered sends (pt2pt/bsend.c) */
 typedef struct {
     int state;                      /* 0 before Init, 1 running, 2 after Finalize */
     int thread_level;
+    /* MPI_THREAD_MULTIPLE: every entry point holds cs (LOCUS_ENTRY_CS).
+     * Set once by MPI_Init_thread and never cleared, so a call racing
+     * MPI_Finalize still pairs its enter and exit. */
+    int cs_on;
+    locus_cs_t cs;
     unsigned long main_thread;      /* pthread_self() of MPI_Init's caller */
     locus_core_t core;
     locus_boot_t boot;
@@ -305,6 +312,35 @@ static inline int locus_mpi_active(void)
 #define LOCUS_CHECK_INIT(fn) \
     do { if (!locus_mpi_active()) locus_mpi_not_active(fn); } while (0)
 void locus_mpi_not_active(const char *fn);
+
+/* ---- MPI_THREAD_MULTIPLE ------------------------------------------------------
+ * One critical section (locus_mpi.cs, recursive) serializes the library
+ * when the job's level is MPI_THREAD_MULTIPLE: every entry point's first
+ * line is LOCUS_ENTRY_CS(), which takes it for the rest of the function
+ * (released on every return by the cleanup attribute) and costs a single
+ * predicted branch at any lower level. A blocking call hands it over while
+ * it waits (locus_core_idle, and the collectives' progress in
+ * comm/coll_p2p.c), so a thread that waits for another never holds that
+ * one out. An MPI call made inside the library, or by a user callback
+ * (reduction operations, error handlers, attribute copy and delete,
+ * generalized request and datarep callbacks), finds the lock held by its
+ * thread and only counts it, as in MPICH: such a callback runs under the
+ * lock, so it must not wait for another thread's MPI call. */
+static inline int locus_entry_enter(void)
+{
+    if (__builtin_expect(!locus_mpi.cs_on, 1))
+        return 0;
+    locus_cs_enter(&locus_mpi.cs);
+    return 1;
+}
+static inline void locus_entry_exit(const int *held)
+{
+    if (__builtin_expect(*held, 0))
+        locus_cs_exit(&locus_mpi.cs);
+}
+#define LOCUS_ENTRY_CS()                                                              \
+    const int locus_entry_held_ __attribute__((cleanup(locus_entry_exit), unused)) = \
+        locus_entry_enter()
 
 /* Argument checks: MPI_SUCCESS or the MPI_ERR_* class to report. */
 int locus_check_comm(const locus_comm_t *c);         /* MPI_ERR_COMM */

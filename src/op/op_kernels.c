@@ -108,8 +108,11 @@
 /* The kernels are built for the widest vector unit the CPU has, picked at
  * load time (GCC/Clang function multiversioning): the baseline x86-64
  * build only has SSE2, and a 1 MiB float sum took 146-258 us there against
- * 26 us in Open MPI's AVX kernels. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute)
+ * 26 us in Open MPI's AVX kernels. Not under ThreadSanitizer: the loader
+ * runs the clones' resolvers before the sanitizer's runtime starts, and
+ * their instrumentation faults there (LOCUS_SANITIZE=thread). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__has_attribute) && \
+    !defined(__SANITIZE_THREAD__)
 #if __has_attribute(target_clones)
 #define OP_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif

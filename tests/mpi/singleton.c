@@ -11,9 +11,9 @@ int main(int argc, char **argv)
     MPI_Initialized(&flag);
     CHECK(!flag, "initialized before MPI_Init");
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-    CHECK(provided == MPI_THREAD_SERIALIZED, "provided %d for MULTIPLE", provided);
+    CHECK(provided == MPI_THREAD_MULTIPLE, "provided %d for MULTIPLE", provided);
     MPI_Query_thread(&flag);
-    CHECK(flag == MPI_THREAD_SERIALIZED, "query_thread %d", flag);
+    CHECK(flag == MPI_THREAD_MULTIPLE, "query_thread %d", flag);
     MPI_Initialized(&flag);
     CHECK(flag, "not initialized after MPI_Init");
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -1,6 +1,6 @@
 /*
- * MPI_THREAD_SERIALIZED: MPI_Init_thread(MULTIPLE) provides SERIALIZED and
- * MPI_Query_thread agrees; MPI_Is_thread_main is true only in the thread
+ * MPI_THREAD_SERIALIZED: MPI_Init_thread(SERIALIZED) provides it (not
+ * more: the library then takes no lock) and MPI_Query_thread agrees; MPI_Is_thread_main is true only in the thread
  * that called MPI_Init_thread. Four threads per rank then take turns (a
  * mutex) calling MPI: each exchanges ROUNDS messages with the same thread
  * of the next and previous ranks (nonblocking under the lock, tested until
@@ -60,7 +60,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
     int provided = -1, level = -1, flag = 0;
-    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Query_thread(&level);

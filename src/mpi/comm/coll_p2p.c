@@ -4,6 +4,7 @@
  * collective context, core requests as the layer's requests, the core's
  * progress and idle rule, and communicator splits.
  */
+#include <sched.h>
 #include <stddef.h>
 
 #include "comm.h"
@@ -69,9 +70,24 @@ static void cp_release(locus_coll_req_t *req)
     locus_core_abandon(locus_core(), (locus_req_t *)req);
 }
 
+static void cp_pause(void *arg)
+{
+    (void)arg;
+    sched_yield();
+}
+
 static int cp_progress(void)
 {
-    return locus_core_progress(locus_core());
+    locus_core_t *c = locus_core();
+    int n = locus_core_progress(c);
+    /* The shared-memory collectives wait on their segment between rounds
+     * and idle by themselves, not through cp_idle: under
+     * MPI_THREAD_MULTIPLE a quiet round is where they let the threads
+     * blocked on the lock in (the peer a thread waits for may itself wait
+     * for one of them). */
+    if (n == 0 && c->cs && locus_cs_contended(c->cs))
+        locus_cs_yield(c->cs, cp_pause, NULL);
+    return n;
 }
 
 static void cp_idle(void)

@@ -394,6 +394,7 @@ void locus_comm_set_ctx(locus_comm_t *c, uint32_t ctx)
 LOCUS_PMPI_WEAK(Comm_dup)
 int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_dup");
     locus_comm_t *c = locus_comm_of(comm), *n = NULL;
     if (!locus_comm_valid(c))
@@ -459,6 +460,7 @@ int locus_comm_split(locus_comm_t *comm, int color, int key, locus_comm_t **newc
 LOCUS_PMPI_WEAK(Comm_split)
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_split");
     locus_comm_t *c = locus_comm_of(comm), *n;
     if (!locus_comm_valid(c))
@@ -477,6 +479,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 LOCUS_PMPI_WEAK(Comm_free)
 int PMPI_Comm_free(MPI_Comm *comm)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_free");
     if (!comm)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Comm_free");

@@ -35,6 +35,7 @@ static int group_ranks_in(const locus_comm_t *c, const locus_group_t *g, int *ra
 LOCUS_PMPI_WEAK(Comm_create)
 int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_create");
     locus_comm_t *c = locus_comm_of(comm), *n = NULL;
     locus_group_t *g = locus_group_of(group);
@@ -119,6 +120,7 @@ static int group_round(void *arg, const uint32_t in[2], uint32_t out[2])
 LOCUS_PMPI_WEAK(Comm_create_group)
 int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Comm_create_group";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm), *n = NULL;

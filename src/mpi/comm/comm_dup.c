@@ -191,6 +191,7 @@ static int idup_call(MPI_Comm comm, MPI_Info info, int with_info, MPI_Comm *newc
 LOCUS_PMPI_WEAK(Comm_idup)
 int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     return idup_call(comm, MPI_INFO_NULL, 0, newcomm, request, "MPI_Comm_idup");
 }
 
@@ -198,6 +199,7 @@ LOCUS_PMPI_WEAK(Comm_idup_with_info)
 int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
                              MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     return idup_call(comm, info, 1, newcomm, request, "MPI_Comm_idup_with_info");
 }
 

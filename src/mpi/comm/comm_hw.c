@@ -83,6 +83,7 @@ int locus_hw_where(int where[LOCUS_HW_NLEVELS])
 LOCUS_PMPI_WEAK(Get_hw_resource_info)
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Get_hw_resource_info";
     LOCUS_CHECK_INIT(fn);
     if (!hw_info)

@@ -73,6 +73,7 @@ int locus_members_compare(int n1, const int *w1, int n2, const int *w2)
 LOCUS_PMPI_WEAK(Comm_compare)
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_compare");
     locus_comm_t *c1 = locus_comm_of(comm1), *c2 = locus_comm_of(comm2);
     if (!locus_comm_valid(c1) || !locus_comm_valid(c2))
@@ -103,6 +104,7 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 LOCUS_PMPI_WEAK(Comm_set_name)
 int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_set_name");
     locus_comm_t *c = locus_comm_of(comm);
     int err = query_check(c, name, "MPI_Comm_set_name");
@@ -116,6 +118,7 @@ int PMPI_Comm_set_name(MPI_Comm comm, const char *name)
 LOCUS_PMPI_WEAK(Comm_get_name)
 int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_get_name");
     if (comm == MPI_COMM_NULL && name && resultlen) {
         /* MPI_COMM_NULL has a name too (mpi4py asks for it). */
@@ -137,6 +140,7 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *name, int *resultlen)
 LOCUS_PMPI_WEAK(Comm_get_attr)
 int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    LOCUS_ENTRY_CS();
     /* Predefined attributes are returned as pointers to ints that live as
      * long as the library. */
     static const int tag_ub = LOCUS_TAG_UB, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE;
@@ -174,5 +178,6 @@ int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag
 LOCUS_PMPI_WEAK(Attr_get)
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    LOCUS_ENTRY_CS();
     return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }

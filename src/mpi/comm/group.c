@@ -152,6 +152,7 @@ int locus_group_compare_impl(locus_group_t *g1, MPI_Group h2, int *result)
 LOCUS_PMPI_WEAK(Group_free)
 int PMPI_Group_free(MPI_Group *group)
 {
+    LOCUS_ENTRY_CS();
     locus_group_t *g = group ? locus_group_of(*group) : NULL;
     if (!g)
         return locus_mpi_err(NULL, MPI_ERR_GROUP, "MPI_Group_free");

@@ -110,6 +110,7 @@ LOCUS_PMPI_WEAK(Intercomm_create)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Intercomm_create";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *local = locus_comm_of(local_comm), *n = NULL;
@@ -164,6 +165,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
 LOCUS_PMPI_WEAK(Intercomm_merge)
 int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Intercomm_merge";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(intercomm), *n = NULL;

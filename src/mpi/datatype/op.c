@@ -87,18 +87,21 @@ static int op_create(void (*fn)(void), int kind, int commute, MPI_Op *op, const 
 LOCUS_PMPI_WEAK(Op_create)
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    LOCUS_ENTRY_CS();
     return op_create((void (*)(void))user_fn, USER_FN_INT, commute, op, "MPI_Op_create");
 }
 
 LOCUS_PMPI_WEAK(Op_create_c)
 int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    LOCUS_ENTRY_CS();
     return op_create((void (*)(void))user_fn, USER_FN_C, commute, op, "MPI_Op_create_c");
 }
 
 LOCUS_PMPI_WEAK(Op_free)
 int PMPI_Op_free(MPI_Op *op)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Op_free");
     /* Predefined operations cannot be freed. */
     if (!op || LOCUS_IS_PREDEF(*op) || !locus_op_of(*op))

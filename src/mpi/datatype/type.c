@@ -218,6 +218,7 @@ MPI_Datatype type_contents_handle(locus_mdt_t *m)
 LOCUS_PMPI_WEAK(Type_commit)
 int PMPI_Type_commit(MPI_Datatype *datatype)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_commit");
     locus_mdt_t *m = datatype ? type_obj(*datatype) : NULL;
     if (!m)
@@ -229,6 +230,7 @@ int PMPI_Type_commit(MPI_Datatype *datatype)
 LOCUS_PMPI_WEAK(Type_free)
 int PMPI_Type_free(MPI_Datatype *datatype)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_free");
     locus_mdt_t *m = datatype ? type_obj(*datatype) : NULL;
     /* Predefined types (the f90 and value-index ones included) stay. */
@@ -246,6 +248,7 @@ int PMPI_Type_free(MPI_Datatype *datatype)
 LOCUS_PMPI_WEAK(Type_dup)
 int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_dup";
     LOCUS_CHECK_INIT(fn);
     locus_mdt_t *old = type_obj(oldtype);

@@ -11,6 +11,7 @@
 LOCUS_PMPI_WEAK(Type_set_name)
 int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_set_name");
     locus_mdt_t *m = type_obj(datatype);
     if (!m)
@@ -27,6 +28,7 @@ int PMPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 LOCUS_PMPI_WEAK(Type_get_name)
 int PMPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_get_name");
     locus_mdt_t *m = type_obj(datatype);
     /* The null handle has a name too (MPICH and Open MPI answer it). */
@@ -46,6 +48,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                             MPI_Type_delete_attr_function *type_delete_attr_fn,
                             int *type_keyval, void *extra_state)
 {
+    LOCUS_ENTRY_CS();
     return locus_keyval_create_call(ATTR_TYPE, (attr_copy_fn)type_copy_attr_fn,
                                     (attr_delete_fn)type_delete_attr_fn, extra_state,
                                     type_keyval, "MPI_Type_create_keyval");
@@ -54,12 +57,14 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
 LOCUS_PMPI_WEAK(Type_free_keyval)
 int PMPI_Type_free_keyval(int *type_keyval)
 {
+    LOCUS_ENTRY_CS();
     return locus_keyval_free_call(ATTR_TYPE, type_keyval, "MPI_Type_free_keyval");
 }
 
 LOCUS_PMPI_WEAK(Type_set_attr)
 int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_set_attr");
     locus_mdt_t *m = type_obj(datatype);
     if (!m)
@@ -71,6 +76,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 LOCUS_PMPI_WEAK(Type_get_attr)
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_get_attr");
     locus_mdt_t *m = type_obj(datatype);
     if (!m)
@@ -89,6 +95,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
 LOCUS_PMPI_WEAK(Type_delete_attr)
 int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_delete_attr");
     locus_mdt_t *m = type_obj(datatype);
     if (!m)

@@ -36,6 +36,7 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
                              MPI_Count *num_addresses, MPI_Count *num_large_counts,
                              MPI_Count *num_datatypes, int *combiner)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_get_envelope_c";
     LOCUS_CHECK_INIT(fn);
     if (!num_large_counts)
@@ -48,6 +49,7 @@ LOCUS_PMPI_WEAK(Type_get_envelope)
 int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                            int *num_datatypes, int *combiner)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_get_envelope";
     LOCUS_CHECK_INIT(fn);
     MPI_Count ni, na, nc, nd;
@@ -103,6 +105,7 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
                            int max_datatypes, int array_of_integers[],
                            MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_get_contents";
     LOCUS_CHECK_INIT(fn);
     locus_mdt_t *m = type_obj(datatype);
@@ -119,6 +122,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
                              MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
                              MPI_Datatype array_of_datatypes[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Type_get_contents_c");
     return get_contents(datatype, max_integers, max_addresses, max_large_counts, max_datatypes,
                         array_of_integers, array_of_addresses, array_of_large_counts,
@@ -130,6 +134,7 @@ int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
 LOCUS_PMPI_WEAK(Type_match_size)
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_match_size";
     LOCUS_CHECK_INIT(fn);
     /* The Fortran sized types (what the call is for, and what MPICH
@@ -184,18 +189,21 @@ static int f90_real(int combiner, int p, int r, MPI_Datatype *newtype, const cha
 LOCUS_PMPI_WEAK(Type_create_f90_real)
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
 {
+    LOCUS_ENTRY_CS();
     return f90_real(MPI_COMBINER_F90_REAL, p, r, newtype, "MPI_Type_create_f90_real");
 }
 
 LOCUS_PMPI_WEAK(Type_create_f90_complex)
 int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
 {
+    LOCUS_ENTRY_CS();
     return f90_real(MPI_COMBINER_F90_COMPLEX, p, r, newtype, "MPI_Type_create_f90_complex");
 }
 
 LOCUS_PMPI_WEAK(Type_create_f90_integer)
 int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_create_f90_integer";
     LOCUS_CHECK_INIT(fn);
     static const struct { int r; MPI_Datatype t; } kinds[] = {
@@ -217,6 +225,7 @@ LOCUS_PMPI_WEAK(Type_get_value_index)
 int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
                               MPI_Datatype *pair_type)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Type_get_value_index";
     LOCUS_CHECK_INIT(fn);
     locus_mdt_t *v = type_obj(value_type), *x = type_obj(index_type);

@@ -61,6 +61,7 @@ int locus_type_get_true_extent_impl(MPI_Datatype datatype, MPI_Count *true_lb,
 LOCUS_PMPI_WEAK(Get_address)
 int PMPI_Get_address(const void *location, MPI_Aint *address)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Get_address");
     if (!address)
         return TYPE_ERR(MPI_ERR_ARG, "MPI_Get_address");
@@ -73,11 +74,13 @@ int PMPI_Get_address(const void *location, MPI_Aint *address)
 LOCUS_PMPI_WEAK(Aint_add)
 MPI_Aint PMPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    LOCUS_ENTRY_CS();
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 
 LOCUS_PMPI_WEAK(Aint_diff)
 MPI_Aint PMPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 {
+    LOCUS_ENTRY_CS();
     return (MPI_Aint)((uintptr_t)addr1 - (uintptr_t)addr2);
 }

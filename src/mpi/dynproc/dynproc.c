@@ -34,6 +34,7 @@ LOCUS_PMPI_WEAK(Comm_spawn)
 int PMPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
                     MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    LOCUS_ENTRY_CS();
     (void)command, (void)argv, (void)info;
     if (intercomm)
         *intercomm = MPI_COMM_NULL;
@@ -47,6 +48,7 @@ int PMPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_
                              int root, MPI_Comm comm, MPI_Comm *intercomm,
                              int array_of_errcodes[])
 {
+    LOCUS_ENTRY_CS();
     (void)array_of_commands, (void)array_of_argv, (void)array_of_info;
     if (intercomm)
         *intercomm = MPI_COMM_NULL;
@@ -112,6 +114,7 @@ int locus_comm_join_impl(int fd, MPI_Comm *intercomm)
 LOCUS_PMPI_WEAK(Comm_disconnect)
 int PMPI_Comm_disconnect(MPI_Comm *comm)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Comm_disconnect";
     LOCUS_CHECK_INIT(fn);
     if (!comm)

@@ -85,6 +85,7 @@ static int type_supported(int i)
 LOCUS_PMPI_WEAK(Abi_get_fortran_info)
 int PMPI_Abi_get_fortran_info(MPI_Info *info)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Abi_get_fortran_info";
     LOCUS_CHECK_INIT(fn);
     if (!info)
@@ -118,6 +119,7 @@ static int info_value(MPI_Info info, const char *key, char *out, int size)
 LOCUS_PMPI_WEAK(Abi_set_fortran_info)
 int PMPI_Abi_set_fortran_info(MPI_Info info)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Abi_set_fortran_info";
     LOCUS_CHECK_INIT(fn);
     if (info == MPI_INFO_NULL)
@@ -179,6 +181,7 @@ LOCUS_PMPI_WEAK(Abi_get_fortran_booleans)
 int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *logical_false,
                                   int *is_set)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Abi_get_fortran_booleans";
     int slot = logical_slot(logical_size);
     if (slot < 0 || !logical_true || !logical_false || !is_set)
@@ -197,6 +200,7 @@ int PMPI_Abi_get_fortran_booleans(int logical_size, void *logical_true, void *lo
 LOCUS_PMPI_WEAK(Abi_set_fortran_booleans)
 int PMPI_Abi_set_fortran_booleans(int logical_size, void *logical_true, void *logical_false)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Abi_set_fortran_booleans";
     int slot = logical_slot(logical_size);
     if (slot < 0 || !logical_true || !logical_false ||

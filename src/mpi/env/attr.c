@@ -333,6 +333,7 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
                             MPI_Comm_delete_attr_function *delete_fn, int *comm_keyval,
                             void *extra_state)
 {
+    LOCUS_ENTRY_CS();
     return locus_keyval_create_call(ATTR_COMM, (attr_copy_fn)copy_fn, (attr_delete_fn)delete_fn,
                                     extra_state, comm_keyval, "MPI_Comm_create_keyval");
 }
@@ -340,12 +341,14 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *copy_fn,
 LOCUS_PMPI_WEAK(Comm_free_keyval)
 int PMPI_Comm_free_keyval(int *comm_keyval)
 {
+    LOCUS_ENTRY_CS();
     return locus_keyval_free_call(ATTR_COMM, comm_keyval, "MPI_Comm_free_keyval");
 }
 
 LOCUS_PMPI_WEAK(Comm_set_attr)
 int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_set_attr");
     locus_comm_t *c = locus_comm_of(comm);
     if (!locus_comm_valid(c))
@@ -357,6 +360,7 @@ int PMPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 LOCUS_PMPI_WEAK(Comm_delete_attr)
 int PMPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_delete_attr");
     locus_comm_t *c = locus_comm_of(comm);
     if (!locus_comm_valid(c))
@@ -370,23 +374,27 @@ LOCUS_PMPI_WEAK(Keyval_create)
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)
 {
+    LOCUS_ENTRY_CS();
     return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
 
 LOCUS_PMPI_WEAK(Keyval_free)
 int PMPI_Keyval_free(int *keyval)
 {
+    LOCUS_ENTRY_CS();
     return PMPI_Comm_free_keyval(keyval);
 }
 
 LOCUS_PMPI_WEAK(Attr_put)
 int PMPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    LOCUS_ENTRY_CS();
     return PMPI_Comm_set_attr(comm, keyval, attribute_val);
 }
 
 LOCUS_PMPI_WEAK(Attr_delete)
 int PMPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    LOCUS_ENTRY_CS();
     return PMPI_Comm_delete_attr(comm, keyval);
 }

@@ -103,10 +103,12 @@ void locus_info_env_finalize(void);
 
 /* ---- threads (env_query.c) -------------------------------------------------------- */
 
-/* Threads: any thread may call MPI, one at a time (the core and the
- * transports keep no per-thread state and take no locks); the highest
- * level MPI_Init_thread, sessions and MPI_T_init_thread provide. */
-#define LOCUS_THREAD_MAX MPI_THREAD_SERIALIZED
+/* The highest level MPI_Init_thread and sessions provide: threads call
+ * MPI at once, serialized inside by one lock (LOCUS_ENTRY_CS, mpi_impl.h).
+ * The tool interface stays at MPI_THREAD_SERIALIZED: it may run before
+ * MPI_Init_thread, when there is no lock to take (LOCUS_MPIT_THREAD_MAX). */
+#define LOCUS_THREAD_MAX MPI_THREAD_MULTIPLE
+#define LOCUS_MPIT_THREAD_MAX MPI_THREAD_SERIALIZED
 /* A level asked for, capped at LOCUS_THREAD_MAX; its MPI_THREAD_* name and
  * back (-1: not a level's name). */
 int locus_thread_level_cap(int required);

@@ -100,17 +100,20 @@ static int remove_error(int code, int what, const char *fn)
 LOCUS_PMPI_WEAK(Remove_error_string)
 int PMPI_Remove_error_string(int errorcode)
 {
+    LOCUS_ENTRY_CS();
     return remove_error(errorcode, 0, "MPI_Remove_error_string");
 }
 
 LOCUS_PMPI_WEAK(Remove_error_code)
 int PMPI_Remove_error_code(int errorcode)
 {
+    LOCUS_ENTRY_CS();
     return remove_error(errorcode, 1, "MPI_Remove_error_code");
 }
 
 LOCUS_PMPI_WEAK(Remove_error_class)
 int PMPI_Remove_error_class(int errorclass)
 {
+    LOCUS_ENTRY_CS();
     return remove_error(errorclass, 2, "MPI_Remove_error_class");
 }

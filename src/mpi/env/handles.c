@@ -64,11 +64,13 @@ static void *reg_fromint(int kind, int i, void *null_handle)
     LOCUS_PMPI_WEAK(Kind##_toint)                                               \
     int PMPI_##Kind##_toint(type h)                                             \
     {                                                                           \
+        LOCUS_ENTRY_CS();                                                       \
         return reg_toint(reg, (void *)h);                                       \
     }                                                                           \
     LOCUS_PMPI_WEAK(Kind##_fromint)                                             \
     type PMPI_##Kind##_fromint(int i)                                           \
     {                                                                           \
+        LOCUS_ENTRY_CS();                                                       \
         return (type)reg_fromint(reg, i, (void *)(null));                       \
     }
 
@@ -87,6 +89,7 @@ HANDLE_INT(Session, MPI_Session, REG_SESSION, MPI_SESSION_NULL)
 LOCUS_PMPI_WEAK(Abi_get_version)
 int PMPI_Abi_get_version(int *abi_major, int *abi_minor)
 {
+    LOCUS_ENTRY_CS();
     if (!abi_major || !abi_minor)
         return MPI_ERR_ARG;
     *abi_major = MPI_ABI_VERSION;

@@ -273,6 +273,7 @@ int locus_info_update(MPI_Info *dst, MPI_Info src)
 LOCUS_PMPI_WEAK(Info_free)
 int PMPI_Info_free(MPI_Info *info)
 {
+    LOCUS_ENTRY_CS();
     info_t *in = info ? info_of(*info) : NULL;
     /* MPI_INFO_ENV is predefined: it cannot be freed. */
     if (!in || in->predefined)
@@ -399,6 +400,7 @@ void locus_info_env_finalize(void)
 LOCUS_PMPI_WEAK(Info_create_env)
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    LOCUS_ENTRY_CS();
     if (!info)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Info_create_env");
     info_t *in = info_new();
@@ -413,6 +415,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 LOCUS_PMPI_WEAK(Abi_get_info)
 int PMPI_Abi_get_info(MPI_Info *info)
 {
+    LOCUS_ENTRY_CS();
     if (!info)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Abi_get_info");
     info_t *in = info_new();

@@ -249,6 +249,14 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     locus_comm_self.predefined = 1;
     locus_mpi.thread_level = locus_thread_level_cap(required);
     locus_mpi.main_thread = (unsigned long)pthread_self();
+    /* Before any other thread may call in (MPI_Init_thread returns), and
+     * only at MULTIPLE: a lower level keeps the unlocked paths. */
+    if (locus_mpi.thread_level == MPI_THREAD_MULTIPLE) {
+        if (locus_cs_init(&locus_mpi.cs) != 0)
+            init_fail("cannot create the MPI_THREAD_MULTIPLE lock");
+        locus_mpi.core.cs = &locus_mpi.cs;
+        locus_mpi.cs_on = 1;
+    }
     if (locus_info_env_init(argc ? *argc : 0, argv ? *argv : NULL) != MPI_SUCCESS)
         init_fail("out of memory");
     if (provided)
@@ -267,6 +275,7 @@ int PMPI_Init(int *argc, char ***argv)
 LOCUS_PMPI_WEAK(Initialized)
 int PMPI_Initialized(int *flag)
 {
+    LOCUS_ENTRY_CS();
     if (!flag)
         return MPI_ERR_ARG;
     *flag = locus_mpi.state != 0;
@@ -276,6 +285,7 @@ int PMPI_Initialized(int *flag)
 LOCUS_PMPI_WEAK(Finalized)
 int PMPI_Finalized(int *flag)
 {
+    LOCUS_ENTRY_CS();
     if (!flag)
         return MPI_ERR_ARG;
     *flag = locus_mpi.state == 2;
@@ -307,6 +317,7 @@ static int finalize_progress(void *core)
 LOCUS_PMPI_WEAK(Finalize)
 int PMPI_Finalize(void)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Finalize");
     /* MPI_COMM_SELF's attributes are deleted first, newest first, so a
      * program can hang clean-up on them (as MPI-2 promises). */
@@ -354,6 +365,7 @@ int PMPI_Finalize(void)
 LOCUS_PMPI_WEAK(Abort)
 int PMPI_Abort(MPI_Comm comm, int errorcode)
 {
+    LOCUS_ENTRY_CS();
     (void)comm; /* aborts the whole job, the most MPI allows */
     fprintf(stderr, "locus: rank %d called MPI_Abort with error code %d\n",
             locus_mpi.boot.rank, errorcode);

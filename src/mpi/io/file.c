@@ -226,6 +226,7 @@ static int open_steps(locus_file_t *f, const char *path, MPI_Info info)
 LOCUS_PMPI_WEAK(File_open)
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_File_open";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm);
@@ -271,6 +272,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
 LOCUS_PMPI_WEAK(File_close)
 int PMPI_File_close(MPI_File *fh)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_File_close";
     LOCUS_CHECK_INIT(fn);
     locus_file_t *f = fh ? locus_file_of(*fh) : NULL;
@@ -311,6 +313,7 @@ int PMPI_File_close(MPI_File *fh)
 LOCUS_PMPI_WEAK(File_delete)
 int PMPI_File_delete(const char *filename, MPI_Info info)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_File_delete";
     LOCUS_CHECK_INIT(fn);
     (void)info;

@@ -161,6 +161,7 @@ int io_seek_target(locus_file_t *f, MPI_Offset cur, MPI_Offset offset, int whenc
 LOCUS_PMPI_WEAK(File_seek)
 int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_seek");
     MPI_Offset to;
     int err = (f->amode & MPI_MODE_SEQUENTIAL) ? MPI_ERR_UNSUPPORTED_OPERATION
@@ -173,6 +174,7 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 LOCUS_PMPI_WEAK(File_get_position)
 int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_position");
     if (!offset)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_position", "offset is NULL");

@@ -70,38 +70,38 @@ static int split_end(MPI_File fh, MPI_Status *st, const char *fn)
     LOCUS_PMPI_WEAK(Name)                                                                 \
     int PMPI_##Name(MPI_File fh, MPI_Offset offset, Q void *buf, int count, MPI_Datatype dt, \
                     MPI_Status *st)                                                       \
-    { return rw(fh, W, KIND, COLL, offset, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name); }  \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name); }  \
     LOCUS_PMPI_WEAK(Name##_c)                                                             \
     int PMPI_##Name##_c(MPI_File fh, MPI_Offset offset, Q void *buf, MPI_Count count,     \
                         MPI_Datatype dt, MPI_Status *st)                                  \
-    { return rw(fh, W, KIND, COLL, offset, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name "_c"); }
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name "_c"); }
 #define RW_PT(Name, W, KIND, COLL, Q)                                                     \
     LOCUS_PMPI_WEAK(Name)                                                                 \
     int PMPI_##Name(MPI_File fh, Q void *buf, int count, MPI_Datatype dt, MPI_Status *st) \
-    { return rw(fh, W, KIND, COLL, 0, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name); }       \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name); }       \
     LOCUS_PMPI_WEAK(Name##_c)                                                             \
     int PMPI_##Name##_c(MPI_File fh, Q void *buf, MPI_Count count, MPI_Datatype dt,       \
                         MPI_Status *st)                                                   \
-    { return rw(fh, W, KIND, COLL, 0, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name "_c"); }
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name "_c"); }
 
 /* Nonblocking: NAME(fh, [offset,] buf, count, datatype, request). */
 #define I_AT(Name, W, KIND, COLL, Q)                                                      \
     LOCUS_PMPI_WEAK(Name)                                                                 \
     int PMPI_##Name(MPI_File fh, MPI_Offset offset, Q void *buf, int count, MPI_Datatype dt, \
                     MPI_Request *rq)                                                      \
-    { return rw(fh, W, KIND, COLL, offset, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name); }  \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name); }  \
     LOCUS_PMPI_WEAK(Name##_c)                                                             \
     int PMPI_##Name##_c(MPI_File fh, MPI_Offset offset, Q void *buf, MPI_Count count,     \
                         MPI_Datatype dt, MPI_Request *rq)                                 \
-    { return rw(fh, W, KIND, COLL, offset, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name "_c"); }
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name "_c"); }
 #define I_PT(Name, W, KIND, COLL, Q)                                                      \
     LOCUS_PMPI_WEAK(Name)                                                                 \
     int PMPI_##Name(MPI_File fh, Q void *buf, int count, MPI_Datatype dt, MPI_Request *rq) \
-    { return rw(fh, W, KIND, COLL, 0, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name); }       \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name); }       \
     LOCUS_PMPI_WEAK(Name##_c)                                                             \
     int PMPI_##Name##_c(MPI_File fh, Q void *buf, MPI_Count count, MPI_Datatype dt,       \
                         MPI_Request *rq)                                                  \
-    { return rw(fh, W, KIND, COLL, 0, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name "_c"); }
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name "_c"); }
 
 /* Split collectives: NAME_begin(fh, [offset,] buf, count, datatype) and
  * NAME_end(fh, buf, status). */
@@ -109,24 +109,24 @@ static int split_end(MPI_File fh, MPI_Status *st, const char *fn)
     LOCUS_PMPI_WEAK(Name##_begin)                                                         \
     int PMPI_##Name##_begin(MPI_File fh, MPI_Offset offset, Q void *buf, int count,       \
                             MPI_Datatype dt)                                              \
-    { return rw(fh, W, KIND, 1, offset, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin"); } \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, 1, offset, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin"); } \
     LOCUS_PMPI_WEAK(Name##_begin_c)                                                       \
     int PMPI_##Name##_begin_c(MPI_File fh, MPI_Offset offset, Q void *buf, MPI_Count count, \
                               MPI_Datatype dt)                                            \
-    { return rw(fh, W, KIND, 1, offset, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin_c"); } \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, 1, offset, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin_c"); } \
     LOCUS_PMPI_WEAK(Name##_end)                                                           \
     int PMPI_##Name##_end(MPI_File fh, Q void *buf, MPI_Status *st)                       \
-    { (void)buf; return split_end(fh, st, "MPI_" #Name "_end"); }
+    { LOCUS_ENTRY_CS(); (void)buf; return split_end(fh, st, "MPI_" #Name "_end"); }
 #define SPLIT_PT(Name, W, KIND, Q)                                                        \
     LOCUS_PMPI_WEAK(Name##_begin)                                                         \
     int PMPI_##Name##_begin(MPI_File fh, Q void *buf, int count, MPI_Datatype dt)         \
-    { return rw(fh, W, KIND, 1, 0, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin"); } \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, 1, 0, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin"); } \
     LOCUS_PMPI_WEAK(Name##_begin_c)                                                       \
     int PMPI_##Name##_begin_c(MPI_File fh, Q void *buf, MPI_Count count, MPI_Datatype dt) \
-    { return rw(fh, W, KIND, 1, 0, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin_c"); } \
+    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, 1, 0, buf, count, dt, NULL, NULL, FORM_SPLIT, "MPI_" #Name "_begin_c"); } \
     LOCUS_PMPI_WEAK(Name##_end)                                                           \
     int PMPI_##Name##_end(MPI_File fh, Q void *buf, MPI_Status *st)                       \
-    { (void)buf; return split_end(fh, st, "MPI_" #Name "_end"); }
+    { LOCUS_ENTRY_CS(); (void)buf; return split_end(fh, st, "MPI_" #Name "_end"); }
 
 #define RD /* a read's buffer */
 #define WR const

@@ -274,6 +274,7 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
                           MPI_Datarep_conversion_function *write_fn,
                           MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
+    LOCUS_ENTRY_CS();
     return register_rep(datarep, (void (*)(void))read_fn, (void (*)(void))write_fn, extent_fn,
                         extra_state, 0, "MPI_Register_datarep");
 }
@@ -283,6 +284,7 @@ int PMPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function
                             MPI_Datarep_conversion_function_c *write_fn,
                             MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
+    LOCUS_ENTRY_CS();
     return register_rep(datarep, (void (*)(void))read_fn, (void (*)(void))write_fn, extent_fn,
                         extra_state, 1, "MPI_Register_datarep_c");
 }

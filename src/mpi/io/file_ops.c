@@ -61,18 +61,21 @@ static int resize(MPI_File fh, MPI_Offset size, int grow, const char *fn)
 LOCUS_PMPI_WEAK(File_set_size)
 int PMPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
+    LOCUS_ENTRY_CS();
     return resize(fh, size, 0, "MPI_File_set_size");
 }
 
 LOCUS_PMPI_WEAK(File_preallocate)
 int PMPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
+    LOCUS_ENTRY_CS();
     return resize(fh, size, 1, "MPI_File_preallocate");
 }
 
 LOCUS_PMPI_WEAK(File_get_size)
 int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_size");
     if (!size)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_size", "size is NULL");
@@ -86,6 +89,7 @@ int PMPI_File_get_size(MPI_File fh, MPI_Offset *size)
 LOCUS_PMPI_WEAK(File_sync)
 int PMPI_File_sync(MPI_File fh)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_sync");
     int err = f->split ? MPI_ERR_OTHER : MPI_SUCCESS;
     if (err == MPI_SUCCESS && !(f->amode & MPI_MODE_RDONLY) && fsync(f->fd) != 0)
@@ -98,6 +102,7 @@ int PMPI_File_sync(MPI_File fh)
 LOCUS_PMPI_WEAK(File_get_amode)
 int PMPI_File_get_amode(MPI_File fh, int *amode)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_amode");
     if (!amode)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_amode", "amode is NULL");
@@ -108,6 +113,7 @@ int PMPI_File_get_amode(MPI_File fh, int *amode)
 LOCUS_PMPI_WEAK(File_get_group)
 int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_group");
     if (!group)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_group", "group is NULL");
@@ -118,6 +124,7 @@ int PMPI_File_get_group(MPI_File fh, MPI_Group *group)
 LOCUS_PMPI_WEAK(File_get_info)
 int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_info");
     if (!info_used)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_info", "info_used is NULL");
@@ -127,6 +134,7 @@ int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 LOCUS_PMPI_WEAK(File_set_info)
 int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_set_info");
     io_hints_parse(&f->hints, info);
     int err = io_hints_agree(f);
@@ -136,6 +144,7 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
 LOCUS_PMPI_WEAK(File_set_atomicity)
 int PMPI_File_set_atomicity(MPI_File fh, int flag)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_set_atomicity");
     int err = same_everywhere(f, flag != 0);
     if (err == MPI_SUCCESS)
@@ -146,6 +155,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
 LOCUS_PMPI_WEAK(File_get_atomicity)
 int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_atomicity");
     if (!flag)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_atomicity", "flag is NULL");
@@ -158,6 +168,7 @@ int PMPI_File_get_atomicity(MPI_File fh, int *flag)
 LOCUS_PMPI_WEAK(File_create_errhandler)
 int PMPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_File_create_errhandler");
     if (!fn || !errhandler)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_File_create_errhandler");
@@ -180,6 +191,7 @@ static locus_errh_t **errh_slot(MPI_File fh)
 LOCUS_PMPI_WEAK(File_set_errhandler)
 int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_File_set_errhandler");
     locus_errh_t **slot = errh_slot(file);
     if (!slot)
@@ -193,6 +205,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 LOCUS_PMPI_WEAK(File_get_errhandler)
 int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_File_get_errhandler");
     locus_errh_t **slot = errh_slot(file);
     if (!slot)
@@ -206,6 +219,7 @@ int PMPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 LOCUS_PMPI_WEAK(File_call_errhandler)
 int PMPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_File_call_errhandler");
     locus_errh_t **slot = errh_slot(fh);
     if (!slot)

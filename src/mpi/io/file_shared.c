@@ -67,6 +67,7 @@ int io_shared_set(locus_file_t *f, MPI_Offset v)
 LOCUS_PMPI_WEAK(File_seek_shared)
 int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_File_seek_shared";
     IO_FILE(f, fh, fn);
     /* Collective: every rank must give the same offset and whence. */
@@ -91,6 +92,7 @@ int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 LOCUS_PMPI_WEAK(File_get_position_shared)
 int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_position_shared");
     if (!offset)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_position_shared", "offset is NULL");

@@ -227,6 +227,7 @@ LOCUS_PMPI_WEAK(File_set_view)
 int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                        const char *datarep, MPI_Info info)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_File_set_view";
     IO_FILE(f, fh, fn);
     locus_dtype_t *et = locus_dt_of(etype), *ft = locus_dt_of(filetype);
@@ -276,6 +277,7 @@ LOCUS_PMPI_WEAK(File_get_view)
 int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
                        MPI_Datatype *filetype, char *datarep)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_view");
     if (!disp || !etype || !filetype || !datarep)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_view", "an output argument is NULL");
@@ -303,6 +305,7 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype,
 LOCUS_PMPI_WEAK(File_get_byte_offset)
 int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
+    LOCUS_ENTRY_CS();
     IO_FILE(f, fh, "MPI_File_get_byte_offset");
     if (!disp || offset < 0)
         return io_err(f, MPI_ERR_ARG, "MPI_File_get_byte_offset", "negative offset or NULL");
@@ -331,12 +334,14 @@ static int type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent, con
 LOCUS_PMPI_WEAK(File_get_type_extent)
 int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
+    LOCUS_ENTRY_CS();
     return type_extent(fh, datatype, extent, "MPI_File_get_type_extent");
 }
 
 LOCUS_PMPI_WEAK(File_get_type_extent_c)
 int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
+    LOCUS_ENTRY_CS();
     MPI_Aint e = 0;
     int err = type_extent(fh, datatype, &e, "MPI_File_get_type_extent_c");
     if (err == MPI_SUCCESS && extent)

@@ -66,10 +66,12 @@ const mpit_enum_t *mpit_enum_of(MPI_T_enum h)
 LOCUS_PMPI_WEAK(T_init_thread)
 int PMPI_T_init_thread(int required, int *provided)
 {
+    LOCUS_ENTRY_CS();
     if (!provided)
         return MPI_T_ERR_INVALID;
-    /* Like the MPI library itself: one thread calls it at a time. */
-    *provided = locus_thread_level_cap(required);
+    /* One thread calls it at a time (env.h says why). */
+    int level = locus_thread_level_cap(required);
+    *provided = level > LOCUS_MPIT_THREAD_MAX ? LOCUS_MPIT_THREAD_MAX : level;
     locus_mpit.refs++;
     return MPI_SUCCESS;
 }
@@ -89,6 +91,7 @@ int locus_t_finalize_impl(void)
 LOCUS_PMPI_WEAK(T_enum_get_info)
 int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     const mpit_enum_t *e = mpit_enum_of(enumtype);
     if (!e)
@@ -102,6 +105,7 @@ int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_le
 LOCUS_PMPI_WEAK(T_enum_get_item)
 int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name, int *name_len)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     const mpit_enum_t *e = mpit_enum_of(enumtype);
     if (!e)
@@ -192,6 +196,7 @@ LOCUS_PMPI_WEAK(T_category_get_info)
 int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc,
                              int *desc_len, int *num_cvars, int *num_pvars, int *num_categories)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     if (cat_index < 0 || cat_index >= MPIT_NCATS)
         return MPI_T_ERR_INVALID_INDEX;
@@ -241,6 +246,7 @@ int locus_t_category_get_cvars_impl(int mode, int cat_index, int len, int indice
 LOCUS_PMPI_WEAK(T_category_get_num_events)
 int PMPI_T_category_get_num_events(int cat_index, int *num_events)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     if (cat_index < 0 || cat_index >= MPIT_NCATS)
         return MPI_T_ERR_INVALID_INDEX;
@@ -275,6 +281,7 @@ int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbo
                           int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
                           int *desc_len, int *bind)
 {
+    LOCUS_ENTRY_CS();
     (void)event_index, (void)name, (void)name_len, (void)verbosity, (void)array_of_datatypes;
     (void)array_of_displacements, (void)num_elements, (void)enumtype, (void)info, (void)desc;
     (void)desc_len, (void)bind;
@@ -294,6 +301,7 @@ LOCUS_PMPI_WEAK(T_event_handle_alloc)
 int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
                               MPI_T_event_registration *event_registration)
 {
+    LOCUS_ENTRY_CS();
     (void)event_index, (void)obj_handle, (void)info, (void)event_registration;
     MPIT_CHECK_INIT();
     return MPI_T_ERR_INVALID_INDEX;
@@ -311,6 +319,7 @@ LOCUS_PMPI_WEAK(T_event_handle_free)
 int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
                              MPI_T_event_free_cb_function free_cb_function)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)user_data, (void)free_cb_function));
 }
 
@@ -318,12 +327,14 @@ LOCUS_PMPI_WEAK(T_event_handle_get_info)
 int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration,
                                  MPI_Info *info_used)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)info_used));
 }
 
 LOCUS_PMPI_WEAK(T_event_handle_set_info)
 int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)info));
 }
 
@@ -332,6 +343,7 @@ int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
                                    MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
                                    MPI_T_event_cb_function event_cb_function)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)cb_safety, (void)info,
                           (void)user_data, (void)event_cb_function));
 }
@@ -340,6 +352,7 @@ LOCUS_PMPI_WEAK(T_event_callback_get_info)
 int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
                                    MPI_T_cb_safety cb_safety, MPI_Info *info_used)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)cb_safety, (void)info_used));
 }
 
@@ -347,6 +360,7 @@ LOCUS_PMPI_WEAK(T_event_callback_set_info)
 int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
                                    MPI_T_cb_safety cb_safety, MPI_Info info)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)cb_safety, (void)info));
 }
 
@@ -354,30 +368,35 @@ LOCUS_PMPI_WEAK(T_event_set_dropped_handler)
 int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
                                      MPI_T_event_dropped_cb_function dropped_cb_function)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_registration, (void)dropped_cb_function));
 }
 
 LOCUS_PMPI_WEAK(T_event_read)
 int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_instance, (void)element_index, (void)buffer));
 }
 
 LOCUS_PMPI_WEAK(T_event_copy)
 int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_instance, (void)buffer));
 }
 
 LOCUS_PMPI_WEAK(T_event_get_timestamp)
 int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_instance, (void)event_timestamp));
 }
 
 LOCUS_PMPI_WEAK(T_event_get_source)
 int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
 {
+    LOCUS_ENTRY_CS();
     MPIT_NO_EVENT_OBJECT(((void)event_instance, (void)source_index));
 }
 
@@ -394,6 +413,7 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
                            int *desc_len, MPI_T_source_order *ordering,
                            MPI_Count *ticks_per_second, MPI_Count *max_ticks, MPI_Info *info)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     if (source_index != 0)
         return MPI_T_ERR_INVALID_INDEX;
@@ -414,6 +434,7 @@ int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *de
 LOCUS_PMPI_WEAK(T_source_get_timestamp)
 int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     if (source_index != 0)
         return MPI_T_ERR_INVALID_INDEX;

@@ -222,6 +222,7 @@ int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosi
                          MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
                          int *bind, int *scope)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     cvar_meta_t m;
     if (cvar_meta(cvar_index, &m) != 0)
@@ -258,6 +259,7 @@ LOCUS_PMPI_WEAK(T_cvar_handle_alloc)
 int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
                              int *count)
 {
+    LOCUS_ENTRY_CS();
     (void)obj_handle; /* every control variable is bound to no object */
     MPIT_CHECK_INIT();
     cvar_meta_t m;
@@ -279,6 +281,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
 LOCUS_PMPI_WEAK(T_cvar_handle_free)
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     mpit_cvar_handle_t *c = handle ? cvar_handle_find(*handle) : NULL;
     if (!c)
@@ -319,6 +322,7 @@ static int enum_position(const mpit_enum_t *e, const char *v)
 LOCUS_PMPI_WEAK(T_cvar_read)
 int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
+    LOCUS_ENTRY_CS();
     cvar_meta_t m;
     int rc = handle_meta(handle, buf, &m);
     if (rc != MPI_SUCCESS)
@@ -346,6 +350,7 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 LOCUS_PMPI_WEAK(T_cvar_write)
 int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf)
 {
+    LOCUS_ENTRY_CS();
     cvar_meta_t m;
     int rc = handle_meta(handle, buf, &m);
     if (rc != MPI_SUCCESS)

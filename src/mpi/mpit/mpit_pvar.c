@@ -233,6 +233,7 @@ int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosi
                          char *desc, int *desc_len, int *bind, int *readonly, int *continuous,
                          int *atomic)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     if (pvar_index < 0 || pvar_index >= NPVARS)
         return MPI_T_ERR_INVALID_INDEX;

@@ -142,6 +142,7 @@ int locus_t_pvar_session_create_impl(MPI_T_pvar_session *session)
 LOCUS_PMPI_WEAK(T_pvar_session_free)
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     mpit_session_t *s = session ? session_find(*session) : NULL;
     if (!s)
@@ -160,6 +161,7 @@ LOCUS_PMPI_WEAK(T_pvar_handle_alloc)
 int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
                              MPI_T_pvar_handle *handle, int *count)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     mpit_session_t *s = session_find(session);
     if (!s)
@@ -193,6 +195,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 LOCUS_PMPI_WEAK(T_pvar_handle_free)
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
 {
+    LOCUS_ENTRY_CS();
     MPIT_CHECK_INIT();
     mpit_session_t *s;
     mpit_pvar_handle_t *h;
@@ -240,18 +243,21 @@ static int counter_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
 LOCUS_PMPI_WEAK(T_pvar_start)
 int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    LOCUS_ENTRY_CS();
     return counter_op(session, handle, handle_start, MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
 
 LOCUS_PMPI_WEAK(T_pvar_stop)
 int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    LOCUS_ENTRY_CS();
     return counter_op(session, handle, handle_stop, MPI_T_ERR_PVAR_NO_STARTSTOP);
 }
 
 LOCUS_PMPI_WEAK(T_pvar_reset)
 int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle)
 {
+    LOCUS_ENTRY_CS();
     return counter_op(session, handle, handle_reset, MPI_T_ERR_PVAR_NO_WRITE);
 }
 
@@ -289,6 +295,7 @@ static int handle_read(mpit_pvar_handle_t *h, void *buf)
 LOCUS_PMPI_WEAK(T_pvar_read)
 int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+    LOCUS_ENTRY_CS();
     mpit_pvar_handle_t *h;
     int rc = buf_handle(session, handle, buf, 0, &h);
     return rc == MPI_SUCCESS ? handle_read(h, buf) : rc;
@@ -297,6 +304,7 @@ int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void 
 LOCUS_PMPI_WEAK(T_pvar_write)
 int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void *buf)
 {
+    LOCUS_ENTRY_CS();
     mpit_pvar_handle_t *h;
     int rc = buf_handle(session, handle, buf, 1, &h);
     return rc == MPI_SUCCESS ? handle_set(h, *(const unsigned long long *)buf) : rc;
@@ -305,6 +313,7 @@ int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle, cons
 LOCUS_PMPI_WEAK(T_pvar_readreset)
 int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf)
 {
+    LOCUS_ENTRY_CS();
     mpit_pvar_handle_t *h;
     int rc = buf_handle(session, handle, buf, 1, &h);
     if (rc == MPI_SUCCESS)

@@ -419,24 +419,28 @@ int locus_buffer_attach_impl(void *buffer, MPI_Count size, const char *fn)
 LOCUS_PMPI_WEAK(Buffer_detach)
 int PMPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    LOCUS_ENTRY_CS();
     return detach_int(1, MPI_COMM_NULL, buffer_addr, size, "MPI_Buffer_detach");
 }
 
 LOCUS_PMPI_WEAK(Buffer_detach_c)
 int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    LOCUS_ENTRY_CS();
     return detach(1, MPI_COMM_NULL, buffer_addr, size, "MPI_Buffer_detach_c");
 }
 
 LOCUS_PMPI_WEAK(Buffer_flush)
 int PMPI_Buffer_flush(void)
 {
+    LOCUS_ENTRY_CS();
     return flush(1, MPI_COMM_NULL, NULL, "MPI_Buffer_flush");
 }
 
 LOCUS_PMPI_WEAK(Buffer_iflush)
 int PMPI_Buffer_iflush(MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Buffer_iflush");
     if (!request)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Buffer_iflush");
@@ -451,24 +455,28 @@ int locus_comm_attach_buffer_impl(MPI_Comm comm, void *buffer, MPI_Count size, c
 LOCUS_PMPI_WEAK(Comm_detach_buffer)
 int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size)
 {
+    LOCUS_ENTRY_CS();
     return detach_int(0, comm, buffer_addr, size, "MPI_Comm_detach_buffer");
 }
 
 LOCUS_PMPI_WEAK(Comm_detach_buffer_c)
 int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size)
 {
+    LOCUS_ENTRY_CS();
     return detach(0, comm, buffer_addr, size, "MPI_Comm_detach_buffer_c");
 }
 
 LOCUS_PMPI_WEAK(Comm_flush_buffer)
 int PMPI_Comm_flush_buffer(MPI_Comm comm)
 {
+    LOCUS_ENTRY_CS();
     return flush(0, comm, NULL, "MPI_Comm_flush_buffer");
 }
 
 LOCUS_PMPI_WEAK(Comm_iflush_buffer)
 int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Comm_iflush_buffer");
     if (!request)
         return locus_mpi_err(locus_comm_of(comm), MPI_ERR_ARG, "MPI_Comm_iflush_buffer");

@@ -369,6 +369,7 @@ static int probe_once(int source, int tag, locus_comm_t *comm, MPI_Status *statu
 LOCUS_PMPI_WEAK(Iprobe)
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Iprobe");
     locus_comm_t *comm = locus_comm_of(comm_h);
     int err = p2p_probe_check(source, tag, comm);
@@ -393,6 +394,7 @@ int PMPI_Iprobe(int source, int tag, MPI_Comm comm_h, int *flag, MPI_Status *sta
 LOCUS_PMPI_WEAK(Probe)
 int PMPI_Probe(int source, int tag, MPI_Comm comm_h, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Probe");
     locus_comm_t *comm = locus_comm_of(comm_h);
     int err = p2p_probe_check(source, tag, comm);
@@ -421,6 +423,7 @@ int PMPI_Probe(int source, int tag, MPI_Comm comm_h, MPI_Status *status)
 LOCUS_PMPI_WEAK(Pcontrol)
 int PMPI_Pcontrol(const int level, ...)
 {
+    LOCUS_ENTRY_CS();
     (void)level;
     LOCUS_CHECK_INIT("MPI_Pcontrol");
     return MPI_SUCCESS;

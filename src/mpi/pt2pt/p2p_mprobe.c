@@ -97,12 +97,14 @@ LOCUS_PMPI_WEAK(Improbe)
 int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                  MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     return improbe(source, tag, comm, flag, message, status, 0, "MPI_Improbe");
 }
 
 LOCUS_PMPI_WEAK(Mprobe)
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     return improbe(source, tag, comm, NULL, message, status, 1, "MPI_Mprobe");
 }
 

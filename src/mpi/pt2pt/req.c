@@ -162,6 +162,7 @@ int req_test_begin(MPI_Request request, int *flag, MPI_Status *status, locus_req
 LOCUS_PMPI_WEAK(Wait)
 int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Wait");
     if (!request)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Wait");
@@ -183,6 +184,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
 LOCUS_PMPI_WEAK(Test)
 int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Test");
     if (!request || !flag)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Test");
@@ -217,6 +219,7 @@ static int report_all(int count, MPI_Request reqs[], MPI_Status st[])
 LOCUS_PMPI_WEAK(Waitall)
 int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Waitall");
     int err = req_check_array(count, reqs);
     if (err != MPI_SUCCESS)
@@ -237,6 +240,7 @@ int PMPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[])
 LOCUS_PMPI_WEAK(Testall)
 int PMPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status statuses[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Testall");
     int err = req_check_array(count, reqs);
     if (err == MPI_SUCCESS && !flag)
@@ -277,6 +281,7 @@ static int any_report(MPI_Request reqs[], int i, int *index, MPI_Status *status,
 LOCUS_PMPI_WEAK(Waitany)
 int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Waitany");
     int err = req_check_array(count, reqs);
     if (err == MPI_SUCCESS && !index)
@@ -293,6 +298,7 @@ int PMPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 LOCUS_PMPI_WEAK(Testany)
 int PMPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Testany");
     int err = req_check_array(count, reqs);
     if (err == MPI_SUCCESS && (!index || !flag))
@@ -351,6 +357,7 @@ LOCUS_PMPI_WEAK(Waitsome)
 int PMPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
+    LOCUS_ENTRY_CS();
     return some_run(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
 }
 
@@ -358,6 +365,7 @@ LOCUS_PMPI_WEAK(Testsome)
 int PMPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[],
                   MPI_Status statuses[])
 {
+    LOCUS_ENTRY_CS();
     return some_run(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
 }
 
@@ -382,6 +390,7 @@ static int start_one(MPI_Request h)
 LOCUS_PMPI_WEAK(Start)
 int PMPI_Start(MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Start");
     if (!request)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Start");
@@ -394,6 +403,7 @@ int PMPI_Start(MPI_Request *request)
 LOCUS_PMPI_WEAK(Startall)
 int PMPI_Startall(int count, MPI_Request reqs[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Startall");
     if (count < 0)
         return locus_mpi_err(NULL, MPI_ERR_COUNT, "MPI_Startall");
@@ -419,6 +429,7 @@ int PMPI_Startall(int count, MPI_Request reqs[])
 LOCUS_PMPI_WEAK(Request_free)
 int PMPI_Request_free(MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Request_free");
     locus_req_t *r = request ? locus_req_of(*request) : NULL;
     if (!req_valid(r))
@@ -445,6 +456,7 @@ int PMPI_Request_free(MPI_Request *request)
 LOCUS_PMPI_WEAK(Cancel)
 int PMPI_Cancel(MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Cancel");
     locus_req_t *r = request ? locus_req_of(*request) : NULL;
     if (!req_valid(r))

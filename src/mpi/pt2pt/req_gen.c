@@ -166,6 +166,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                         MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Grequest_start");
     if (!request)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Grequest_start");
@@ -187,6 +188,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
 LOCUS_PMPI_WEAK(Grequest_complete)
 int PMPI_Grequest_complete(MPI_Request request)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Grequest_complete");
     locus_req_t *r = locus_req_of(request);
     /* A freed generalized request still takes its completion. */

@@ -12,6 +12,7 @@
 LOCUS_PMPI_WEAK(Request_get_status)
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Request_get_status");
     if (!flag)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Request_get_status");
@@ -41,6 +42,7 @@ LOCUS_PMPI_WEAK(Request_get_status_all)
 int PMPI_Request_get_status_all(int count, const MPI_Request reqs[], int *flag,
                                 MPI_Status statuses[])
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Request_get_status_all";
     int err = array_begin(count, reqs, flag != NULL, fn);
     if (err != MPI_SUCCESS)
@@ -68,6 +70,7 @@ LOCUS_PMPI_WEAK(Request_get_status_any)
 int PMPI_Request_get_status_any(int count, const MPI_Request reqs[], int *index, int *flag,
                                 MPI_Status *status)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Request_get_status_any";
     int err = array_begin(count, reqs, index && flag, fn);
     if (err != MPI_SUCCESS)
@@ -88,6 +91,7 @@ LOCUS_PMPI_WEAK(Request_get_status_some)
 int PMPI_Request_get_status_some(int incount, const MPI_Request reqs[], int *outcount,
                                  int indices[], MPI_Status statuses[])
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Request_get_status_some";
     int err = array_begin(incount, reqs, outcount && (incount == 0 || indices), fn);
     if (err != MPI_SUCCESS)
@@ -204,6 +208,7 @@ int locus_status_set_elements_impl(MPI_Status *status, MPI_Datatype datatype, MP
     LOCUS_PMPI_WEAK(Name)                                                           \
     int PMPI_##Name(const MPI_Status *status, int *out)                            \
     {                                                                               \
+        LOCUS_ENTRY_CS();                                                           \
         LOCUS_CHECK_INIT("MPI_" #Name);                                             \
         if (!status || !out)                                                        \
             return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_" #Name);                  \
@@ -215,6 +220,7 @@ int locus_status_set_elements_impl(MPI_Status *status, MPI_Datatype datatype, MP
     LOCUS_PMPI_WEAK(Name)                                                           \
     int PMPI_##Name(MPI_Status *status, int value)                                 \
     {                                                                               \
+        LOCUS_ENTRY_CS();                                                           \
         LOCUS_CHECK_INIT("MPI_" #Name);                                             \
         if (!status)                                                                \
             return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_" #Name);                  \

@@ -435,6 +435,7 @@ LOCUS_PMPI_WEAK(Fetch_and_op)
 int PMPI_Fetch_and_op(const void *ob, void *rb, MPI_Datatype dt, int t, MPI_Aint d, MPI_Op op,
                       MPI_Win win)
 {
+    LOCUS_ENTRY_CS();
     rma_args_t a = GACC_ARGS(ob, 1, dt, rb, 1, dt, t, d, 1, dt, op);
     a.fetch_op = 1;
     return rma_call(&a, win, NULL, 0, "MPI_Fetch_and_op");
@@ -444,6 +445,7 @@ LOCUS_PMPI_WEAK(Compare_and_swap)
 int PMPI_Compare_and_swap(const void *ob, const void *cb, void *rb, MPI_Datatype dt, int t,
                           MPI_Aint d, MPI_Win win)
 {
+    LOCUS_ENTRY_CS();
     rma_args_t a = { .kind = RMA_CAS, .obuf = ob, .ocount = 1, .odt = dt, .rbuf = rb,
                      .rcount = 1, .rdt = dt, .cbuf = cb, .target = t, .disp = d, .tcount = 1,
                      .tdt = dt, .op = MPI_OP_NULL, .fetch_op = 1 };

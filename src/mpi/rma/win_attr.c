@@ -55,6 +55,7 @@ LOCUS_PMPI_WEAK(Win_create_keyval)
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                            MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra)
 {
+    LOCUS_ENTRY_CS();
     return locus_keyval_create_call(ATTR_WIN, (attr_copy_fn)copy_fn, (attr_delete_fn)delete_fn,
                                     extra, keyval, "MPI_Win_create_keyval");
 }
@@ -62,6 +63,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
 LOCUS_PMPI_WEAK(Win_free_keyval)
 int PMPI_Win_free_keyval(int *keyval)
 {
+    LOCUS_ENTRY_CS();
     return locus_keyval_free_call(ATTR_WIN, keyval, "MPI_Win_free_keyval");
 }
 
@@ -116,6 +118,7 @@ int locus_win_set_name_impl(locus_win_t *w, const char *name)
 LOCUS_PMPI_WEAK(Win_get_name)
 int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
+    LOCUS_ENTRY_CS();
     if (win == MPI_WIN_NULL && name && resultlen) {
         /* the null handle has a name too (mpi4py asks for it) */
         LOCUS_CHECK_INIT("MPI_Win_get_name");
@@ -178,6 +181,7 @@ int locus_win_get_info_impl(locus_win_t *w, MPI_Info *info_used)
 LOCUS_PMPI_WEAK(Alloc_mem)
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Alloc_mem");
     (void)info;   /* no hints are interpreted */
     if (!baseptr)
@@ -195,6 +199,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 LOCUS_PMPI_WEAK(Free_mem)
 int PMPI_Free_mem(void *base)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;

@@ -284,6 +284,7 @@ int locus_win_allocate_shared_impl(MPI_Aint size, MPI_Aint disp_unit, MPI_Info i
 LOCUS_PMPI_WEAK(Win_create_dynamic)
 int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    LOCUS_ENTRY_CS();
     return create_call(MPI_WIN_FLAVOR_DYNAMIC, MPI_BOTTOM, 0, 1, info, comm, NULL, win,
                        "MPI_Win_create_dynamic");
 }
@@ -291,6 +292,7 @@ int PMPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 LOCUS_PMPI_WEAK(Win_free)
 int PMPI_Win_free(MPI_Win *win)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Win_free");
     locus_win_t *w = win ? locus_win_of(*win) : NULL;
     if (!w)
@@ -327,6 +329,7 @@ LOCUS_PMPI_WEAK(Win_shared_query_c)
 int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                             void *baseptr)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Win_shared_query");
     locus_win_t *w = locus_win_of(win);
     if (!w)
@@ -357,6 +360,7 @@ int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *dis
 LOCUS_PMPI_WEAK(Win_shared_query)
 int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    LOCUS_ENTRY_CS();
     MPI_Aint du = 0;
     int err = PMPI_Win_shared_query_c(win, rank, size, disp_unit ? &du : NULL, baseptr);
     if (err == MPI_SUCCESS)
@@ -367,6 +371,7 @@ int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit,
 LOCUS_PMPI_WEAK(Win_attach)
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Win_attach");
     locus_win_t *w = locus_win_of(win);
     if (!w)
@@ -399,6 +404,7 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 LOCUS_PMPI_WEAK(Win_detach)
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Win_detach");
     locus_win_t *w = locus_win_of(win);
     if (!w)

@@ -165,6 +165,7 @@ LOCUS_PMPI_WEAK(Psend_init)
 int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                     int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     (void)info;
     return part_init((void *)buf, partitions, count, datatype, dest, tag, comm, request, 1,
                      "MPI_Psend_init");
@@ -174,6 +175,7 @@ LOCUS_PMPI_WEAK(Precv_init)
 int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                     int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     (void)info;
     return part_init(buf, partitions, count, datatype, source, tag, comm, request, 0,
                      "MPI_Precv_init");
@@ -225,12 +227,14 @@ static int ready_mark(MPI_Request h, int lo, const int *list, int n, const char 
 LOCUS_PMPI_WEAK(Pready)
 int PMPI_Pready(int partition, MPI_Request request)
 {
+    LOCUS_ENTRY_CS();
     return ready_mark(request, partition, NULL, 1, "MPI_Pready");
 }
 
 LOCUS_PMPI_WEAK(Pready_range)
 int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
+    LOCUS_ENTRY_CS();
     int n = partition_high >= partition_low ? partition_high - partition_low + 1 : -1;
     return ready_mark(request, partition_low, NULL, n, "MPI_Pready_range");
 }
@@ -238,6 +242,7 @@ int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request
 LOCUS_PMPI_WEAK(Pready_list)
 int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
+    LOCUS_ENTRY_CS();
     if (!array_of_partitions && length > 0) {
         LOCUS_CHECK_INIT("MPI_Pready_list");
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Pready_list");
@@ -248,6 +253,7 @@ int PMPI_Pready_list(int length, const int array_of_partitions[], MPI_Request re
 LOCUS_PMPI_WEAK(Parrived)
 int PMPI_Parrived(MPI_Request request, int partition, int *flag)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Parrived");
     if (!flag)
         return locus_mpi_err(NULL, MPI_ERR_ARG, "MPI_Parrived");

@@ -54,6 +54,7 @@ static int thread_level_wanted(MPI_Info info)
 LOCUS_PMPI_WEAK(Session_init)
 int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Session_init";
     locus_errh_t *e = errhandler == MPI_ERRHANDLER_NULL ? &locus_errh_fatal
                                                          : locus_errh_of(errhandler);
@@ -95,6 +96,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
 LOCUS_PMPI_WEAK(Session_finalize)
 int PMPI_Session_finalize(MPI_Session *session)
 {
+    LOCUS_ENTRY_CS();
     static const char fn[] = "MPI_Session_finalize";
     locus_session_t *s = session ? locus_session_of(*session) : NULL;
     if (!s)

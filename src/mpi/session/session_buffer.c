@@ -38,12 +38,14 @@ int locus_session_detach_buffer_impl(MPI_Session session, void *buffer_addr, MPI
 LOCUS_PMPI_WEAK(Session_flush_buffer)
 int PMPI_Session_flush_buffer(MPI_Session session)
 {
+    LOCUS_ENTRY_CS();
     return refuse(session, "MPI_Session_flush_buffer");
 }
 
 LOCUS_PMPI_WEAK(Session_iflush_buffer)
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 {
+    LOCUS_ENTRY_CS();
     (void)request;
     return refuse(session, "MPI_Session_iflush_buffer");
 }

@@ -128,6 +128,7 @@ LOCUS_PMPI_WEAK(Comm_create_from_group)
 int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                 MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    LOCUS_ENTRY_CS();
     (void)info; /* no hints are used */
     static const char fn[] = "MPI_Comm_create_from_group";
     LOCUS_CHECK_INIT(fn);
@@ -197,6 +198,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                       const char *stringtag, MPI_Info info,
                                       MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
+    LOCUS_ENTRY_CS();
     (void)info;
     static const char fn[] = "MPI_Intercomm_create_from_groups";
     LOCUS_CHECK_INIT(fn);

@@ -22,6 +22,7 @@ LOCUS_PMPI_WEAK(Session_create_errhandler)
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *fn,
                                    MPI_Errhandler *errhandler)
 {
+    LOCUS_ENTRY_CS();
     /* Allowed before MPI_Init and MPI_Session_init (MPI-4 11.4.1). */
     if (!fn || !errhandler)
         return locus_session_err(NULL, MPI_ERR_ARG, "MPI_Session_create_errhandler");

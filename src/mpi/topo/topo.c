@@ -65,6 +65,7 @@ int locus_topo_create_end(locus_comm_t *old, int err, locus_ptopo_t *t, int n, i
 LOCUS_PMPI_WEAK(Topo_test)
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Topo_test");
     locus_comm_t *c = locus_comm_of(comm);
     if (!locus_comm_valid(c))

@@ -146,6 +146,7 @@ int locus_cart_map_impl(locus_comm_t *c, int ndims, const int dims[], const int 
 LOCUS_PMPI_WEAK(Cartdim_get)
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Cartdim_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -161,6 +162,7 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 LOCUS_PMPI_WEAK(Cart_get)
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Cart_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -180,6 +182,7 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
 LOCUS_PMPI_WEAK(Cart_coords)
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Cart_coords");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -197,6 +200,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 LOCUS_PMPI_WEAK(Cart_rank)
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Cart_rank");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -233,6 +237,7 @@ static int cart_shifted(const locus_ptopo_t *t, int *x, int dir, long pos)
 LOCUS_PMPI_WEAK(Cart_shift)
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Cart_shift");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -257,6 +262,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
 LOCUS_PMPI_WEAK(Cart_sub)
 int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Cart_sub";
     LOCUS_CHECK_INIT(fn);
     locus_comm_t *c = locus_comm_of(comm), *n = NULL;

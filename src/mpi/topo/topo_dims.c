@@ -357,6 +357,7 @@ static void dims_balance(uint32_t n, int k, int *out, dims_div_t *ws)
 LOCUS_PMPI_WEAK(Dims_create)
 int PMPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Dims_create";
     LOCUS_CHECK_INIT(fn);
     if (ndims < 0)

@@ -196,6 +196,7 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
                                     const int destinations[], const int *destweights,
                                     MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Dist_graph_create_adjacent";
     LOCUS_CHECK_INIT(fn);
     (void)info;
@@ -315,6 +316,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
                            const int destinations[], const int *weights, MPI_Info info,
                            int reorder, MPI_Comm *comm_dist_graph)
 {
+    LOCUS_ENTRY_CS();
     const char *fn = "MPI_Dist_graph_create";
     LOCUS_CHECK_INIT(fn);
     (void)info;
@@ -366,6 +368,7 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
 LOCUS_PMPI_WEAK(Dist_graph_neighbors_count)
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Dist_graph_neighbors_count");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -384,6 +387,7 @@ LOCUS_PMPI_WEAK(Dist_graph_neighbors)
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int *sourceweights,
                               int maxoutdegree, int destinations[], int *destweights)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Dist_graph_neighbors");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;

@@ -102,6 +102,7 @@ int locus_graph_map_impl(locus_comm_t *c, int nnodes, const int indx[], const in
 LOCUS_PMPI_WEAK(Graphdims_get)
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Graphdims_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -118,6 +119,7 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 LOCUS_PMPI_WEAK(Graph_get)
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int indx[], int edges[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Graph_get");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -151,6 +153,7 @@ static int graph_nbrs(locus_comm_t *c, int rank, locus_ptopo_t **t, int *lo, int
 LOCUS_PMPI_WEAK(Graph_neighbors_count)
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Graph_neighbors_count");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
@@ -166,6 +169,7 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 LOCUS_PMPI_WEAK(Graph_neighbors)
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    LOCUS_ENTRY_CS();
     LOCUS_CHECK_INIT("MPI_Graph_neighbors");
     locus_comm_t *c = locus_comm_of(comm);
     locus_ptopo_t *t = NULL;
