@@ -65,43 +65,47 @@ static int split_end(MPI_File fh, MPI_Status *st, const char *fn)
     return io_err(f, f->split_err, fn, NULL);
 }
 
-/* Blocking with a status: NAME(fh, [offset,] buf, count, datatype, status). */
-#define RW_AT(Name, W, KIND, COLL, Q)                                                     \
+/* NAME(fh, [offset,] buf, count, datatype, last) and its _c twin: last is
+ * the status of a blocking access (ST = last, RQ = NULL) or the request of
+ * a nonblocking one (ST = NULL, RQ = last). */
+#define ACCESS_AT(Name, W, KIND, COLL, Q, LAST, ST, RQ, FORM)                             \
     LOCUS_PMPI_WEAK(Name)                                                                 \
     int PMPI_##Name(MPI_File fh, MPI_Offset offset, Q void *buf, int count, MPI_Datatype dt, \
-                    MPI_Status *st)                                                       \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name); }  \
+                    LAST last)                                                            \
+    {                                                                                     \
+        LOCUS_ENTRY_CS();                                                                 \
+        return rw(fh, W, KIND, COLL, offset, buf, count, dt, ST, RQ, FORM, "MPI_" #Name);  \
+    }                                                                                     \
     LOCUS_PMPI_WEAK(Name##_c)                                                             \
     int PMPI_##Name##_c(MPI_File fh, MPI_Offset offset, Q void *buf, MPI_Count count,     \
-                        MPI_Datatype dt, MPI_Status *st)                                  \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name "_c"); }
-#define RW_PT(Name, W, KIND, COLL, Q)                                                     \
+                        MPI_Datatype dt, LAST last)                                       \
+    {                                                                                     \
+        LOCUS_ENTRY_CS();                                                                 \
+        return rw(fh, W, KIND, COLL, offset, buf, count, dt, ST, RQ, FORM,                \
+                  "MPI_" #Name "_c");                                                     \
+    }
+#define ACCESS_PT(Name, W, KIND, COLL, Q, LAST, ST, RQ, FORM)                             \
     LOCUS_PMPI_WEAK(Name)                                                                 \
-    int PMPI_##Name(MPI_File fh, Q void *buf, int count, MPI_Datatype dt, MPI_Status *st) \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name); }       \
+    int PMPI_##Name(MPI_File fh, Q void *buf, int count, MPI_Datatype dt, LAST last)      \
+    {                                                                                     \
+        LOCUS_ENTRY_CS();                                                                 \
+        return rw(fh, W, KIND, COLL, 0, buf, count, dt, ST, RQ, FORM, "MPI_" #Name);       \
+    }                                                                                     \
     LOCUS_PMPI_WEAK(Name##_c)                                                             \
     int PMPI_##Name##_c(MPI_File fh, Q void *buf, MPI_Count count, MPI_Datatype dt,       \
-                        MPI_Status *st)                                                   \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, st, NULL, FORM_BLOCKING, "MPI_" #Name "_c"); }
-
-/* Nonblocking: NAME(fh, [offset,] buf, count, datatype, request). */
-#define I_AT(Name, W, KIND, COLL, Q)                                                      \
-    LOCUS_PMPI_WEAK(Name)                                                                 \
-    int PMPI_##Name(MPI_File fh, MPI_Offset offset, Q void *buf, int count, MPI_Datatype dt, \
-                    MPI_Request *rq)                                                      \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name); }  \
-    LOCUS_PMPI_WEAK(Name##_c)                                                             \
-    int PMPI_##Name##_c(MPI_File fh, MPI_Offset offset, Q void *buf, MPI_Count count,     \
-                        MPI_Datatype dt, MPI_Request *rq)                                 \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, offset, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name "_c"); }
-#define I_PT(Name, W, KIND, COLL, Q)                                                      \
-    LOCUS_PMPI_WEAK(Name)                                                                 \
-    int PMPI_##Name(MPI_File fh, Q void *buf, int count, MPI_Datatype dt, MPI_Request *rq) \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name); }       \
-    LOCUS_PMPI_WEAK(Name##_c)                                                             \
-    int PMPI_##Name##_c(MPI_File fh, Q void *buf, MPI_Count count, MPI_Datatype dt,       \
-                        MPI_Request *rq)                                                  \
-    { LOCUS_ENTRY_CS(); return rw(fh, W, KIND, COLL, 0, buf, count, dt, NULL, rq, FORM_NB, "MPI_" #Name "_c"); }
+                        LAST last)                                                        \
+    {                                                                                     \
+        LOCUS_ENTRY_CS();                                                                 \
+        return rw(fh, W, KIND, COLL, 0, buf, count, dt, ST, RQ, FORM, "MPI_" #Name "_c");  \
+    }
+#define RW_AT(Name, W, KIND, COLL, Q) \
+    ACCESS_AT(Name, W, KIND, COLL, Q, MPI_Status *, last, NULL, FORM_BLOCKING)
+#define RW_PT(Name, W, KIND, COLL, Q) \
+    ACCESS_PT(Name, W, KIND, COLL, Q, MPI_Status *, last, NULL, FORM_BLOCKING)
+#define I_AT(Name, W, KIND, COLL, Q) \
+    ACCESS_AT(Name, W, KIND, COLL, Q, MPI_Request *, NULL, last, FORM_NB)
+#define I_PT(Name, W, KIND, COLL, Q) \
+    ACCESS_PT(Name, W, KIND, COLL, Q, MPI_Request *, NULL, last, FORM_NB)
 
 /* Split collectives: NAME_begin(fh, [offset,] buf, count, datatype) and
  * NAME_end(fh, buf, status). */
