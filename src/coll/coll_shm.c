@@ -277,7 +277,7 @@ int coll_shm_usable(const locus_coll_sched_t *s, locus_coll_comm_t *c, coll_stat
 {
     if (!s->blocking || !(alg == ALG_SHM || (alg == ALG_AUTO && st->shm)))
         return 0;
-    if (!coll_is_node_local(c) || c->size < 2)
+    if (!coll_is_node_local(c) || c->size < 2 || c->no_shm)
         return 0;
     /* Made at the first operation that may take the path, whatever its
      * size: the slots' size is agreed there, so every member judges the

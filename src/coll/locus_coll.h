@@ -100,6 +100,11 @@ struct locus_coll_comm {
     uint32_t id;              /* unique among the job's live communicators on
                                  this node (names its shared segment) */
     int yield;                /* the node is oversubscribed: waiters yield */
+    int no_shm;               /* never a shared segment: the MPI layer's own
+                                 communicators with a few small collectives
+                                 (a file's), for which making one (two
+                                 fallocated pages' worth per rank and more)
+                                 costs more than it saves */
     unsigned seq;             /* collectives built on it so far (their tags) */
     uint64_t started[LOCUS_COLL_NKINDS]; /* collectives started on it per kind,
                                  blocking and nonblocking, the library's own

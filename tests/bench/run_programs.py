@@ -9,7 +9,9 @@ the expected ones, the JSON forms load, bad input exits with status 2.
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -134,13 +136,43 @@ def checks(c):
                 expect(r["tests"][t][ph]["n"] > 0 and r["tests"][t][ph]["avg"] > 0,
                        "%s %s: %s" % (t, ph, r["tests"][t][ph]))
 
+    def io_bench():
+        # Uneven blocks (3 ranks: a 1 x 3 grid, pieces under a page: two-phase)
+        # and 2 ranks with pieces of 4 KiB and more (reads in place), both
+        # directions, a hint; the program checks every value, and its file
+        # is gone after.
+        d = tempfile.mkdtemp(prefix="locus-io-bench-")
+        try:
+            for np, sizes, want in ((3, "4k:64k", [4096, 16384, 65536]),
+                                    (2, "1M:4M", [1 << 20, 4 << 20])):
+                for t in ("write", "read"):
+                    p = parsers.parse_osu(c.ok_run("io_bench", np, [
+                        "-d", d, "-t", t, "-m", sizes, "-i", "2", "-H", "cb_nodes=1"]))
+                    expect(p["benchmark"] == "io_bench", "title names io_bench")
+                    expect([r["bytes"] for r in p["rows"]] == want, "sizes")
+                    expect(all(r["bandwidth_mb_s"] > 0 for r in p["rows"]), "positive MB/s")
+            expect(os.listdir(d) == [], "io_bench left %s" % os.listdir(d))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def mt_rate():
+        p = parsers.parse_osu(c.ok_run("mt_rate", 2, ["-t", "1,2", "-i", "5", "-x", "1"]))
+        expect(p["benchmark"] == "mt_rate" and p["pairs"] == 1 and p["window"] == 64,
+               "title, pairs and window: %s" % p)
+        expect([r["bytes"] for r in p["rows"]] == [1, 2], "thread counts")
+        expect(all(r["messages_per_s"] > 0 for r in p["rows"]), "positive rates")
+
     def bad_input():
         for prog, np, args, msg in (("pingpong", 2, ["--end", "5"], "pingpong: --end"),
                                     ("imb", 2, ["NoSuchBench"], "unknown benchmark"),
                                     ("osu_bw", 2, ["-m", "x"], "bad -m"),
                                     ("stream", 1, ["-n", "12"], "bad array size"),
                                     ("congestion", 2, ["--window", "0"], "usage: congestion"),
-                                    ("congestion", 1, [], "the victim tests need 2")):
+                                    ("congestion", 1, [], "the victim tests need 2"),
+                                    ("io_bench", 2, ["-t", "append"], "bad -t"),
+                                    ("io_bench", 2, ["-d", "/no/such/dir"], "cannot write"),
+                                    ("mt_rate", 2, ["-t", "0"], "bad -t"),
+                                    ("mt_rate", 3, [], "even number of ranks")):
             cmd, rc, out, err = c.run(prog, np, args)
             expect(rc == 2, "%s exit status %s, want 2" % (" ".join(cmd), rc))
             expect(msg in err, "%s: stderr lacks %r: %s" % (prog, msg, err[-300:]))
@@ -159,6 +191,8 @@ def checks(c):
     c.check("osu_latency --json", osu_json)
     c.check("stream: validates, OpenMP threads, placement", stream)
     c.check("congestion --quick on one node", congestion_one_node)
+    c.check("io_bench: write and read, 2 and 3 ranks, checked, nothing left", io_bench)
+    c.check("mt_rate: 1 and 2 threads per rank", mt_rate)
     c.check("bad input: exit 2 with the program's message", bad_input)
 
 

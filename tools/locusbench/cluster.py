@@ -203,7 +203,8 @@ class Launch:
 
     def command(self, job, case, quick):
         argv, env = self.nodes.command(job.mpi, case.np, case.rails, job.exe, case.argv(quick),
-                                       extra=list(job.spec.get("args", [])) + job.extra_args)
+                                       extra=list(job.spec.get("args", [])) + job.extra_args,
+                                       ppn=case.ppn)
         return argv, env
 
     def before(self):

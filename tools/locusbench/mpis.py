@@ -20,6 +20,8 @@ PROGRAMS = {
     "stream": (["stream.c", "bench_util.c"], True),
     "startup": (["startup.c"], False),
     "congestion": (["congestion.c"], False),
+    "io_bench": (["io_bench.c", "osu_common.c", "bench_util.c"], False),
+    "mt_rate": (["mt_rate.c", "osu_common.c", "bench_util.c"], False),
 }
 
 # Peer variants. "tuned" is what the MPI's own documentation suggests for
@@ -187,7 +189,7 @@ def build(mpi, srcdir, outdir, programs, log, jobs=None):
             prog = pending.pop(0)
             srcs, omp = PROGRAMS[prog]
             exe = os.path.join(outdir, prog)
-            cmd = [mpi.mpicc, "-O2", "-std=gnu11"] + (["-fopenmp"] if omp else [])
+            cmd = [mpi.mpicc, "-O2", "-std=gnu11", "-pthread"] + (["-fopenmp"] if omp else [])
             cmd += [os.path.join(srcdir, s) for s in srcs] + ["-o", exe, "-lm"]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True)

@@ -16,6 +16,8 @@ _OSU_TITLES = {
     "osu mpi bandwidth test": "osu_bw",
     "osu mpi bi-directional bandwidth test": "osu_bibw",
     "osu mpi multiple bandwidth / message rate test": "osu_mbw_mr",
+    "locus mpi-io collective bandwidth test": "io_bench",
+    "locus multi-threaded message rate test": "mt_rate",
 }
 
 _OSU_KEYS = {
@@ -56,8 +58,9 @@ def parse_osu(text):
             m = re.search(r"window size:\s*(\d+)", body)
             if m:
                 window = int(m.group(1))
-            if low.startswith("size"):
-                titles = re.split(r"\s{2,}", body[len("size"):].strip())
+            first = next((w for w in ("size", "threads") if low.startswith(w)), None)
+            if first:  # mt_rate's rows are thread counts, kept under "bytes"
+                titles = re.split(r"\s{2,}", body[len(first):].strip())
                 columns = [_OSU_KEYS.get(t.lower(), t) for t in titles if t]
             continue
         if columns is None:

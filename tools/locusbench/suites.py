@@ -8,7 +8,7 @@ class Case:
 
     def __init__(self, cid, program, np, args, quick_args, fmt, extract, metric, better,
                  title, xlabel="message size (bytes)", categorical=False, env=None,
-                 loglog=True, rails=None):
+                 loglog=True, rails=None, ppn=1):
         self.id = cid
         self.program = program
         self.np = np
@@ -24,6 +24,7 @@ class Case:
         self.env = dict(env or {})    # set for every run of this case
         self.loglog = loglog
         self.rails = rails            # multi-node cases: network rails per rank
+        self.ppn = ppn                # multi-node cases: ranks per node
 
     def argv(self, quick):
         return list(self.quick_args if quick else self.args)
@@ -52,6 +53,8 @@ class Case:
              "categorical": self.categorical, "loglog": self.loglog}
         if self.rails:
             d["rails"] = self.rails
+        if self.ppn > 1:
+            d["ppn"] = self.ppn
         return d
 
 
@@ -138,6 +141,36 @@ def pingpong():
                  "Least-squares ping-pong (1000..10000 bytes)", loglog=False)]
 
 
+def threads():
+    """MPI_THREAD_MULTIPLE: 8-byte message rate with 1, 2 and 4 threads per
+    rank, one pair of ranks, each thread on its own communicator (mt_rate)."""
+    return [Case("mt_rate", "mt_rate", 2, ["-t", "1,2,4"], ["-t", "1,2", "-i", "5", "-x", "1"],
+                 "osu", _osu("messages_per_s"), "messages/s", "higher",
+                 "Message rate, 8 B, window 64, T threads per rank, 1 pair (mt_rate)",
+                 xlabel="threads per rank", loglog=False)]
+
+
+def _io_case(cid, np, d, t, sizes, quick_sizes, title, hints=(), **kw):
+    h = [w for k in hints for w in ("-H", k)]
+    return Case(cid, "io_bench", np, ["-d", d, "-t", t, "-m", sizes] + h,
+                ["-d", d, "-t", t, "-m", quick_sizes, "-i", "2"] + h, "osu",
+                _osu("bandwidth_mb_s"), "bandwidth (MB/s)", "higher", title,
+                xlabel="array size (bytes)", **kw)
+
+
+def io():
+    """Collective write and read of a 2-D block-distributed array of
+    doubles (io_bench), 2 ranks (a 1 x 2 grid: every rank's part of the
+    file is one piece per row), 1 MiB to 1 GiB, on /tmp (the disk's page
+    cache) and on /dev/shm (tmpfs), each MPI's MPI-IO with its defaults."""
+    cases = []
+    for d, where in (("/tmp", "tmp"), ("/dev/shm", "shm")):
+        for t in ("write", "read"):
+            cases.append(_io_case("io_%s_%s" % (t, where), 2, d, t, "1M:1G", "64k:1M",
+                                  "MPI-IO collective %s, 2-D blocks, 2 ranks, %s" % (t, d)))
+    return cases
+
+
 def stream():
     # One rank, one thread: every launcher binds it to one core the same way,
     # so the MPIs see the same memory. Local against remote NUMA memory is a
@@ -188,7 +221,19 @@ def cluster(nodes=4, rails=2):
             ["-npmin", str(nodes), "-msglog", "10", "-iter", "5", "-time", "0.2", bench], "imb",
             _imb(bench, nodes, "t_avg_us"), "t_avg (us)", "lower",
             "IMB %s, %s" % (bench, where), rails=rails))
-    return {"p2p": p2p_cases, "mr": mr_cases, "coll": coll_cases}
+    # MPI-IO across nodes: 2 ranks on each of 2 nodes (a 2 x 2 grid, each
+    # node's ranks holding half the rows), the file on the nodes' shared
+    # /tmp; with each MPI's default aggregators, then with one for the job
+    # (cb_nodes=1), whose file domain draws half the data over the network.
+    io_cases = []
+    for hints, tag, what in (((), "", "default aggregators"),
+                             (("cb_nodes=1",), "_1agg", "one aggregator (cb_nodes=1)")):
+        for t in ("write", "read"):
+            io_cases.append(_io_case(
+                "io_%s%s_2x2" % (t, tag), 4, "/tmp", t, "1M:64M", "64k:1M",
+                "MPI-IO collective %s, 2 nodes x 2 ranks, %s, %s" % (t, what, nr(rails)),
+                hints, rails=rails, ppn=2))
+    return {"p2p": p2p_cases, "mr": mr_cases, "coll": coll_cases, "io": io_cases}
 
 
 def cluster_cases_for(names, nodes, rails):
@@ -212,6 +257,8 @@ SUITES = {
     "imb": imb_p2p,
     "pingpong": pingpong,
     "stream": stream,
+    "io": io,
+    "threads": threads,
 }
 
 

@@ -206,8 +206,10 @@ int locus_comm_setup(locus_comm_t *c, int size, int rank, const int *world_of, u
         locus_comm_unalloc(c);
         return err;
     }
-    if (parent)
+    if (parent) {
         locus_errh_set(c, parent->errh);
+        c->coll.no_shm = parent->coll.no_shm; /* the library's own stay light */
+    }
     return MPI_SUCCESS;
 }
 

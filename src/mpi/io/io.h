@@ -173,6 +173,8 @@ int io_unpack(const locus_file_t *f, void *buf, size_t count, locus_dtype_t *dt,
               int owned, uint64_t got, size_t *mem_bytes);
 /* Frees the user representations at MPI_Finalize. */
 void io_datarep_finalize(void);
+/* Frees the buffers two-phase I/O keeps between calls, at MPI_Finalize. */
+void io_coll_finalize(void);
 
 /* ---- moving the pieces (file_rw.c) --------------------------------------------------- */
 /* Reads / writes the pieces from / to the stream, by this process alone:
