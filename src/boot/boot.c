@@ -2,6 +2,7 @@
 #include "locus_boot.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,14 +208,39 @@ const char *locus_boot_addr_name(int strategy)
 static int addr_strategy(locus_boot_t *b, char *err, size_t errlen)
 {
     const char *s = locus_tunable_str("LOCUS_ADDR_EXCHANGE");
+    b->addr_auto = strcmp(s, "auto") == 0;
+    if (b->addr_auto) {
+        long from = 0;
+        if (locus_tunable_long("LOCUS_ADDR_FABRIC_NODES", &from, err, errlen) != 0)
+            return -1;
+        if (from < 1 || from > INT_MAX) {
+            snprintf(err, errlen, "LOCUS_ADDR_FABRIC_NODES=%ld: expected a node count of 1 or more",
+                     from);
+            return -1;
+        }
+        b->addr_fabric_nodes = (int)from;
+        b->addr_strategy = LOCUS_ADDR_ROOTS; /* settled once the node count is known */
+        return 0;
+    }
     for (int i = 0; i < LOCUS_ADDR_NSTRATEGIES; i++)
         if (strcmp(s, addr_names[i]) == 0) {
             b->addr_strategy = i;
             return 0;
         }
-    snprintf(err, errlen, "LOCUS_ADDR_EXCHANGE=%.40s: expected simple, shm, roots, lazy or "
-             "fabric", s);
+    snprintf(err, errlen, "LOCUS_ADDR_EXCHANGE=%.40s: expected auto, simple, shm, roots, lazy "
+             "or fabric", s);
     return -1;
+}
+
+/* auto: by the job's node count, which every rank knows alike. The start-up
+ * model and the measurements (docs/startup.md) cross at a few nodes: below
+ * LOCUS_ADDR_FABRIC_NODES `roots` (no listener beyond the process manager),
+ * from there `fabric`, whose root-to-root allgather keeps the launcher's
+ * fence from carrying every node's blob to every node. */
+static void addr_strategy_settle(locus_boot_t *b)
+{
+    if (b->addr_auto && b->nnodes >= b->addr_fabric_nodes)
+        b->addr_strategy = LOCUS_ADDR_FABRIC;
 }
 
 /* ---- init ---------------------------------------------------------------- */
@@ -296,6 +322,7 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
         }
         b->nnodes = n;
     }
+    addr_strategy_settle(b);
     int me = b->node_of[b->rank];
     for (int r = 0; r < b->size; r++)
         b->local_size += b->node_of[r] == me;

@@ -68,6 +68,8 @@ typedef struct {
                                  LOCUS_NODE_ID, else host names), 0: singleton */
     int vallen_max;           /* the process manager's longest PMI value */
     int addr_strategy;        /* LOCUS_ADDR_* */
+    int addr_auto;            /* LOCUS_ADDR_EXCHANGE=auto chose it by node count */
+    int addr_fabric_nodes;    /* auto: fabric from this many nodes on */
     locus_auth_key_t key;     /* the job's secret (not for a singleton), also left in
                                  LOCUS_JOB_KEY for the transports' listeners */
     locus_auth_key_source_t key_from;

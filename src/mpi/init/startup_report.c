@@ -41,9 +41,12 @@ static const char *row_name(int r)
 static void print_table(const locus_boot_t *b, const double *sum, const double *max,
                         const double *min)
 {
+    char why[64] = "";
+    if (b->addr_auto)
+        snprintf(why, sizeof why, " by auto: fabric from %d nodes", b->addr_fabric_nodes);
     fprintf(stderr, "locus: start-up of %d ranks on %d node%s (process manager: %s, "
-            "LOCUS_ADDR_EXCHANGE=%s)\n", b->size, b->nnodes, b->nnodes == 1 ? "" : "s",
-            locus_boot_pm_name(b), locus_boot_addr_name(b->addr_strategy));
+            "LOCUS_ADDR_EXCHANGE=%s%s)\n", b->size, b->nnodes, b->nnodes == 1 ? "" : "s",
+            locus_boot_pm_name(b), locus_boot_addr_name(b->addr_strategy), why);
     fprintf(stderr, "  %-8s %10s %10s %10s %8s %9s %8s %7s %11s %11s %11s\n", "phase",
             "ms max", "ms min", "ms sum", "puts", "gets", "gets max", "fences", "bytes put",
             "bytes got", "tables");
@@ -66,10 +69,10 @@ static void print_json(const locus_boot_t *b, const double *sum, const double *m
     char line[8192];
     size_t k = (size_t)snprintf(line, sizeof line,
                                 "locus-startup: {\"ranks\": %d, \"nodes\": %d, "
-                                "\"pm\": \"%s\", \"strategy\": \"%s\", "
+                                "\"pm\": \"%s\", \"strategy\": \"%s\", \"strategy_auto\": %s, "
                                 "\"launch_to_init_s\": %.6f, \"phases\": {", b->size, b->nnodes,
                                 locus_boot_pm_name(b), locus_boot_addr_name(b->addr_strategy),
-                                max[VALS - 1]);
+                                b->addr_auto ? "true" : "false", max[VALS - 1]);
     for (int r = 0; r < ROWS && k < sizeof line; r++) {
         k += (size_t)snprintf(line + k, sizeof line - k, "%s\"%s\": {", r ? ", " : "",
                               row_name(r));
