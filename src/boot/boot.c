@@ -197,6 +197,9 @@ const char *locus_boot_phase_name(int phase)
     return phase >= 0 && phase < LOCUS_BOOT_NPHASES ? names[phase] : "?";
 }
 
+_Static_assert(sizeof LOCUS_TP_NODE_KEY == sizeof PMI_WIRE_NODE_KEY,
+               "the transports' and the PMI wire's node-scoped key prefix differ");
+
 static const char *const addr_names[LOCUS_ADDR_NSTRATEGIES] = {
     "simple", "shm", "roots", "lazy", "fabric" };
 

@@ -32,9 +32,18 @@ enum {
     LOCUS_BOOT_NPHASES
 };
 
+/* Keys that begin with this are node-scoped: only ranks of the node that
+ * put them read them (a shared segment's name). The process manager keeps
+ * them on that node: locusrun's proxy by this name (PMI-1), PMI-2's
+ * info-putnodeattr/info-getnodeattr (Hydra, Slurm), PMIx's PMIX_LOCAL
+ * scope. A PMI-1 server that does not know the name (Hydra) treats them
+ * as any key, which is correct, only not scoped. */
+#define LOCUS_BOOT_NODE_KEY LOCUS_TP_NODE_KEY
+
 typedef struct {
     double seconds;
     long puts, gets, fences;
+    long node_puts, node_gets; /* of puts and gets, the node-scoped ones */
     long put_bytes, get_bytes; /* keys and values sent, values received */
     long table_bytes;          /* address tables this rank holds (a node-shared one
                                   is charged to its creator) */
@@ -106,6 +115,8 @@ locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b);
  * ASCII without blanks or ';' (boot_kvs_put escapes the rest). Return 0
  * or -1. Singletons keep puts in no store: get fails. */
 int locus_boot_put(locus_boot_t *b, const char *key, const char *val);
+/* 1 when key is node-scoped (LOCUS_BOOT_NODE_KEY). */
+int locus_boot_node_key(const char *key);
 int locus_boot_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen);
 int locus_boot_fence(locus_boot_t *b);
 

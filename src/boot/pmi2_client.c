@@ -1,8 +1,9 @@
 /*
  * The PMI-2 backend (pmi.md A1b): a PMI-1 "init" asking for version 2,
  * then length-framed commands on PMI_FD. Slurm's pmi2 plugin and Hydra
- * serve it. Node-local attributes (info-putnodeattr) are not used yet:
- * the address exchange needs only the job-wide kvs.
+ * serve it. Node-scoped keys (LOCUS_BOOT_NODE_KEY) are node attributes:
+ * info-putnodeattr, and info-getnodeattr with wait=TRUE, which blocks
+ * until a process of the node put the key.
  */
 #include "locus_boot.h"
 
@@ -72,8 +73,11 @@ static int pmi2_put(locus_boot_t *b, const char *key, const char *val)
 {
     char line[PMI2_FRAME_MAX], err[256];
     pmi_msg_t m;
-    int len = pmi2_msg_format(line, sizeof line, "kvs-put", "key", key, "value", val, NULL);
-    return boot_call(b, line, len, "kvs-put-response", &m, err, sizeof err);
+    int node = locus_boot_node_key(key);
+    int len = pmi2_msg_format(line, sizeof line, node ? "info-putnodeattr" : "kvs-put", "key",
+                              key, "value", val, NULL);
+    return boot_call(b, line, len, node ? "info-putnodeattr-response" : "kvs-put-response", &m,
+                     err, sizeof err);
 }
 
 static int pmi2_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen)
@@ -81,8 +85,12 @@ static int pmi2_get(locus_boot_t *b, int owner, const char *key, char *val, size
     (void)owner; /* one kvs for the job */
     char line[PMI2_FRAME_MAX], err[256];
     pmi_msg_t m;
-    int len = pmi2_msg_format(line, sizeof line, "kvs-get", "key", key, NULL);
-    if (boot_call(b, line, len, "kvs-get-response", &m, err, sizeof err))
+    int node = locus_boot_node_key(key);
+    int len = node ? pmi2_msg_format(line, sizeof line, "info-getnodeattr", "key", key, "wait",
+                                     "TRUE", NULL)
+                   : pmi2_msg_format(line, sizeof line, "kvs-get", "key", key, NULL);
+    if (boot_call(b, line, len, node ? "info-getnodeattr-response" : "kvs-get-response", &m, err,
+                  sizeof err))
         return -1;
     return boot_wire_value(&m, val, vallen);
 }

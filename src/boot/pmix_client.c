@@ -94,7 +94,9 @@ static int pmix_put(locus_boot_t *b, const char *key, const char *val)
     PMIX_VALUE_CONSTRUCT(&v);
     v.type = PMIX_STRING;
     v.data.string = (char *)val; /* PMIx_Put copies it */
-    return PMIx_Put(PMIX_GLOBAL, key, &v) == PMIX_SUCCESS ? 0 : -1;
+    /* node-scoped keys stay with the node's PMIx server */
+    pmix_scope_t scope = locus_boot_node_key(key) ? PMIX_LOCAL : PMIX_GLOBAL;
+    return PMIx_Put(scope, key, &v) == PMIX_SUCCESS ? 0 : -1;
 }
 
 /* A string value of `rank`'s into val: 0, or -1 when absent, not a

@@ -422,6 +422,18 @@ static int fe_start(fe_t *fe)
     return 0;
 }
 
+/* LOCUS_STARTUP_REPORT: what the proxies sent the front end at fences. */
+static void fences_report(const fe_t *fe)
+{
+    const char *r = locus_tunable_str("LOCUS_STARTUP_REPORT");
+    if (strcmp(r, "1") != 0 && strcmp(r, "yes") != 0 && strcmp(r, "json") != 0)
+        return;
+    fprintf(stderr, "locusrun: front end took %ld key-value pairs (%zu bytes) from %d nodes at "
+            "fences, %ld node-scoped\n", fe->fences.pairs_in, fe->fences.pair_bytes_in,
+            fe->layout.nnodes, fe->fences.node_pairs_in);
+    fflush(stderr);
+}
+
 int launch_frontend_run(launch_opts_t *o)
 {
     fe_t fe_s, *fe = &fe_s;
@@ -455,6 +467,7 @@ int launch_frontend_run(launch_opts_t *o)
     if (rc == 0) {
         fe_loop(fe);
         rc = fe->status;
+        fences_report(fe);
     }
     /* The proxies remove them; this catches a local proxy that died first. */
     launch_shm_cleanup(fe->jobid);

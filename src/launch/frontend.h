@@ -58,6 +58,10 @@ typedef struct {
     fe_pair_t *pairs;
     size_t npairs, cap;
     size_t bytes, bytes_max;   /* pending KVS bytes and the bound on them */
+    /* what the proxies sent, for LOCUS_STARTUP_REPORT: pairs, their bytes,
+     * and node-scoped ones (PMI_WIRE_NODE_KEY), which should be none */
+    long pairs_in, node_pairs_in;
+    size_t pair_bytes_in;
 } fe_fences_t;
 
 typedef struct {

@@ -58,9 +58,9 @@ static int kvs_grow(kvs_t *k)
     return 0;
 }
 
-int kvs_put(kvs_t *k, const char *key, const char *val, int owner)
+int kvs_put(kvs_t *k, const char *key, const char *val, int owner, int relay)
 {
-    int local = owner >= 0;
+    int local = owner >= 0 && relay;
     if ((k->count + 1) * 2 > k->cap && kvs_grow(k) < 0)
         return -1;
     kvs_slot_t *s = kvs_slot(k, key);

@@ -314,9 +314,10 @@ static void served_report(const proxy_t *px, const char *host)
         return;
     fprintf(stderr, "locusrun: proxy on %s served %d ranks: %ld PMI puts, %ld gets (%ld not "
             "found), %ld barrier entries (%ld fences relayed to the front end), %ld bytes in, "
-            "%ld bytes out\n", host, px->nlocal, px->served.puts, px->served.gets,
-            px->served.gets_missed, px->served.barriers, px->served.fences_relayed,
-            px->served.bytes_in, px->served.bytes_out);
+            "%ld bytes out, %ld node-scoped keys kept on the node\n", host, px->nlocal,
+            px->served.puts, px->served.gets, px->served.gets_missed, px->served.barriers,
+            px->served.fences_relayed, px->served.bytes_in, px->served.bytes_out,
+            px->served.node_puts);
     fflush(stderr);
 }
 

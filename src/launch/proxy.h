@@ -27,7 +27,9 @@ void kvs_init(kvs_t *k);
 void kvs_free(kvs_t *k);
 /* Stores a copy (replacing an older value). owner >= 0 (a local rank's
  * index) marks it for relaying at the next fence; -1: from another node. */
-int kvs_put(kvs_t *k, const char *key, const char *val, int owner);
+/* relay: 0 keeps a local rank's key on this node (node-scoped, never sent
+ * to the front end at a fence). */
+int kvs_put(kvs_t *k, const char *key, const char *val, int owner, int relay);
 /* The value, or NULL. */
 const char *kvs_get(const kvs_t *k, const char *key);
 /* The slot holding key, or NULL. */
@@ -122,6 +124,7 @@ typedef struct {
     struct proxy_pmix *pmix;
     struct {                   /* PMI requests served, for LOCUS_STARTUP_REPORT */
         long puts, gets, gets_missed, barriers, fences_relayed, bytes_in, bytes_out;
+        long node_puts;        /* node-scoped (PMI_WIRE_NODE_KEY): kept here */
     } served;
 } proxy_t;
 

@@ -135,7 +135,9 @@ static int kvs_store(proxy_t *px, const char *key, const char *val, int owner)
         if (keys > px->kvs_keys_max || bytes > px->kvs_bytes_max)
             return 1;
     }
-    if (kvs_put(&px->kvs, key, val, owner) < 0)
+    /* node-scoped keys (LOCUS_TP_NODE_KEY) are read on this node only */
+    int node = strncmp(key, PMI_WIRE_NODE_KEY, sizeof PMI_WIRE_NODE_KEY - 1) == 0;
+    if (kvs_put(&px->kvs, key, val, owner, !node) < 0)
         return -1;
     if (old_owner >= 0) {
         px->ranks[old_owner].kvs_keys--;
@@ -166,6 +168,7 @@ static void do_put(proxy_t *px, prank_t *p, const pmi_msg_t *m)
         REPLY(px, p, "put_result", "rc", "1", "msg", "reserved_key");
     } else {
         px->served.puts++;
+        px->served.node_puts += !strncmp(key, PMI_WIRE_NODE_KEY, sizeof PMI_WIRE_NODE_KEY - 1);
         px->served.bytes_in += (long)(strlen(key) + strlen(val));
         int rc = kvs_store(px, key, val, (int)(p - px->ranks));
         if (rc == 0) {

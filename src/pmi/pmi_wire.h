@@ -24,6 +24,12 @@
 #define PMI_WIRE_LINE_MAX     (PMI_WIRE_VALLEN_MAX + PMI_WIRE_KVSNAME_MAX + 256)
 #define PMI_WIRE_TOKENS_MAX   16
 
+/* PMI-1 keys that begin with this are node-scoped: locusrun's proxy keeps
+ * them for its node's ranks and never relays them at a fence (Locus's
+ * convention; Hydra treats them as any key). The transports' name for it
+ * is LOCUS_TP_NODE_KEY, the same string. */
+#define PMI_WIRE_NODE_KEY "locus.node."
+
 enum {
     PMI_WIRE_OK = 0,
     PMI_WIRE_EMALFORMED = -1, /* not "cmd=..." or a bad token */

@@ -63,6 +63,12 @@ typedef struct {
     void (*send_done)(void *core, void *send_ctx);
 } locus_tp_upcalls_t;
 
+/* A key that begins with this is node-scoped: put() keeps it on the
+ * putter's node, and only ranks of that node may get() it (a shared
+ * segment's name); the process manager never sends it to other nodes
+ * (the PMI wire's PMI_WIRE_NODE_KEY, the same string). */
+#define LOCUS_TP_NODE_KEY "locus.node."
+
 /* Key-value exchange through the process manager (PMI), given by boot. */
 typedef struct {
     void *ctx;

@@ -1050,7 +1050,9 @@ def case_hosts_nodes():
     """Node identity reaches the MPI library: its boot layer maps ranks to
     the launcher's nodes, and the shared-memory transport built from that
     map reaches exactly the ranks of the same node, even when two "nodes"
-    share a kernel and a host name."""
+    share a kernel and a host name. The shared segments' names are
+    node-scoped keys: each proxy keeps its ranks' (the start-up report
+    counts them), and none reaches the front end."""
     if not BOOT_NODES:
         print("SKIPPED: boot_nodes not built")
         sys.exit(77)
@@ -1058,8 +1060,19 @@ def case_hosts_nodes():
                         (["--map-by", "node", "--host", "h0:2,h1:2,h2:1"], [0, 1, 2, 0, 1]),
                         (["-n", "3"], [0, 0, 0])):
         extra = EXEC if "--host" in args else []
-        rc, out, err = run(extra + ["--oversubscribe"] + args + [BOOT_NODES], timeout=60)
+        rc, out, err = run(extra + ["--oversubscribe", "--startup-report"] + args +
+                           [BOOT_NODES], timeout=60)
         check(rc == 0, "%s: exit %d: %s %s" % (args, rc, out, err))
+        kept = [int(n) for n in re.findall(r"^locusrun: proxy on \S+ served \d+ ranks: .*, (\d+) "
+                                            r"node-scoped keys kept on the node$", err, re.M)]
+        fe = re.findall(r"^locusrun: front end took (\d+) key-value pairs .* (\d+) node-scoped$",
+                        err, re.M)
+        want = sorted(c if c > 1 else 0 for c in (nodes.count(n) for n in set(nodes)))
+        check(sorted(kept) == want,
+              "%s: node-scoped keys kept per proxy %s (want one per rank of a node with "
+              "several)\n%s" % (args, kept, err))
+        check(len(fe) == 1 and fe[0][1] == "0",
+              "%s: the front end's count of node-scoped keys: %s\n%s" % (args, fe, err))
         seen = set()
         for line in out.splitlines():
             if not line.startswith("boot "):

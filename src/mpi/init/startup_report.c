@@ -15,9 +15,11 @@
 #include "locus_tunables.h"
 #include "init.h"
 
-enum { M_SECONDS, M_PUTS, M_GETS, M_FENCES, M_PUT_BYTES, M_GET_BYTES, M_TABLE, NMETRICS };
+enum { M_SECONDS, M_PUTS, M_GETS, M_FENCES, M_PUT_BYTES, M_GET_BYTES, M_TABLE, M_NODE_PUTS,
+       M_NODE_GETS, NMETRICS };
 static const char *const metric_names[NMETRICS] = {
-    "seconds", "puts", "gets", "fences", "put_bytes", "get_bytes", "table_bytes" };
+    "seconds", "puts", "gets", "fences", "put_bytes", "get_bytes", "table_bytes", "node_puts",
+    "node_gets" };
 
 /* Phases plus one row for MPI_Init as a whole, and "since launch". */
 enum { ROWS = LOCUS_BOOT_NPHASES + 1, VALS = ROWS * NMETRICS + 1 };
@@ -31,6 +33,8 @@ static void row_fill(double *v, const locus_boot_count_t *c)
     v[M_PUT_BYTES] = (double)c->put_bytes;
     v[M_GET_BYTES] = (double)c->get_bytes;
     v[M_TABLE] = (double)c->table_bytes;
+    v[M_NODE_PUTS] = (double)c->node_puts;
+    v[M_NODE_GETS] = (double)c->node_gets;
 }
 
 static const char *row_name(int r)
@@ -57,6 +61,9 @@ static void print_table(const locus_boot_t *b, const double *sum, const double *
                 s[M_SECONDS] * 1e3, s[M_PUTS], s[M_GETS], m[M_GETS], m[M_FENCES],
                 s[M_PUT_BYTES], s[M_GET_BYTES], s[M_TABLE]);
     }
+    const double *all = sum + LOCUS_BOOT_NPHASES * NMETRICS;
+    fprintf(stderr, "  node-scoped keys (kept on their node by the process manager): %.0f puts, "
+            "%.0f gets\n", all[M_NODE_PUTS], all[M_NODE_GETS]);
     if (max[VALS - 1] > 0)
         fprintf(stderr, "  launch to end of MPI_Init: %.3f ms (slowest rank)\n",
                 max[VALS - 1] * 1e3);
@@ -66,7 +73,7 @@ static void print_table(const locus_boot_t *b, const double *sum, const double *
 static void print_json(const locus_boot_t *b, const double *sum, const double *max,
                        const double *min)
 {
-    char line[8192];
+    char line[16384];
     size_t k = (size_t)snprintf(line, sizeof line,
                                 "locus-startup: {\"ranks\": %d, \"nodes\": %d, "
                                 "\"pm\": \"%s\", \"strategy\": \"%s\", \"strategy_auto\": %s, "
@@ -211,6 +218,8 @@ void locus_startup_report(void)
         init.put_bytes += b->count[p].put_bytes;
         init.get_bytes += b->count[p].get_bytes;
         init.table_bytes += b->count[p].table_bytes;
+        init.node_puts += b->count[p].node_puts;
+        init.node_gets += b->count[p].node_gets;
     }
     row_fill(v + LOCUS_BOOT_NPHASES * NMETRICS, &init);
     v[VALS - 1] = since_launch();

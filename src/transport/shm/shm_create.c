@@ -361,7 +361,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     shm_cfg_t cfg;
     char name[256] = "", key[64], val[320];
     int rc = setup_local(tp, in, &cfg, name, sizeof name, err, errlen);
-    snprintf(key, sizeof key, "locus.shm.%d", in->rank);
+    snprintf(key, sizeof key, LOCUS_TP_NODE_KEY "shm.%d", in->rank);
     if (rc == 0)
         snprintf(val, sizeof val, "%s %zu", name, tp->seg_len);
     else
@@ -377,7 +377,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     for (int l = 0; l < in->local_size && rc == 0; l++) {
         if (l == in->local_rank)
             continue;
-        snprintf(key, sizeof key, "locus.shm.%d", in->local_ranks[l]);
+        snprintf(key, sizeof key, LOCUS_TP_NODE_KEY "shm.%d", in->local_ranks[l]);
         if (kvs->get(kvs->ctx, in->local_ranks[l], key, val, sizeof val) != 0) {
             snprintf(err, errlen, "shm: kvs get of %s failed", key);
             rc = -1;
