@@ -283,7 +283,8 @@ int launch_dialect_translate(launch_dialect_t *d, int argc, char **argv, char *e
     if (word_add(d, argc > 0 ? argv[0] : "locusrun") < 0)
         return -1;
     /* --proxy and --cleanup are locusrun's own roles: nothing to translate. */
-    int role = argc > 1 && (!strcmp(argv[1], "--proxy") || !strcmp(argv[1], "--cleanup"));
+    int role = argc > 1 && (!strcmp(argv[1], "--proxy") || !strcmp(argv[1], "--cleanup") ||
+                            !strcmp(argv[1], "--proxy-connect"));
     if (!role && env_apply(d) < 0)
         return -1;
     int i = 1;

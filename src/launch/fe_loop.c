@@ -331,6 +331,21 @@ static void link_lost(fe_t *fe, fe_link_t *l)
     launcher_kill(fe, l);
 }
 
+/* Whether l's launcher child is the job's one srun and another node's
+ * proxy still runs under it (or has yet to connect back). */
+static int srun_in_use(const fe_t *fe, const fe_link_t *l)
+{
+    if (!l->shared)
+        return 0;
+    for (int i = 0; i < fe->nlinks; i++) {
+        const fe_link_t *o = &fe->links[i];
+        if (o != l && o->pid == l->pid && !o->lost_reported &&
+            (o->awaiting || (o->fd >= 0 && !o->done)))
+            return 1;
+    }
+    return 0;
+}
+
 /* Time-driven checks: start-up, kill escalation, lingering proxies. */
 static void links_check(fe_t *fe, double now)
 {
@@ -354,8 +369,9 @@ static void links_check(fe_t *fe, double now)
             l->lost_reported = 1;
             launcher_kill(fe, l);
         }
-        /* Said done, or hung up, but the launcher child lingers. */
-        if ((l->done || l->fd < 0) && !l->reaped) {
+        /* Said done, or hung up, but the launcher child lingers (the
+         * job's one srun only once no other node's proxy still uses it). */
+        if ((l->done || l->fd < 0) && !l->reaped && !l->awaiting && !srun_in_use(fe, l)) {
             if (l->linger_by == 0)
                 l->linger_by = now + LINGER_WAIT;
             if (now >= l->linger_by && l->pid > 0) {
@@ -394,7 +410,7 @@ void fe_loop(fe_t *fe)
 {
     double deadline = fe->o->timeout_s > 0 ? launch_now() + fe->o->timeout_s : 0;
     int timed_out = 0;
-    size_t cap = (size_t)fe->nlinks + 2;
+    size_t cap = (size_t)fe->nlinks + 3 + CB_PENDING_MAX;
     struct pollfd *fds = calloc(cap, sizeof *fds);
     fe_link_t **who = calloc(cap, sizeof *who);
     if (fds == NULL || who == NULL) {
@@ -409,6 +425,7 @@ void fe_loop(fe_t *fe)
             fe_kill_all(fe, 0);
         }
         links_check(fe, now);
+        cb_expire(fe, now);
         if (links_finished(fe))
             break;
         int n = 0, si = -1;
@@ -428,6 +445,9 @@ void fe_loop(fe_t *fe)
             si = n;
             fds[n++] = (struct pollfd){ .fd = 0, .events = POLLIN };
         }
+        int cb_at = n, cb_n = cb_fds(fe, fds + n);
+        for (int i = 0; i < cb_n; i++)
+            who[n++] = NULL;
         int timeout = 200;
         if (deadline > 0 && !timed_out) {
             int t = (int)((deadline - now) * 1000) + 1;
@@ -436,7 +456,9 @@ void fe_loop(fe_t *fe)
         int rc = poll(fds, (nfds_t)n, timeout);
         if (rc < 0 && errno != EINTR)
             break;
-        for (int i = 0; rc > 0 && i < n; i++) {
+        if (rc > 0 && cb_n > 0)
+            cb_ready(fe, fds + cb_at, cb_n);
+        for (int i = 0; rc > 0 && i < cb_at; i++) {
             if (fds[i].revents == 0)
                 continue;
             if (i == 0) {

@@ -347,6 +347,7 @@ static int signals_setup(fe_t *fe)
 
 static void fe_free(fe_t *fe)
 {
+    cb_close(fe);
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
         if (l->fd >= 0)
@@ -407,8 +408,16 @@ static int fe_start(fe_t *fe)
     for (int i = 0; i < fe->nlinks; i++)
         queue_job(fe, &fe->links[i]);
     queue_ranks_and_start(fe);
+    /* Inside a Slurm allocation one srun starts every other node's proxy. */
+    int by_srun = launcher_start_srun(fe);
+    if (by_srun < 0) {
+        fe_fail(fe, 1, "cannot start the proxies with srun: %s", strerror(errno));
+        fe_kill_all(fe, 0);
+    }
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
+        if (l->awaiting || (by_srun < 0 && l->how != LAUNCHER_LOCAL))
+            continue;
         if (launcher_start(fe, l) < 0) {
             fe_fail(fe, 1, "cannot start the proxy on %s: %s", l->host, strerror(errno));
             l->reaped = 1;  /* nothing to wait for */
@@ -440,6 +449,7 @@ int launch_frontend_run(launch_opts_t *o)
     memset(fe, 0, sizeof *fe);
     fe->o = o;
     fe->sigfd = -1;
+    fe->cb_listen = -1;
     if (gethostname(fe->hostname, sizeof fe->hostname) != 0)
         snprintf(fe->hostname, sizeof fe->hostname, "localhost");
     fe->hostname[sizeof fe->hostname - 1] = '\0';

@@ -8,7 +8,9 @@
 
 #include "launch.h"
 #include "pmi_wire.h"
+#include "locus_auth.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -33,7 +35,21 @@ typedef struct {
     double linger_by;          /* done or hung up: its child must be gone by then */
     pid_t cleaner;             /* the `locusrun --cleanup` run on its node, 0: none */
     int lost_reported;
+    int awaiting;              /* started by the job's one srun, its proxy not yet
+                                  connected back (connect_back.c) */
+    int shared;                /* pid is that one srun, shared with other links */
 } fe_link_t;
+
+/* A connection to the front end's listener that has not yet said which
+ * node's proxy it is (connect_back.c). */
+typedef struct {
+    int fd;
+    double by;                 /* closed if not identified by then */
+    size_t len;
+    char line[512];
+} cb_pending_t;
+
+#define CB_PENDING_MAX 32
 
 /* A KVS pair put on one node, waiting to be sent to the others at the
  * next completed fence. */
@@ -88,6 +104,11 @@ typedef struct {
     int stdin_done;
     int stdout_broken;
     fe_fences_t fences;
+    /* one srun for the job's other nodes: its proxies connect back */
+    int cb_listen;             /* -1: none */
+    char cb_token[LOCUS_AUTH_KEY_HEX + 1];
+    cb_pending_t cb_pending[CB_PENDING_MAX];
+    int cb_npending;
     /* cleanups running on nodes whose proxy was lost */
     pid_t *cleaners;
     int ncleaners;
@@ -114,6 +135,24 @@ void launcher_kill(fe_t *fe, fe_link_t *l);
 const char *launcher_name(const fe_link_t *l);
 /* Whether host names this machine (so the local launcher may run it). */
 int launcher_host_is_local(const char *host, const char *hostname);
+
+/* connect_back.c: the front end's listener for the proxies of the job's
+ * one srun. cb_listen opens it and writes "ip:port,..." (its IPv4
+ * addresses, loopback last) into addrs, and makes the launch token; 0 or
+ * -1. cb_fds adds the listener and the unidentified connections to fds
+ * (at most 1 + CB_PENDING_MAX) and returns how many; cb_ready serves
+ * those of them poll marked, giving each identified proxy's socket to its
+ * link; cb_expire drops connections silent for too long; cb_close ends
+ * listening (once every link is connected, or at the end). */
+int cb_listen(fe_t *fe, char *addrs, size_t len);
+int cb_fds(fe_t *fe, struct pollfd *fds);
+void cb_ready(fe_t *fe, const struct pollfd *fds, int n);
+void cb_expire(fe_t *fe, double now);
+void cb_close(fe_t *fe);
+/* Starts the proxies of every link not on this machine with one srun
+ * (when the launcher is slurm and LOCUS_SLURM_ONE_SRUN is on): returns
+ * how many links it started, 0 when it does not apply, -1 with errno. */
+int launcher_start_srun(fe_t *fe);
 
 /* fence.c */
 void fence_init(fe_fences_t *f, int nnodes, int size, const int *node_of, size_t bytes_max,

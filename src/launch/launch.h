@@ -111,6 +111,7 @@ typedef struct {
     launch_launcher_t launcher;
     int launcher_given;
     const char *launcher_exec; /* --launcher-exec words, NULL: default */
+    int launcher_slurm;        /* the slurm launcher: srun starts the proxies */
     int report_bindings;
     int startup_report;        /* --startup-report */
     int mpi_pmix;              /* --mpi pmix: the proxies serve PMIx too */
@@ -162,6 +163,10 @@ int launch_frontend_run(launch_opts_t *o);
 
 /* Runs the proxy role on control fds in/out; returns its exit status. */
 int launch_proxy_run(int ctl_in, int ctl_out);
+/* `locusrun --proxy-connect`, a proxy started by the job's one srun
+ * (connect_back.c): dials the front end at LOCUS_FRONTEND with
+ * LOCUS_LAUNCH_TOKEN, then runs as launch_proxy_run on that socket. */
+int launch_proxy_connect(void);
 
 /* "SIGKILL" for 9, "SIG?" when unknown. */
 const char *launch_signame(int sig);

@@ -249,6 +249,70 @@ int launcher_start(fe_t *fe, fe_link_t *l)
     return 0;
 }
 
+int launcher_start_srun(fe_t *fe)
+{
+    if (!fe->o->launcher_slurm || !strcmp(locus_tunable_str("LOCUS_SLURM_ONE_SRUN"), "0"))
+        return 0;
+    int n = 0;
+    size_t list = 1;
+    for (int i = 0; i < fe->nlinks; i++)
+        if (fe->links[i].how != LAUNCHER_LOCAL) {
+            n++;
+            list += strlen(fe->links[i].host) + 1;
+        }
+    if (n == 0)
+        return 0;
+    char addrs[1024], nodes_opt[64], tasks_opt[64], env[96];
+    char *nodelist = malloc(list + 16);
+    if (!nodelist || cb_listen(fe, addrs, sizeof addrs) < 0) {
+        free(nodelist);
+        return -1;
+    }
+    strcpy(nodelist, "--nodelist=");
+    for (int i = 0, k = 0; i < fe->nlinks; i++)
+        if (fe->links[i].how != LAUNCHER_LOCAL) {
+            strcat(nodelist, k++ ? "," : "");
+            strcat(nodelist, fe->links[i].host);
+        }
+    snprintf(nodes_opt, sizeof nodes_opt, "--nodes=%d", n);
+    snprintf(tasks_opt, sizeof tasks_opt, "--ntasks=%d", n);
+    snprintf(env, sizeof env, "LOCUS_JOBID=%s", fe->jobid);
+    /* One task per node; its stdio is not a control stream, so the
+     * proxies dial back (connect_back.c). */
+    const char *words[] = { "srun", nodes_opt, tasks_opt, "--ntasks-per-node=1", "--overlap",
+                            "--mpi=none", "--unbuffered", "--kill-on-bad-exit=0", nodelist,
+                            "env", env, fe->proxy_path, "--proxy-connect", NULL };
+    char **argv = NULL;
+    int argc = 0, rc = 0;
+    for (int i = 0; words[i]; i++)
+        rc |= push_word(&argv, &argc, words[i]);
+    free(nodelist);
+    /* The child's environment: where to dial and the token to show. */
+    setenv("LOCUS_FRONTEND", addrs, 1);
+    setenv("LOCUS_LAUNCH_TOKEN", fe->cb_token, 1);
+    pid_t pid = rc == 0 ? spawn(fe, argv, -1, NULL) : -1;
+    int saved = errno;
+    unsetenv("LOCUS_FRONTEND");
+    unsetenv("LOCUS_LAUNCH_TOKEN");
+    free_words(argv, argc);
+    if (pid < 0) {
+        cb_close(fe);
+        errno = rc ? ENOMEM : saved;
+        return -1;
+    }
+    double now = launch_now();
+    for (int i = 0; i < fe->nlinks; i++) {
+        fe_link_t *l = &fe->links[i];
+        if (l->how == LAUNCHER_LOCAL)
+            continue;
+        l->pid = pid;
+        l->awaiting = 1;
+        l->shared = n > 1;
+        l->started = now;
+    }
+    return n;
+}
+
 /* Runs `locusrun --cleanup JOBID` on l's node in the background. */
 static void cleanup_remote(fe_t *fe, fe_link_t *l)
 {

@@ -43,6 +43,8 @@ int main(int argc, char **argv)
 {
     if (argc == 4 && strcmp(argv[1], "--proxy") == 0)
         return launch_proxy_run(atoi(argv[2]), atoi(argv[3]));
+    if (argc == 2 && strcmp(argv[1], "--proxy-connect") == 0)
+        return launch_proxy_connect();
     if (argc == 3 && strcmp(argv[1], "--cleanup") == 0) {
         if (launch_job_cleanup(argv[2]) < 0) {
             fprintf(stderr, "locusrun: --cleanup: '%s' is not a job id\n", argv[2]);

@@ -191,6 +191,7 @@ static int parse_host_option(launch_opts_t *o, const char *opt, const char *val,
         } else if (!strcmp(val, "slurm") || !strcmp(val, "srun")) {
             o->launcher = LAUNCHER_EXEC; /* srun ... -w HOST CMD: an exec prefix */
             o->launcher_exec = SLURM_PREFIX;
+            o->launcher_slurm = 1;
         } else {
             snprintf(err, errlen, "%s: '%s' is not a launcher (ssh, exec, slurm or local)", opt,
                      val);
@@ -203,6 +204,7 @@ static int parse_host_option(launch_opts_t *o, const char *opt, const char *val,
             return -1;
         }
         o->launcher_exec = val;
+        o->launcher_slurm = 0; /* a prefix of the user's own */
         return 0;
     }
     return -1;
@@ -301,6 +303,7 @@ static int opts_finish_hosts(launch_opts_t *o, char *err, size_t errlen)
         if (!o->launcher_given) {
             o->launcher = LAUNCHER_EXEC;
             o->launcher_exec = SLURM_PREFIX;
+            o->launcher_slurm = 1;
         }
     }
     if (o->launcher == LAUNCHER_EXEC && o->launcher_exec == NULL) {

@@ -1004,20 +1004,40 @@ def case_slurm():
                 if check(rc == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
                          % (what, rc, out[-2000:], err[-2000:])):
                     check_routes_and_report(what, out + err, mpi)
-        # locusrun in a batch job: the allocation's nodes, proxies by srun.
+        # locusrun in a batch job: the allocation's nodes, the other nodes'
+        # proxies started by one srun (counted by a stand-in on PATH that
+        # logs and runs the real one), on 2 and on all 4 nodes.
         with tempfile.TemporaryDirectory(dir="/run/locus-slurm/" + NAME) as d:
             script, outf = os.path.join(d, "job.sh"), os.path.join(d, "job.out")
+            log, wrap = os.path.join(d, "srun.log"), os.path.join(d, "bin")
+            os.mkdir(wrap)
+            with open(os.path.join(wrap, "srun"), "w") as f:
+                f.write("#!/bin/sh\necho \"$*\" >> %s\nexec %s \"$@\"\n"
+                        % (log, shutil.which("srun")))
+            os.chmod(os.path.join(wrap, "srun"), 0o755)
             with open(script, "w") as f:
-                f.write("#!/bin/sh\nexec %s %s\n" % (LOCUSRUN, MPI_PROGS[1]))
+                f.write("#!/bin/sh\nPATH=%s:$PATH exec %s %s\n" % (wrap, LOCUSRUN, MPI_PROGS[1]))
             os.chmod(script, 0o755)
-            t0 = time.monotonic()
-            rc, out, err = slurm_run(["sbatch", "-N", "2", "-n", "4", "--wait", "-o", outf,
-                                      script], env, timeout=280)
-            text = open(outf).read() if os.path.exists(outf) else ""
-            print("sbatch with locusrun inside: rc=%d in %.2f s" % (rc, time.monotonic() - t0))
-            if check(rc == 0 and " No Errors" in text, "sbatch + locusrun: exit %d\n%s\n%s"
-                     % (rc, text[-2000:], err[-1000:])):
-                check_routes_and_report("sbatch + locusrun", text, "pmi1")
+            for nn in (2, NODES):
+                if os.path.exists(log):
+                    os.unlink(log)
+                t0 = time.monotonic()
+                rc, out, err = slurm_run(["sbatch", "-N", str(nn), "-n", str(2 * nn), "--wait",
+                                          "-o", outf, script], env, timeout=280)
+                text = open(outf).read() if os.path.exists(outf) else ""
+                calls = [c for c in (open(log).read().splitlines() if os.path.exists(log)
+                                     else []) if "--proxy" in c]
+                print("sbatch -N %d with locusrun inside: rc=%d in %.2f s; proxies by %d srun: %s"
+                      % (nn, rc, time.monotonic() - t0, len(calls), calls))
+                if check(rc == 0 and " No Errors" in text, "sbatch -N %d + locusrun: exit %d\n%s"
+                         "\n%s" % (nn, rc, text[-2000:], err[-1000:])):
+                    if nn == 2:
+                        check_routes_and_report("sbatch + locusrun", text, "pmi1")
+                    # the batch host's own proxy is forked when the host
+                    # names this machine, else srun starts it too
+                    check(len(calls) == 1 and "--proxy-connect" in calls[0] and
+                          re.search(r"--nodes=(%d|%d) " % (nn - 1, nn), calls[0]),
+                          "sbatch -N %d: want one srun for the nodes' proxies: %s" % (nn, calls))
         # A task killed under srun: the step ends, non-zero, nothing left.
         job = subprocess.Popen(["srun", "-N", "2", "-n", "4", "--kill-on-bad-exit=1",
                                 "sleep", "300"], env=env, stdout=subprocess.PIPE,

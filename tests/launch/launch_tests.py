@@ -950,18 +950,48 @@ def node_lines(out):
     return got
 
 
+# An srun stand-in: records its arguments, then runs the command here once
+# per node of --nodelist (SLURMD_NODENAME set as slurmd sets it), at once
+# for the one-srun form (--nodelist=a,b,...), exec'd for srun per node
+# (--nodelist HOST, whose stdio is the proxy's control stream).
+FAKE_SRUN = """#!/bin/sh
+echo "$*" >> %s
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --nodelist) nodes="$2"; shift 2; break ;;
+        --nodelist=*) nodes="${1#--nodelist=}"; shift; break ;;
+        *) shift ;;
+    esac
+done
+case "$nodes" in
+    *,*) ;;
+    *) SLURMD_NODENAME="$nodes" exec "$@" ;;
+esac
+pids=
+for n in $(echo "$nodes" | tr , ' '); do
+    SLURMD_NODENAME="$n" "$@" < /dev/null &
+    pids="$pids $!"
+done
+rc=0
+for p in $pids; do wait "$p" || rc=$?; done
+exit $rc
+"""
+
+
 def case_slurm_env():
     """Inside a Slurm allocation locusrun takes SLURM_JOB_NODELIST (hostlist
-    syntax) and SLURM_TASKS_PER_NODE as its hosts and starts its proxies
-    with srun (here a stand-in on PATH that records its arguments and runs
-    the command locally); bad values give one line naming the variable;
-    LOCUS_SLURM=0 or --host ignores the allocation."""
+    syntax) and SLURM_TASKS_PER_NODE as its hosts and starts the proxies of
+    all its nodes with one srun, each dialling back with the launch token
+    (here a stand-in on PATH that records its arguments and runs the
+    command locally per node), or one srun per node with
+    LOCUS_SLURM_ONE_SRUN=0; bad values give one line naming the variable;
+    LOCUS_SLURM=0 or --host ignores the allocation; a connection to the
+    front end with a wrong token is dropped and the job goes on."""
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "srun.log")
         srun = os.path.join(d, "srun")
         with open(srun, "w") as f:
-            f.write("#!/bin/sh\necho \"$*\" >> %s\n"
-                    "while [ \"$1\" != --nodelist ]; do shift; done\nshift 2\nexec \"$@\"\n" % log)
+            f.write(FAKE_SRUN % log)
         os.chmod(srun, 0o755)
         env = {"SLURM_JOB_NODELIST": "h[0-1],g[08-09]", "SLURM_TASKS_PER_NODE": "2(x2),1(x2)",
                "SLURM_JOB_ID": "42", "PATH": d + ":" + os.environ["PATH"],
@@ -975,10 +1005,49 @@ def case_slurm_env():
               got[0]["mapping"] == "(vector,(0,2,2),(2,2,1))",
               "nodes from SLURM_JOB_NODELIST: %s" % got)
         calls = open(log).read().splitlines() if os.path.exists(log) else []
+        check(len(calls) == 1 and calls[0].startswith(
+            "--nodes=4 --ntasks=4 --ntasks-per-node=1 --overlap --mpi=none --unbuffered") and
+              "--nodelist=h0,h1,g08,g09 " in calls[0] and calls[0].endswith(" --proxy-connect"),
+              "one srun for the 4 nodes: %s" % calls)
+        # One srun per node, the proxy's control stream on its stdio.
+        os.unlink(log)
+        rc, out, err = run([PMI_RANK, "ok", "nodes"], env=dict(env, LOCUS_SLURM_ONE_SRUN="0"))
+        check(rc == 0 and len(node_lines(out)) == 6, "LOCUS_SLURM_ONE_SRUN=0: exit %d: %s"
+              % (rc, err))
+        calls = open(log).read().splitlines() if os.path.exists(log) else []
         hosts = sorted(c.split("--nodelist ")[1].split()[0] for c in calls if "--nodelist " in c)
         check(hosts == ["g08", "g09", "h0", "h1"] and
               all(c.startswith("--nodes=1 --ntasks=1 --overlap --mpi=none --unbuffered")
                   for c in calls), "srun calls: %s" % calls)
+        # A stranger dialling the front end's port with a wrong token while
+        # the proxies start: dropped; the job completes.
+        os.rename(srun, srun + ".real")
+        with open(srun, "w") as f:
+            f.write("#!/bin/sh\nfor a; do case \"$a\" in --proxy-connect) "
+                    "echo \"$LOCUS_FRONTEND\" > %s/frontend;; esac; done\n"
+                    "sleep 1\nexec %s.real \"$@\"\n" % (d, srun))
+        os.chmod(srun, 0o755)
+        job = subprocess.Popen([LOCUSRUN, PMI_RANK, "ok", "nodes"], env=dict(os.environ, **env),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, text=True)
+        front = os.path.join(d, "frontend")
+        end = time.monotonic() + 10
+        while not os.path.exists(front) and time.monotonic() < end:
+            time.sleep(0.05)
+        refused = False
+        if check(os.path.exists(front), "the srun stand-in never saw LOCUS_FRONTEND"):
+            ip, port = open(front).read().strip().split(",")[0].rsplit(":", 1)
+            with socket.create_connection((ip, int(port)), timeout=5) as s:
+                s.sendall(b"locus-proxy 00000000000000000000000000000000 h0\n")
+                s.settimeout(5)
+                try:
+                    refused = s.recv(1) == b""
+                except OSError:
+                    refused = True
+        out, err = job.communicate(timeout=60)
+        check(refused, "a connection with a wrong token was not dropped")
+        check(job.returncode == 0 and len(node_lines(out)) == 6,
+              "job beside the stranger: exit %d: %s" % (job.returncode, err))
         for var, val in (("SLURM_JOB_NODELIST", "h[0-"), ("SLURM_TASKS_PER_NODE", "2(x9)")):
             rc, out, err = run([PMI_RANK, "ok"], env=dict(env, **{var: val}))
             check(rc == 2 and err.startswith("locusrun: %s=%s" % (var, val)) and
