@@ -369,16 +369,20 @@ static void links_check(fe_t *fe, double now)
             l->lost_reported = 1;
             launcher_kill(fe, l);
         }
-        /* Said done, or hung up, but the launcher child lingers (the
-         * job's one srun only once no other node's proxy still uses it). */
-        if ((l->done || l->fd < 0) && !l->reaped && !l->awaiting && !srun_in_use(fe, l)) {
+        /* Said done, or hung up, but the launcher child lingers. A hang-up
+         * without done is a lost proxy even while the job's one srun runs
+         * on (its other nodes); that srun is killed only once no other
+         * node's proxy still uses it. */
+        if ((l->done || l->fd < 0) && !l->reaped && !l->awaiting) {
             if (l->linger_by == 0)
                 l->linger_by = now + LINGER_WAIT;
             if (now >= l->linger_by && l->pid > 0) {
                 if (!l->done)
                     link_lost(fe, l);
-                kill(-l->pid, SIGKILL);
-                kill(l->pid, SIGKILL);
+                if (!srun_in_use(fe, l)) {
+                    kill(-l->pid, SIGKILL);
+                    kill(l->pid, SIGKILL);
+                }
                 l->linger_by = now + LINGER_WAIT;
             }
         }

@@ -1048,6 +1048,25 @@ def case_slurm_env():
         check(refused, "a connection with a wrong token was not dropped")
         check(job.returncode == 0 and len(node_lines(out)) == 6,
               "job beside the stranger: exit %d: %s" % (job.returncode, err))
+        os.rename(srun + ".real", srun)
+        # kill -9 of one node's proxy while the one srun runs on with the
+        # others: the job ends with a message, nothing of it is left.
+        job = Job([PMI_RANK, "hang"], env=env)
+        pids, jobid = job.starts(6)
+        proxy = [p for p in job_processes(jobid) if p not in pids.values() and
+                 b"SLURMD_NODENAME=g08\0" in open("/proc/%d/environ" % p, "rb").read() and
+                 b"--proxy-connect" in open("/proc/%d/cmdline" % p, "rb").read()]
+        if check(len(proxy) == 1, "g08's proxy not found: %s" % proxy):
+            t0 = time.monotonic()
+            os.kill(proxy[0], signal.SIGKILL)
+            rc, _, err = job.wait()
+            check(rc not in (0, None) and "g08" in err and time.monotonic() - t0 < 15,
+                  "after g08's proxy died: exit %s in %.1f s: %r"
+                  % (rc, time.monotonic() - t0, err[-600:]))
+        else:
+            job.p.kill()
+            job.wait()
+        check_nothing_left(jobid, pids.values())
         for var, val in (("SLURM_JOB_NODELIST", "h[0-"), ("SLURM_TASKS_PER_NODE", "2(x9)")):
             rc, out, err = run([PMI_RANK, "ok"], env=dict(env, **{var: val}))
             check(rc == 2 and err.startswith("locusrun: %s=%s" % (var, val)) and
