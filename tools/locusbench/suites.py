@@ -236,11 +236,19 @@ def cluster(nodes=4, rails=2):
     return {"p2p": p2p_cases, "mr": mr_cases, "coll": coll_cases, "io": io_cases}
 
 
+# Not in "all": only when named. MPICH's MPI-IO reads over its UCX TCP path
+# took over 120 s here at 1 MiB and more, so `all` would fail for want of
+# MPICH's numbers.
+CLUSTER_OPT_IN = ("io",)
+
+
 def cluster_cases_for(names, nodes, rails):
-    """The multi-node cases of the named suites (p2p, mr, coll; all: every one)."""
+    """The multi-node cases of the named suites (p2p, mr, coll, io; all:
+    every one but io)."""
     by_suite = cluster(nodes, rails)
     if "all" in names:
-        names = list(by_suite)
+        names = [n for n in by_suite if n not in CLUSTER_OPT_IN] + \
+                [n for n in names if n in CLUSTER_OPT_IN]
     out = []
     for n in names:
         if n not in by_suite:
