@@ -121,7 +121,7 @@ static void pending_read(fe_t *fe, int i)
 {
     cb_pending_t *p = &fe->cb_pending[i];
     char c = 0;
-    ssize_t got;
+    ssize_t got = 0;
     while (p->len < sizeof p->line - 1 && (got = read(p->fd, &c, 1)) == 1 && c != '\n')
         p->line[p->len++] = c;
     if (c != '\n') {
