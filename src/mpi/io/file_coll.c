@@ -214,7 +214,11 @@ static int vec_move(int fd, int write, const pair_t *s, size_t np)
 {
     int64_t off = s[0].off;
     size_t i = 0, skip = 0; /* bytes of s[i] already moved */
-    while (i < np) {
+    for (;;) {
+        while (i < np && s[i].len == 0) /* an empty piece moves nothing */
+            i++;
+        if (i == np)
+            return MPI_SUCCESS;
         struct iovec v[256];
         int nv = 0;
         for (size_t k = i; k < np && nv < 256; k++, nv++) {
@@ -242,10 +246,7 @@ static int vec_move(int fd, int write, const pair_t *s, size_t np)
             }
             n -= left, i++, skip = 0;
         }
-        while (i < np && s[i].len == 0)
-            i++;
     }
-    return MPI_SUCCESS;
 }
 
 /* The aggregator's part of one round: pairs[np] received, each with
