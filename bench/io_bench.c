@@ -221,7 +221,7 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/io_bench.%d.dat", io.dir, tag);
 
-    char extra[512];
+    char extra[sizeof path + 256];
     snprintf(extra, sizeof extra, "# %s, %d x %d ranks, file %s, %d hint%s, MB/s = bytes / "
              "(slowest rank's open + %s_all + close)", io.write ? "write" : "read", dims[0],
              dims[1], path, io.nhints, io.nhints == 1 ? "" : "s", io.write ? "write" : "read");

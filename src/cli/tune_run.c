@@ -123,7 +123,9 @@ static void take_line(char *line, int column, const long *sizes, int nsizes, dou
             snprintf(bindings + n, blen - n, "%srank %d on PUs %s", n ? ", " : "", rank, pus);
         }
     } else if (line[0] && line[0] != '#' && !have_reason) {
-        snprintf(last, lastlen, "%s", line);
+        size_t k = strnlen(line, lastlen - 1); /* the line's start, if it is longer */
+        memcpy(last, line, k);
+        last[k] = '\0';
     }
 }
 

@@ -193,7 +193,7 @@ int main(int argc, char **argv)
     /* on MPI_COMM_SELF too, with a ufs: prefix */
     char pre[400];
     snprintf(pre, sizeof pre, "ufs:%s", iot_path("self.dat"));
-    char mine[400];
+    char mine[sizeof pre + 16];
     snprintf(mine, sizeof mine, "%s.%d", pre, rank);
     err = MPI_File_open(MPI_COMM_SELF, mine, MPI_MODE_CREATE | MPI_MODE_WRONLY |
                         MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL, &fh);

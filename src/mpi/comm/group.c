@@ -13,7 +13,7 @@ int locus_group_make(int size, const int *world_of, MPI_Group *out)
         *out = MPI_GROUP_EMPTY;
         return MPI_SUCCESS;
     }
-    locus_group_t *g = malloc(sizeof *g);
+    locus_group_t *g = calloc(1, sizeof *g);
     int *w = malloc((size_t)size * sizeof *w);
     if (!g || !w || locus_handle_enter(g, LOCUS_HK_GROUP) < 0) {
         free(g);

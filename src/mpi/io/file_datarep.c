@@ -97,7 +97,7 @@ int io_data_file_size(const io_datarep_t *r, locus_dtype_t *dt, size_t count, ui
     locus_elem_t el = locus_dtype_elem(dt);
     if (el == LOCUS_EL_MIXED) {
         snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
-                 "datarep \"%s\": a datatype mixing element kinds", r->name);
+                 "datarep \"%.100s\": a datatype mixing element kinds", r->name);
         return MPI_ERR_UNSUPPORTED_OPERATION;
     }
     MPI_Aint one;
