@@ -181,6 +181,9 @@ def main():
     p.add_argument("--np", default="1,2,3",
                    help="rank counts to run the suite at; empty: only build and check symbols")
     p.add_argument("--timeout", type=int, default=900, help="seconds per rank count")
+    p.add_argument("--no-threads", action="store_true",
+                   help="run the suite with mpi4py's --no-threads (MPI_Init; by default "
+                        "mpi4py asks for MPI_THREAD_MULTIPLE, which Locus grants)")
     p.add_argument("--wheel", choices=sorted(WHEEL_LIBMPI),
                    help="PyPI's binary wheel, and this ABI's module of it")
     a = p.parse_args()
@@ -217,11 +220,14 @@ def main():
     for np in [n for n in a.np.split(",") if n]:
         cmd = [a.locusrun, "-n", np, "--oversubscribe", "--timeout", str(a.timeout),
                venv_py, os.path.join(src, "test", "main.py"), "--no-builddir"]
+        if a.no_threads:
+            cmd.append("--no-threads")
         for mod in EXCLUDED:
             cmd += ["-e", mod]
         for test in EXCLUDED_TESTS + (WHEEL_EXCLUDED_TESTS if a.wheel else []):
             cmd += ["-x", test]
-        log = os.path.join(a.work, f"suite-{a.wheel or 'built'}-np{np}.log")
+        mode = "-nothreads" if a.no_threads else ""
+        log = os.path.join(a.work, f"suite-{a.wheel or 'built'}{mode}-np{np}.log")
         rc = run(cmd, a.timeout + 60, env=env, log=log)
         with open(log, errors="replace") as f:
             text = f.read()
