@@ -427,7 +427,7 @@ def case_kill_rank():
         check(rc == 137, "%s: exit %s, want 137" % (lname, rc))
         check("rank 3 (pid %d) on %s killed by signal 9 (SIGKILL)" % (pids[3], node(2)) in err,
               "%s: message naming rank 3 and %s: %r" % (lname, node(2), err))
-        check(took < 2.0, "%s: took %.2f s" % (lname, took))
+        check(took < 5.0, "%s: took %.2f s" % (lname, took))  # a hang, not a timing
         check_nothing_left(jobid)
 
 
@@ -499,7 +499,9 @@ def case_sigint():
         pids, jobid = job.starts(4)
         rc, err, took = timed_end(job, lname + " SIGINT", lambda: job.p.send_signal(signal.SIGINT))
         check(rc == 130 and "got SIGINT" in err, "%s: exit %s: %r" % (lname, rc, err))
-        check(took < 2.0, "%s: took %.2f s" % (lname, took))
+        # A bound that catches a hang, not a timing: under the sanitizers
+        # with ssh on a loaded CI machine the teardown once took 2.3 s.
+        check(took < 5.0, "%s: took %.2f s" % (lname, took))
         check_nothing_left(jobid)
 
 
