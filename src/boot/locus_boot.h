@@ -32,13 +32,13 @@ enum {
     LOCUS_BOOT_NPHASES
 };
 
-/* Keys that begin with this are node-scoped: only ranks of the node that
- * put them read them (a shared segment's name). The process manager keeps
+/* Keys that begin with PMI_WIRE_NODE_KEY (pmi_wire_node_key; the
+ * transports' LOCUS_TP_NODE_KEY, the same string) are node-scoped: only
+ * ranks of the node that put them read them (a shared segment's name). The process manager keeps
  * them on that node: locusrun's proxy by this name (PMI-1), PMI-2's
  * info-putnodeattr/info-getnodeattr (Hydra, Slurm), PMIx's PMIX_LOCAL
  * scope. A PMI-1 server that does not know the name (Hydra) treats them
  * as any key, which is correct, only not scoped. */
-#define LOCUS_BOOT_NODE_KEY LOCUS_TP_NODE_KEY
 
 typedef struct {
     double seconds;
@@ -115,8 +115,6 @@ locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b);
  * ASCII without blanks or ';' (boot_kvs_put escapes the rest). Return 0
  * or -1. Singletons keep puts in no store: get fails. */
 int locus_boot_put(locus_boot_t *b, const char *key, const char *val);
-/* 1 when key is node-scoped (LOCUS_BOOT_NODE_KEY). */
-int locus_boot_node_key(const char *key);
 int locus_boot_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen);
 int locus_boot_fence(locus_boot_t *b);
 

@@ -92,18 +92,13 @@ const char *locus_boot_pm_name(const locus_boot_t *b)
     return b->singleton || !b->pm ? "singleton" : b->pm->name;
 }
 
-int locus_boot_node_key(const char *key)
-{
-    return strncmp(key, LOCUS_BOOT_NODE_KEY, sizeof LOCUS_BOOT_NODE_KEY - 1) == 0;
-}
-
 int locus_boot_put(locus_boot_t *b, const char *key, const char *val)
 {
     if (b->singleton)
         return 0;
     locus_boot_count_t *c = &b->count[b->phase];
     c->puts++;
-    c->node_puts += locus_boot_node_key(key);
+    c->node_puts += pmi_wire_node_key(key);
     c->put_bytes += (long)(strlen(key) + strlen(val));
     return b->pm->put(b, key, val);
 }
@@ -113,7 +108,7 @@ int locus_boot_get(locus_boot_t *b, int owner, const char *key, char *val, size_
     if (b->singleton)
         return -1;
     b->count[b->phase].gets++;
-    b->count[b->phase].node_gets += locus_boot_node_key(key);
+    b->count[b->phase].node_gets += pmi_wire_node_key(key);
     int rc = b->pm->get(b, owner, key, val, vallen);
     if (rc == 0)
         b->count[b->phase].get_bytes += (long)strlen(val);

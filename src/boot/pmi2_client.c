@@ -1,7 +1,7 @@
 /*
  * The PMI-2 backend (pmi.md A1b): a PMI-1 "init" asking for version 2,
  * then length-framed commands on PMI_FD. Slurm's pmi2 plugin and Hydra
- * serve it. Node-scoped keys (LOCUS_BOOT_NODE_KEY) are node attributes:
+ * serve it. Node-scoped keys (PMI_WIRE_NODE_KEY) are node attributes:
  * info-putnodeattr, and info-getnodeattr with wait=TRUE, which blocks
  * until a process of the node put the key.
  */
@@ -73,7 +73,7 @@ static int pmi2_put(locus_boot_t *b, const char *key, const char *val)
 {
     char line[PMI2_FRAME_MAX], err[256];
     pmi_msg_t m;
-    int node = locus_boot_node_key(key);
+    int node = pmi_wire_node_key(key);
     int len = pmi2_msg_format(line, sizeof line, node ? "info-putnodeattr" : "kvs-put", "key",
                               key, "value", val, NULL);
     return boot_call(b, line, len, node ? "info-putnodeattr-response" : "kvs-put-response", &m,
@@ -85,7 +85,7 @@ static int pmi2_get(locus_boot_t *b, int owner, const char *key, char *val, size
     (void)owner; /* one kvs for the job */
     char line[PMI2_FRAME_MAX], err[256];
     pmi_msg_t m;
-    int node = locus_boot_node_key(key);
+    int node = pmi_wire_node_key(key);
     int len = node ? pmi2_msg_format(line, sizeof line, "info-getnodeattr", "key", key, "wait",
                                      "TRUE", NULL)
                    : pmi2_msg_format(line, sizeof line, "kvs-get", "key", key, NULL);

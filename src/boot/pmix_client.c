@@ -95,7 +95,7 @@ static int pmix_put(locus_boot_t *b, const char *key, const char *val)
     v.type = PMIX_STRING;
     v.data.string = (char *)val; /* PMIx_Put copies it */
     /* node-scoped keys stay with the node's PMIx server */
-    pmix_scope_t scope = locus_boot_node_key(key) ? PMIX_LOCAL : PMIX_GLOBAL;
+    pmix_scope_t scope = pmi_wire_node_key(key) ? PMIX_LOCAL : PMIX_GLOBAL;
     return PMIx_Put(scope, key, &v) == PMIX_SUCCESS ? 0 : -1;
 }
 

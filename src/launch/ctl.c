@@ -7,6 +7,7 @@
  * survives an ssh channel.
  */
 #include "launch.h"
+#include "locus_tunables.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -324,6 +325,12 @@ double launch_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int launch_startup_report_on(void)
+{
+    const char *r = locus_tunable_str("LOCUS_STARTUP_REPORT");
+    return !strcmp(r, "1") || !strcmp(r, "yes") || !strcmp(r, "json");
 }
 
 const char *launch_tmpdir(void)

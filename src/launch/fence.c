@@ -59,7 +59,7 @@ int fence_pair(fe_fences_t *f, int node, const char *key, const char *val)
         return -1;
     f->pairs_in++;
     f->pair_bytes_in += len;
-    f->node_pairs_in += strncmp(key, PMI_WIRE_NODE_KEY, sizeof PMI_WIRE_NODE_KEY - 1) == 0;
+    f->node_pairs_in += pmi_wire_node_key(key);
     if (f->npairs == f->cap) {
         size_t ncap = f->cap ? 2 * f->cap : 64;
         fe_pair_t *np = realloc(f->pairs, ncap * sizeof *np);

@@ -434,8 +434,7 @@ static int fe_start(fe_t *fe)
 /* LOCUS_STARTUP_REPORT: what the proxies sent the front end at fences. */
 static void fences_report(const fe_t *fe)
 {
-    const char *r = locus_tunable_str("LOCUS_STARTUP_REPORT");
-    if (strcmp(r, "1") != 0 && strcmp(r, "yes") != 0 && strcmp(r, "json") != 0)
+    if (!launch_startup_report_on())
         return;
     fprintf(stderr, "locusrun: front end took %ld key-value pairs (%zu bytes) from %d nodes at "
             "fences, %ld node-scoped\n", fe->fences.pairs_in, fe->fences.pair_bytes_in,

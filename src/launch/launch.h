@@ -174,6 +174,9 @@ const char *launch_signame(int sig);
 /* Monotonic time in seconds. */
 double launch_now(void);
 
+/* Whether LOCUS_STARTUP_REPORT asks for the start-up report (1, yes, json). */
+int launch_startup_report_on(void);
+
 /* Removes the job's files on this node: /dev/shm/locus.<jobid>.* (files,
  * and directories with what they hold) and the PMIx servers'
  * <TMPDIR>/locus-pmix.<jobid>.<node>; returns how many. */

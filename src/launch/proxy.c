@@ -309,8 +309,7 @@ static int ctl_fds_take(int *in, int *out)
 /* LOCUS_STARTUP_REPORT: what this node's PMI server did for the job. */
 static void served_report(const proxy_t *px, const char *host)
 {
-    const char *r = locus_tunable_str("LOCUS_STARTUP_REPORT");
-    if (strcmp(r, "1") != 0 && strcmp(r, "yes") != 0 && strcmp(r, "json") != 0)
+    if (!launch_startup_report_on())
         return;
     fprintf(stderr, "locusrun: proxy on %s served %d ranks: %ld PMI puts, %ld gets (%ld not "
             "found), %ld barrier entries (%ld fences relayed to the front end), %ld bytes in, "

@@ -136,8 +136,7 @@ static int kvs_store(proxy_t *px, const char *key, const char *val, int owner)
             return 1;
     }
     /* node-scoped keys (LOCUS_TP_NODE_KEY) are read on this node only */
-    int node = strncmp(key, PMI_WIRE_NODE_KEY, sizeof PMI_WIRE_NODE_KEY - 1) == 0;
-    if (kvs_put(&px->kvs, key, val, owner, !node) < 0)
+    if (kvs_put(&px->kvs, key, val, owner, !pmi_wire_node_key(key)) < 0)
         return -1;
     if (old_owner >= 0) {
         px->ranks[old_owner].kvs_keys--;
@@ -168,7 +167,7 @@ static void do_put(proxy_t *px, prank_t *p, const pmi_msg_t *m)
         REPLY(px, p, "put_result", "rc", "1", "msg", "reserved_key");
     } else {
         px->served.puts++;
-        px->served.node_puts += !strncmp(key, PMI_WIRE_NODE_KEY, sizeof PMI_WIRE_NODE_KEY - 1);
+        px->served.node_puts += pmi_wire_node_key(key);
         px->served.bytes_in += (long)(strlen(key) + strlen(val));
         int rc = kvs_store(px, key, val, (int)(p - px->ranks));
         if (rc == 0) {

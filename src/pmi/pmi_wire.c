@@ -365,3 +365,8 @@ const char *pmi_wire_strerror(int code)
     default: return "unknown PMI wire error";
     }
 }
+
+int pmi_wire_node_key(const char *key)
+{
+    return strncmp(key, PMI_WIRE_NODE_KEY, sizeof PMI_WIRE_NODE_KEY - 1) == 0;
+}

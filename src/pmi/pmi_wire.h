@@ -30,6 +30,9 @@
  * is LOCUS_TP_NODE_KEY, the same string. */
 #define PMI_WIRE_NODE_KEY "locus.node."
 
+/* 1 when key is node-scoped (begins with PMI_WIRE_NODE_KEY). */
+int pmi_wire_node_key(const char *key);
+
 enum {
     PMI_WIRE_OK = 0,
     PMI_WIRE_EMALFORMED = -1, /* not "cmd=..." or a bad token */
