@@ -29,7 +29,7 @@ void ctl_reader_init(ctl_reader_t *r, int fd)
 {
     r->fd = fd;
     r->buf = NULL;
-    r->len = 0;
+    r->len = r->off = 0;
     r->cap = 0;
 }
 
@@ -37,7 +37,7 @@ void ctl_reader_free(ctl_reader_t *r)
 {
     free(r->buf);
     r->buf = NULL;
-    r->len = r->cap = 0;
+    r->len = r->off = r->cap = 0;
 }
 
 void ctl_msg_free(ctl_msg_t *m)
@@ -50,6 +50,13 @@ void ctl_msg_free(ctl_msg_t *m)
 
 long ctl_reader_fill(ctl_reader_t *r)
 {
+    /* Lines handed out before are consumed now (ctl_reader_line's
+     * pointers stay valid until this call). */
+    if (r->off > 0) {
+        memmove(r->buf, r->buf + r->off, r->len - r->off);
+        r->len -= r->off;
+        r->off = 0;
+    }
     if (r->cap - r->len < 65536) {
         size_t ncap = r->cap ? r->cap * 2 : 131072;
         char *nb = realloc(r->buf, ncap);
@@ -77,44 +84,46 @@ static int hexval(char c)
     return -1;
 }
 
-int ctl_reader_next(ctl_reader_t *r, ctl_msg_t *m)
+int ctl_reader_line(ctl_reader_t *r, const char **line, size_t *len)
 {
-    char *nl = r->len ? memchr(r->buf, '\n', r->len) : NULL;
+    char *start = r->buf + r->off;
+    size_t avail = r->len - r->off;
+    char *nl = avail ? memchr(start, '\n', avail) : NULL;
     if (nl == NULL) {
-        if (r->len > CTL_LINE_MAX) {
-            r->len = 0;   /* a peer that never ends its line: drop it */
+        if (avail > CTL_LINE_MAX) {
+            r->len = r->off = 0;   /* a peer that never ends its line: drop it */
             return -1;
         }
         return 0;
     }
-    size_t linelen = (size_t)(nl - r->buf);
-    int rc = 1;
+    *line = start;
+    *len = (size_t)(nl - start);
+    r->off += *len + 1;
+    return 1;
+}
+
+int ctl_decode(const char *line, size_t linelen, ctl_msg_t *m)
+{
     if (m->cap < linelen + CTL_WORDS_MAX + 1) {
         char *nd = realloc(m->data, linelen + CTL_WORDS_MAX + 1);
-        if (nd == NULL) {
-            rc = -1;
-            goto out;
-        }
+        if (nd == NULL)
+            return -1;
         m->data = nd;
         m->cap = linelen + CTL_WORDS_MAX + 1;
     }
     m->nwords = 0;
     char *o = m->data;
-    for (size_t i = 0; i <= linelen && rc == 1;) {
-        if (m->nwords == CTL_WORDS_MAX) {
-            rc = -1;
-            break;
-        }
+    for (size_t i = 0; i <= linelen;) {
+        if (m->nwords == CTL_WORDS_MAX)
+            return -1;
         char *w = o;
-        while (i < linelen && r->buf[i] != ' ') {
-            char c = r->buf[i++];
+        while (i < linelen && line[i] != ' ') {
+            char c = line[i++];
             if (c == '%') {
-                int hi = i < linelen ? hexval(r->buf[i]) : -1;
-                int lo = i + 1 < linelen ? hexval(r->buf[i + 1]) : -1;
-                if (hi < 0 || lo < 0) {
-                    rc = -1;
-                    break;
-                }
+                int hi = i < linelen ? hexval(line[i]) : -1;
+                int lo = i + 1 < linelen ? hexval(line[i + 1]) : -1;
+                if (hi < 0 || lo < 0)
+                    return -1;
                 c = (char)(hi * 16 + lo);
                 i += 2;
             }
@@ -124,14 +133,39 @@ int ctl_reader_next(ctl_reader_t *r, ctl_msg_t *m)
         m->lens[m->nwords] = (size_t)(o - w);
         m->nwords++;
         *o++ = '\0';
-        i++;  /* past the space or the newline */
+        i++;  /* past the space or the end */
     }
-    if (rc == 1 && (m->nwords == 0 || m->lens[0] == 0))
-        rc = -1;
-out:
-    memmove(r->buf, nl + 1, r->len - linelen - 1);
-    r->len -= linelen + 1;
-    return rc;
+    return m->nwords == 0 || m->lens[0] == 0 ? -1 : 1;
+}
+
+int ctl_reader_next(ctl_reader_t *r, ctl_msg_t *m)
+{
+    const char *line;
+    size_t len;
+    int rc = ctl_reader_line(r, &line, &len);
+    return rc <= 0 ? rc : ctl_decode(line, len, m);
+}
+
+int ctl_line_via(const char *line, size_t len, long *node, const char **rest, size_t *restlen)
+{
+    if (len < 4 || memcmp(line, "via ", 4) != 0)
+        return 0;
+    long v = 0;
+    size_t i = 4;
+    while (i < len && line[i] >= '0' && line[i] <= '9' && v < 100000000)
+        v = v * 10 + (line[i++] - '0');
+    if (i == 4 || i + 1 >= len || line[i] != ' ')
+        return -1;
+    *node = v;
+    *rest = line + i + 1;
+    *restlen = len - i - 1;
+    return 1;
+}
+
+/* "via NODE " before a routed line, "" for node < 0. */
+static size_t via_prefix(char *out, long node)
+{
+    return node < 0 ? 0 : (size_t)snprintf(out, 32, "via %ld ", node);
 }
 
 static int write_full(int fd, const char *buf, size_t len)
@@ -257,6 +291,51 @@ int ctl_queuel(ctl_outq_t *q, const char *verb, ...)
     int rc = ctl_words_out(-1, q, verb, ap);
     va_end(ap);
     return rc;
+}
+
+int ctl_queue_raw(ctl_outq_t *q, long via, const char *line, size_t len)
+{
+    char pre[32];
+    size_t plen = via_prefix(pre, via), need = plen + len + 1;
+    if (q->cap - q->len < need) {
+        size_t ncap = q->cap ? q->cap : 4096;
+        while (ncap - q->len < need)
+            ncap *= 2;
+        char *nb = realloc(q->buf, ncap);
+        if (nb == NULL)
+            return -1;
+        q->buf = nb;
+        q->cap = ncap;
+    }
+    memcpy(q->buf + q->len, pre, plen);
+    memcpy(q->buf + q->len + plen, line, len);
+    q->buf[q->len + plen + len] = '\n';
+    q->len += need;
+    return 0;
+}
+
+int ctl_send_raw(int fd, long via, const char *line, size_t len)
+{
+    ctl_outq_t q = { 0 };
+    int rc = ctl_queue_raw(&q, via, line, len);
+    if (rc == 0)
+        rc = write_full(fd, q.buf, q.len);
+    ctl_outq_free(&q);
+    return rc;
+}
+
+int ctl_outq_route(ctl_outq_t *to, long via, ctl_outq_t *from)
+{
+    size_t off = 0;
+    while (off < from->len) {
+        char *nl = memchr(from->buf + off, '\n', from->len - off);
+        size_t len = nl ? (size_t)(nl - (from->buf + off)) : from->len - off;
+        if (ctl_queue_raw(to, via, from->buf + off, len) < 0)
+            return -1;
+        off += len + 1;
+    }
+    from->len = 0;
+    return 0;
 }
 
 int ctl_outq_flush(ctl_outq_t *q, int fd)

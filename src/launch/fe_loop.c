@@ -81,7 +81,7 @@ static void fe_output(fe_t *fe, int rank, int stream, const char *data, size_t l
 
 static int link_running(const fe_link_t *l)
 {
-    return l->fd >= 0 && !l->done && !l->escalated;
+    return link_open(l) && !l->done && !l->escalated;
 }
 
 /* Every running proxy must be done by `by`, or its launcher is killed and
@@ -117,8 +117,12 @@ static void fence_send(void *ctx, int node, const char *verb, const char *w1, co
 {
     fe_t *fe = ctx;
     fe_link_t *l = &fe->links[node];
-    if (link_running(l))
+    /* In a tree the proxies below a direct one get it from that proxy. */
+    if (link_running(l) && link_direct(l)) {
         ctl_queuel(&l->out, verb, w1, w2, (char *)NULL);
+        if (w2 != NULL)
+            fe->kvs_bytes_out += strlen(w1) + strlen(w2) + 2;
+    }
 }
 
 /* A proxy broke the protocol or a bound: the job cannot go on. */
@@ -154,6 +158,7 @@ static void link_msg(fe_t *fe, fe_link_t *l, const ctl_msg_t *m)
         }
         l->hello = 1;
         l->proxy_pid = ctl_word_long(m, 3, &ok);
+        tree_hello(fe, l);
     } else if (!l->hello) {
         link_broken(fe, l, "sent something before its hello");
     } else if (!strcmp(v, "io") && m->nwords == 4 && (r = link_rank(fe, l, m, 1)) >= 0) {
@@ -185,6 +190,10 @@ static void link_msg(fe_t *fe, fe_link_t *l, const ctl_msg_t *m)
             link_broken(fe, l, err);
     } else if (!strcmp(v, "done") && m->nwords == 1) {
         l->done = 1;
+    } else if (!strcmp(v, "gone") && m->nwords == 2 && !link_direct(l)) {
+        /* Its parent proxy reaped its launcher child (wait status). */
+        l->gone = l->reaped = 1;
+        l->wstatus = (int)ctl_word_long(m, 1, &ok);
     } else if (!strcmp(v, "error")) {
         fe_fail(fe, 1, "%s: %s %s", l->host, m->nwords > 1 ? m->words[1] : "",
                 m->nwords > 2 ? m->words[2] : "");
@@ -193,6 +202,31 @@ static void link_msg(fe_t *fe, fe_link_t *l, const ctl_msg_t *m)
         snprintf(err, sizeof err, "sent an unknown or malformed message '%.40s'", v);
         link_broken(fe, l, err);
     }
+}
+
+/* A line from direct link l: its proxy's own message, or one routed up
+ * from a proxy below it ("via NODE ..."). */
+static void link_line(fe_t *fe, fe_link_t *l, const char *line, size_t len, ctl_msg_t *m)
+{
+    long node;
+    const char *rest;
+    size_t rlen;
+    fe_link_t *from = l;
+    int via = ctl_line_via(line, len, &node, &rest, &rlen);
+    if (via != 0) {
+        if (via < 0 || node < 0 || node >= fe->nlinks || node == l->node ||
+            fe->links[node].top != l->node) {
+            link_broken(fe, l, "routed a message from a node not below it");
+            return;
+        }
+        from = &fe->links[node];
+        line = rest;
+        len = rlen;
+    }
+    if (ctl_decode(line, len, m) > 0)
+        link_msg(fe, from, m);
+    else
+        link_broken(fe, l, "sent a malformed control line");
 }
 
 static void link_read(fe_t *fe, fe_link_t *l)
@@ -204,14 +238,16 @@ static void link_read(fe_t *fe, fe_link_t *l)
         return;
     }
     int rc;
-    while ((rc = ctl_reader_next(&l->rd, &m)) != 0) {
+    const char *line;
+    size_t len;
+    while (l->fd >= 0 && (rc = ctl_reader_line(&l->rd, &line, &len)) != 0) {
         if (rc > 0)
-            link_msg(fe, l, &m);
+            link_line(fe, l, line, len, &m);
         else
             link_broken(fe, l, "sent a malformed control line");
     }
     ctl_msg_free(&m);
-    if (got <= 0) {
+    if (got <= 0 && l->fd >= 0) {
         close(l->fd);
         l->fd = -1;
         ctl_outq_free(&l->out);
@@ -239,6 +275,7 @@ static void reap_children(fe_t *fe)
 static void flush_all_blocking(fe_t *fe, double seconds)
 {
     double end = launch_now() + seconds;
+    tree_route_flush(fe);
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
         while (l->fd >= 0 && l->out.len > 0 && launch_now() < end) {
@@ -351,12 +388,17 @@ static void links_check(fe_t *fe, double now)
 {
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
-        if (l->fd < 0 && l->reaped) {
+        if (!link_open(l) && l->reaped) {
             if (!l->done)
                 link_lost(fe, l);
+            /* The proxies below it are out of reach: each ends the job's
+             * ranks on its node when its stream closes; their nodes are
+             * cleaned from here as well. */
+            tree_cut(fe, l, link_lost);
             continue;
         }
-        if (!l->hello && !l->lost_reported && now - l->started > fe->launch_timeout) {
+        if (!l->hello && !l->lost_reported && l->started > 0 &&
+            now - l->started > fe->launch_timeout) {
             fe_fail(fe, 1, "no answer from the proxy on %s within %g s (LOCUS_LAUNCH_TIMEOUT)",
                     l->host, fe->launch_timeout);
             l->lost_reported = 1;
@@ -373,7 +415,8 @@ static void links_check(fe_t *fe, double now)
          * without done is a lost proxy even while the job's one srun runs
          * on (its other nodes); that srun is killed only once no other
          * node's proxy still uses it. */
-        if ((l->done || l->fd < 0) && !l->reaped && !l->awaiting) {
+        if ((l->done || !link_open(l)) && !l->reaped && !l->awaiting && link_direct(l) &&
+            (!link_open(l) || !tree_busy_below(fe, l))) {
             if (l->linger_by == 0)
                 l->linger_by = now + LINGER_WAIT;
             if (now >= l->linger_by && l->pid > 0) {
@@ -405,7 +448,7 @@ static void links_check(fe_t *fe, double now)
 static int links_finished(const fe_t *fe)
 {
     for (int i = 0; i < fe->nlinks; i++)
-        if (fe->links[i].fd >= 0 || !fe->links[i].reaped)
+        if (link_open(&fe->links[i]) || !fe->links[i].reaped)
             return 0;
     return fe->ncleaners == 0;
 }
@@ -430,6 +473,7 @@ void fe_loop(fe_t *fe)
         }
         links_check(fe, now);
         cb_expire(fe, now);
+        tree_route_flush(fe);
         if (links_finished(fe))
             break;
         int n = 0, si = -1;

@@ -6,8 +6,13 @@
  * one it came from (Hydra's keyval_cache broadcast), then `barrier_out`.
  * So after any barrier a proxy holds every pair put job-wide before it and
  * answers gets from its own cache.
+ *
+ * An inner proxy of a tree does the same for its subtree (proxy_tree.c):
+ * its nodes are itself and its children, pairs from above have origin -1,
+ * and what its subtree puts also goes up once (relay_up, fence_take_up).
  */
-#include "frontend.h"
+#include "fence.h"
+#include "pmi_wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +35,23 @@ static void fence_drop(fe_fences_t *f, int i)
     free(f->fences[i].member);
     free(f->fences[i].in);
     f->fences[i] = f->fences[--f->nfences];
+}
+
+/* Drops the pairs sent down everywhere and, relaying up, sent up too. */
+static void pairs_compact(fe_fences_t *f)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < f->npairs; i++) {
+        fe_pair_t *p = &f->pairs[i];
+        if (p->sent && !p->up) {
+            f->bytes -= strlen(p->key) + strlen(p->val) + 2;
+            free(p->key);
+            free(p->val);
+        } else {
+            f->pairs[k++] = *p;
+        }
+    }
+    f->npairs = k;
 }
 
 static void pairs_clear(fe_fences_t *f)
@@ -72,6 +94,8 @@ int fence_pair(fe_fences_t *f, int node, const char *key, const char *val)
     p->key = strdup(key);
     p->val = strdup(val);
     p->origin = node;
+    p->up = f->relay_up && node >= 0;
+    p->sent = 0;
     if (p->key == NULL || p->val == NULL) {
         free(p->key);
         free(p->val);
@@ -83,18 +107,27 @@ int fence_pair(fe_fences_t *f, int node, const char *key, const char *val)
 }
 
 /* Marks the nodes of a group's member list; -1 when it is not a list of
- * ranks of this job. WORLD is every node; NODE groups never leave a node. */
+ * ranks of this job. WORLD is every node with ranks; NODE groups never
+ * leave a node. */
 static int group_nodes(const fe_fences_t *f, const char *group, unsigned char *member)
 {
     const char *colon = strrchr(group, ':');
     if (colon == NULL || colon == group)
         return -1;
     size_t len = (size_t)(colon - group);
-    if (len == 5 && strncmp(group, "WORLD", 5) == 0) {
-        memset(member, 1, (size_t)f->nnodes);
-        return f->nnodes;
-    }
     int n = 0;
+    if (len == 5 && strncmp(group, "WORLD", 5) == 0) {
+        /* Every node with ranks: in a tree only the direct links (or a
+         * proxy and its children) are nodes here. */
+        for (int r = 0; r < f->size; r++) {
+            int node = f->node_of[r];
+            if (node >= 0 && !member[node]) {
+                member[node] = 1;
+                n++;
+            }
+        }
+        return n;
+    }
     for (size_t i = 0; i < len;) {
         long r = 0;
         size_t d = i;
@@ -104,6 +137,8 @@ static int group_nodes(const fe_fences_t *f, const char *group, unsigned char *m
             return -1;
         i++;
         int node = f->node_of[r];
+        if (node < 0)
+            continue;  /* not a rank of this subtree */
         n += !member[node];
         member[node] = 1;
     }
@@ -168,12 +203,26 @@ void fence_complete(fe_fences_t *f, const char *group,
         return;
     for (int node = 0; node < f->nnodes; node++)
         for (size_t i = 0; i < f->npairs; i++)
-            if (f->pairs[i].origin != node)
+            if (f->pairs[i].origin != node && !f->pairs[i].sent)
                 send(ctx, node, "kvs", f->pairs[i].key, f->pairs[i].val);
-    pairs_clear(f);
+    for (size_t i = 0; i < f->npairs; i++)
+        f->pairs[i].sent = 1;
+    pairs_compact(f);
     fe_fence_t *fc = &f->fences[idx];
     for (int node = 0; node < f->nnodes; node++)
         if (fc->member[node])
             send(ctx, node, "barrier_out", fc->group, NULL);
     fence_drop(f, idx);
+}
+
+void fence_take_up(fe_fences_t *f, void (*send)(void *ctx, const char *key, const char *val),
+                   void *ctx)
+{
+    for (size_t i = 0; i < f->npairs; i++) {
+        if (f->pairs[i].up) {
+            send(ctx, f->pairs[i].key, f->pairs[i].val);
+            f->pairs[i].up = 0;
+        }
+    }
+    pairs_compact(f);
 }

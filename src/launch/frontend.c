@@ -166,16 +166,25 @@ static void queue_job(fe_t *fe, fe_link_t *l)
         queue_pmix(fe, q);
 }
 
-static void queue_ranks_and_start(fe_t *fe)
+/* Every node's setup. In a tree a proxy gets its children's setup (routed
+ * through it) before its own `start`, so it passes them on before it
+ * plans and starts its ranks. */
+static void queue_setup(fe_t *fe)
 {
+    for (int i = 0; i < fe->nlinks; i++) {
+        queue_job(fe, &fe->links[i]);
+        tree_queue(fe, &fe->links[i]);
+    }
     for (int r = 0; r < fe->o->nranks; r++) {
         char rs[16], ls[16];
         snprintf(rs, sizeof rs, "%d", r);
         snprintf(ls, sizeof ls, "%d", fe->layout.local_of[r]);
         ctl_queuel(&fe->links[fe->layout.node_of[r]].out, "rank", rs, ls, (char *)NULL);
     }
+    tree_route_flush(fe);
     for (int i = 0; i < fe->nlinks; i++)
         ctl_queuel(&fe->links[i].out, "start", (char *)NULL);
+    tree_route_flush(fe);
 }
 
 /*
@@ -357,6 +366,7 @@ static void fe_free(fe_t *fe)
         free(l->host);
     }
     free(fe->links);
+    tree_free(fe);
     if (fe->sigfd >= 0)
         close(fe->sigfd);
     fence_free(&fe->fences);
@@ -392,7 +402,7 @@ static int fe_start(fe_t *fe)
     locus_tunable_long("LOCUS_PMI_BARRIERS_MAX", &barriers, NULL, 0);
     /* Each pair costs its bytes plus two separators in the accounting. */
     size_t kvs_max = ((size_t)bytes + 2 * (size_t)keys) * (size_t)fe->o->nranks;
-    fence_init(&fe->fences, fe->layout.nnodes, fe->o->nranks, fe->layout.node_of, kvs_max,
+    fence_init(&fe->fences, fe->layout.nnodes, fe->o->nranks, fe->top_of, kvs_max,
                (int)((barriers + 1) * (long)fe->o->nranks > 1000000
                          ? 1000000 : (barriers + 1) * (long)fe->o->nranks));
     fe->line_start = malloc(2 * (size_t)fe->o->nranks);
@@ -405,9 +415,11 @@ static int fe_start(fe_t *fe)
         fprintf(stderr, "locusrun: signalfd: %s\n", strerror(errno));
         return 1;
     }
-    for (int i = 0; i < fe->nlinks; i++)
-        queue_job(fe, &fe->links[i]);
-    queue_ranks_and_start(fe);
+    fe->via = (launch_via_t){ .how = fe->o->launcher, .exec = fe->o->launcher_exec,
+                              .proxy_path = fe->proxy_path, .self = fe->self,
+                              .jobid = fe->jobid, .timeout = fe->launch_timeout,
+                              .unblock = &fe->sigs };
+    queue_setup(fe);
     /* Inside a Slurm allocation one srun starts every other node's proxy. */
     int by_srun = launcher_start_srun(fe);
     if (by_srun < 0) {
@@ -416,7 +428,7 @@ static int fe_start(fe_t *fe)
     }
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
-        if (l->awaiting || (by_srun < 0 && l->how != LAUNCHER_LOCAL))
+        if (l->awaiting || (by_srun < 0 && l->how != LAUNCHER_LOCAL) || !link_direct(l))
             continue;
         if (launcher_start(fe, l) < 0) {
             fe_fail(fe, 1, "cannot start the proxy on %s: %s", l->host, strerror(errno));
@@ -426,7 +438,7 @@ static int fe_start(fe_t *fe)
         }
     }
     for (int i = 0; i < fe->nlinks; i++)
-        if (fe->links[i].pid == 0)
+        if (fe->links[i].pid == 0 && link_direct(&fe->links[i]))
             fe->links[i].reaped = 1;  /* never started */
     return 0;
 }
@@ -436,9 +448,13 @@ static void fences_report(const fe_t *fe)
 {
     if (!launch_startup_report_on())
         return;
+    int direct = 0;
+    for (int i = 0; i < fe->nlinks; i++)
+        direct += link_direct(&fe->links[i]);
     fprintf(stderr, "locusrun: front end took %ld key-value pairs (%zu bytes) from %d nodes at "
-            "fences, %ld node-scoped\n", fe->fences.pairs_in, fe->fences.pair_bytes_in,
-            fe->layout.nnodes, fe->fences.node_pairs_in);
+            "fences, %ld node-scoped; sent %zu bytes of pairs to the %d proxies it started "
+            "(LOCUS_LAUNCH_FANOUT %d)\n", fe->fences.pairs_in, fe->fences.pair_bytes_in,
+            fe->layout.nnodes, fe->fences.node_pairs_in, fe->kvs_bytes_out, direct, fe->fanout);
     fflush(stderr);
 }
 
@@ -464,7 +480,8 @@ int launch_frontend_run(launch_opts_t *o)
     clock_gettime(CLOCK_REALTIME, &t0);
     snprintf(stamp, sizeof stamp, "%ld.%09ld", (long)t0.tv_sec, t0.tv_nsec);
     setenv("LOCUS_LAUNCH_TIME", stamp, 1);
-    if (tunables_check(fe) < 0 || links_make(fe) < 0 || plan_nodes(fe) < 0) {
+    if (tunables_check(fe) < 0 || links_make(fe) < 0 || tree_make(fe) < 0 ||
+        plan_nodes(fe) < 0) {
         fe_free(fe);
         return 2;
     }

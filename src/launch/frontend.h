@@ -7,6 +7,7 @@
 #define LOCUS_FRONTEND_H
 
 #include "launch.h"
+#include "fence.h"
 #include "pmi_wire.h"
 #include "locus_auth.h"
 
@@ -38,7 +39,26 @@ typedef struct {
     int awaiting;              /* started by the job's one srun, its proxy not yet
                                   connected back (connect_back.c) */
     int shared;                /* pid is that one srun, shared with other links */
+    /* A tree of proxies (LOCUS_LAUNCH_FANOUT): this link's messages travel
+     * through the direct link `top` as "via NODE ..." (top == node: direct,
+     * started by the front end); its proxy is started by `parent`'s
+     * (-1: the front end) and starts tree positions kid0.. kid0+nkids-1. */
+    int top, parent, pos, kid0, nkids;
+    int gone;                  /* not direct: its parent said its launcher child
+                                  ended, or the route to it broke */
 } fe_link_t;
+
+/* Whether l is started by the front end and has a stream of its own. */
+static inline int link_direct(const fe_link_t *l)
+{
+    return l->top == l->node;
+}
+
+/* Whether l's control stream is open (a routed one: not yet gone). */
+static inline int link_open(const fe_link_t *l)
+{
+    return link_direct(l) ? l->fd >= 0 : !l->gone;
+}
 
 /* A connection to the front end's listener that has not yet said which
  * node's proxy it is (connect_back.c). */
@@ -51,37 +71,9 @@ typedef struct {
 
 #define CB_PENDING_MAX 32
 
-/* A KVS pair put on one node, waiting to be sent to the others at the
- * next completed fence. */
-typedef struct {
-    char *key, *val;
-    int origin;                /* node it came from */
-} fe_pair_t;
-
-/* A fence (relayed PMI barrier) waiting for its nodes. */
-typedef struct {
-    char *group;               /* "WORLD:tag" or "r1,r2,..:tag" */
-    unsigned char *member;     /* [nnodes] node takes part */
-    unsigned char *in;         /* [nnodes] node's fence arrived */
-    int expected, arrived;
-} fe_fence_t;
-
-typedef struct {
-    int nnodes, size;
-    const int *node_of;        /* [size] */
-    fe_fence_t *fences;
-    int nfences, fences_cap, fences_max;
-    fe_pair_t *pairs;
-    size_t npairs, cap;
-    size_t bytes, bytes_max;   /* pending KVS bytes and the bound on them */
-    /* what the proxies sent, for LOCUS_STARTUP_REPORT: pairs, their bytes,
-     * and node-scoped ones (PMI_WIRE_NODE_KEY), which should be none */
-    long pairs_in, node_pairs_in;
-    size_t pair_bytes_in;
-} fe_fences_t;
-
 typedef struct {
     launch_opts_t *o;
+    launch_via_t via;          /* how proxies are started (launcher.c) */
     launch_layout_t layout;
     char jobid[64];
     char mapping[PMI_WIRE_VALLEN_MAX + 1];
@@ -92,6 +84,11 @@ typedef struct {
     double launch_timeout;     /* LOCUS_LAUNCH_TIMEOUT */
     int nlinks;
     fe_link_t *links;
+    /* the tree: fanout (0: every proxy started from here), links in tree
+     * positions, and each rank's direct link (the fences' nodes) */
+    int fanout, ntree;
+    int *tree;
+    int *top_of;
     int sigfd;
     sigset_t sigs;             /* handled through sigfd, unblocked in children */
     /* job state */
@@ -104,6 +101,7 @@ typedef struct {
     int stdin_done;
     int stdout_broken;
     fe_fences_t fences;
+    size_t kvs_bytes_out;      /* pairs sent down at fences (LOCUS_STARTUP_REPORT) */
     /* one srun for the job's other nodes: its proxies connect back */
     int cb_listen;             /* -1: none */
     char cb_token[LOCUS_AUTH_KEY_HEX + 1];
@@ -136,6 +134,23 @@ const char *launcher_name(const fe_link_t *l);
 /* Whether host names this machine (so the local launcher may run it). */
 int launcher_host_is_local(const char *host, const char *hostname);
 
+/* fe_tree.c: the tree of proxies. tree_make lays the links out (every
+ * link direct when the tree does not apply); 0, or -1 with the reason
+ * printed. tree_queue queues what link l's proxy needs to start and route
+ * to its subtree. tree_route_flush moves what is queued for routed links
+ * onto their direct link's stream. tree_cut marks every link below l gone
+ * (l's proxy is lost: the route to them broke); tree_hello starts the
+ * launch clock of l's children. */
+int tree_make(fe_t *fe);
+void tree_queue(fe_t *fe, fe_link_t *l);
+void tree_route_flush(fe_t *fe);
+void tree_cut(fe_t *fe, fe_link_t *l, void (*lost)(fe_t *fe, fe_link_t *d));
+void tree_hello(fe_t *fe, fe_link_t *l);
+/* Whether a proxy below l is still running and not being killed (l's
+ * proxy, done with its own node, relays for it). */
+int tree_busy_below(fe_t *fe, const fe_link_t *l);
+void tree_free(fe_t *fe);
+
 /* connect_back.c: the front end's listener for the proxies of the job's
  * one srun. cb_listen opens it and writes "ip:port,..." (its IPv4
  * addresses, loopback last) into addrs, and makes the launch token; 0 or
@@ -153,23 +168,5 @@ void cb_close(fe_t *fe);
  * (when the launcher is slurm and LOCUS_SLURM_ONE_SRUN is on): returns
  * how many links it started, 0 when it does not apply, -1 with errno. */
 int launcher_start_srun(fe_t *fe);
-
-/* fence.c */
-void fence_init(fe_fences_t *f, int nnodes, int size, const int *node_of, size_t bytes_max,
-                int fences_max);
-void fence_free(fe_fences_t *f);
-/* A pair from node. Returns 0, or -1 when the node sent more than its
- * ranks may put (a broken or hostile proxy). */
-int fence_pair(fe_fences_t *f, int node, const char *key, const char *val);
-/* Node arrived at the fence for group. Returns 1 when that completes it
- * (the caller then runs fence_complete), 0 when still waiting, -1 with a
- * reason in err for a group the node cannot be in. */
-int fence_arrive(fe_fences_t *f, int node, const char *group, char *err, size_t errlen);
-/* Sends every pending pair to each node but its origin, then barrier_out
- * to the group's nodes, through send(ctx, node, verb, w1, w2). */
-void fence_complete(fe_fences_t *f, const char *group,
-                    void (*send)(void *ctx, int node, const char *verb, const char *w1,
-                                 const char *w2),
-                    void *ctx);
 
 #endif

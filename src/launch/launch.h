@@ -45,6 +45,7 @@ typedef struct {
     int fd;
     char *buf;
     size_t len, cap;
+    size_t off;                /* start of the first line not yet handed out */
 } ctl_reader_t;
 
 /* Sets up a reader on fd (buffer allocated lazily). */
@@ -61,6 +62,13 @@ long ctl_reader_fill(ctl_reader_t *r);
 /* Next complete message: 1 when one was decoded into m, 0 when none is
  * buffered, -1 for a malformed line (consumed). */
 int ctl_reader_next(ctl_reader_t *r, ctl_msg_t *m);
+
+/* The same in two steps, for a relay that passes most lines on as they
+ * came: the next complete line still encoded, without its newline (1, with
+ * *line valid until the next ctl_reader_fill; 0 none; -1 an overlong line,
+ * dropped), and one such line decoded into m (1, or -1 when malformed). */
+int ctl_reader_line(ctl_reader_t *r, const char **line, size_t *len);
+int ctl_decode(const char *line, size_t len, ctl_msg_t *m);
 
 /*
  * Sends one message: the verb then n words of given lengths (lens NULL:
@@ -90,6 +98,20 @@ int ctl_queuel(ctl_outq_t *q, const char *verb, ...);
 int ctl_outq_flush(ctl_outq_t *q, int fd);
 void ctl_outq_free(ctl_outq_t *q);
 
+/*
+ * Routing through a tree of proxies (LOCUS_LAUNCH_FANOUT): a message for or
+ * from a node the stream does not end at travels as "via NODE <message>",
+ * the message's encoded line unchanged. ctl_line_via: 1 with the node and
+ * the inner line when line is routed, 0 when it is not, -1 when malformed.
+ * ctl_queue_raw/ctl_send_raw: an encoded line (no newline) behind
+ * "via NODE " (via >= 0) or as it is (via < 0). ctl_outq_route moves every
+ * line queued in from into to, routed to node via.
+ */
+int ctl_line_via(const char *line, size_t len, long *node, const char **rest, size_t *restlen);
+int ctl_queue_raw(ctl_outq_t *q, long via, const char *line, size_t len);
+int ctl_send_raw(int fd, long via, const char *line, size_t len);
+int ctl_outq_route(ctl_outq_t *to, long via, ctl_outq_t *from);
+
 /* Word i of m as a long; -1 with *ok = 0 when absent or not a number. */
 long ctl_word_long(const ctl_msg_t *m, int i, int *ok);
 
@@ -99,6 +121,25 @@ typedef enum {
     LAUNCHER_EXEC,             /* --launcher-exec PREFIX: PREFIX HOST CMD... */
     LAUNCHER_LOCAL             /* fork on this machine */
 } launch_launcher_t;
+
+/* How a node's proxy is started: by the front end (its direct proxies) and
+ * by an inner proxy of a tree (its children). launcher.c. */
+typedef struct {
+    launch_launcher_t how;
+    const char *exec;          /* --launcher-exec words; NULL: LOCUS_SSH for ssh */
+    const char *proxy_path;    /* locusrun on the other nodes */
+    const char *self;          /* this binary (the local launcher) */
+    const char *jobid;
+    double timeout;            /* LOCUS_LAUNCH_TIMEOUT (ssh's ConnectTimeout) */
+    const sigset_t *unblock;   /* blocked here, unblocked in the child */
+} launch_via_t;
+
+/* Starts the proxy of host: 0 with the launcher child's pid and this end
+ * of the proxy's control stream (non-blocking), or -1 with errno. */
+int launch_proxy_start(const launch_via_t *v, const char *host, pid_t *pid, int *fd);
+/* Runs `locusrun --cleanup JOBID` on host in the background (never with
+ * the local launcher): its pid, or -1. */
+pid_t launch_cleanup_start(const launch_via_t *v, const char *host);
 
 /* Command line of the front end, after validation. */
 typedef struct {

@@ -134,30 +134,29 @@ static char *sh_command(const char *const *words)
 }
 
 /*
- * The argv that runs `words` (a remote command) on l's node: the launcher
+ * The argv that runs `words` (a remote command) on host: the launcher
  * prefix, the host, then the command (for ssh one shell-quoted string).
  */
-static char **remote_argv(const fe_t *fe, const fe_link_t *l, const char *const *words,
+static char **remote_argv(const launch_via_t *v, const char *host, const char *const *words,
                           int *argcp)
 {
     char **argv = NULL;
     int argc = 0, rc = 0;
-    if (l->how == LAUNCHER_SSH) {
-        const char *ssh = fe->o->launcher_exec ? fe->o->launcher_exec
-                                               : locus_tunable_str("LOCUS_SSH");
+    if (v->how == LAUNCHER_SSH) {
+        const char *ssh = v->exec ? v->exec : locus_tunable_str("LOCUS_SSH");
         char ct[64];
-        snprintf(ct, sizeof ct, "ConnectTimeout=%d", (int)(fe->launch_timeout + 0.999));
+        snprintf(ct, sizeof ct, "ConnectTimeout=%d", (int)(v->timeout + 0.999));
         rc |= push_words(&argv, &argc, ssh);
         const char *opts[] = { "-o", "BatchMode=yes", "-o", ct, "-x", "-T" };
         for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
             rc |= push_word(&argv, &argc, opts[i]);
-        rc |= push_word(&argv, &argc, l->host);
+        rc |= push_word(&argv, &argc, host);
         char *cmd = sh_command(words);
         rc |= cmd ? push_word(&argv, &argc, cmd) : -1;
         free(cmd);
     } else {
-        rc |= push_words(&argv, &argc, fe->o->launcher_exec);
-        rc |= push_word(&argv, &argc, l->host);
+        rc |= push_words(&argv, &argc, v->exec ? v->exec : "");
+        rc |= push_word(&argv, &argc, host);
         for (int i = 0; words[i]; i++)
             rc |= push_word(&argv, &argc, words[i]);
     }
@@ -171,7 +170,7 @@ static char **remote_argv(const fe_t *fe, const fe_link_t *l, const char *const 
 
 /* Forks a launcher child: own process group, gone with the front end,
  * stdin/stdout on fd io (or /dev/null when io < 0). */
-static pid_t spawn(fe_t *fe, char **argv, int io, const char *jobid_env)
+static pid_t spawn(const sigset_t *unblock, char **argv, int io, const char *jobid_env)
 {
     pid_t parent = getpid();
     fflush(NULL);
@@ -189,7 +188,8 @@ static pid_t spawn(fe_t *fe, char **argv, int io, const char *jobid_env)
      * reached the proxy's ranks, which could then speak for the proxy. */
     if (fd > 2)
         close(fd);
-    sigprocmask(SIG_UNBLOCK, &fe->sigs, NULL);
+    if (unblock)
+        sigprocmask(SIG_UNBLOCK, unblock, NULL);
     signal(SIGPIPE, SIG_DFL);
     /* Tags the local proxy as part of the job, like its ranks, so every
      * process of a job can be found by its environment. */
@@ -200,7 +200,7 @@ static pid_t spawn(fe_t *fe, char **argv, int io, const char *jobid_env)
     _exit(127);
 }
 
-int launcher_start(fe_t *fe, fe_link_t *l)
+int launch_proxy_start(const launch_via_t *v, const char *host, pid_t *pidp, int *fdp)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
@@ -208,18 +208,18 @@ int launcher_start(fe_t *fe, fe_link_t *l)
     char **argv;
     int argc = 0;
     const char *jobid_env = NULL;
-    if (l->how == LAUNCHER_LOCAL) {
-        const char *words[] = { fe->self, "--proxy", "0", "1", NULL };
+    if (v->how == LAUNCHER_LOCAL) {
+        const char *words[] = { v->self, "--proxy", "0", "1", NULL };
         argv = NULL;
         for (int i = 0; words[i]; i++)
             if (push_word(&argv, &argc, words[i]) < 0)
                 break;
-        jobid_env = fe->jobid;
+        jobid_env = v->jobid;
     } else {
         char env[96];
-        snprintf(env, sizeof env, "LOCUS_JOBID=%s", fe->jobid);
-        const char *words[] = { "env", env, fe->proxy_path, "--proxy", "0", "1", NULL };
-        argv = remote_argv(fe, l, words, &argc);
+        snprintf(env, sizeof env, "LOCUS_JOBID=%s", v->jobid);
+        const char *words[] = { "env", env, v->proxy_path, "--proxy", "0", "1", NULL };
+        argv = remote_argv(v, host, words, &argc);
     }
     if (argv == NULL || argc < 4) {
         free_words(argv, argc);
@@ -231,7 +231,7 @@ int launcher_start(fe_t *fe, fe_link_t *l)
     /* The child's end must survive its exec: clear close-on-exec there. */
     int child_fd = dup(sv[1]);
     close(sv[1]);
-    pid_t pid = child_fd >= 0 ? spawn(fe, argv, child_fd, jobid_env) : -1;
+    pid_t pid = child_fd >= 0 ? spawn(v->unblock, argv, child_fd, jobid_env) : -1;
     int saved = errno;
     free_words(argv, argc);
     if (child_fd >= 0)
@@ -241,9 +241,18 @@ int launcher_start(fe_t *fe, fe_link_t *l)
         errno = saved;
         return -1;
     }
-    l->pid = pid;
-    l->fd = sv[0];
-    fcntl(l->fd, F_SETFL, O_NONBLOCK);
+    *pidp = pid;
+    *fdp = sv[0];
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    return 0;
+}
+
+int launcher_start(fe_t *fe, fe_link_t *l)
+{
+    launch_via_t v = fe->via;
+    v.how = l->how;
+    if (launch_proxy_start(&v, l->host, &l->pid, &l->fd) < 0)
+        return -1;
     ctl_reader_init(&l->rd, l->fd);
     l->started = launch_now();
     return 0;
@@ -290,7 +299,7 @@ int launcher_start_srun(fe_t *fe)
     /* The child's environment: where to dial and the token to show. */
     setenv("LOCUS_FRONTEND", addrs, 1);
     setenv("LOCUS_LAUNCH_TOKEN", fe->cb_token, 1);
-    pid_t pid = rc == 0 ? spawn(fe, argv, -1, NULL) : -1;
+    pid_t pid = rc == 0 ? spawn(&fe->sigs, argv, -1, NULL) : -1;
     int saved = errno;
     unsetenv("LOCUS_FRONTEND");
     unsetenv("LOCUS_LAUNCH_TOKEN");
@@ -313,25 +322,33 @@ int launcher_start_srun(fe_t *fe)
     return n;
 }
 
+pid_t launch_cleanup_start(const launch_via_t *v, const char *host)
+{
+    const char *words[] = { v->proxy_path, "--cleanup", v->jobid, NULL };
+    int argc = 0;
+    char **argv = remote_argv(v, host, words, &argc);
+    if (argv == NULL)
+        return -1;
+    pid_t pid = spawn(v->unblock, argv, -1, NULL);
+    free_words(argv, argc);
+    return pid;
+}
+
 /* Runs `locusrun --cleanup JOBID` on l's node in the background. */
 static void cleanup_remote(fe_t *fe, fe_link_t *l)
 {
-    const char *words[] = { fe->proxy_path, "--cleanup", fe->jobid, NULL };
-    int argc = 0;
-    char **argv = remote_argv(fe, l, words, &argc);
-    if (argv == NULL)
-        return;
     pid_t *nc = realloc(fe->cleaners, (size_t)(fe->ncleaners + 1) * sizeof *nc);
-    if (nc != NULL) {
-        fe->cleaners = nc;
-        pid_t pid = spawn(fe, argv, -1, NULL);
-        if (pid > 0) {
-            fe->cleaners[fe->ncleaners++] = pid;
-            l->cleaner = pid;
-            fe->cleaners_by = launch_now() + CLEANUP_WAIT;
-        }
+    if (nc == NULL)
+        return;
+    fe->cleaners = nc;
+    launch_via_t v = fe->via;
+    v.how = l->how;
+    pid_t pid = launch_cleanup_start(&v, l->host);
+    if (pid > 0) {
+        fe->cleaners[fe->ncleaners++] = pid;
+        l->cleaner = pid;
+        fe->cleaners_by = launch_now() + CLEANUP_WAIT;
     }
-    free_words(argv, argc);
 }
 
 void launcher_kill(fe_t *fe, fe_link_t *l)
@@ -351,5 +368,11 @@ void launcher_kill(fe_t *fe, fe_link_t *l)
         launch_job_cleanup(fe->jobid);
     } else if (l->hello) {
         cleanup_remote(fe, l);
+    }
+    /* In a tree its launcher child is its parent proxy's to kill. */
+    if (!link_direct(l) && l->parent >= 0 && !l->gone) {
+        char node[16];
+        snprintf(node, sizeof node, "%d", l->node);
+        ctl_queuel(&fe->links[l->parent].out, "drop", node, (char *)NULL);
     }
 }

@@ -22,6 +22,8 @@
 /* After the last rank is reaped, output still in flight gets this long. */
 #define DRAIN_WAIT 0.3
 
+static void node_finish(proxy_t *px);
+
 static void run_msg(proxy_t *px, const ctl_msg_t *m)
 {
     const char *v = m->words[0];
@@ -51,10 +53,11 @@ static void run_msg(proxy_t *px, const ctl_msg_t *m)
     } else if (!strcmp(v, "stdin_eof")) {
         px->stdin_eof = 1;
     } else if (!strcmp(v, "kvs") && m->nwords == 3) {
-        if (proxy_kvs_remote(px, m->words[1], m->words[2]) < 0)
-            proxy_fail(px, NULL, 1, "%s: out of memory for the key-value store", px->host);
+        proxy_tree_kvs(px, m->words[1], m->words[2]);
     } else if (!strcmp(v, "barrier_out") && m->nwords == 2) {
-        proxy_pmi_barrier_done(px, m->words[1]);
+        proxy_tree_barrier_out(px, m->words[1]);
+    } else if (!strcmp(v, "drop") && m->nwords == 2) {
+        proxy_tree_drop(px, ctl_word_long(m, 1, &ok));
     }
 }
 
@@ -81,13 +84,17 @@ static void stdin_pump(proxy_t *px)
     }
 }
 
-/* Reads control messages; returns -1 when the front end is gone. */
+/* Serves the control messages buffered: this node's, and those routed
+ * through it to the nodes below (proxy_tree.c). */
 static void ctl_drain(proxy_t *px, ctl_msg_t *m)
 {
     int rc;
-    while ((rc = ctl_reader_next(&px->rd, m)) != 0)
-        if (rc > 0)
+    const char *line;
+    size_t len;
+    while ((rc = ctl_reader_line(&px->rd, &line, &len)) != 0) {
+        if (rc > 0 && proxy_tree_route(px, line, len) == 0 && ctl_decode(line, len, m) > 0)
             run_msg(px, m);
+    }
 }
 
 static int ctl_pump(proxy_t *px, ctl_msg_t *m)
@@ -95,6 +102,7 @@ static int ctl_pump(proxy_t *px, ctl_msg_t *m)
     long n = ctl_reader_fill(&px->rd);
     if (n <= 0)
         return -1;
+    px->served.ctl_in += n;
     ctl_drain(px, m);
     return 0;
 }
@@ -109,20 +117,26 @@ static int outputs_open(const proxy_t *px)
 
 static void event_loop(proxy_t *px, ctl_msg_t *m)
 {
-    size_t cap = 4 + 3 * (size_t)px->nlocal;
+    size_t cap = 4 + 3 * (size_t)px->nlocal + (size_t)px->tree.nkids;
     struct pollfd *fds = calloc(cap, sizeof *fds);
     prank_t **who = calloc(cap, sizeof *who);
     int *what = calloc(cap, sizeof *what);
+    int *kid = calloc((size_t)px->tree.nkids + 1, sizeof *kid);
     double drain_until = 0;
-    if (fds == NULL || who == NULL || what == NULL)
+    if (fds == NULL || who == NULL || what == NULL || kid == NULL)
         goto out;
     for (;;) {
         double now = launch_now();
+        proxy_tree_check(px, now);
         if (px->nrunning == 0) {
             if (drain_until == 0)
                 drain_until = now + DRAIN_WAIT;
-            if (!outputs_open(px) || now >= drain_until)
-                break;
+            if (!outputs_open(px) || now >= drain_until) {
+                /* An inner proxy of a tree stays until its children are gone. */
+                if (!proxy_tree_busy(px))
+                    break;
+                node_finish(px);
+            }
         }
         /* A rank's descriptors close before its exit status can be
          * collected: reap first, so that a rank that exited while this
@@ -164,18 +178,23 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
                 }
             }
         }
+        int kid_at = n, nkid = proxy_tree_fds(px, fds + n, kid);
+        for (int i = 0; i < nkid; i++)
+            what[n++] = -5;
         int timeout = 500;
         if (px->term_sent && !px->kill_sent) {
             int t = (int)((px->kill_at - now) * 1000) + 1;
             timeout = t < timeout ? (t < 0 ? 0 : t) : timeout;
         }
-        if (px->nrunning == 0 || lost_pending)
+        if (px->nrunning == 0 || lost_pending || proxy_tree_busy(px))
             timeout = timeout > 50 ? 50 : timeout;
         int rc = poll(fds, (nfds_t)n, timeout);
         if (rc < 0 && errno != EINTR)
             break;
+        if (rc > 0 && nkid > 0)
+            proxy_tree_ready(px, fds + kid_at, kid, nkid);
         for (int i = 0; rc > 0 && i < n; i++) {
-            if (fds[i].revents == 0)
+            if (fds[i].revents == 0 || what[i] == -5)
                 continue;
             if (what[i] == -1) {
                 struct signalfd_siginfo si;
@@ -188,6 +207,7 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
                 if (ctl_pump(px, m) < 0) {
                     px->ctl_lost = 1;
                     proxy_teardown(px);
+                    proxy_tree_lost(px);
                 }
             } else if (what[i] == -3) {
                 stdin_pump(px);
@@ -210,6 +230,7 @@ out:
     free(fds);
     free(who);
     free(what);
+    free(kid);
 }
 
 static void proxy_free(proxy_t *px)
@@ -237,6 +258,7 @@ static void proxy_free(proxy_t *px)
         free(px->barriers[i].in);
     free(px->barriers);
     ctl_reader_free(&px->rd);
+    proxy_tree_free(px);
     if (px->topo)
         locus_topo_free(px->topo);
     if (px->sigfd >= 0)
@@ -259,6 +281,7 @@ static int ranks_start(proxy_t *px)
         chdir(getenv("HOME")) != 0) {
         /* No such directory on this node: like mpirun, start in $HOME. */
     }
+    proxy_tree_start(px);
     if (proxy_plan(px) < 0 || proxy_pmix_start(px) < 0)
         return -1;
     px->leader = 0;
@@ -307,16 +330,33 @@ static int ctl_fds_take(int *in, int *out)
 }
 
 /* LOCUS_STARTUP_REPORT: what this node's PMI server did for the job. */
+static void served_report(const proxy_t *px, const char *host);
+
+/* The node's part is over: strays, shared memory and the PMIx server
+ * gone, then `done`. An inner proxy of a tree says it before its children
+ * are gone and stays to relay for them. */
+static void node_finish(proxy_t *px)
+{
+    if (px->node_done)
+        return;
+    px->node_done = 1;
+    proxy_finish(px);
+    proxy_pmix_stop(px);
+    served_report(px, px->sysname);
+    ctl_sendl(px->ctl_out, "done", (char *)NULL);
+}
+
 static void served_report(const proxy_t *px, const char *host)
 {
     if (!launch_startup_report_on())
         return;
     fprintf(stderr, "locusrun: proxy on %s served %d ranks: %ld PMI puts, %ld gets (%ld not "
             "found), %ld barrier entries (%ld fences relayed to the front end), %ld bytes in, "
-            "%ld bytes out, %ld node-scoped keys kept on the node\n", host, px->nlocal,
+            "%ld bytes out, %ld node-scoped keys kept on the node, %ld control bytes from above "
+            "(%d proxies started from here)\n", host, px->nlocal,
             px->served.puts, px->served.gets, px->served.gets_missed, px->served.barriers,
             px->served.fences_relayed, px->served.bytes_in, px->served.bytes_out,
-            px->served.node_puts);
+            px->served.node_puts, px->served.ctl_in, px->tree.nkids);
     fflush(stderr);
 }
 
@@ -338,10 +378,10 @@ int launch_proxy_run(int ctl_in, int ctl_out)
     px->grace = 0.5;
     kvs_init(&px->kvs);
     ctl_reader_init(&px->rd, ctl_in);
-    char host[256], proto[16], pid[16];
-    if (gethostname(host, sizeof host) != 0)
-        snprintf(host, sizeof host, "localhost");
-    host[sizeof host - 1] = '\0';
+    char *host = px->sysname, proto[16], pid[16];
+    if (gethostname(host, sizeof px->sysname) != 0)
+        snprintf(host, sizeof px->sysname, "localhost");
+    host[sizeof px->sysname - 1] = '\0';
     snprintf(proto, sizeof proto, "%d", CTL_PROTO_VERSION);
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     ctl_sendl(ctl_out, "hello", proto, host, pid, (char *)NULL);
@@ -355,15 +395,15 @@ int launch_proxy_run(int ctl_in, int ctl_out)
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGCHLD);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    sigaddset(&set, SIGINT);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+    sigset_t *set = &px->sigs;
+    sigemptyset(set);
+    sigaddset(set, SIGCHLD);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGINT);
+    sigprocmask(SIG_BLOCK, set, NULL);
     signal(SIGPIPE, SIG_IGN);
-    px->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    px->sigfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
 
     int status = 0;
     if (px->sigfd < 0 || proxy_setup_read(px, &m) < 0) {
@@ -372,10 +412,7 @@ int launch_proxy_run(int ctl_in, int ctl_out)
         ranks_start(px);
         ctl_drain(px, &m);  /* what came in behind `start` */
         event_loop(px, &m);
-        proxy_finish(px);
-        proxy_pmix_stop(px);
-        served_report(px, host);
-        ctl_sendl(px->ctl_out, "done", (char *)NULL);
+        node_finish(px);
     }
     ctl_msg_free(&m);
     proxy_free(px);

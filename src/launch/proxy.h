@@ -6,9 +6,12 @@
 #define LOCUS_PROXY_H
 
 #include "launch.h"
+#include "fence.h"
 #include "pmi_wire.h"
 #include "locus_topo.h"
 
+#include <poll.h>
+#include <signal.h>
 #include <sys/types.h>
 
 typedef struct {
@@ -39,6 +42,34 @@ int kvs_flush(kvs_t *k, int (*send)(void *ctx, const char *key, const char *val)
               void *ctx);
 
 enum { PMI_ST_NEW = 0, PMI_ST_INIT, PMI_ST_FINALIZED, PMI_ST_CLOSED };
+
+/* A child of this proxy in a tree of proxies (proxy_tree.c). */
+typedef struct {
+    int node;
+    char *host;
+    pid_t pid;                 /* the launcher child (ssh, the exec prefix) */
+    int fd;                    /* its control stream, -1 once closed */
+    ctl_reader_t rd;
+    ctl_outq_t out;
+    int done;                  /* its proxy said done */
+    int reaped, wstatus;
+    int gone_sent;             /* "via NODE gone" sent up */
+    double linger_by;
+} pkid_t;
+
+/* This proxy's part of a tree: how to start its children, which child
+ * each node below it is reached through, and the fences of its subtree
+ * combined (slot 0 this node, slot 1 + i child i). */
+typedef struct {
+    launch_via_t via;
+    char *proxy_path, *exec;
+    pkid_t *kids;
+    int nkids;
+    int *below;                /* [nnodes] index of the child it is below, -1 */
+    int *slot_of;              /* [size] each rank's fence slot, -1: not below */
+    fe_fences_t agg;
+    int agg_on;
+} ptree_t;
 
 /* An outstanding barrier: one per distinct group string ("WORLD:0", ...). */
 typedef struct {
@@ -77,6 +108,8 @@ typedef struct {
     char kvsname[96];
     char mapping[PMI_WIRE_VALLEN_MAX + 1];
     char host[256];            /* this node's name as the front end knows it */
+    char sysname[256];         /* as the node itself says (gethostname) */
+    int node_done;             /* its ranks are over and `done` was sent */
     int size, nodeid, nnodes;
     double grace;
     int pmi_trace;
@@ -97,6 +130,8 @@ typedef struct {
     pid_t pgid;                /* the job's process group (rank 0 here) */
     int leader;                /* index of the group leader, reaped last */
     int sigfd;
+    sigset_t sigs;             /* handled through sigfd, unblocked in children */
+    ptree_t tree;
     int started;
     /* stdin for the first local rank (global rank 0 only) */
     int stdin_fd;
@@ -125,6 +160,7 @@ typedef struct {
     struct {                   /* PMI requests served, for LOCUS_STARTUP_REPORT */
         long puts, gets, gets_missed, barriers, fences_relayed, bytes_in, bytes_out;
         long node_puts;        /* node-scoped (PMI_WIRE_NODE_KEY): kept here */
+        long ctl_in;           /* control bytes from the front end or parent */
     } served;
 } proxy_t;
 
@@ -198,5 +234,34 @@ void proxy_finish(proxy_t *px);
  * rank that dies of a teardown signal (SIGTERM, SIGKILL, or a forwarded
  * SIGINT, SIGHUP, SIGQUIT) is not reported as a failure of its own. */
 void proxy_signal_all(proxy_t *px, int sig);
+
+/* proxy_tree.c: this proxy's children in a tree (LOCUS_LAUNCH_FANOUT).
+ * setup: a setup message of the tree (launch, child, below, subranks): 1
+ * done, 0 not one, -1 malformed. route: a line from the parent routed to
+ * a node below ("via NODE ..."): 1 passed on, 0 not routed, -1 for a node
+ * not below. start: after setup, before the first fence. fds adds the
+ * children's streams (returns how many, each fds[i] for child kid[i]);
+ * ready serves those poll marked; check reaps, flushes, ends lingering
+ * launchers and tells the front end of children gone. busy: a child not
+ * yet gone. lost: this proxy's own stream closed, its children are
+ * ended. */
+int proxy_tree_setup(proxy_t *px, const ctl_msg_t *m);
+int proxy_tree_route(proxy_t *px, const char *line, size_t len);
+void proxy_tree_start(proxy_t *px);
+int proxy_tree_fds(proxy_t *px, struct pollfd *fds, int *kid);
+void proxy_tree_ready(proxy_t *px, const struct pollfd *fds, const int *kid, int n);
+void proxy_tree_check(proxy_t *px, double now);
+int proxy_tree_busy(const proxy_t *px);
+void proxy_tree_lost(proxy_t *px);
+/* The front end gave up on the child NODE: its launcher is killed. */
+void proxy_tree_drop(proxy_t *px, long node);
+void proxy_tree_free(proxy_t *px);
+/* What a fence sends up: to the parent as it is on a leaf; combined with
+ * the children's on an inner proxy. */
+int proxy_up_pair(proxy_t *px, const char *key, const char *val);
+int proxy_up_fence(proxy_t *px, const char *group);
+/* A pair or a barrier's end from above (the parent's kvs, barrier_out). */
+void proxy_tree_kvs(proxy_t *px, const char *key, const char *val);
+void proxy_tree_barrier_out(proxy_t *px, const char *group);
 
 #endif

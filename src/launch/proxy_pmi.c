@@ -237,8 +237,7 @@ static void barrier_finish(proxy_t *px, pbarrier_t *b)
 
 static int relay_pair(void *ctx, const char *key, const char *val)
 {
-    proxy_t *px = ctx;
-    return ctl_sendl(px->ctl_out, "kvs", key, val, (char *)NULL);
+    return proxy_up_pair(ctx, key, val);
 }
 
 static void barrier_check(proxy_t *px, pbarrier_t *b)
@@ -254,9 +253,8 @@ static void barrier_check(proxy_t *px, pbarrier_t *b)
     /* New local pairs go up before the fence, so they reach the other
      * nodes before the front end answers barrier_out. */
     kvs_flush(&px->kvs, relay_pair, px);
-    ctl_sendl(px->ctl_out, "fence", b->group, (char *)NULL);
-    px->served.fences_relayed++;
     b->relayed = 1;
+    proxy_up_fence(px, b->group);  /* b may be finished (freed) in there */
 }
 
 void proxy_pmi_barrier_done(proxy_t *px, const char *group)

@@ -447,13 +447,12 @@ static void fence_start(proxy_t *px, struct proxy_pmix *s, pmix_req_t *r)
         val[0] = 'x'; /* never empty */
         hex_put(val + 1, r->data, r->ndata);
     }
-    if (!val || ctl_sendl(px->ctl_out, "kvs", key, val, (char *)NULL) < 0 ||
-        ctl_sendl(px->ctl_out, "fence", group, (char *)NULL) < 0)
-        proxy_fail(px, NULL, 1, "%s: PMIx server: cannot relay a fence", px->host);
-    free(val);
-    px->served.fences_relayed++;
     r->next = s->fences;
     s->fences = r;
+    /* Queued first: in a tree the fence may complete within the call. */
+    if (!val || proxy_up_pair(px, key, val) < 0 || proxy_up_fence(px, group) < 0)
+        proxy_fail(px, NULL, 1, "%s: PMIx server: cannot relay a fence", px->host);
+    free(val);
 }
 
 int proxy_pmix_fence_done(proxy_t *px, const char *group)

@@ -172,19 +172,27 @@ void proxy_finish(proxy_t *px)
         if (p->pid > 0)
             while (waitpid(p->pid, NULL, WNOHANG) < 0 && errno == EINTR)
                 ;
+        /* Closed and cleared: an inner proxy of a tree polls on after this. */
         if (p->pmi_fd >= 0)
             close(p->pmi_fd);
+        p->pmi_fd = -1;
         for (int s = 0; s < 2; s++) {
             if (p->out_fd[s] >= 0)
                 close(p->out_fd[s]);
+            p->out_fd[s] = -1;
             free(p->obuf[s]);
+            p->obuf[s] = NULL;
         }
         free(p->pmi_rd);
+        p->pmi_rd = NULL;
         free(p->cpus);
         free(p->numa);
+        p->cpus = p->numa = NULL;
         for (int k = 0; k < p->nenv; k++)
             free(p->env[k]);
         free(p->env);
+        p->env = NULL;
+        p->nenv = 0;
     }
     if (px->leader >= 0 && px->leader < px->nlocal && px->ranks[px->leader].pid > 0) {
         /* The leader is reaped blocking: it has exited (or was SIGKILLed
@@ -192,8 +200,10 @@ void proxy_finish(proxy_t *px)
         while (waitpid(px->ranks[px->leader].pid, NULL, 0) < 0 && errno == EINTR)
             ;
     }
+    px->pgid = 0;  /* its number may be reused now */
     if (px->jobid[0])
         launch_shm_cleanup(px->jobid);
     if (px->stdin_fd >= 0)
         close(px->stdin_fd);
+    px->stdin_fd = -1;
 }

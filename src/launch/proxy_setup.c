@@ -105,6 +105,9 @@ static int setup_msg(proxy_t *px, const ctl_msg_t *m)
     }
     if (!strcmp(v, "pmix") && m->nwords == 3)
         return proxy_pmix_setup(px, m->words[1], m->words[2]);
+    int tree = proxy_tree_setup(px, m);
+    if (tree != 0)
+        return tree > 0 ? 0 : -1;
     if (!strcmp(v, "rank") && m->nwords == 3)
         return setup_rank(px, m);
     if (!strcmp(v, "start"))
@@ -117,19 +120,30 @@ int proxy_setup_read(proxy_t *px, ctl_msg_t *m)
 {
     for (;;) {
         int rc;
-        while ((rc = ctl_reader_next(&px->rd, m)) != 0) {
-            int st = rc > 0 ? setup_msg(px, m) : -1;
+        const char *line;
+        size_t len;
+        while ((rc = ctl_reader_line(&px->rd, &line, &len)) != 0) {
+            /* Setup for the nodes below this one goes on at once. */
+            int routed = rc > 0 ? proxy_tree_route(px, line, len) : -1;
+            if (routed > 0)
+                continue;
+            if (routed == 0)
+                rc = ctl_decode(line, len, m);
+            int st = rc > 0 && routed == 0 ? setup_msg(px, m) : -1;
             if (st < 0) {
                 ctl_sendl(px->ctl_out, "error", "proxy: bad setup message",
-                          rc > 0 ? m->words[0] : "(malformed)", (char *)NULL);
+                          routed < 0 ? "via (a node not below this one)"
+                          : rc > 0 ? m->words[0] : "(malformed)", (char *)NULL);
                 return -1;
             }
             if (st == 1)
                 return 0;
         }
         struct pollfd p = { .fd = px->ctl_in, .events = POLLIN };
-        if (poll(&p, 1, 10000) <= 0 || ctl_reader_fill(&px->rd) <= 0)
+        long got = poll(&p, 1, 10000) > 0 ? ctl_reader_fill(&px->rd) : -1;
+        if (got <= 0)
             return -1;  /* front end gone or silent: nothing started yet */
+        px->served.ctl_in += got;
     }
 }
 

@@ -505,6 +505,166 @@ def case_sigint():
         check_nothing_left(jobid)
 
 
+# ---------------------------------------------------------------- tree
+
+TREE_NAME, TREE_NODES, TREE_SUBNET = "locus-tr", 8, 130
+
+
+def proxies_of(jobid):
+    """{node index: pid} of the job's proxies, by their namespace."""
+    ns_node = {netns_of_ns(node(n)): n for n in range(TREE_NODES)}
+    found = {}
+    for p in job_processes(jobid):
+        try:
+            cmd = open("/proc/%d/cmdline" % p, "rb").read()
+        except OSError:
+            continue
+        # The proxy itself, not the ssh that an inner proxy runs to start
+        # another (whose remote command holds "--proxy" in one word).
+        if b"--proxy" in cmd.split(b"\0") and netns_of(p) in ns_node:
+            found[ns_node[netns_of(p)]] = p
+    return found
+
+
+def parent_pid(pid):
+    try:
+        return int(open("/proc/%d/stat" % pid).read().rsplit(") ", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tree_parent(n, k):
+    """The node whose proxy starts node n's (every node remote, in job
+    order): None for the front end."""
+    return None if n < k else n // k - 1
+
+
+def tree_jobs():
+    every = hosts(*([1] * TREE_NODES))
+    mapping = "(vector,(0,%d,1))" % TREE_NODES
+    nodes = list(range(TREE_NODES))
+    sent = {}
+    for lname, (largs, env) in LAUNCHERS.items():
+        for k in (2, 3, 0):
+            args = largs + ["--startup-report", "--host", every]
+            t0 = time.monotonic()
+            rc, out, err = run(args + [PMI_RANK, "ok", "nodes"],
+                               env=dict(env, LOCUS_LAUNCH_FANOUT=str(k)))
+            print("%s fanout %d: rc=%d in %.2f s" % (lname, k, rc, time.monotonic() - t0))
+            check(rc == 0, "%s fanout %d: exit %d: %s" % (lname, k, rc, err))
+            check(len(re.findall(r"^rank \d+ of %d OK$" % TREE_NODES, out, re.M)) == TREE_NODES,
+                  "%s fanout %d: not every rank OK: %s" % (lname, k, err))
+            check_nodes([lname, "fanout", k], out, nodes, mapping)
+            fe = re.findall(r"^locusrun: front end took .* sent (\d+) bytes of pairs to the (\d+) "
+                            r"proxies it started \(LOCUS_LAUNCH_FANOUT (\d+)\)$", err, re.M)
+            if check(len(fe) == 1, "%s fanout %d: no front end report: %s" % (lname, k, err)):
+                sent[lname, k] = int(fe[0][0])
+                check(fe[0][1:] == (str(k or TREE_NODES), str(k)),
+                      "%s fanout %d: front end started %s proxies with fanout %s"
+                      % (lname, k, fe[0][1], fe[0][2]))
+            started = [int(n) for n in re.findall(r"^locusrun: proxy on \S+ served .*\((\d+) "
+                                                  r"proxies started from here\)$", err, re.M)]
+            want = [len([c for c in nodes if tree_parent(c, k) == n]) if k else 0 for n in nodes]
+            check(sorted(started) == sorted(want), "%s fanout %d: proxies started by proxies %s, "
+                  "want %s" % (lname, k, sorted(started), sorted(want)))
+            for j in set(re.findall(r"^start \d+ \d+ (\S+)$", out, re.M)):
+                check_nothing_left(j)
+    # Node-scoped keys (the MPI library's shm names) stay in their node's
+    # proxy in a tree too: none reaches the front end.
+    largs, env = LAUNCHERS["exec"]
+    rc, out, err = run(largs + ["--startup-report", "--host", hosts(*([2] * TREE_NODES)),
+                                BOOT_NODES], env=dict(env, LOCUS_LAUNCH_FANOUT="2"))
+    kept = [int(n) for n in re.findall(r"^locusrun: proxy on \S+ served \d+ ranks: .*, (\d+) "
+                                        r"node-scoped keys kept on the node,", err, re.M)]
+    fe = re.findall(r"^locusrun: front end took \d+ key-value pairs .* (\d+) node-scoped;",
+                    err, re.M)
+    check(rc == 0 and kept == [2] * TREE_NODES and fe == ["0"],
+          "boot_nodes fanout 2: exit %d, node-scoped keys kept per proxy %s, at the front end "
+          "%s\n%s" % (rc, kept, fe, err))
+    for lname in LAUNCHERS:
+        # The front end sends each pair once per proxy it started, not once
+        # per node: the fences are combined in the tree.
+        for k in (2, 3):
+            if (lname, k) in sent and (lname, 0) in sent:
+                print("%s: pair bytes sent by the front end: fanout %d %d, star %d"
+                      % (lname, k, sent[lname, k], sent[lname, 0]))
+                check(sent[lname, k] * 2 < sent[lname, 0], "%s: fanout %d sent %d bytes of pairs, "
+                      "the star %d" % (lname, k, sent[lname, k], sent[lname, 0]))
+
+
+def tree_shape_and_kill(lname, k, victim):
+    """The proxies' parents are the tree's (exec: each proxy runs in place
+    of `ip netns exec`, so its parent is the proxy that started it), then
+    kill -9 of the proxy of node `victim`, which has proxies below it."""
+    largs, env = LAUNCHERS[lname]
+    job = Job(largs + ["--host", hosts(*([1] * TREE_NODES)), PMI_RANK, "hang"],
+              env=dict(env, LOCUS_LAUNCH_FANOUT=str(k)))
+    pids, jobid = job.starts(TREE_NODES)
+    px = proxies_of(jobid)
+    check(sorted(px) == list(range(TREE_NODES)), "%s fanout %d: proxies on nodes %s"
+          % (lname, k, sorted(px)))
+    if lname == "exec":
+        for n, pid in px.items():
+            want = tree_parent(n, k)
+            got = parent_pid(pid)
+            check(got == (job.p.pid if want is None else px.get(want)),
+                  "exec fanout %d: node %d's proxy (pid %d) has parent %s, want node %s's"
+                  % (k, n, pid, got, want))
+    if not check(victim in px, "%s fanout %d: no proxy on node %d" % (lname, k, victim)):
+        job.p.kill()
+        return
+    rc, err, took = timed_end(job, "%s fanout %d kill -9 of node %d's proxy" % (lname, k, victim),
+                              lambda: os.kill(px[victim], signal.SIGKILL))
+    check(rc == 1, "%s fanout %d: exit %s, want 1" % (lname, k, rc))
+    check("proxy on %s (pid %d) ended before the job did" % (node(victim), px[victim]) in err,
+          "%s fanout %d: message naming %s: %r" % (lname, k, node(victim), err))
+    check(took < 3.0, "%s fanout %d: took %.2f s" % (lname, k, took))
+    check_nothing_left(jobid)
+
+
+def case_tree():
+    """A tree of proxies (LOCUS_LAUNCH_FANOUT 2 and 3, and the star) over a
+    cluster of its own with 8 nodes, both launchers: every rank's node and
+    the fences as with the star, the proxies started by the right parents,
+    the front end sending far fewer bytes of pairs, an inner proxy killed
+    mid-job (nothing left anywhere), SIGINT, and MPI programs across it."""
+    global NAME, STATE, SSH_ENV, LAUNCHERS
+    NAME, STATE = TREE_NAME, "/run/locus-cluster/" + TREE_NAME
+    SSH_ENV = {"LOCUS_SSH": "ssh -F %s/ssh_config" % STATE}
+    LAUNCHERS = {"ssh": ([], SSH_ENV), "exec": (LAUNCHERS["exec"][0], {})}
+    p = subprocess.run([CLUSTER, "up", "--name", NAME, "--nodes", str(TREE_NODES), "--rails",
+                        "1", "--subnet", str(TREE_SUBNET)], capture_output=True, text=True,
+                       timeout=120)
+    try:
+        if not check(p.returncode == 0, "cluster %s up: %s %s" % (NAME, p.stdout, p.stderr)):
+            return
+        tree_jobs()
+        tree_shape_and_kill("exec", 2, 0)   # a proxy the front end started
+        tree_shape_and_kill("exec", 3, 1)
+        tree_shape_and_kill("ssh", 2, 2)    # one started by another proxy
+        job = Job(["--host", hosts(*([1] * TREE_NODES)), PMI_RANK, "hang"],
+                  env=dict(SSH_ENV, LOCUS_LAUNCH_FANOUT="2"))
+        pids, jobid = job.starts(TREE_NODES)
+        rc, err, took = timed_end(job, "ssh fanout 2 SIGINT",
+                                  lambda: job.p.send_signal(signal.SIGINT))
+        check(rc == 130 and "got SIGINT" in err, "SIGINT: exit %s: %r" % (rc, err))
+        check(took < 5.0, "SIGINT: took %.2f s" % took)
+        check_nothing_left(jobid)
+        for prog in MPI_PROGS:
+            for lname, (largs, env) in LAUNCHERS.items():
+                t0 = time.monotonic()
+                rc, out, err = run(largs + ["--host", hosts(*([1] * TREE_NODES))] + prog.split(),
+                                   env=dict(env, LOCUS_LAUNCH_FANOUT="3"), timeout=280)
+                print("%s fanout 3 %s: rc=%d in %.2f s" % (lname, os.path.basename(prog.split()[0]),
+                                                         rc, time.monotonic() - t0))
+                check(rc == 0 and " No Errors" in out, "%s fanout 3 %s: exit %d\n%s\n%s"
+                      % (lname, prog, rc, out[-2000:], err[-2000:]))
+    finally:
+        d = subprocess.run([CLUSTER, "down", "--name", NAME], capture_output=True, text=True)
+        check(d.returncode == 0 and not namespaces(), "cluster %s down: %s %s"
+              % (NAME, d.stdout, d.stderr))
+
+
 def links_set(n, state):
     for r in range(RAILS):
         subprocess.run(["ip", "-n", node(n), "link", "set", "eth%d" % r, state], check=False)
