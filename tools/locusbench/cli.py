@@ -347,6 +347,11 @@ def cmd_startup(args):
             raise UsageError("--ppn: 1 to 256 ranks per node")
         if args.max_ranks < 1:
             raise UsageError("--max-ranks must be at least 1")
+        args.fanouts = _csv(args.fanouts)
+        if not args.fanouts or not all(f == "auto" or (f.isdigit() and int(f) != 1)
+                                       for f in args.fanouts):
+            raise UsageError("--fanouts: comma-separated LOCUS_LAUNCH_FANOUT values (0, a "
+                             "fanout of 2 or more, auto), got %r" % ",".join(args.fanouts))
         args.strategies = _csv(args.strategies)
         bad = [t for t in args.strategies if t not in startup.STRATEGIES]
         if bad or not args.strategies:
@@ -654,6 +659,10 @@ def parser():
                     help="Locus's LOCUS_ADDR_EXCHANGE values to run (default all five)")
     st.add_argument("--mpi", default=None,
                     help="comma list of %s (default LOCUS_BENCH_MPIS)" % ",".join(mpimod.KNOWN))
+    st.add_argument("--fanouts", default="auto",
+                    help="LOCUS_LAUNCH_FANOUT values to run Locus with, comma list (0: every "
+                         "proxy started by locusrun; k: a tree of fanout k; default auto); more "
+                         "than one labels each run locus-STRATEGY-kK")
     st.add_argument("--model", action="store_true",
                     help="fit the start-up model to the runs and predict up to 10,000 x 64")
     st.add_argument("--front-end-bw", type=float, default=None,

@@ -46,13 +46,21 @@ def first_error(text):
     return text[-300:].strip()
 
 
-def labels_for(found, strategies):
-    """[(label, mpi, env)]: Locus once per strategy, each peer once."""
+def labels_for(found, strategies, fanouts=("auto",)):
+    """[(label, mpi, env)]: Locus once per strategy and launch fanout
+    (LOCUS_LAUNCH_FANOUT; "locus-roots-k0" is roots with every proxy started
+    by locusrun, the suffix left out when only the default is run), each
+    peer once."""
     out = []
     for m in found:
         if m.name == "locus":
-            out += [("locus-" + s, m, {"LOCUS_ADDR_EXCHANGE": s, "LOCUS_STARTUP_REPORT": "json",
-                                       "LOCUS_TRANSPORTS": "auto"}) for s in strategies]
+            for s in strategies:
+                for k in fanouts:
+                    label = "locus-" + s + ("" if list(fanouts) == ["auto"] else "-k%s" % k)
+                    out.append((label, m, {"LOCUS_ADDR_EXCHANGE": s,
+                                           "LOCUS_STARTUP_REPORT": "json",
+                                           "LOCUS_LAUNCH_FANOUT": str(k),
+                                           "LOCUS_TRANSPORTS": "auto"}))
         else:
             out.append((m.name, m, {}))
     return out
@@ -102,7 +110,7 @@ def run(args, found, out_dir):
     grid = layouts(nodes, sorted({int(k) for k in args.ppn}), args.max_ranks)
     if not grid:
         raise ValueError("no layout with at most %d ranks" % args.max_ranks)
-    labels = labels_for(found, args.strategies)
+    labels = labels_for(found, args.strategies, getattr(args, "fanouts", None) or ("auto",))
     exes = args.exes
     results = {"%dx%d" % g: {l: [] for l, _, _ in labels} for g in grid}
     with cluster.Cluster(NAME, max(nodes), 1, None, SUBNET) as cl:

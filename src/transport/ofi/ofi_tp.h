@@ -20,6 +20,14 @@
 #include "tp_ids.h"
 #include "tp_qos.h"
 
+/* libfabric's entry points, through the loader (ofi_lib.c says why). */
+#ifndef OFI_LIB_REAL
+#define fi_getinfo ofi_lib_getinfo
+#define fi_freeinfo ofi_lib_freeinfo
+#define fi_dupinfo ofi_lib_dupinfo
+#define fi_fabric ofi_lib_fabric
+#define fi_strerror ofi_lib_strerror
+#endif
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
