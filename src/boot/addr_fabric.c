@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boot_priv.h"
@@ -249,7 +250,23 @@ static int dial_one(struct sockaddr_in *sa, double until)
     return -1;
 }
 
+static int dial_once(const char *card, double until);
+
+/* A root whose neighbour entry does not resolve in time (ARP requests
+ * lost while every node starts at once) or that does not answer yet is
+ * dialled again, backing off, until `until`. */
 static int dial(const char *card, double until)
+{
+    for (double wait = 0.02;; wait = wait < 0.5 ? 2 * wait : 1.0) {
+        int fd = dial_once(card, until);
+        if (fd >= 0 || boot_now() + wait >= until)
+            return fd;
+        struct timespec ts = { 0, (long)(wait * 1e9) };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int dial_once(const char *card, double until)
 {
     const char *colon = strrchr(card, ':');
     if (!colon)

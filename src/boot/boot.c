@@ -309,6 +309,9 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
         int n = boot_pm_node_map(b, b->node_of);
         if (n > 0) {
             b->mapping_from = 1;
+            /* locusrun's proxy: it completes a barrier of its node's ranks
+             * itself (the node map is the one every rank of it read). */
+            b->node_barrier = launcher_node_id(b) >= 0;
             /* locusrun numbers nodes in order of their first rank, as the
              * mapping's reader does: the two must agree. */
             int id = launcher_node_id(b);
@@ -414,6 +417,11 @@ static int kvs_fence(void *ctx)
     return locus_boot_fence(ctx);
 }
 
+static int kvs_node_fence(void *ctx)
+{
+    return locus_boot_node_fence(ctx);
+}
+
 static int kvs_publish(void *ctx, const char *name, const char *card)
 {
     return locus_boot_publish(ctx, name, card);
@@ -432,6 +440,7 @@ static const char *kvs_error(void *ctx)
 locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b)
 {
     locus_tp_kvs_t k = { .ctx = b, .put = kvs_put, .get = kvs_get, .fence = kvs_fence,
-                         .publish = kvs_publish, .card = kvs_card, .error = kvs_error };
+                         .node_fence = kvs_node_fence, .publish = kvs_publish,
+                         .card = kvs_card, .error = kvs_error };
     return k;
 }

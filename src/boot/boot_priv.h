@@ -25,6 +25,9 @@ typedef struct boot_pm {
      * returns 1 when it completed, 0 when not yet, -1 when it failed. */
     int (*fence_begin)(locus_boot_t *b);
     int (*fence_test)(locus_boot_t *b, int wait_ms);
+    /* A barrier of the node's ranks (completed with fence_test), where the
+     * server may have one (b->node_barrier says it does); NULL: none. */
+    int (*node_fence_begin)(locus_boot_t *b);
     void (*abort)(locus_boot_t *b, int code, const char *msg); /* returns; caller exits */
     void (*finalize)(locus_boot_t *b);
 } boot_pm_t;

@@ -66,6 +66,9 @@ typedef struct {
     pmi_reader_t rd;
     void *pmix;               /* PMIx backend's state */
     int fence_step;           /* PMI-2: which reply of a fence comes next */
+    int node_barrier;         /* the server has barriers of a node's ranks only
+                                 (locusrun's proxy): locus_boot_node_fence */
+    int node_fences;          /* node barriers entered (their tags) */
     char kvsname[PMI_WIRE_KVSNAME_MAX + 1];
     char jobid[PMI_WIRE_KVSNAME_MAX + 1]; /* LOCUS_JOBID or the kvs name, [A-Za-z0-9_.-] */
     int *node_of;             /* [size] node number of every world rank */
@@ -117,6 +120,13 @@ locus_tp_kvs_t locus_boot_kvs(locus_boot_t *b);
 int locus_boot_put(locus_boot_t *b, const char *key, const char *val);
 int locus_boot_get(locus_boot_t *b, int owner, const char *key, char *val, size_t vallen);
 int locus_boot_fence(locus_boot_t *b);
+
+/* A barrier of this node's ranks only, after which the node-scoped pairs
+ * they put (LOCUS_TP_NODE_KEY) are readable on the node: locusrun's proxy
+ * answers it on its own (PMI-1 barrier_in group=NODE:t), with no fence
+ * across the job; under other process managers it is locus_boot_fence,
+ * so every rank of the job must call it alike. 0 or -1. */
+int locus_boot_node_fence(locus_boot_t *b);
 
 /* A fence that keeps calling progress(arg) while it waits, so peers that
  * still need this process (MPI_Finalize) are served. Returns 0; -1 when

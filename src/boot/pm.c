@@ -120,17 +120,32 @@ int boot_pm_node_map(locus_boot_t *b, int *node_of)
     return b->singleton ? 0 : b->pm->node_map(b, node_of);
 }
 
-int locus_boot_fence(locus_boot_t *b)
+/* Enters a barrier with begin and waits for it, counted as a fence. */
+static int fence_wait(locus_boot_t *b, int (*begin)(locus_boot_t *b))
 {
-    if (b->singleton)
-        return 0;
     b->count[b->phase].fences++;
-    if (b->pm->fence_begin(b) != 0)
+    if (begin(b) != 0)
         return -1;
     int rc;
     while ((rc = b->pm->fence_test(b, -1)) == 0)
         ;
     return rc > 0 ? 0 : -1;
+}
+
+int locus_boot_fence(locus_boot_t *b)
+{
+    return b->singleton ? 0 : fence_wait(b, b->pm->fence_begin);
+}
+
+int locus_boot_node_fence(locus_boot_t *b)
+{
+    if (b->singleton)
+        return 0;
+    if (!b->node_barrier || !b->pm->node_fence_begin)
+        return locus_boot_fence(b);
+    if (b->local_size <= 1)
+        return 0;  /* nobody to wait for */
+    return fence_wait(b, b->pm->node_fence_begin);
 }
 
 int locus_boot_fence_progress(locus_boot_t *b, int (*progress)(void *arg), void *arg)

@@ -261,6 +261,14 @@ static int pmi1_fence_begin(locus_boot_t *b)
     return len < 0 || pmi_write_all(b->fd, line, (size_t)len) != 0 ? -1 : 0;
 }
 
+static int pmi1_node_fence_begin(locus_boot_t *b)
+{
+    char line[PMI_WIRE_LINE_MAX], group[32];
+    snprintf(group, sizeof group, "NODE:%d", b->node_fences++);
+    int len = pmi_msg_format(line, sizeof line, "barrier_in", "group", group, NULL);
+    return len < 0 || pmi_write_all(b->fd, line, (size_t)len) != 0 ? -1 : 0;
+}
+
 int boot_wire_fence_test(locus_boot_t *b, const char *expect, int any_rc, int wait_ms)
 {
     pmi_msg_t m;
@@ -323,5 +331,6 @@ static void pmi1_finalize(locus_boot_t *b)
 const boot_pm_t boot_pm_pmi1 = {
     .name = "pmi1", .connect = pmi1_connect, .put = pmi1_put, .get = pmi1_get,
     .node_map = pmi1_node_map, .fence_begin = pmi1_fence_begin,
-    .fence_test = pmi1_fence_test, .abort = pmi1_abort, .finalize = pmi1_finalize,
+    .fence_test = pmi1_fence_test, .node_fence_begin = pmi1_node_fence_begin,
+    .abort = pmi1_abort, .finalize = pmi1_finalize,
 };

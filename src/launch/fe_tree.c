@@ -29,8 +29,8 @@ static int tree_applies(const fe_t *fe)
 
 /* LOCUS_LAUNCH_FANOUT=auto: every proxy from here up to this many remote
  * nodes, a tree of this fanout from there (docs/startup.md measures it). */
-#define AUTO_STAR_MAX 16
-#define AUTO_FANOUT 8
+#define AUTO_STAR_MAX 8
+#define AUTO_FANOUT 4
 
 /* LOCUS_LAUNCH_FANOUT: 0 (star), k >= 2, or auto; -1 with the reason printed. */
 static int fanout_read(int remote)

@@ -76,6 +76,11 @@ typedef struct {
     /* owner: the rank that put the key (PMIx keeps values per process). */
     int (*get)(void *ctx, int owner, const char *key, char *val, size_t vallen);
     int (*fence)(void *ctx); /* collective over all ranks of the job */
+    /* Collective over the ranks of this node, or over the job where the
+     * process manager has no node barrier (so every rank of the job calls
+     * it alike): node-scoped puts before it are readable on the node after
+     * it. NULL: fence. */
+    int (*node_fence)(void *ctx);
     /* Collective over the job: publishes this rank's card for `name` (one
      * line of printable text, "-" when set-up failed, so every rank still
      * takes part) and makes every rank's card of that name readable with

@@ -102,9 +102,58 @@ class ModelTest(unittest.TestCase):
             startup_model.fit(doc, startup.summarize(doc))
 
 
+class LaunchModelTest(unittest.TestCase):
+    """Launch to the end of MPI_Init, fitted per LOCUS_LAUNCH_FANOUT."""
+    COSTS = {"0": (0.004, 0.0015, 2e-5), "4": (0.0035, 0.0015, 1e-5)}
+    GRID = [(8, 1), (8, 4), (16, 1), (16, 4), (32, 1), (32, 4)]
+
+    def doc(self):
+        labels = ["locus-fabric-k0", "locus-fabric-k4", "mpich"]
+        doc = {"grid": [list(g) for g in self.GRID], "repeats": 1, "labels": labels,
+               "results": {}}
+        for n, l in self.GRID:
+            by = {}
+            for k, (b, r, q) in self.COSTS.items():
+                t = b * n + r * n * l + q * (n * l) ** 2
+                by["locus-fabric-k" + k] = [{"init": t, "connected": t, "exit": t}]
+            by["mpich"] = [{"init": 1.0, "connected": 1.0, "exit": 1.0}]
+            doc["results"]["%dx%d" % (n, l)] = by
+        return doc
+
+    def test_labels_per_fanout(self):
+        class M:
+            name = "locus"
+        got = [l for l, _, env in startup.labels_for([M()], ["fabric"], ["0", "4"])]
+        self.assertEqual(got, ["locus-fabric-k0", "locus-fabric-k4"])
+        got = startup.labels_for([M()], ["roots"])
+        self.assertEqual([l for l, _, _ in got], ["locus-roots"])
+        self.assertEqual(got[0][2]["LOCUS_LAUNCH_FANOUT"], "auto")
+
+    def test_fit_recovers_the_costs(self):
+        doc = self.doc()
+        fits = startup_model.fit_launch(doc, startup.summarize(doc))
+        self.assertEqual(sorted(fits), ["0", "4"])
+        for k, (b, r, q) in self.COSTS.items():
+            f = fits[k]
+            for name, want in (("b", b), ("r", r), ("q", q)):
+                self.assertAlmostEqual(f[name] / want, 1.0, delta=0.01, msg=(k, name))
+            self.assertLess(f["worst"], 0.01)
+
+    def test_tree_projection_beats_the_star_at_scale(self):
+        doc = self.doc()
+        fits = startup_model.fit_launch(doc, startup.summarize(doc))
+        star = startup_model.predict_launch(fits["0"], None, 10000, 64, 0)
+        tree = startup_model.predict_launch(fits["4"], None, 10000, 64, 4)
+        # the star starts 10,000 proxies from one process, the tree 4 a level
+        self.assertGreater(star["proxy launch"], 100 * tree["proxy launch"])
+        self.assertGreater(star["fences"], 100 * tree["fences"])
+        self.assertIn("10000 x 64, fanout 4", startup_model.launch_markdown(fits, None))
+
+
 class CliTest(unittest.TestCase):
     def test_bad_input_exits_2_with_one_line(self):
         assert_usage_errors(self, *(["startup"] + a for a in (
+            ["--fanouts", "1"], ["--fanouts", "x"],
             ["--nodes", "0"], ["--nodes", "a,b"], ["--ppn", "0"], ["--strategies", "fast"],
             ["--max-ranks", "0"], ["--from", "/nonexistent.json"], ["--mpi", "lam"])))
 

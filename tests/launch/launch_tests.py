@@ -1262,6 +1262,11 @@ def case_hosts_fail():
         rc, out, err = run(["--host", HOST + ":1", PMI_RANK, "ok"],
                            env={"LOCUS_LAUNCH_AUTOFORK": "maybe"})
         check(rc == 2 and "LOCUS_LAUNCH_AUTOFORK" in err, "bad autofork: %d %r" % (rc, err))
+        for bad in ("1", "-2", "tree", "8x"):
+            rc, out, err = run(["--host", HOST + ":1", PMI_RANK, "ok"],
+                               env={"LOCUS_LAUNCH_FANOUT": bad})
+            check(rc == 2 and err.startswith("locusrun: LOCUS_LAUNCH_FANOUT: '%s'" % bad) and
+                  err.count("\n") == 1, "LOCUS_LAUNCH_FANOUT=%s: exit %d %r" % (bad, rc, err))
 
 
 def main():

@@ -368,20 +368,29 @@ def cmd_startup(args):
             json.dump(doc, f, indent=1)
     summary = _render(args, doc, startup, out, "startup")
     if args.model:
+        launch = startup_model.fit_launch(doc, summary)
         try:
             units = startup_model.fit(doc, summary)
         except ValueError as exc:
-            raise UsageError("--model: %s" % exc)
+            if not launch:
+                raise UsageError("--model: %s" % exc)
+            units, why = None, str(exc)
         assumed = dict(startup_model.ASSUMED)
         if args.front_end_bw is not None:
             if not args.front_end_bw > 0:
                 raise UsageError("--front-end-bw must be a positive number of MB/s")
             assumed["front_end_bw"] = args.front_end_bw * 1e6
-        text = startup_model.markdown(units, doc, summary, assumed=assumed)
+        text = (startup_model.markdown(units, doc, summary, assumed=assumed) if units else
+                "# Start-up model\n\nNo exchange model from these runs (%s).\n" % why)
+        text += startup_model.launch_markdown(launch, units)
         with open(os.path.join(out, "startup-model.md"), "w") as f:
             f.write(text)
         with open(os.path.join(out, "startup-model.json"), "w") as f:
-            json.dump(startup_model.to_json(units, assumed=assumed), f, indent=1)
+            model = startup_model.to_json(units, assumed=assumed) if units else {}
+            model["launch"] = {k: {x: v for x, v in f.items() if x != "rows"}
+                               for k, f in launch.items()}
+            model["launch_assumed"] = startup_model.LAUNCH_ASSUMED
+            json.dump(model, f, indent=1)
         print(text)
     runner.log("results in %s" % out)
     return 0

@@ -193,16 +193,16 @@ def markdown(doc, summary):
                         key=lambda v: v if v is not None else 1e9)
         ratio = "%.2f" % (best_mine / best_peer) if best_mine and best_peer else "—"
         lines.append("| %s | %d | %s | %s |" % (key, n * k, " | ".join(row), ratio))
-    lines += ["", "## Launch to every pair connected (after one MPI_Alltoall) and to the "
-              "launcher's exit (ms)", "",
-              "| layout | " + " | ".join("%s conn / exit" % l for l in labels) + " |",
+    lines += ["", "## Launch to every pair connected (after one MPI_Alltoall), to the end of "
+              "MPI_Finalize and to the launcher's exit (ms)", "",
+              "| layout | " + " | ".join("%s conn / fin / exit" % l for l in labels) + " |",
               "|---" * (len(labels) + 1) + "|"]
     for n, k in doc["grid"]:
         key = "%dx%d" % (n, k)
         s = summary[key]
-        lines.append("| %s | %s |" % (key, " | ".join("%s / %s" % (_ms(s[l]["connected"]),
-                                                                     _ms(s[l]["exit"]))
-                                                       for l in labels)))
+        lines.append("| %s | %s |" % (key, " | ".join(
+            "%s / %s / %s" % (_ms(s[l]["connected"]), _ms(s[l]["finalize"]), _ms(s[l]["exit"]))
+            for l in labels)))
     if mine:
         lines += ["", "## Locus's address exchange (the net phase of MPI_Init as the last rank "
                   "to arrive sees it: the exchange without the wait for late ranks)", "",

@@ -35,6 +35,7 @@ alpha, net_bw and mem_bw are not measured here (a 2-core VM); they are
 stated assumptions (ASSUMED below).
 """
 import math
+import re
 
 from .startup import median
 
@@ -66,18 +67,27 @@ def _lsq(rows, nparams):
     return [b[i] / a[i][i] for i in range(nparams)]
 
 
-def _fit_fence(rows):
-    """(f0, f1, 1/beta) for y = f0 + f1*N + N*B/beta over rows (N, N*B, y):
-    all three where they come out non-negative, else fewer terms."""
-    for terms in ((0, 1, 2), (0, 2), (0, 1), (0,)):
-        xs = [[(1.0, r[0], r[1])[t] for t in terms] + [r[2]] for r in rows]
+def _fit_terms(rows, candidates):
+    """Least squares y = sum(c_i * x_i) over rows (x_0.., y): the first
+    candidate set of terms whose coefficients all come out non-negative
+    (the others 0)."""
+    width = len(rows[0]) - 1 if rows else 0
+    for terms in candidates:
+        xs = [[r[t] for t in terms] + [r[-1]] for r in rows]
         got = _lsq(xs, len(terms)) if len(rows) >= len(terms) else None
         if got and all(v >= 0 for v in got):
-            out = [0.0, 0.0, 0.0]
+            out = [0.0] * width
             for t, v in zip(terms, got):
                 out[t] = v
             return out
-    return [0.0, 0.0, 0.0]
+    return [0.0] * width
+
+
+def _fit_fence(rows):
+    """(f0, f1, 1/beta) for y = f0 + f1*N + N*B/beta over rows (N, N*B, y):
+    all three where they come out non-negative, else fewer terms."""
+    return _fit_terms([(1.0, n, nb, y) for n, nb, y in rows],
+                      ((0, 1, 2), (0, 2), (0, 1), (0,)))
 
 
 def fit(doc, summary):
@@ -222,3 +232,132 @@ def to_json(u, scales=SCALES, assumed=ASSUMED):
                                        "seconds": t, "memory_per_node": m, "dominant": dom,
                                        "phases": ph})
     return out
+
+
+# ---------------------------------------------------------------- launch
+
+# The launch model: launch to the end of MPI_Init as a whole, for Locus's
+# fabric exchange with every proxy started by locusrun (the star, fanout 0)
+# and with a tree of proxies (fanout k).
+#
+# Fitted on the VM: T(N, L) = b*N + r*P + q*P^2 (P = N*L) per fanout. Every
+# emulated node shares the machine's two vCPUs, so b is what one more node
+# costs the whole machine (its proxy's start and plan, its share of the
+# fences), r what one more rank does, and q*P^2 the time-slicing of P
+# processes on two CPUs, which grows with their number. b and r are both
+# serialised here: upper bounds for the share of a node or a rank on the
+# critical path of a real cluster, where each node runs its own part on
+# its own cores.
+#
+# Projected to a cluster of N nodes x L ranks, phase by phase:
+#   resource manager   R (assumed: the allocation's own launch step, which
+#                      Locus does not control; 0 for ssh)
+#   proxy launch       d * (k * b + hop), d = ceil(log_k N): each level's
+#                      parents start their k children one after another
+#                      (the star: d = 1, k = N)
+#   rank start         L * r + q * L^2: a node's proxy forks its L ranks,
+#                      which then share the node (its cores, not two)
+#   fences             d * (f_lvl + k * N * c / beta): each level combines
+#                      its children's and sends the N root cards down to k
+#                      children (the star: N * N * c / beta from one process)
+#   exchange           the roots' allgather (fabric) over the network
+AUTO_FANOUT = 4             # LOCUS_LAUNCH_FANOUT=auto's fanout (src/launch/fe_tree.c)
+LAUNCH_ASSUMED = {
+    "rm_s": 0.5,            # the resource manager's own step launch at 10,000 nodes
+    "hop_s": 0.005,         # one remote start on a cluster network (fork, exec, connect)
+    "fence_level_s": 50e-6, # one level of combined fences (a message each way)
+    "tree_bw": 1e9,         # bytes/s an inner proxy sends down
+}
+
+
+def _fit_launch(rows):
+    """(b, r, q) for T = b*N + r*P + q*P^2 over rows (N, L, T), P = N*L."""
+    return _fit_terms([(n, n * l, (n * l) ** 2, y) for n, l, y in rows],
+                      ((0, 1, 2), (0, 1), (1, 2), (0, 2), (1,), (0,)))
+
+
+def launch_labels(doc):
+    """{fanout: label} of Locus's runs with the default exchange (fabric, or
+    the one label without a fanout suffix per strategy)."""
+    out = {}
+    for l in doc["labels"]:
+        m = re.match(r"locus-fabric(?:-k(\d+|auto))?$", l)
+        if m:
+            out[m.group(1) or "auto"] = l
+    return out
+
+
+def fit_launch(doc, summary):
+    """{fanout: {"b","r","q","points","worst","rows"}}: the fit per fanout
+    and its worst relative error over the measured points (more than one
+    node)."""
+    fits = {}
+    for k, label in launch_labels(doc).items():
+        rows = [(n, l, summary["%dx%d" % (n, l)][label]["init"]) for n, l in doc["grid"]
+                if n > 1 and summary["%dx%d" % (n, l)].get(label, {}).get("init") is not None]
+        if len(rows) < 3:
+            continue
+        b, r, q = _fit_launch(rows)
+        f = {"b": b, "r": r, "q": q, "points": len(rows), "rows": rows}
+        f["worst"] = max(abs(launch_vm(f, n, l) - y) / y for n, l, y in rows if y > 0)
+        fits[k] = f
+    return fits
+
+
+def launch_vm(fit, n, l):
+    """The fit's launch to MPI_Init on the VM, seconds."""
+    p = n * l
+    return fit["b"] * n + fit["r"] * p + fit["q"] * p * p
+
+
+def predict_launch(fit, u, n, l, k, assumed=LAUNCH_ASSUMED):
+    """{phase: seconds} on a cluster (k = 0: the star)."""
+    fan = k if k and k < n else n
+    depth = max(1, math.ceil(math.log(n) / math.log(fan) - 1e-9)) if fan > 1 else 1
+    c = u["card_bytes"] if u else 60.0
+    ph = {"resource manager": assumed["rm_s"],
+          "proxy launch": depth * (fan * fit["b"] + assumed["hop_s"]),
+          "rank start": l * fit["r"] + fit["q"] * l * l,
+          "fences": depth * (assumed["fence_level_s"] + fan * n * c / assumed["tree_bw"])}
+    # the roots' allgather over the fabric (ASSUMED: latency, bandwidth)
+    ph["exchange"] = (math.ceil(math.log2(n)) * ASSUMED["alpha_s"] + n * l * c / ASSUMED["net_bw"]
+                      if n > 1 else 0.0)
+    return ph
+
+
+def launch_markdown(fits, u, scales=((256, 64), (1024, 64), (10000, 64)),
+                    assumed=LAUNCH_ASSUMED):
+    if not fits:
+        return ""
+    lines = ["", "## Launch to the end of MPI_Init: fit and projection", "",
+             "Fitted per LOCUS_LAUNCH_FANOUT on the VM: T = b·N + r·P + q·P² (P = N·L "
+             "ranks; every node's and rank's work serialised on two vCPUs, q the "
+             "time-slicing of P processes there).", "",
+             "| fanout | b (a node) | r (a rank) | q | points | worst error |",
+             "|---|---|---|---|---|---|"]
+    for k, f in sorted(fits.items()):
+        lines.append("| %s | %s | %s | %.3g s | %d | %.0f %% |" % (
+            k, _fmt_s(f["b"]), _fmt_s(f["r"]), f["q"], f["points"], 100 * f["worst"]))
+    lines += ["", "| fanout | layout | measured | model | error |", "|---|---|---|---|---|"]
+    for k, f in sorted(fits.items()):
+        for n, l, y in f["rows"]:
+            m = launch_vm(f, n, l)
+            lines.append("| %s | %dx%d | %s | %s | %+.0f %% |" % (
+                k, n, l, _fmt_s(y), _fmt_s(m), 100 * (m - y) / y))
+    lines += ["", "Projected to a cluster (each node's part on its own cores; b and r are "
+              "the VM's, upper bounds; assumed: resource manager %s, a remote start %s, a "
+              "fence level %s, %.0f GB/s down the tree; the roots' allgather at %s and %.0f GB/s):"
+              % (_fmt_s(assumed["rm_s"]), _fmt_s(assumed["hop_s"]),
+                 _fmt_s(assumed["fence_level_s"]), assumed["tree_bw"] / 1e9,
+                 _fmt_s(ASSUMED["alpha_s"]), ASSUMED["net_bw"] / 1e9), ""]
+    for n, l in scales:
+        for k, f in sorted(fits.items()):
+            kk = 0 if k in ("0", "auto") else int(k)
+            # a measured tree's costs also priced at the default's fanout
+            for fan in [kk] + ([AUTO_FANOUT] if kk and kk != AUTO_FANOUT else []):
+                ph = predict_launch(f, u, n, l, fan, assumed)
+                lines.append("- %d x %d, fanout %d%s: **%s** (%s)" % (
+                    n, l, fan, "" if fan == kk else " (fanout %s's costs)" % k,
+                    _fmt_s(sum(ph.values())),
+                    ", ".join("%s %s" % (p, _fmt_s(v)) for p, v in ph.items())))
+    return "\n".join(lines) + "\n"

@@ -329,14 +329,22 @@ static int setup_local(shm_tp_t *tp, const locus_tp_init_t *in, shm_cfg_t *c, ch
     return seg_make(tp, c, name, namelen, err, errlen);
 }
 
+/* The segment names are node-scoped: a barrier of the node's ranks is
+ * enough where the process manager has one. */
+static int node_fence(const locus_tp_kvs_t *kvs)
+{
+    return kvs->node_fence ? kvs->node_fence(kvs->ctx) : kvs->fence(kvs->ctx);
+}
+
 int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, size_t errlen)
 {
     const locus_tp_kvs_t *kvs = &in->kvs;
     *out = NULL;
     /* Exactly two fences on every path, whatever fails, so that no rank of
-     * the job waits for one that gave up. */
+     * the node (of the job, without node barriers) waits for one that gave
+     * up. */
     if (in->local_size <= 1) {
-        if (kvs->fence(kvs->ctx) != 0 || kvs->fence(kvs->ctx) != 0) {
+        if (node_fence(kvs) != 0 || node_fence(kvs) != 0) {
             snprintf(err, errlen, "shm: kvs fence failed");
             return -1;
         }
@@ -345,8 +353,8 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     shm_tp_t *tp = calloc(1, sizeof *tp);
     if (!tp) {
         snprintf(err, errlen, "shm: out of memory");
-        (void)kvs->fence(kvs->ctx);
-        (void)kvs->fence(kvs->ctx);
+        (void)node_fence(kvs);
+        (void)node_fence(kvs);
         return -1;
     }
     tp->base.ops = &shm_tp_ops;
@@ -370,7 +378,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
         snprintf(err, errlen, "shm: kvs put of %s failed", key);
         rc = -1;
     }
-    if (kvs->fence(kvs->ctx) != 0 && rc == 0) {
+    if (node_fence(kvs) != 0 && rc == 0) {
         snprintf(err, errlen, "shm: kvs fence failed");
         rc = -1;
     }
@@ -385,7 +393,7 @@ int locus_tp_shm_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
         }
         rc = peer_attach(tp, &cfg, l, val, err, errlen);
     }
-    if (kvs->fence(kvs->ctx) != 0 && rc == 0) {
+    if (node_fence(kvs) != 0 && rc == 0) {
         snprintf(err, errlen, "shm: kvs fence failed");
         rc = -1;
     }

@@ -151,6 +151,8 @@ static int peer_has_other(const tcp_tp_t *tp, const tcp_conn_t *c)
     return 0;
 }
 
+static void conn_retry(tcp_tp_t *tp, tcp_conn_t *c, int err);
+
 static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
 {
     const struct sockaddr_in *to = &tp->peers[c->peer].card->addr[c->rail];
@@ -183,6 +185,13 @@ static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
         c->give_up_ns = UINT64_MAX;
         c->redial_since_ns = tcp_now_ns();
         tcp_redial_again(tp, c, err);
+        return;
+    }
+    if ((err == EHOSTUNREACH || err == ENETUNREACH) && tcp_now_ns() < c->give_up_ns) {
+        /* Its neighbour entry failed to resolve: ARP requests lost while
+         * many ranks start at once, as on a loaded switch. Dial again, a
+         * bounded number of times. */
+        conn_retry(tp, c, err);
         return;
     }
     tcp_conn_state(tp, c, TCP_C_CLOSED);
@@ -317,19 +326,25 @@ static void conn_retry(tcp_tp_t *tp, tcp_conn_t *c, int err)
         tcp_redial_again(tp, c, err);
         return;
     }
-    (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
-    close(c->fd);
-    c->fd = -1;
+    if (c->fd >= 0) {
+        (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
+        close(c->fd);
+        c->fd = -1;
+    }
     tcp_queue_free(&c->q);
     c->rpos = c->rend = 0;
     c->blocked = c->want_out = 0;
     uint64_t now = tcp_now_ns();
     if (now >= c->give_up_ns) {
         tcp_conn_state(tp, c, TCP_C_CLOSED);
-        tcp_fail(tp, err ? -err : -ECONNRESET, "rank %d closed our connections (rail %d) "
-                 "before proving the job key, %d times in %ld s: is it flooded by "
-                 "strangers, or not a rank of this job?", c->peer, c->rail, c->redials + 1,
-                 tp->cfg.connect_timeout);
+        if (err == EHOSTUNREACH || err == ENETUNREACH)
+            tcp_fail(tp, -err, "cannot connect to rank %d (rail %d): %s, %d times in %ld s",
+                     c->peer, c->rail, strerror(err), c->redials + 1, tp->cfg.connect_timeout);
+        else
+            tcp_fail(tp, err ? -err : -ECONNRESET, "rank %d closed our connections (rail %d) "
+                     "before proving the job key, %d times in %ld s: is it flooded by "
+                     "strangers, or not a rank of this job?", c->peer, c->rail, c->redials + 1,
+                     tp->cfg.connect_timeout);
         return;
     }
     tp->stats.redials++;
