@@ -309,12 +309,11 @@ int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
         int n = boot_pm_node_map(b, b->node_of);
         if (n > 0) {
             b->mapping_from = 1;
-            /* locusrun's proxy: it completes a barrier of its node's ranks
-             * itself (the node map is the one every rank of it read). */
-            b->node_barrier = launcher_node_id(b) >= 0;
             /* locusrun numbers nodes in order of their first rank, as the
-             * mapping's reader does: the two must agree. */
+             * mapping's reader does: the two must agree. Its proxy also
+             * completes a barrier of its node's ranks itself. */
             int id = launcher_node_id(b);
+            b->node_barrier = id >= 0;
             if (id >= 0 && id != b->node_of[b->rank]) {
                 snprintf(err, errlen, "the process manager's node map puts rank %d on node %d, but "
                          "LOCUS_NODE_ID says node %d", b->rank, b->node_of[b->rank], id);

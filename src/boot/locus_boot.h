@@ -34,10 +34,10 @@ enum {
 
 /* Keys that begin with PMI_WIRE_NODE_KEY (pmi_wire_node_key; the
  * transports' LOCUS_TP_NODE_KEY, the same string) are node-scoped: only
- * ranks of the node that put them read them (a shared segment's name). The process manager keeps
- * them on that node: locusrun's proxy by this name (PMI-1), PMI-2's
- * info-putnodeattr/info-getnodeattr (Hydra, Slurm), PMIx's PMIX_LOCAL
- * scope. A PMI-1 server that does not know the name (Hydra) treats them
+ * ranks of the node that put them read them (a shared segment's name).
+ * The process manager keeps them on that node: locusrun's proxy by this
+ * name (PMI-1), PMI-2's info-putnodeattr/info-getnodeattr (Hydra, Slurm),
+ * PMIx's PMIX_LOCAL scope. A PMI-1 server that does not know the name (Hydra) treats them
  * as any key, which is correct, only not scoped. */
 
 typedef struct {

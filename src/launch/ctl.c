@@ -266,20 +266,27 @@ int ctl_sendl(int fd, const char *verb, ...)
     return rc;
 }
 
+/* Room for need more bytes in q: 0, or -1 when out of memory. */
+static int outq_reserve(ctl_outq_t *q, size_t need)
+{
+    if (q->cap - q->len >= need)
+        return 0;
+    size_t ncap = q->cap ? q->cap : 4096;
+    while (ncap - q->len < need)
+        ncap *= 2;
+    char *nb = realloc(q->buf, ncap);
+    if (nb == NULL)
+        return -1;
+    q->buf = nb;
+    q->cap = ncap;
+    return 0;
+}
+
 int ctl_queue(ctl_outq_t *q, const char *verb, int n, const char *const *words,
               const size_t *lens)
 {
-    size_t need = ctl_encoded_max(verb, n, words, lens);
-    if (q->cap - q->len < need) {
-        size_t ncap = q->cap ? q->cap : 4096;
-        while (ncap - q->len < need)
-            ncap *= 2;
-        char *nb = realloc(q->buf, ncap);
-        if (nb == NULL)
-            return -1;
-        q->buf = nb;
-        q->cap = ncap;
-    }
+    if (outq_reserve(q, ctl_encoded_max(verb, n, words, lens)) < 0)
+        return -1;
     q->len += ctl_encode(q->buf + q->len, verb, n, words, lens);
     return 0;
 }
@@ -293,34 +300,38 @@ int ctl_queuel(ctl_outq_t *q, const char *verb, ...)
     return rc;
 }
 
+/* "via NODE " (or nothing), line, newline into out (plen + len + 1 bytes
+ * of room, plen from via_prefix): the bytes written. */
+static size_t raw_put(char *out, const char *pre, size_t plen, const char *line, size_t len)
+{
+    memcpy(out, pre, plen);
+    memcpy(out + plen, line, len);
+    out[plen + len] = '\n';
+    return plen + len + 1;
+}
+
 int ctl_queue_raw(ctl_outq_t *q, long via, const char *line, size_t len)
 {
     char pre[32];
-    size_t plen = via_prefix(pre, via), need = plen + len + 1;
-    if (q->cap - q->len < need) {
-        size_t ncap = q->cap ? q->cap : 4096;
-        while (ncap - q->len < need)
-            ncap *= 2;
-        char *nb = realloc(q->buf, ncap);
-        if (nb == NULL)
-            return -1;
-        q->buf = nb;
-        q->cap = ncap;
-    }
-    memcpy(q->buf + q->len, pre, plen);
-    memcpy(q->buf + q->len + plen, line, len);
-    q->buf[q->len + plen + len] = '\n';
-    q->len += need;
+    size_t plen = via_prefix(pre, via);
+    if (outq_reserve(q, plen + len + 1) < 0)
+        return -1;
+    q->len += raw_put(q->buf + q->len, pre, plen, line, len);
     return 0;
 }
 
 int ctl_send_raw(int fd, long via, const char *line, size_t len)
 {
-    ctl_outq_t q = { 0 };
-    int rc = ctl_queue_raw(&q, via, line, len);
-    if (rc == 0)
-        rc = write_full(fd, q.buf, q.len);
-    ctl_outq_free(&q);
+    /* Every line an inner proxy relays up passes here: no allocation for
+     * one of up to 4 KiB (pairs, fences, most lines of output). */
+    char pre[32], stackbuf[4096];
+    size_t plen = via_prefix(pre, via), need = plen + len + 1;
+    char *buf = need <= sizeof stackbuf ? stackbuf : malloc(need);
+    if (buf == NULL)
+        return -1;
+    int rc = write_full(fd, buf, raw_put(buf, pre, plen, line, len));
+    if (buf != stackbuf)
+        free(buf);
     return rc;
 }
 

@@ -113,12 +113,13 @@ static void send_all(fe_t *fe, const char *verb, const char *word)
             ctl_queuel(&fe->links[i].out, verb, word, (char *)NULL);
 }
 
-static void fence_send(void *ctx, int node, const char *verb, const char *w1, const char *w2)
+/* To the fences' node `slot`, a direct link: in a tree the proxies below
+ * it get what it is sent from its proxy. */
+static void fence_send(void *ctx, int slot, const char *verb, const char *w1, const char *w2)
 {
     fe_t *fe = ctx;
-    fe_link_t *l = &fe->links[node];
-    /* In a tree the proxies below a direct one get it from that proxy. */
-    if (link_running(l) && link_direct(l)) {
+    fe_link_t *l = &fe->links[fe->direct[slot]];
+    if (link_running(l)) {
         ctl_queuel(&l->out, verb, w1, w2, (char *)NULL);
         if (w2 != NULL)
             fe->kvs_bytes_out += strlen(w1) + strlen(w2) + 2;
@@ -179,11 +180,13 @@ static void link_msg(fe_t *fe, fe_link_t *l, const ctl_msg_t *m)
     } else if (!strcmp(v, "stdin_ack") && m->nwords == 2) {
         size_t n = (size_t)ctl_word_long(m, 1, &ok);
         fe->stdin_inflight = n > fe->stdin_inflight ? 0 : fe->stdin_inflight - n;
+    } else if ((!strcmp(v, "kvs") || !strcmp(v, "fence")) && l->slot < 0) {
+        link_broken(fe, l, "sent a fence past the proxy above it");
     } else if (!strcmp(v, "kvs") && m->nwords == 3) {
-        if (fence_pair(&fe->fences, l->node, m->words[1], m->words[2]) < 0)
+        if (fence_pair(&fe->fences, l->slot, m->words[1], m->words[2]) < 0)
             link_broken(fe, l, "sent more key-value data than its ranks may put");
     } else if (!strcmp(v, "fence") && m->nwords == 2) {
-        int rc = fence_arrive(&fe->fences, l->node, m->words[1], err, sizeof err);
+        int rc = fence_arrive(&fe->fences, l->slot, m->words[1], err, sizeof err);
         if (rc > 0)
             fence_complete(&fe->fences, m->words[1], fence_send, fe);
         else if (rc < 0)

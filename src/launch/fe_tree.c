@@ -48,6 +48,38 @@ static int fanout_read(int remote)
     return (int)k;
 }
 
+/* Every node's ranks as runs of consecutive ranks, in one pass. */
+static int runs_make(fe_t *fe)
+{
+    const int *node_of = fe->layout.node_of;
+    int n = fe->o->nranks, nn = fe->nlinks, nruns = 0;
+    fe->run_at = calloc((size_t)nn + 2, sizeof *fe->run_at);
+    for (int r = 0; fe->run_at && r < n; r++) {
+        if (r == 0 || node_of[r] != node_of[r - 1]) {
+            fe->run_at[node_of[r] + 2]++;
+            nruns++;
+        }
+    }
+    fe->runs = malloc((size_t)(2 * nruns + 1) * sizeof *fe->runs);
+    if (fe->run_at == NULL || fe->runs == NULL) {
+        fprintf(stderr, "locusrun: out of memory\n");
+        return -1;
+    }
+    for (int i = 2; i <= nn + 1; i++)
+        fe->run_at[i] += fe->run_at[i - 1];
+    /* run_at[n + 1] counts node n's runs as they are filled in */
+    for (int r = 0; r < n; r++) {
+        int *at = &fe->run_at[node_of[r] + 1];
+        if (r == 0 || node_of[r] != node_of[r - 1]) {
+            fe->runs[2 * *at] = r;
+            fe->runs[2 * *at + 1] = 0;
+            (*at)++;
+        }
+        fe->runs[2 * (*at - 1) + 1]++;
+    }
+    return 0;
+}
+
 int tree_make(fe_t *fe)
 {
     int remote = 0;
@@ -60,9 +92,10 @@ int tree_make(fe_t *fe)
     int k = fanout_read(remote);
     if (k < 0)
         return -1;
-    fe->top_of = malloc((size_t)fe->o->nranks * sizeof *fe->top_of);
+    fe->slot_of = malloc((size_t)fe->o->nranks * sizeof *fe->slot_of);
     fe->tree = malloc((size_t)(remote + 1) * sizeof *fe->tree);
-    if (fe->top_of == NULL || fe->tree == NULL) {
+    fe->direct = malloc((size_t)fe->nlinks * sizeof *fe->direct);
+    if (fe->slot_of == NULL || fe->tree == NULL || fe->direct == NULL) {
         fprintf(stderr, "locusrun: out of memory\n");
         return -1;
     }
@@ -83,9 +116,15 @@ int tree_make(fe_t *fe)
         if (!link_direct(l))
             l->fd = -1;
     }
+    for (int i = 0; i < fe->nlinks; i++) {
+        fe_link_t *l = &fe->links[i];
+        l->slot = link_direct(l) ? fe->ndirect : -1;
+        if (link_direct(l))
+            fe->direct[fe->ndirect++] = i;
+    }
     for (int r = 0; r < fe->o->nranks; r++)
-        fe->top_of[r] = fe->links[fe->layout.node_of[r]].top;
-    return 0;
+        fe->slot_of[r] = fe->links[fe->links[fe->layout.node_of[r]].top].slot;
+    return fe->fanout ? runs_make(fe) : 0;
 }
 
 /* Calls fn for every link below l (not l itself), depth first. */
@@ -112,19 +151,10 @@ static void queue_below(fe_t *fe, fe_link_t *d, void *arg)
     snprintf(kid, sizeof kid, "%d", c->kid);
     snprintf(node, sizeof node, "%d", d->node);
     ctl_queuel(c->q, "below", kid, node, (char *)NULL);
-    const int *node_of = fe->layout.node_of;
-    for (int r = 0; r < fe->o->nranks;) {
-        if (node_of[r] != d->node) {
-            r++;
-            continue;
-        }
-        int n = 0;
-        while (r + n < fe->o->nranks && node_of[r + n] == d->node)
-            n++;
-        snprintf(first, sizeof first, "%d", r);
-        snprintf(count, sizeof count, "%d", n);
+    for (int i = fe->run_at[d->node]; i < fe->run_at[d->node + 1]; i++) {
+        snprintf(first, sizeof first, "%d", fe->runs[2 * i]);
+        snprintf(count, sizeof count, "%d", fe->runs[2 * i + 1]);
         ctl_queuel(c->q, "subranks", node, first, count, (char *)NULL);
-        r += n;
     }
 }
 
@@ -214,5 +244,8 @@ void tree_hello(fe_t *fe, fe_link_t *l)
 void tree_free(fe_t *fe)
 {
     free(fe->tree);
-    free(fe->top_of);
+    free(fe->direct);
+    free(fe->slot_of);
+    free(fe->run_at);
+    free(fe->runs);
 }

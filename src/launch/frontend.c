@@ -402,7 +402,7 @@ static int fe_start(fe_t *fe)
     locus_tunable_long("LOCUS_PMI_BARRIERS_MAX", &barriers, NULL, 0);
     /* Each pair costs its bytes plus two separators in the accounting. */
     size_t kvs_max = ((size_t)bytes + 2 * (size_t)keys) * (size_t)fe->o->nranks;
-    fence_init(&fe->fences, fe->layout.nnodes, fe->o->nranks, fe->top_of, kvs_max,
+    fence_init(&fe->fences, fe->ndirect, fe->o->nranks, fe->slot_of, kvs_max,
                (int)((barriers + 1) * (long)fe->o->nranks > 1000000
                          ? 1000000 : (barriers + 1) * (long)fe->o->nranks));
     fe->line_start = malloc(2 * (size_t)fe->o->nranks);
@@ -448,13 +448,11 @@ static void fences_report(const fe_t *fe)
 {
     if (!launch_startup_report_on())
         return;
-    int direct = 0;
-    for (int i = 0; i < fe->nlinks; i++)
-        direct += link_direct(&fe->links[i]);
     fprintf(stderr, "locusrun: front end took %ld key-value pairs (%zu bytes) from %d nodes at "
             "fences, %ld node-scoped; sent %zu bytes of pairs to the %d proxies it started "
             "(LOCUS_LAUNCH_FANOUT %d)\n", fe->fences.pairs_in, fe->fences.pair_bytes_in,
-            fe->layout.nnodes, fe->fences.node_pairs_in, fe->kvs_bytes_out, direct, fe->fanout);
+            fe->layout.nnodes, fe->fences.node_pairs_in, fe->kvs_bytes_out, fe->ndirect,
+            fe->fanout);
     fflush(stderr);
 }
 

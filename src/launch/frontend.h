@@ -44,6 +44,8 @@ typedef struct {
      * started by the front end); its proxy is started by `parent`'s
      * (-1: the front end) and starts tree positions kid0.. kid0+nkids-1. */
     int top, parent, pos, kid0, nkids;
+    int slot;                  /* direct: its node in the front end's fences
+                                  (fe->direct[slot] is it); -1 otherwise */
     int gone;                  /* not direct: its parent said its launcher child
                                   ended, or the route to it broke */
 } fe_link_t;
@@ -85,10 +87,15 @@ typedef struct {
     int nlinks;
     fe_link_t *links;
     /* the tree: fanout (0: every proxy started from here), links in tree
-     * positions, and each rank's direct link (the fences' nodes) */
-    int fanout, ntree;
+     * positions; the fences' nodes are the direct links (direct[slot] is
+     * one's index), slot_of each rank's direct link's slot */
+    int fanout, ntree, ndirect;
     int *tree;
-    int *top_of;
+    int *direct;
+    int *slot_of;
+    /* each node's ranks as runs (first, count): node n's are
+     * runs[2*run_at[n]] .. runs[2*run_at[n+1]] (a tree's subranks) */
+    int *run_at, *runs;
     int sigfd;
     sigset_t sigs;             /* handled through sigfd, unblocked in children */
     /* job state */

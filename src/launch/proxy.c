@@ -186,7 +186,7 @@ static void event_loop(proxy_t *px, ctl_msg_t *m)
             int t = (int)((px->kill_at - now) * 1000) + 1;
             timeout = t < timeout ? (t < 0 ? 0 : t) : timeout;
         }
-        if (px->nrunning == 0 || lost_pending || proxy_tree_busy(px))
+        if (px->nrunning == 0 || lost_pending || proxy_tree_settling(px))
             timeout = timeout > 50 ? 50 : timeout;
         int rc = poll(fds, (nfds_t)n, timeout);
         if (rc < 0 && errno != EINTR)

@@ -252,6 +252,9 @@ int proxy_tree_fds(proxy_t *px, struct pollfd *fds, int *kid);
 void proxy_tree_ready(proxy_t *px, const struct pollfd *fds, const int *kid, int n);
 void proxy_tree_check(proxy_t *px, double now);
 int proxy_tree_busy(const proxy_t *px);
+/* A child's proxy said done or hung up and its launcher is still to be
+ * reaped (or killed when it lingers): check often. */
+int proxy_tree_settling(const proxy_t *px);
 void proxy_tree_lost(proxy_t *px);
 /* The front end gave up on the child NODE: its launcher is killed. */
 void proxy_tree_drop(proxy_t *px, long node);

@@ -349,6 +349,13 @@ void proxy_tree_ready(proxy_t *px, const struct pollfd *fds, const int *kid, int
     }
 }
 
+/* Child k is ending (its proxy said done or hung up, or this proxy's own
+ * stream closed) and its launcher is still to be reaped. */
+static int kid_settling(const proxy_t *px, const pkid_t *k)
+{
+    return !k->reaped && (k->done || k->fd < 0 || px->ctl_lost);
+}
+
 void proxy_tree_check(proxy_t *px, double now)
 {
     for (int i = 0; i < px->tree.nkids; i++) {
@@ -370,7 +377,7 @@ void proxy_tree_check(proxy_t *px, double now)
                 up_routed(px, k->node, "gone", st);
             k->gone_sent = 1;
         }
-        if ((k->done || k->fd < 0 || px->ctl_lost) && !k->reaped) {
+        if (kid_settling(px, k)) {
             if (k->linger_by == 0)
                 k->linger_by = now + (px->ctl_lost ? KID_LOST_WAIT : KID_LINGER);
             if (now >= k->linger_by) {
@@ -385,6 +392,14 @@ int proxy_tree_busy(const proxy_t *px)
 {
     for (int i = 0; i < px->tree.nkids; i++)
         if (px->tree.kids[i].fd >= 0 || !px->tree.kids[i].reaped)
+            return 1;
+    return 0;
+}
+
+int proxy_tree_settling(const proxy_t *px)
+{
+    for (int i = 0; i < px->tree.nkids; i++)
+        if (kid_settling(px, &px->tree.kids[i]))
             return 1;
     return 0;
 }

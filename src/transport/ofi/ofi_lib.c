@@ -28,15 +28,6 @@ static struct {
     const char *(*strerror)(int);
 } lib = { .once = PTHREAD_ONCE_INIT };
 
-/* Looked up in the whole process, as a link would bind it: a library
- * loaded before (LD_PRELOAD's, as the tests' ofi_mode_shim) that defines
- * an entry point wraps libfabric's, and finds it with RTLD_NEXT, which is
- * why libfabric is loaded RTLD_GLOBAL. */
-static void *entry(const char *name)
-{
-    return dlsym(RTLD_DEFAULT, name);
-}
-
 static void load(void)
 {
     lib.handle = dlopen("libfabric.so.1", RTLD_NOW | RTLD_GLOBAL);
@@ -44,11 +35,15 @@ static void load(void)
         snprintf(lib.why, sizeof lib.why, "cannot load libfabric: %s", dlerror());
         return;
     }
-    *(void **)&lib.getinfo = entry("fi_getinfo");
-    *(void **)&lib.freeinfo = entry("fi_freeinfo");
-    *(void **)&lib.dupinfo = entry("fi_dupinfo");
-    *(void **)&lib.fabric = entry("fi_fabric");
-    *(void **)&lib.strerror = entry("fi_strerror");
+    /* Looked up in the whole process, as a link would bind them: a
+     * library loaded before (LD_PRELOAD's, as the tests' ofi_mode_shim)
+     * that defines an entry point wraps libfabric's and finds it with
+     * RTLD_NEXT, which is why libfabric is loaded RTLD_GLOBAL. */
+    *(void **)&lib.getinfo = dlsym(RTLD_DEFAULT, "fi_getinfo");
+    *(void **)&lib.freeinfo = dlsym(RTLD_DEFAULT, "fi_freeinfo");
+    *(void **)&lib.dupinfo = dlsym(RTLD_DEFAULT, "fi_dupinfo");
+    *(void **)&lib.fabric = dlsym(RTLD_DEFAULT, "fi_fabric");
+    *(void **)&lib.strerror = dlsym(RTLD_DEFAULT, "fi_strerror");
     if (!lib.getinfo || !lib.freeinfo || !lib.dupinfo || !lib.fabric || !lib.strerror) {
         snprintf(lib.why, sizeof lib.why, "libfabric.so.1 lacks fi_getinfo, fi_freeinfo, "
                  "fi_dupinfo, fi_fabric or fi_strerror");
