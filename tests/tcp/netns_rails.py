@@ -18,7 +18,8 @@ with the interfaces' own byte counters (/sys/class/net/*/statistics).
            printed beside the same run without the fault), the rail is
            dialled again and carries data once back;
   partition both of b's rails down for 3 s: the job rides it out (within
-           LOCUS_TCP_USER_TIMEOUT, 10 s); down for good, while streaming
+           LOCUS_TCP_USER_TIMEOUT, 10 s), also where meanwhile each rank
+           gave up a different rail as a stall would; down for good, while streaming
            and while idle: both ranks fail about 10 s later, each with one
            line saying no rail is left.
 
@@ -142,17 +143,22 @@ def links(net, devs, state):
         net.ip("b", "link", "set", dev, state, check=state == "down")
 
 
-def failover_run(net, prog, secs, devs=(), down_for=2.5, mode="link"):
-    """test_tcp_failover link SECS between the namespaces; b's interfaces
+def failover_run(net, prog, secs, devs=(), down_for=2.5, mode="link", env=None):
+    """test_tcp_failover MODE SECS between the namespaces; b's interfaces
     devs go down 1 s after the stream starts, and up again down_for seconds
-    later (None: never, until the run is over). Returns (status, stdout,
-    stderr, STATS by rank, seconds from the links going down to the run's
-    end)."""
-    env = dict(os.environ, LOCUS_VERBOSE="1")
+    later (None: never, until the run is over). Mode split: the flag the
+    ranks wait for is made once the links are down. Returns (status,
+    stdout, stderr, STATS by rank, seconds from the links going down to the
+    run's end)."""
+    env = dict(os.environ, LOCUS_VERBOSE="1", **(env or {}))
     cmd = [prog, mode, str(secs), "--netns", ",".join(net.ns.values()),
            "--ifaces", "eth0,eth1;eth0,eth1"]
+    flagdir = tempfile.TemporaryDirectory(prefix="locus-split-")
+    flag = os.path.join(flagdir.name, "down")
+    if mode == "split":
+        cmd += ["--flag", flag]
     t0 = None
-    with tempfile.TemporaryFile("w+") as err:
+    with flagdir, tempfile.TemporaryFile("w+") as err:
         p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env)
         out = []
         try:
@@ -168,6 +174,7 @@ def failover_run(net, prog, secs, devs=(), down_for=2.5, mode="link"):
                 time.sleep(1.0)
                 links(net, devs, "down")
                 t0 = time.monotonic()
+                open(flag, "w").close()
                 if down_for is not None:
                     time.sleep(down_for)
                     links(net, devs, "up")
@@ -228,9 +235,26 @@ def case_failover(net, prog):
 
 def case_partition(net, prog):
     """Every rail of b down for 3 s, then back: under LOCUS_TCP_USER_TIMEOUT
-    (10 s), the job rides it out. Down for good: both ranks fail within
-    that timeout (plus a second or two), each with one line naming the peer
-    and saying no rail to it is left."""
+    (10 s), the job rides it out, also where each side gave up a different
+    rail meanwhile (split). Down for good: both ranks fail within that
+    timeout (plus a second or two), each with one line naming the peer and
+    saying no rail to it is left."""
+    # Split: what a stall detected on each side, each on its own rail, does
+    # (both sides' last lane is reset by the other when the rails return).
+    # The rail timeout is long so that no real stall comes first.
+    rc, out, err, st, took = failover_run(net, prog, 10, ("eth0", "eth1"), 3.0, "split",
+                                          {"LOCUS_TCP_RAIL_TIMEOUT": "5000"})
+    print(out[-1200:])
+    print("\n".join(l for l in err.splitlines() if " lost " in l or "restored" in l
+                    or "failed" in l)[-3000:])
+    if rc != 0 or "No Errors" not in out or len(st) != 2:
+        print(err[-3000:])
+        return "every rail down for 3 s, each side giving up another: the job failed " \
+               "(status %s)" % rc
+    for r in (0, 1):
+        if "rank %d: gave up rail %d (" % (r, 1 - r) not in out:
+            return "rank %d did not give up rail %d" % (r, 1 - r)
+    print("every rail down 3 s, each side giving up another rail: the job completed")
     rc, out, err, st, took = failover_run(net, prog, 10, ("eth0", "eth1"), 3.0)
     print(out[-1200:])
     if rc != 0 or "No Errors" not in out:

@@ -27,12 +27,20 @@
  *   test_tcp_failover idle SECS ...  the same, but after 40 messages each
  *                                 rank only waits (nothing in flight): a
  *                                 peer cut off must still be noticed.
+ *   test_tcp_failover split SECS ... --flag PATH  the same as link; once
+ *                                 PATH exists (netns_rails.py made it with
+ *                                 every rail down), each rank gives up a
+ *                                 different rail as a stall would (rank 0
+ *                                 rail 1, rank 1 rail 0): when the rails
+ *                                 return, each side's last lane is one the
+ *                                 other side closed. Nothing may be lost.
  */
 #include "shm_harness.h"
 #include "tcp.h"
 #include "tcp_test.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +68,9 @@ typedef struct {
     long recv_open;
     int send_busy[MAX_PENDING];
     uint64_t rng;
+    const char *flag;                 /* split: give up a rail once it exists */
+    double flag_checked;
+    int gave_up;
 } fcore_t;
 
 /* One write per line: the two ranks share stderr, and the tests read it. */
@@ -164,11 +175,11 @@ static void f_sent(void *core, void *ctx)
 
 static const locus_tp_upcalls_t fup = { f_deliver, f_arrived, f_done, f_sent };
 
-enum { MODE_CUT, MODE_BOTH, MODE_LINK, MODE_IDLE };
+enum { MODE_CUT, MODE_BOTH, MODE_LINK, MODE_IDLE, MODE_SPLIT };
 
 typedef struct {
     int mode, msgs; /* MODE_LINK, MODE_IDLE: msgs = seconds */
-    const char *netns, *ifaces;
+    const char *netns, *ifaces, *flag;
 } fargs_t;
 
 /* The failure a cut of both rails must end in: named peer, no rail left. */
@@ -191,8 +202,29 @@ static int failed_as_expected(fcore_t *c, double t_cut)
     return 0;
 }
 
+/* Split: once the flag exists (every rail is down), rank r gives up rail
+ * 1 - r. Checked in every wait: a rank's sends block while the rails are
+ * down. */
+static void split_check(fcore_t *c)
+{
+    struct stat sb;
+    if (!c->flag || c->gave_up || tt_now() - c->flag_checked < 0.01)
+        return;
+    c->flag_checked = tt_now();
+    if (stat(c->flag, &sb) != 0)
+        return;
+    int n = tcp_tp_test_stall(c->tp, 1 - c->rank, 1 - c->rank);
+    printf("rank %d: gave up rail %d (%d connection%s)\n", c->rank, 1 - c->rank, n,
+           n == 1 ? "" : "s");
+    fflush(stdout);
+    c->gave_up = 1;
+    if (n < 1)
+        FAIL(c, "rail %d had no open connection to give up", 1 - c->rank);
+}
+
 static int progress(fcore_t *c)
 {
+    split_check(c);
     int rc = c->tp->ops->progress(c->tp);
     if (rc < 0)
         return -1;
@@ -271,10 +303,11 @@ static int f_rank(harness_t *hs, int rank, void *arg)
     memset(&c, 0, sizeof c);
     c.rank = rank;
     c.rng = 0x51u + (uint64_t)rank * 104729u;
+    c.flag = a->mode == MODE_SPLIT ? a->flag : NULL;
     if (tt_enter(rank, a->netns, a->ifaces) != 0)
         return 1;
     int both = a->mode == MODE_BOTH, idle = a->mode == MODE_IDLE;
-    int link = a->mode == MODE_LINK || idle;
+    int link = a->mode == MODE_LINK || idle || a->mode == MODE_SPLIT;
     locus_tp_init_t in;
     harness_init(hs, &in, rank, &fup, &c);
     char err[256];
@@ -429,9 +462,9 @@ failed:
 
 int main(int argc, char **argv)
 {
-    static const char *const modes[] = { "cut", "both", "link", "idle" };
-    fargs_t a = { -1, argc > 2 ? atoi(argv[2]) : 0, NULL, NULL };
-    for (int i = 0; i < 4 && argc > 1; i++)
+    static const char *const modes[] = { "cut", "both", "link", "idle", "split" };
+    fargs_t a = { -1, argc > 2 ? atoi(argv[2]) : 0, NULL, NULL, NULL };
+    for (int i = 0; i < 5 && argc > 1; i++)
         if (strcmp(argv[1], modes[i]) == 0)
             a.mode = i;
     for (int i = 3; i + 1 < argc; i += 2) {
@@ -439,11 +472,13 @@ int main(int argc, char **argv)
             a.netns = argv[i + 1];
         else if (strcmp(argv[i], "--ifaces") == 0)
             a.ifaces = argv[i + 1];
+        else if (strcmp(argv[i], "--flag") == 0)
+            a.flag = argv[i + 1];
     }
     harness_t h;
     if (a.mode < 0 || a.msgs < (a.mode >= MODE_LINK ? 1 : 10) || harness_open(&h, 2) != 0) {
-        fprintf(stderr, "usage: test_tcp_failover cut|both MSGS | link|idle SECS "
-                "[--netns A,B] [--ifaces L;L]\n");
+        fprintf(stderr, "usage: test_tcp_failover cut|both MSGS | link|idle|split SECS "
+                "[--netns A,B] [--ifaces L;L] [--flag PATH]\n");
         return 2;
     }
     double t0 = tt_now();

@@ -68,6 +68,12 @@ int tcp_tp_lane_marks(const locus_tp_t *tp, int peer, int cls, int *tos, int *pr
  * left, the transport fails). Returns the number of connections cut. */
 int tcp_tp_test_cut(locus_tp_t *tp, int peer, int rail);
 
+/* For tests: gives up this rank's connections to peer on rail `rail` as a
+ * stall does (no acknowledgement for LOCUS_TCP_RAIL_TIMEOUT): closed, not
+ * reset, their frames moved to the other rails. Returns the number given
+ * up. */
+int tcp_tp_test_stall(locus_tp_t *tp, int peer, int rail);
+
 /* A rank's card, as published in the kvs under "locus.tcp.<rank>". */
 typedef struct {
     uint64_t nonce;

@@ -75,6 +75,22 @@ tcp_conn_t *tcp_lane_primary(const tcp_peer_t *pe, int cls)
 
 /* ---- losing a lane ---- */
 
+static void orphan_wait_clear(tcp_tp_t *tp, tcp_peer_t *pe)
+{
+    if (pe->orphan_until_ns) {
+        pe->orphan_until_ns = 0;
+        tp->orphans_waiting--;
+    }
+}
+
+/* Whether the loss of lane's generation gen was settled already (a
+ * FAILOVER for it is a copy). */
+static int gen_settled(const tcp_peer_t *pe, int lane, uint16_t gen)
+{
+    return pe->settled[lane] && (int16_t)(gen - (uint16_t)(pe->settled[lane] - 1)) <= 0;
+}
+
+
 /* The kernel has had data to deliver on c and heard nothing from the peer
  * for LOCUS_TCP_RAIL_TIMEOUT, and is retransmitting or probing: the path
  * is broken (a peer that only stopped reading still acknowledges, its
@@ -150,7 +166,6 @@ static void redial_new(tcp_tp_t *tp, tcp_peer_t *pe, const tcp_conn_t *old)
 
 void tcp_redial_again(tcp_tp_t *tp, tcp_conn_t *c, int err)
 {
-    (void)err;
     if (c->fd >= 0) {
         (void)epoll_ctl(tp->ep, EPOLL_CTL_DEL, c->fd, NULL);
         close(c->fd);
@@ -168,9 +183,13 @@ void tcp_redial_again(tcp_tp_t *tp, tcp_conn_t *c, int err)
         tcp_redial_drop(tp, c);
         return;
     }
-    if (pe->orphaned && !tcp_lane_primary(pe, 0) && redial_pending(pe) == NULL) {
-        /* The lane the traffic waited for did not come back either. */
+    /* The lane the traffic waited for did not come back either. After an
+     * outage the wait is bounded in time instead (tcp_timers), unless the
+     * peer refuses: its process is gone. */
+    if (pe->orphaned && !tcp_lane_primary(pe, 0) && redial_pending(pe) == NULL &&
+        (!pe->orphan_until_ns || err == ECONNREFUSED)) {
         tcp_conn_state(tp, c, TCP_C_CLOSED);
+        orphan_wait_clear(tp, pe);
         lane_fatal(tp, c->peer, pe->orphan_rail, pe->orphan_err,
                    pe->orphan_why[0] ? pe->orphan_why : NULL);
         return;
@@ -205,6 +224,7 @@ void tcp_lane_restored(tcp_tp_t *tp, tcp_conn_t *c)
     tcp_peer_t *pe = &tp->peers[c->peer];
     c->redial = 0; /* open: a later loss is a failover again */
     pe->orphaned = 0;
+    orphan_wait_clear(tp, pe);
     c->redials = 0;
     tp->stats.restored++;
     if (c->redial_since_ns)
@@ -248,10 +268,60 @@ static int lane_fatal(tcp_tp_t *tp, int p, int rail, int err, const char *why)
     return tp->failed;
 }
 
+/* Moves q (its order kept) to the front of dst's queue (tcp_queue_front). */
+static void queue_prepend(tcp_queue_t *dst, tcp_queue_t *q)
+{
+    if (!q->head)
+        return;
+    tcp_qent_t **pp = tcp_queue_front(dst);
+    q->tail->next = *pp;
+    if (!*pp)
+        dst->tail = q->tail;
+    *pp = q->head;
+    q->head = q->tail = NULL;
+}
+
+/* How long the traffic of a peer whose every lane was lost after an
+ * outage waits for one to come back: TCP_USER_TIMEOUT's bound, which an
+ * outage of every rail is held to anyway. */
+static uint64_t orphan_wait_ns(const tcp_tp_t *tp)
+{
+    long s = tp->cfg.user_timeout > 0 ? tp->cfg.user_timeout : tp->cfg.connect_timeout;
+    return (uint64_t)(s > 0 ? s : 1) * 1000000000ull;
+}
+
+/* The FAILOVERs that lost lane l carried or had queued go again now, behind
+ * fo: a FAILOVER waits for nobody, and two lanes lost in turn would
+ * otherwise each hold the FAILOVER the other side needs to settle the
+ * other lane. The originals keep their place in the count, marked copied
+ * (limbo_settle does not send them a second time); the peer ignores the
+ * copy of one it already has (tcp_failover_frame). */
+static int failovers_copy(tcp_tp_t *tp, tcp_limbo_t *l, tcp_queue_t *urgent)
+{
+    tcp_queue_t *qs[2] = { &l->sent, &l->unsent };
+    for (int i = 0; i < 2; i++)
+        for (tcp_qent_t *e = qs[i]->head; e; e = e->next) {
+            if (e->kind != TCP_QE_FRAME || e->head[0] != TCP_F_FAILOVER || e->copied)
+                continue;
+            tcp_qent_t *n = tcp_qent_new(0);
+            if (!n) {
+                tcp_fail(tp, -ENOMEM, "out of memory");
+                return tp->failed;
+            }
+            memcpy(n->head, e->head, e->head_len);
+            n->head_len = e->head_len;
+            n->kind = TCP_QE_FRAME;
+            e->copied = 1;
+            tcp_queue_push(urgent, n);
+        }
+    return 0;
+}
+
 int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
 {
     int p = c->peer;
     tcp_peer_t *pe = &tp->peers[p];
+    uint64_t now = tcp_now_ns();
     /* A lane that answers. A connection reset or closed (the path works,
      * the connection is gone: after an outage of every rail, the peer's
      * kernel answers a connection it dropped with a reset) may also move to
@@ -260,15 +330,26 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
      * ends now, not a TCP_USER_TIMEOUT later. */
     int silent = err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH ||
                  err == EHOSTDOWN || err == ENETDOWN;
+    if (silent && pe->keep)
+        pe->outage_ns = now;
     tcp_conn_t *to = pe->keep ? survivor(tp, pe, c, 1) : NULL;
     if (!to && pe->keep && !silent)
         to = survivor(tp, pe, c, 0);
     /* No lane open, but one coming back this instant (the peer has it
-     * open already): the FAILOVER waits for it, first in line. */
+     * open already, or it dialled this very lane again): the FAILOVER
+     * waits for it, first in line. */
     tcp_conn_t *soon = pe->keep && !to && !tp->draining ? redial_pending(pe) : NULL;
+    int waits = soon || (pe->keep && !to && pe->replacing);
+    /* No lane left, the last one reset or closed by a peer that answers,
+     * soon after another was lost to silence: both sides gave up lanes
+     * during an outage of every rail, each its own. The peer is alive; the
+     * side that dialled dials them again within a second of the network's
+     * return. The traffic waits for that, up to orphan_wait_ns. */
+    int after_outage = pe->keep && !to && !waits && !silent && !tp->draining && !pe->bye &&
+                       pe->outage_ns && now - pe->outage_ns < orphan_wait_ns(tp);
     if (pe->conn[c->lane] == c)
         pe->conn[c->lane] = NULL;
-    if (!to && !soon) {
+    if (!to && !waits && !after_outage) {
         tcp_conn_close(tp, c);
         return tp->draining ? 0 : lane_fatal(tp, p, c->rail, err, why);
     }
@@ -294,15 +375,25 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
     fo->head_len = (uint32_t)tcp_head_make(fo->head, TCP_F_FAILOVER, 0, NULL, (uint32_t)c->lane,
                                            c->gen, c->rx_frames);
     fo->kind = TCP_QE_FRAME;
+    tcp_queue_t urgent = { fo, fo };
+    if (failovers_copy(tp, l, &urgent) != 0) {
+        tcp_queue_free(&urgent);
+        tcp_conn_close(tp, c);
+        return tp->failed;
+    }
     if (to) {
-        tcp_queue_push_front(&to->q, fo);
+        queue_prepend(&to->q, &urgent);
         tcp_conn_dirty(tp, to);
     } else {
-        tcp_queue_push_front(&pe->waitq[soon->cls], fo);
-        pe->orphan_rail = c->rail; /* for the reason, should the redial fail too */
+        queue_prepend(&pe->waitq[soon ? soon->cls : c->cls], &urgent);
+        pe->orphan_rail = c->rail; /* for the reason, should no lane come back */
         pe->orphan_err = err;
         snprintf(pe->orphan_why, sizeof pe->orphan_why, "%s", why ? why : "");
         pe->orphaned = 1;
+        if (after_outage && !pe->orphan_until_ns) {
+            pe->orphan_until_ns = now + orphan_wait_ns(tp);
+            tp->orphans_waiting++;
+        }
     }
     tcp_conn_close(tp, c);
     tp->stats.failovers++;
@@ -314,24 +405,20 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
         snprintf(reason, sizeof reason, "%s", strerror(err));
     else
         snprintf(reason, sizeof reason, "closed without goodbye");
-    tcp_note(tp, "%s to rank %d lost (%s); its traffic moves to %s", lane_name(tp, pe, c, name,
-             sizeof name), p, reason, lane_name(tp, pe, to ? to : soon, to_name, sizeof to_name));
+    if (to || soon)
+        tcp_note(tp, "%s to rank %d lost (%s); its traffic moves to %s",
+                 lane_name(tp, pe, c, name, sizeof name), p, reason,
+                 lane_name(tp, pe, to ? to : soon, to_name, sizeof to_name));
+    else if (pe->replacing)
+        tcp_note(tp, "%s to rank %d lost (%s); its traffic moves to the new connection",
+                 lane_name(tp, pe, c, name, sizeof name), p, reason);
+    else
+        tcp_note(tp, "%s to rank %d lost (%s) after an outage of every rail; its traffic "
+                 "waits up to %.0f s for a rail to come back", lane_name(tp, pe, c, name,
+                 sizeof name), p, reason, (double)orphan_wait_ns(tp) / 1e9);
     if (c->dialled && !tp->draining && !pe->bye)
         redial_new(tp, pe, c);
     return 0;
-}
-
-/* Moves q (its order kept) to the front of dst's queue (tcp_queue_front). */
-static void queue_prepend(tcp_queue_t *dst, tcp_queue_t *q)
-{
-    if (!q->head)
-        return;
-    tcp_qent_t **pp = tcp_queue_front(dst);
-    q->tail->next = *pp;
-    if (!*pp)
-        dst->tail = q->tail;
-    *pp = q->head;
-    q->head = q->tail = NULL;
 }
 
 /* The open lane of class cls (else of any class) with the least data queued. */
@@ -384,8 +471,9 @@ static int limbo_settle(tcp_tp_t *tp, int p, tcp_limbo_t *l, uint32_t got)
         if (!(l->sent.head = e->next))
             l->sent.tail = NULL;
         /* Acknowledgements are made afresh; a goodbye belongs to its own
-         * connection, and the lost one needs none. */
-        if (e->kind != TCP_QE_FRAME || e->head[0] == TCP_F_BYE) {
+         * connection, and the lost one needs none; a FAILOVER copied went
+         * already. */
+        if (e->kind != TCP_QE_FRAME || e->head[0] == TCP_F_BYE || e->copied) {
             if (e->counted)
                 pe->queued -= e->head_len + e->data_len;
             free(e);
@@ -435,11 +523,15 @@ int tcp_failover_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
         tcp_limbo_t *l = *pp;
         if (l->lane == lane && l->gen == gen) {
             *pp = l->next;
+            if (!gen_settled(pe, lane, gen))
+                pe->settled[lane] = (uint32_t)gen + 1;
             int rc = limbo_settle(tp, p, l, (uint32_t)f->c);
             free(l);
             return rc < 0 ? -1 : (int)sizeof *f;
         }
     }
+    if (gen_settled(pe, lane, gen))
+        return (int)sizeof *f; /* the copy of one we had (failovers_copy) */
     tcp_fail(tp, -EPROTO, "bad frame from rank %d on rail %d: failover of lane %d (generation "
              "%u), which we do not have", p, c->rail, lane, gen);
     return -1;
@@ -458,6 +550,14 @@ void tcp_limbo_free(tcp_peer_t *pe)
 
 /* ---- timers ---- */
 
+static void lane_stall(tcp_tp_t *tp, tcp_conn_t *c)
+{
+    char why[80];
+    snprintf(why, sizeof why, "no acknowledgement for %ld ms", tp->cfg.rail_timeout_ms);
+    tp->stats.stalls++;
+    tcp_lane_fail(tp, c, ETIMEDOUT, why);
+}
+
 /* Open lanes of peers with several rails, with data waiting, that stalled
  * while another lane to the same peer did not. */
 static void stalls_check(tcp_tp_t *tp)
@@ -470,16 +570,35 @@ static void stalls_check(tcp_tp_t *tp)
         const tcp_peer_t *pe = &tp->peers[c->peer];
         if (!survivor(tp, pe, c, 1))
             continue; /* every lane is stalled: TCP_USER_TIMEOUT decides */
-        char why[80];
-        snprintf(why, sizeof why, "no acknowledgement for %ld ms", tp->cfg.rail_timeout_ms);
-        tp->stats.stalls++;
-        tcp_lane_fail(tp, c, ETIMEDOUT, why);
+        lane_stall(tp, c);
+    }
+}
+
+/* Peers orphaned after an outage whose wait ran out: no lane came back. */
+static void orphans_check(tcp_tp_t *tp, uint64_t now)
+{
+    for (int p = 0; p < tp->size && tp->orphans_waiting && !tp->failed; p++) {
+        tcp_peer_t *pe = &tp->peers[p];
+        if (!pe->orphan_until_ns || now < pe->orphan_until_ns || tcp_lane_primary(pe, 0))
+            continue;
+        orphan_wait_clear(tp, pe);
+        const tcp_rail_t *r = &tp->rails[pe->orphan_rail];
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &r->addr.sin_addr, ip, sizeof ip);
+        tcp_fail(tp, pe->orphan_err ? -pe->orphan_err : -ECONNRESET,
+                 "connection to rank %d (rail %d, %s %s) lost after an outage of every rail "
+                 "(%s), and none came back within %.0f s; no other rail to it is left", p,
+                 pe->orphan_rail, r->ifname, ip, pe->orphan_why[0] ? pe->orphan_why :
+                 pe->orphan_err ? strerror(pe->orphan_err) : "closed without goodbye",
+                 (double)orphan_wait_ns(tp) / 1e9);
     }
 }
 
 void tcp_timers(tcp_tp_t *tp)
 {
     uint64_t now = tcp_now_ns();
+    if (tp->orphans_waiting)
+        orphans_check(tp, now);
     if (tp->acks && now >= tp->ack_next_ns) {
         tcp_acks_sweep(tp);
         tp->ack_next_ns = now + ACK_SWEEP_NS;
@@ -509,6 +628,22 @@ int tcp_tp_test_cut(locus_tp_t *t, int peer, int rail)
         (void)setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
         n++;
         tcp_lane_fail(tp, c, ECONNRESET, "cut by a test");
+    }
+    return n;
+}
+
+int tcp_tp_test_stall(locus_tp_t *t, int peer, int rail)
+{
+    tcp_tp_t *tp = (tcp_tp_t *)t;
+    if ((unsigned)peer >= (unsigned)tp->size || (unsigned)rail >= TCP_MAX_RAILS)
+        return 0;
+    int n = 0;
+    for (int k = 0; k < TCP_CLASSES && !tp->failed; k++) {
+        tcp_conn_t *c = tp->peers[peer].conn[TCP_LANE(k, rail)];
+        if (c && c->state == TCP_C_OPEN) {
+            lane_stall(tp, c);
+            n++;
+        }
     }
     return n;
 }

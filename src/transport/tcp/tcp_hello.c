@@ -237,8 +237,12 @@ static void hello_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_t *h)
     }
     tcp_conn_t *old = pe->conn[TCP_LANE(h->cls, h->rail)];
     if (old && pe->state == TCP_P_INCOMING) {
-        /* Dialled again: the peer lost our lane (we may not have noticed). */
-        if (tcp_lane_fail(tp, old, 0, "the peer dialled it again") != 0)
+        /* Dialled again: the peer lost our lane (we may not have noticed).
+         * c takes its place at once, even where it was our last. */
+        pe->replacing = 1;
+        int rc = tcp_lane_fail(tp, old, 0, "the peer dialled it again");
+        pe->replacing = 0;
+        if (rc != 0)
             return;
     }
     pe->state = TCP_P_INCOMING;

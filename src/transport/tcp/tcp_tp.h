@@ -113,6 +113,7 @@ struct tcp_qent {
     uint8_t kind;                    /* TCP_QE_* */
     uint8_t is_data;                 /* a DATA chunk of sreq (data = its buffer) */
     uint8_t counted;                 /* counted in the peer's queued bytes */
+    uint8_t copied;                  /* a FAILOVER whose lane was lost: a copy went again */
     const unsigned char *data;       /* payload: the sender's buffer or the copy below */
     size_t data_len;
     struct tcp_sreq *sreq;
@@ -239,6 +240,10 @@ typedef struct {
     int orphaned;                    /* no lane open: the traffic waits for a redial */
     int orphan_rail, orphan_err;     /* the last open lane lost, and why (should that fail) */
     char orphan_why[64];
+    uint64_t orphan_until_ns;        /* after an outage: a lane must be back by then (0: none) */
+    uint64_t outage_ns;              /* when a lane was last lost to silence (0: never) */
+    int replacing;                   /* the peer dialled a lane again: its new one is coming */
+    uint32_t settled[TCP_LANES];     /* newest generation + 1 of a lane whose loss we settled */
     tcp_held_t *held;                /* message frames ahead of rx_seq */
     uint32_t nheld;
     tcp_path_t path;
@@ -312,6 +317,7 @@ typedef struct {
     uint64_t win_ns;                 /* adaptive budget: start of the current window */
     uint64_t win_all[2], win_hi[2];  /* bytes sent, all and raised: this window, last one */
     int keeping;                     /* peers whose frames are kept (timers run) */
+    int orphans_waiting;             /* peers with orphan_until_ns set */
     unsigned timer_rounds;
     uint64_t ack_next_ns, stall_next_ns;
     tcp_conn_t *acks;                /* connections that owe an acknowledgement */
