@@ -175,6 +175,12 @@ static int setup_local(tcp_tp_t *tp, char *err, size_t errlen)
         tp->nonce = tcp_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
     if (tcp_rails_pick(tp, err, errlen) != 0)
         return -1;
+    /* Every other rank may dial every lane at once (the first round of an
+     * all-to-all): those are not a flood, and the job holds that many
+     * connections anyway once they are proven. */
+    long lanes = (long)(tp->size - 1) * tp->nrails * tp->ncls;
+    if (lanes > tp->cfg.auth_pending_max)
+        tp->cfg.auth_pending_max = lanes;
     for (int i = 0; i < tp->nrails; i++) {
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tp->rails[i] };
         if (epoll_ctl(tp->ep, EPOLL_CTL_ADD, tp->rails[i].fd, &ev) != 0) {
