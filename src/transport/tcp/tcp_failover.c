@@ -225,6 +225,7 @@ void tcp_lane_restored(tcp_tp_t *tp, tcp_conn_t *c)
     c->redial = 0; /* open: a later loss is a failover again */
     pe->orphaned = 0;
     orphan_wait_clear(tp, pe);
+    pe->outage_ns = 0; /* a rail answers again: the outage is over */
     c->redials = 0;
     tp->stats.restored++;
     if (c->redial_since_ns)
@@ -344,8 +345,10 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
      * soon after another was lost to silence: both sides gave up lanes
      * during an outage of every rail, each its own. The peer is alive; the
      * side that dialled dials them again within a second of the network's
-     * return. The traffic waits for that, up to orphan_wait_ns. */
-    int after_outage = pe->keep && !to && !waits && !silent && !tp->draining && !pe->bye &&
+     * return. The traffic waits for that, up to orphan_wait_ns (also
+     * where a redial is under way now: should it fail, the next one may
+     * still come within the bound). */
+    int after_outage = pe->keep && !to && !silent && !tp->draining && !pe->bye &&
                        pe->outage_ns && now - pe->outage_ns < orphan_wait_ns(tp);
     if (pe->conn[c->lane] == c)
         pe->conn[c->lane] = NULL;
@@ -597,7 +600,10 @@ static void orphans_check(tcp_tp_t *tp, uint64_t now)
 void tcp_timers(tcp_tp_t *tp)
 {
     uint64_t now = tcp_now_ns();
-    if (tp->orphans_waiting)
+    /* Not at finalize: every receive is complete by then, so nothing an
+     * orphan waits with is the program's, and failing would cut the other
+     * peers' goodbyes short. */
+    if (tp->orphans_waiting && !tp->draining)
         orphans_check(tp, now);
     if (tp->acks && now >= tp->ack_next_ns) {
         tcp_acks_sweep(tp);

@@ -272,7 +272,7 @@ static void ack_arrived(tcp_tp_t *tp, tcp_conn_t *c, const tcp_hello_ack_t *a)
         return;
     }
     if (a->status != TCP_HELLO_OK && c->redial) {
-        tcp_redial_again(tp, c, ECONNREFUSED); /* it has not let go of the old one yet */
+        tcp_redial_again(tp, c, EALREADY); /* it has not let go of the old one yet */
         return;
     }
     if (a->status == TCP_HELLO_BAD) {
