@@ -227,10 +227,8 @@ static int is_local_addr(const struct ifaddrs *ifs, struct in_addr addr)
     return 0;
 }
 
-/* Connects to the first address of a root card "ip,ip:port" that answers
- * before `until`, this machine's own addresses last (they reach another
- * node only when both "nodes" are this machine); the descriptor
- * (non-blocking) or -1. */
+/* One non-blocking connect to sa, waited for until `until` (5 s at
+ * most): the descriptor or -1. */
 static int dial_one(struct sockaddr_in *sa, double until)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -250,22 +248,10 @@ static int dial_one(struct sockaddr_in *sa, double until)
     return -1;
 }
 
-static int dial_once(const char *card, double until);
-
-/* A root whose neighbour entry does not resolve in time (ARP requests
- * lost while every node starts at once) or that does not answer yet is
- * dialled again, backing off, until `until`. */
-static int dial(const char *card, double until)
-{
-    for (double wait = 0.02;; wait = wait < 0.5 ? 2 * wait : 1.0) {
-        int fd = dial_once(card, until);
-        if (fd >= 0 || boot_now() + wait >= until)
-            return fd;
-        struct timespec ts = { 0, (long)(wait * 1e9) };
-        nanosleep(&ts, NULL);
-    }
-}
-
+/* Connects to the first address of a root card "ip,ip:port" that answers
+ * before `until`, this machine's own addresses last (they reach another
+ * node only when both "nodes" are this machine); the descriptor
+ * (non-blocking) or -1. */
 static int dial_once(const char *card, double until)
 {
     const char *colon = strrchr(card, ':');
@@ -292,6 +278,21 @@ static int dial_once(const char *card, double until)
     if (ifs)
         freeifaddrs(ifs);
     return fd;
+}
+
+/* dial_once, again with back-off until `until`: a root that does not
+ * answer yet, or whose address does not resolve to a link-layer one in
+ * time (unanswered ARP when every node starts at once, or a neighbour
+ * table that is full). */
+static int dial(const char *card, double until)
+{
+    for (double wait = 0.02;; wait = wait < 0.5 ? 2 * wait : 1.0) {
+        int fd = dial_once(card, until);
+        if (fd >= 0 || boot_now() + wait >= until)
+            return fd;
+        struct timespec ts = { 0, (long)(wait * 1e9) };
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Bytes a message needs in all, once its header and block headers are in

@@ -188,9 +188,9 @@ static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
         return;
     }
     if ((err == EHOSTUNREACH || err == ENETUNREACH) && tcp_now_ns() < c->give_up_ns) {
-        /* Its neighbour entry failed to resolve: ARP requests lost while
-         * many ranks start at once, as on a loaded switch. Dial again, a
-         * bounded number of times. */
+        /* Its address did not resolve to a link-layer one (ARP unanswered
+         * while many ranks start at once, or a full neighbour table):
+         * dial again until LOCUS_TCP_CONNECT_TIMEOUT. */
         conn_retry(tp, c, err);
         return;
     }

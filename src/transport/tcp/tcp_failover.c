@@ -90,7 +90,6 @@ static int gen_settled(const tcp_peer_t *pe, int lane, uint16_t gen)
     return pe->settled[lane] && (int16_t)(gen - (uint16_t)(pe->settled[lane] - 1)) <= 0;
 }
 
-
 /* The kernel has had data to deliver on c and heard nothing from the peer
  * for LOCUS_TCP_RAIL_TIMEOUT, and is retransmitting or probing: the path
  * is broken (a peer that only stopped reading still acknowledges, its
@@ -585,15 +584,11 @@ static void orphans_check(tcp_tp_t *tp, uint64_t now)
         if (!pe->orphan_until_ns || now < pe->orphan_until_ns || tcp_lane_primary(pe, 0))
             continue;
         orphan_wait_clear(tp, pe);
-        const tcp_rail_t *r = &tp->rails[pe->orphan_rail];
-        char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &r->addr.sin_addr, ip, sizeof ip);
-        tcp_fail(tp, pe->orphan_err ? -pe->orphan_err : -ECONNRESET,
-                 "connection to rank %d (rail %d, %s %s) lost after an outage of every rail "
-                 "(%s), and none came back within %.0f s; no other rail to it is left", p,
-                 pe->orphan_rail, r->ifname, ip, pe->orphan_why[0] ? pe->orphan_why :
-                 pe->orphan_err ? strerror(pe->orphan_err) : "closed without goodbye",
-                 (double)orphan_wait_ns(tp) / 1e9);
+        char why[160];
+        snprintf(why, sizeof why, "lost after an outage of every rail (%s) and none came back "
+                 "within %.0f s,", pe->orphan_why[0] ? pe->orphan_why : pe->orphan_err ?
+                 strerror(pe->orphan_err) : "closed", (double)orphan_wait_ns(tp) / 1e9);
+        lane_fatal(tp, p, pe->orphan_rail, pe->orphan_err, why);
     }
 }
 
@@ -603,8 +598,10 @@ void tcp_timers(tcp_tp_t *tp)
     /* Not at finalize: every receive is complete by then, so nothing an
      * orphan waits with is the program's, and failing would cut the other
      * peers' goodbyes short. */
-    if (tp->orphans_waiting && !tp->draining)
-        orphans_check(tp, now);
+    if (tp->orphans_waiting && !tp->draining && now >= tp->orphan_next_ns) {
+        orphans_check(tp, now); /* a scan of every peer: not every round */
+        tp->orphan_next_ns = now + STALL_TICK_NS;
+    }
     if (tp->acks && now >= tp->ack_next_ns) {
         tcp_acks_sweep(tp);
         tp->ack_next_ns = now + ACK_SWEEP_NS;

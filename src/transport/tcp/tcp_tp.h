@@ -318,6 +318,7 @@ typedef struct {
     uint64_t win_all[2], win_hi[2];  /* bytes sent, all and raised: this window, last one */
     int keeping;                     /* peers whose frames are kept (timers run) */
     int orphans_waiting;             /* peers with orphan_until_ns set */
+    uint64_t orphan_next_ns;         /* their deadlines are checked from then */
     unsigned timer_rounds;
     uint64_t ack_next_ns, stall_next_ns;
     tcp_conn_t *acks;                /* connections that owe an acknowledgement */
