@@ -15,6 +15,7 @@
 #define LOCUS_BOOT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "locus_auth.h"
 #include "locus_transport.h"
@@ -152,6 +153,31 @@ void locus_boot_addr_free(locus_boot_t *b);
  * ';' for PMI-2, non-ASCII). Return the length written, or -1 when out does not fit. */
 int locus_boot_escape(const char *in, char *out, size_t outlen);
 int locus_boot_unescape(const char *in, char *out, size_t outlen);
+
+/* ---- child jobs (MPI_Comm_spawn; spawn.c) ---- */
+
+/* One program of a child job: n ranks of cmd argv[] (NULL-terminated, may
+ * be NULL); host: where ("" or NULL: this node), wdir: its working
+ * directory (NULL: this one). A job's host is its first program's. */
+typedef struct {
+    const char *cmd;
+    char *const *argv;
+    int n;
+    const char *host, *wdir;
+} locus_boot_app_t;
+
+/*
+ * Starts a child job under a locusrun of its own (LOCUS_LOCUSRUN, else the
+ * one in the bin/ beside this library's lib/), its ranks given `port` in
+ * LOCUS_PARENT_PORT and the programs' index in LOCUS_APPNUM; that locusrun
+ * is this process's child and dies with it. *pid: the locusrun. 0, or -1
+ * with a one-line reason.
+ */
+int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, pid_t *pid,
+                     char *err, size_t errlen);
+/* 0 while the locusrun pid runs; 1 when it has ended (wait: block until
+ * then), with its exit status in *status (128 + signal when killed). */
+int locus_boot_spawn_poll(pid_t pid, int wait, int *status);
 
 /* The process manager's finalize handshake and cleanup. */
 void locus_boot_finalize(locus_boot_t *b);

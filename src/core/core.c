@@ -22,7 +22,7 @@ int locus_core_init(locus_core_t *c, int rank, int size, int local_size,
 {
     memset(c, 0, sizeof *c);
     c->rank = rank;
-    c->size = size;
+    c->size = c->cap = size;
     c->peers = calloc((size_t)size, sizeof *c->peers);
     c->pend = calloc((size_t)size, sizeof *c->pend);
     c->pend_mark = calloc((size_t)size, 1);
@@ -91,6 +91,29 @@ int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp)
         if (!c->peers[p].tp && tp->ops->reaches(tp, p))
             c->peers[p].tp = tp;
     return 0;
+}
+
+int locus_core_add_peer(locus_core_t *c, locus_tp_t *tp)
+{
+    if (c->size == c->cap) {
+        int cap = c->cap < 8 ? 16 : 2 * c->cap;
+        locus_peer_t *peers = realloc(c->peers, (size_t)cap * sizeof *peers);
+        if (peers)
+            c->peers = peers;
+        int *pend = realloc(c->pend, (size_t)cap * sizeof *pend);
+        if (pend)
+            c->pend = pend;
+        char *mark = realloc(c->pend_mark, (size_t)cap);
+        if (mark)
+            c->pend_mark = mark;
+        if (!peers || !pend || !mark)
+            return -1;
+        memset(c->peers + c->cap, 0, (size_t)(cap - c->cap) * sizeof *peers);
+        memset(c->pend_mark + c->cap, 0, (size_t)(cap - c->cap));
+        c->cap = cap;
+    }
+    c->peers[c->size].tp = tp;
+    return c->size++;
 }
 
 /* A new slab of zeroed requests, numbered on from the last. */

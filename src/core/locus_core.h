@@ -110,10 +110,13 @@ typedef struct {
                                        (MPI_T counters, summed per transport) */
 } locus_peer_t;
 
-#define LOCUS_CORE_MAX_TP 4
+#define LOCUS_CORE_MAX_TP 5 /* self, shm, ofi, tcp, dyn */
 
 typedef struct {
-    int rank, size;
+    int rank, size;             /* size: peer ids in use, the world's ranks
+                                   first, then processes of other jobs
+                                   (locus_core_add_peer) */
+    int cap;                    /* room in peers, pend and pend_mark */
     locus_peer_t *peers;        /* [size] */
     locus_tp_t *tps[LOCUS_CORE_MAX_TP];
     int ntp;
@@ -188,6 +191,11 @@ int locus_core_node_ncpus(const char **source);
 
 /* Routes every peer that tp reaches and that has no transport yet to tp. */
 int locus_core_add_tp(locus_core_t *c, locus_tp_t *tp);
+
+/* A peer outside the world (a process of another job), reached by tp: its
+ * id (c->size before the call), or -1 when out of memory. The upcall
+ * add_peer of locus_core_upcalls. */
+int locus_core_add_peer(locus_core_t *c, locus_tp_t *tp);
 
 /* Waits until no send is queued (unless the core failed), frees the state
  * of generalized requests still active, finalizes the transports and

@@ -247,11 +247,17 @@ static void up_send_done(void *core, void *send_ctx)
     locus_core_send_check(core, r);
 }
 
+static int up_add_peer(void *core, locus_tp_t *tp)
+{
+    return locus_core_add_peer(core, tp);
+}
+
 const locus_tp_upcalls_t locus_core_upcalls = {
     .deliver = up_deliver,
     .rndv_arrived = up_rndv_arrived,
     .rndv_done = up_rndv_done,
     .send_done = up_send_done,
+    .add_peer = up_add_peer,
 };
 
 /* An unexpected message, out of the queue, into its receive r. */

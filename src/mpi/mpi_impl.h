@@ -260,6 +260,10 @@ typedef struct {
      * locus_comm_release without calling up into comm/. */
     void (*comm_free)(locus_comm_t *c);
     int attr_universe, attr_appnum; /* what MPI_Comm_get_attr points to */
+    /* Processes of other jobs (dynproc/): the transport that reaches them,
+     * and this job's name among jobs (the dyn transport's locus_dyn_name_t). */
+    locus_tp_t *dyn;
+    uint64_t job;
     char detail[160];               /* why the last error happened, for the fatal message */
     double init_done_realtime;      /* CLOCK_REALTIME at the end of MPI_Init */
 } locus_mpi_state_t;

@@ -61,6 +61,11 @@ typedef struct {
     void (*rndv_done)(void *core, void *recv_ctx);
     /* A PENDING send finished: its buffer may be reused. */
     void (*send_done)(void *core, void *send_ctx);
+    /* For a transport that reaches processes outside the job (dyn: ports,
+     * spawned children and their parents): a new peer id, past every one
+     * in use (the world's ranks first), routed to tp from now on; -1 when
+     * out of memory. Ids are never reused. */
+    int (*add_peer)(void *core, locus_tp_t *tp);
 } locus_tp_upcalls_t;
 
 /* A key that begins with this is node-scoped: put() keeps it on the

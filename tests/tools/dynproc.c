@@ -1,22 +1,26 @@
 /*
- * Dynamic processes are refused cleanly: under MPI_ERRORS_RETURN every
- * call returns MPI_ERR_UNSUPPORTED_OPERATION and leaves no communicator
- * (spawn fills its error codes at the root); MPI_Comm_get_parent says
- * there is no parent; MPI_Comm_disconnect frees an ordinary communicator
- * collectively and refuses MPI_COMM_WORLD. With argument "fatal" the
- * first spawn uses the default handler: the job must end with one line
- * naming the call (the test expects that failure).
+ * Dynamic processes' errors: under MPI_ERRORS_RETURN a spawn of a program
+ * that cannot start returns MPI_ERR_SPAWN at every parent and leaves no
+ * communicator (its error codes at the root say so too); a port name that
+ * is not one, or one this process did not open, is MPI_ERR_PORT; a port
+ * whose process is gone is MPI_ERR_PORT, not a hang; MPI_Comm_get_parent
+ * says there is no parent; MPI_Comm_disconnect frees an ordinary
+ * communicator collectively and refuses MPI_COMM_WORLD. With argument
+ * "fatal" a spawn of a program that exits without MPI_Init uses the
+ * default handler: the job must end with one line naming the call (the
+ * test expects that failure).
  */
 #include <string.h>
 
 #include "tcheck.h"
 
-#define UNSUPPORTED(call, what)                                                 \
+#define FAILS_WITH(call, want, what)                                            \
     do {                                                                        \
         int rc_ = (call), cls_ = -1;                                            \
         MPI_Error_class(rc_, &cls_);                                            \
-        CHECK(cls_ == MPI_ERR_UNSUPPORTED_OPERATION, "%s returned %d", what, rc_); \
+        CHECK(cls_ == (want), "%s returned %d", what, rc_);                     \
     } while (0)
+#define UNSUPPORTED(call, what) FAILS_WITH(call, MPI_ERR_UNSUPPORTED_OPERATION, what)
 
 int main(int argc, char **argv)
 {
@@ -39,32 +43,42 @@ int main(int argc, char **argv)
     CHECK(MPI_Comm_get_parent(&parent) == MPI_SUCCESS && parent == MPI_COMM_NULL,
           "a Locus process has no parent");
 
-    UNSUPPORTED(MPI_Comm_spawn("true", MPI_ARGV_NULL, 3, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
-                               &inter, codes), "MPI_Comm_spawn");
+    FAILS_WITH(MPI_Comm_spawn("/nonexistent/locus-worker", MPI_ARGV_NULL, 3, MPI_INFO_NULL, 0,
+                              MPI_COMM_WORLD, &inter, codes), MPI_ERR_SPAWN, "MPI_Comm_spawn");
     CHECK(inter == MPI_COMM_NULL, "spawn left an intercommunicator");
     for (int i = 0; i < 3; i++)
-        CHECK(rank != 0 || codes[i] == MPI_ERR_UNSUPPORTED_OPERATION, "errcode %d: %d", i,
-              codes[i]);
-    char *cmds[2] = {"true", "true"};
+        CHECK(rank != 0 || codes[i] == MPI_ERR_SPAWN, "errcode %d: %d", i, codes[i]);
+    /* A program that exits at once without MPI_Init. */
+    FAILS_WITH(MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD,
+                              &inter, MPI_ERRCODES_IGNORE), MPI_ERR_SPAWN, "MPI_Comm_spawn(true)");
+    char *cmds[2] = {"true", "/nonexistent/locus-worker"};
     int maxprocs[2] = {1, 1};
     MPI_Info infos[2] = {MPI_INFO_NULL, MPI_INFO_NULL};
     inter = MPI_COMM_WORLD;
-    UNSUPPORTED(MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0,
-                                        MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
-                "MPI_Comm_spawn_multiple");
+    FAILS_WITH(MPI_Comm_spawn_multiple(2, cmds, MPI_ARGVS_NULL, maxprocs, infos, 0,
+                                       MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE),
+               MPI_ERR_SPAWN, "MPI_Comm_spawn_multiple");
     CHECK(inter == MPI_COMM_NULL, "spawn_multiple left an intercommunicator");
 
     char port[MPI_MAX_PORT_NAME] = "";
-    UNSUPPORTED(MPI_Open_port(MPI_INFO_NULL, port), "MPI_Open_port");
-    UNSUPPORTED(MPI_Close_port("tag#0$description#x"), "MPI_Close_port");
+    CHECK(MPI_Open_port(MPI_INFO_NULL, port) == MPI_SUCCESS && strncmp(port, "locus-port:", 11) == 0,
+          "MPI_Open_port: %s", port);
+    FAILS_WITH(MPI_Close_port("tag#0$description#x"), MPI_ERR_PORT, "MPI_Close_port");
     inter = MPI_COMM_WORLD;
-    UNSUPPORTED(MPI_Comm_connect("port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter),
-                "MPI_Comm_connect");
+    FAILS_WITH(MPI_Comm_connect("port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_ERR_PORT,
+               "MPI_Comm_connect");
     CHECK(inter == MPI_COMM_NULL, "connect left a communicator");
     inter = MPI_COMM_WORLD;
-    UNSUPPORTED(MPI_Comm_accept("port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter),
-                "MPI_Comm_accept");
+    FAILS_WITH(MPI_Comm_accept("port", MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_ERR_PORT,
+               "MPI_Comm_accept");
     CHECK(inter == MPI_COMM_NULL, "accept left a communicator");
+    /* Another job's port whose process is gone: the dial is refused. */
+    char dead[MPI_MAX_PORT_NAME];
+    snprintf(dead, sizeof dead, "locus-port:00000000000000ab:0:3:dyn1/%032x/1/127.0.0.1", 0);
+    FAILS_WITH(MPI_Comm_connect(dead, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter), MPI_ERR_PORT,
+               "MPI_Comm_connect to a port that is gone");
+    CHECK(MPI_Close_port(port) == MPI_SUCCESS, "MPI_Close_port");
+    FAILS_WITH(MPI_Close_port(port), MPI_ERR_PORT, "MPI_Close_port twice");
     UNSUPPORTED(MPI_Publish_name("svc", MPI_INFO_NULL, "port"), "MPI_Publish_name");
     UNSUPPORTED(MPI_Lookup_name("svc", MPI_INFO_NULL, port), "MPI_Lookup_name");
     UNSUPPORTED(MPI_Unpublish_name("svc", MPI_INFO_NULL, "port"), "MPI_Unpublish_name");

@@ -30,8 +30,12 @@ static char node_layout(int *n)
     return mode[0];
 }
 
+/* -1 for a process of another job (a peer id past the world's, dynproc/):
+ * where it runs is not known, so it shares a node with nobody. */
 static int node_of_world(char layout, int n, int w)
 {
+    if (w >= locus_mpi.boot.size)
+        return -1;
     if (layout)
         return layout == 'b' ? w / n : w % n;
     int nn = locus_mpi.boot.nnodes > 0 ? locus_mpi.boot.nnodes : 1;
@@ -63,10 +67,23 @@ static int comm_nodes(locus_coll_comm_t *cc, const int *world_of)
         free(wnode_to_comm);
         return MPI_ERR_NO_MEM;
     }
+    /* With processes of two jobs (a spawn's parents and children merged),
+     * each member knows the nodes of its own job's members only, and the
+     * collectives' algorithms must see one layout everywhere: every member
+     * is a node of its own. Each member sees a process of another job in
+     * such a communicator, so all decide alike. */
+    int other_jobs = 0;
+    for (int r = 0; r < size; r++)
+        other_jobs |= world_of[r] >= locus_mpi.boot.size;
     /* Nodes are numbered in the order of their first member (the leader). */
     for (int r = 0; r < size; r++) {
-        int wn = node_of_world(layout, n, world_of[r]);
-        if (wn < 0 || wn >= bound)
+        int wn = other_jobs ? -1 : node_of_world(layout, n, world_of[r]);
+        if (wn < 0) {
+            cc->leaders[cc->num_nodes] = r;
+            cc->node_of[r] = cc->num_nodes++;
+            continue;
+        }
+        if (wn >= bound)
             wn = 0;
         if (wnode_to_comm[wn] == 0) {
             cc->leaders[cc->num_nodes++] = r;

@@ -96,6 +96,15 @@ int locus_comm_new(int size, int rank, const int *world_of, uint32_t ctx,
 int locus_intercomm_setup(locus_comm_t *c, const int *lworld, int lsize, int lrank,
                           const int *rworld, int rsize, uint32_t ctx,
                           const locus_comm_t *parent);
+/* The end of making an intercommunicator, once every member of local
+ * knows the remote group (rworld[rsize]): the context ids agreed with the
+ * remote group through the leaders (local's rank `leader`, whose messages
+ * to the remote leader go over peer with the reserved tag) and the
+ * communicator built in *out. Collective over local. MPI_Intercomm_create
+ * and the dynamic processes' connect/accept. */
+int locus_intercomm_finish(locus_comm_t *local, int leader, locus_comm_t *peer,
+                           int remote_leader, int tag, const int *rworld, int rsize,
+                           locus_comm_t **out);
 /* Makes a struct that failed after setup invalid and releases it. */
 void locus_comm_discard(locus_comm_t *c);
 /* A communicator of c's groups on the context ids from ctx (nothing

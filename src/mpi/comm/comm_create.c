@@ -13,7 +13,7 @@
  * ranks[g->size]; MPI_ERR_GROUP when one is not in c. */
 static int group_ranks_in(const locus_comm_t *c, const locus_group_t *g, int *ranks)
 {
-    int wsize = locus_mpi.boot.size > 0 ? locus_mpi.boot.size : 1;
+    int wsize = locus_mpi.core.size > 0 ? locus_mpi.core.size : 1; /* with other jobs' */
     int *rank_of_world = malloc(sizeof *rank_of_world * (size_t)wsize);
     if (!rank_of_world)
         return MPI_ERR_NO_MEM;

@@ -106,6 +106,21 @@ static int create_round(void *arg, const uint32_t in[2], uint32_t out[2])
     return berr ? berr : (int)msg[2];
 }
 
+int locus_intercomm_finish(locus_comm_t *local, int leader, locus_comm_t *peer,
+                           int remote_leader, int tag, const int *rworld, int rsize,
+                           locus_comm_t **out)
+{
+    uint32_t ctx = 0;
+    create_round_t round = { local, peer, leader, remote_leader, tag };
+    int err = locus_ctx_rounds(create_round, &round, LOCUS_CTX_INTER, &ctx);
+    if (!err)
+        err = locus_comm_alloc(out);
+    if (!err)
+        err = locus_intercomm_setup(*out, local->world_of, local->coll.size, local->coll.rank,
+                                    rworld, rsize, ctx, local);
+    return err;
+}
+
 LOCUS_PMPI_WEAK(Intercomm_create)
 int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                           int remote_leader, int tag, MPI_Comm *newintercomm)
@@ -141,16 +156,9 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     if (!err && !news.err)
         err = locus_coll_bcast(rworld, (size_t)news.rsize, int_type(), local_leader,
                                &local->coll);
-    uint32_t ctx = 0;
-    create_round_t round = { local, peer, local_leader, remote_leader, t };
     if (!err && !news.err)
-        err = locus_ctx_rounds(create_round, &round, LOCUS_CTX_INTER, &ctx);
-    if (!err && !news.err) {
-        err = locus_comm_alloc(&n);
-        if (!err)
-            err = locus_intercomm_setup(n, local->world_of, local->coll.size, local->coll.rank,
-                                        rworld, news.rsize, ctx, local);
-    }
+        err = locus_intercomm_finish(local, local_leader, peer, remote_leader, t, rworld,
+                                     news.rsize, &n);
     free(rworld);
     if (!err)
         err = news.err;

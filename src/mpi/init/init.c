@@ -4,12 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "locus_tunables.h"
 #include "comm/comm.h"
 #include "datatype/datatype.h"
+#include "dynproc/dynproc.h"
 #include "init.h"
+#include "locus_dyn.h"
 #include "io/io.h"
 #include "pt2pt/pt2pt.h"
 
@@ -20,6 +23,21 @@ static int init_fail(const char *why)
     if (!locus_mpi.boot.singleton && locus_mpi.boot.pm)
         locus_boot_abort(&locus_mpi.boot, 2, why);
     exit(2);
+}
+
+/* This job's name among jobs: its id hashed (FNV-1a), every rank alike; a
+ * singleton's is random, since its id (its pid) is only unique on its host. */
+static uint64_t locus_job_name(const locus_boot_t *b)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    if (b->singleton) {
+        if (getentropy(&h, sizeof h) != 0)
+            h ^= (uint64_t)getpid() << 32 ^ (uint64_t)time(NULL);
+        return h;
+    }
+    for (const char *s = b->jobid; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
 }
 
 static void transports_create(void)
@@ -117,6 +135,14 @@ static void transports_create(void)
         locus_core_add_tp(&locus_mpi.core, tp);
     }
 #endif
+    /* Processes of other jobs (spawn, ports): peers added as they come. */
+    locus_dyn_name_t me = { locus_job_name(b), b->rank };
+    tp = NULL;
+    if (locus_tp_dyn_create(&ti, me, &tp, err, sizeof err) != 0)
+        init_fail(err);
+    locus_core_add_tp(&locus_mpi.core, tp);
+    locus_mpi.dyn = tp;
+    locus_mpi.job = me.job;
     for (int p = 0; p < b->size; p++)
         if (!locus_mpi.core.peers[p].tp) {
             snprintf(err, sizeof err, "no transport reaches rank %d (LOCUS_TRANSPORTS=%s)", p,
@@ -259,6 +285,12 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
     }
     if (locus_info_env_init(argc ? *argc : 0, argv ? *argv : NULL) != MPI_SUCCESS)
         init_fail("out of memory");
+    /* A spawned child meets its parents (they wait in MPI_Comm_spawn). */
+    if (locus_dynproc_init() != MPI_SUCCESS) {
+        char why[256];
+        snprintf(why, sizeof why, "cannot connect to the parent job: %s", locus_mpi.detail);
+        init_fail(why);
+    }
     if (provided)
         *provided = locus_mpi.thread_level;
     locus_startup_init_done();
@@ -327,6 +359,7 @@ int PMPI_Finalize(void)
      * their callbacks, MPI_COMM_SELF included; after the buffered sends,
      * whose communicator buffers hang on it as attributes. */
     locus_attr_clear(&locus_comm_world.attrs, ATTR_COMM, MPI_COMM_WORLD);
+    locus_dynproc_finalize();
     locus_startup_report();
     locus_core_t *c = &locus_mpi.core;
     /* Nobody tears down a transport while a peer may still need it, and

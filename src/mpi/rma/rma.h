@@ -111,7 +111,9 @@ struct locus_win {
     int disp_unit;                /* as the MPI_WIN_DISP_UNIT attribute */
     int rank, nranks;
     rma_peer_t *peers;            /* [nranks] */
-    int *rank_of_world;           /* [world size]: window rank or -1 */
+    int *rank_of_world;           /* [nworld]: window rank or -1 */
+    int nworld;                   /* peer ids when the window was made (ids of
+                                     processes connected later are past it) */
     /* node segment (slots, then the data of the allocated flavors) */
     void *seg;
     size_t seg_len;

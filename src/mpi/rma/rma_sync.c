@@ -97,7 +97,7 @@ static int group_mark(locus_win_t *w, MPI_Group gh, int start)
         return MPI_ERR_GROUP;
     for (int i = 0; i < g->size; i++) {
         int wr = g->world_of[i];
-        if (wr < 0 || wr >= locus_mpi.core.size || w->rank_of_world[wr] < 0)
+        if (wr < 0 || wr >= w->nworld || w->rank_of_world[wr] < 0)
             return MPI_ERR_GROUP;
     }
     for (int i = 0; i < g->size; i++) {

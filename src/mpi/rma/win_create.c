@@ -78,6 +78,7 @@ static int win_new(locus_comm_t *c, int flavor, MPI_Info info, locus_win_t **out
     w->info = MPI_INFO_NULL;
     w->peers = calloc((size_t)w->nranks, sizeof *w->peers);
     w->rank_of_world = malloc((size_t)wsize * sizeof *w->rank_of_world);
+    w->nworld = wsize;
     if (info != MPI_INFO_NULL && locus_info_dup_impl(info, &w->info) != MPI_SUCCESS)
         w->info = MPI_INFO_NULL;
     *out = w;

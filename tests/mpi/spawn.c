@@ -1,0 +1,240 @@
+/*
+ * spawn.c — dynamic processes: MPI_Comm_spawn of this program (its
+ * children run it with "child"), traffic both ways over the
+ * intercommunicator (small and large, checked), collectives on it, a
+ * merge, a disconnect after which MPI_Comm_get_parent is MPI_COMM_NULL;
+ * spawn_multiple (MPI_APPNUM); a program that cannot start (MPI_ERR_SPAWN
+ * at every parent, nothing left waiting); ports within one job and
+ * between parents and children. Prints " No Errors" at world rank 0.
+ *
+ *   spawn [N]        N children (default 2)
+ *   spawn fail       only the failing spawn
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errs;
+#define CHECK(c, ...)                                                                        \
+    do {                                                                                     \
+        if (!(c)) {                                                                          \
+            errs++;                                                                          \
+            fprintf(stderr, "check failed (%s:%d): ", __FILE__, __LINE__);                  \
+            fprintf(stderr, __VA_ARGS__);                                                    \
+            fputc('\n', stderr);                                                             \
+        }                                                                                    \
+    } while (0)
+
+#define BIG (1 << 20)
+
+static unsigned char pattern(int who, size_t i)
+{
+    return (unsigned char)(who * 31 + i * 7 + (i >> 9));
+}
+
+/* Parents and children both: rank 0 of each side sends the other side's
+ * ranks a small and a large message, each checks what it got. */
+static void traffic(MPI_Comm inter, int parent_side)
+{
+    int rank, rsize;
+    MPI_Comm_rank(inter, &rank);
+    MPI_Comm_remote_size(inter, &rsize);
+    unsigned char *big = malloc(BIG);
+    int tag = parent_side ? 1 : 2;
+    if (rank == 0) {
+        for (int r = 0; r < rsize; r++) {
+            int v = 1000 * tag + r;
+            for (size_t i = 0; i < BIG; i++)
+                big[i] = pattern(v, i);
+            MPI_Send(&v, 1, MPI_INT, r, tag, inter);
+            MPI_Send(big, BIG, MPI_BYTE, r, tag, inter);
+        }
+    }
+    int v = -1, otag = parent_side ? 2 : 1;
+    MPI_Status st;
+    MPI_Recv(&v, 1, MPI_INT, 0, otag, inter, &st);
+    CHECK(v == 1000 * otag + rank, "got %d, want %d", v, 1000 * otag + rank);
+    memset(big, 0, BIG);
+    MPI_Recv(big, BIG, MPI_BYTE, 0, otag, inter, &st);
+    int n;
+    MPI_Get_count(&st, MPI_BYTE, &n);
+    CHECK(n == BIG && st.MPI_SOURCE == 0, "large message: %d bytes from %d", n, st.MPI_SOURCE);
+    size_t bad = 0;
+    for (size_t i = 0; i < BIG; i++)
+        bad += big[i] != pattern(v, i);
+    CHECK(bad == 0, "large message: %zu bytes wrong", bad);
+    free(big);
+}
+
+/* Collectives across the two groups, and the merge. */
+static void collectives(MPI_Comm inter, int parent_side)
+{
+    int rank, size, rsize;
+    MPI_Comm_rank(inter, &rank);
+    MPI_Comm_size(inter, &size);
+    MPI_Comm_remote_size(inter, &rsize);
+    int v = parent_side ? 4242 : -1;
+    if (parent_side)
+        MPI_Bcast(&v, 1, MPI_INT, rank == 0 ? MPI_ROOT : MPI_PROC_NULL, inter);
+    else
+        MPI_Bcast(&v, 1, MPI_INT, 0, inter);
+    if (!parent_side)
+        CHECK(v == 4242, "intercomm bcast: %d", v);
+    int one = 1, sum = 0;
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, inter);
+    CHECK(sum == rsize, "intercomm allreduce: %d, want %d", sum, rsize);
+    MPI_Comm merged;
+    MPI_Intercomm_merge(inter, parent_side ? 0 : 1, &merged);
+    int mrank, msize;
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Comm_size(merged, &msize);
+    CHECK(msize == size + rsize, "merged size %d", msize);
+    CHECK(mrank == (parent_side ? rank : rsize + rank), "merged rank %d", mrank);
+    int total = 0;
+    MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
+    CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
+    MPI_Barrier(merged);
+    MPI_Comm_free(&merged);
+}
+
+/* A port between the parents (rank 0 opens it) and the children: a
+ * second intercommunicator over an accept/connect of their own. */
+static void port_meeting(MPI_Comm inter, int parent_side)
+{
+    char port[MPI_MAX_PORT_NAME] = "";
+    int rank;
+    MPI_Comm_rank(inter, &rank);
+    MPI_Comm other;
+    if (parent_side) {
+        if (rank == 0) {
+            MPI_Open_port(MPI_INFO_NULL, port);
+            MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 7, inter);
+        }
+        MPI_Comm local;
+        MPI_Comm_dup(MPI_COMM_WORLD, &local);
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, local, &other);
+        MPI_Comm_free(&local);
+        if (rank == 0)
+            MPI_Close_port(port);
+    } else {
+        if (rank == 0)
+            MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 7, inter, MPI_STATUS_IGNORE);
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &other);
+    }
+    int v = parent_side ? 77 : -1;
+    MPI_Bcast(&v, 1, MPI_INT, parent_side ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0, other);
+    if (!parent_side)
+        CHECK(v == 77, "bcast over the port's communicator: %d", v);
+    MPI_Comm_disconnect(&other);
+}
+
+static int child(int argc, char **argv)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent != MPI_COMM_NULL, "a child without a parent");
+    if (parent == MPI_COMM_NULL)
+        return 1;
+    int *appnum, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
+    int want_app = argc > 2 ? atoi(argv[2]) : 0;
+    CHECK(flag && *appnum == want_app, "MPI_APPNUM %d, want %d", flag ? *appnum : -1, want_app);
+    int wrank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    if (argc > 2) {
+        /* spawn_multiple: report the app number and go. */
+        int v[2] = { wrank, *appnum };
+        MPI_Send(v, 2, MPI_INT, 0, 9, parent);
+    } else {
+        traffic(parent, 0);
+        collectives(parent, 0);
+        port_meeting(parent, 0);
+    }
+    MPI_Comm_disconnect(&parent);
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent == MPI_COMM_NULL, "the parent after MPI_Comm_disconnect");
+    return errs;
+}
+
+static void spawn_fails(void)
+{
+    MPI_Comm inter = MPI_COMM_NULL;
+    int codes[2] = { -1, -1 }, rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Comm_spawn("/nonexistent/locus-spawn-test", MPI_ARGV_NULL, 2, MPI_INFO_NULL, 0,
+                            MPI_COMM_WORLD, &inter, codes);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK(cls == MPI_ERR_SPAWN, "spawn of a missing program: class %d", cls);
+    CHECK(inter == MPI_COMM_NULL, "spawn of a missing program gave a communicator");
+    if (rank == 0)
+        CHECK(codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN, "errcodes %d %d",
+              codes[0], codes[1]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    if (argc > 1 && strcmp(argv[1], "child") == 0) {
+        int e = child(argc, argv);
+        MPI_Finalize();
+        return e ? 1 : 0;
+    }
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    CHECK(parent == MPI_COMM_NULL, "a parent job has a parent");
+    int *usize, flag = 0;
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
+    CHECK(flag && *usize >= size, "MPI_UNIVERSE_SIZE");
+    int fail_only = argc > 1 && strcmp(argv[1], "fail") == 0;
+    int n = argc > 1 && !fail_only ? atoi(argv[1]) : 2;
+    if (!fail_only) {
+        char *cargv[] = { "child", NULL };
+        int codes[16];
+        MPI_Comm inter;
+        MPI_Comm_spawn(argv[0], cargv, n, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+        int rsize;
+        MPI_Comm_remote_size(inter, &rsize);
+        CHECK(rsize == n, "%d children, want %d", rsize, n);
+        for (int i = 0; rank == 0 && i < n; i++)
+            CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] %d", i, codes[i]);
+        traffic(inter, 1);
+        collectives(inter, 1);
+        port_meeting(inter, 1);
+        MPI_Comm_disconnect(&inter);
+
+        /* Two programs in one child job. */
+        char *cmds[2] = { argv[0], argv[0] };
+        char *a0[] = { "child", "0", NULL }, *a1[] = { "child", "1", NULL };
+        char **argvs[2] = { a0, a1 };
+        int np[2] = { 1, 2 };
+        MPI_Info infos[2] = { MPI_INFO_NULL, MPI_INFO_NULL };
+        MPI_Comm_spawn_multiple(2, cmds, argvs, np, infos, 0, MPI_COMM_WORLD, &inter, codes);
+        if (rank == 0) {
+            int seen[3] = { 0, 0, 0 };
+            for (int i = 0; i < 3; i++) {
+                int v[2];
+                MPI_Recv(v, 2, MPI_INT, MPI_ANY_SOURCE, 9, inter, MPI_STATUS_IGNORE);
+                CHECK(v[0] >= 0 && v[0] < 3 && v[1] == (v[0] == 0 ? 0 : 1),
+                      "child %d says app %d", v[0], v[1]);
+                if (v[0] >= 0 && v[0] < 3)
+                    seen[v[0]]++;
+            }
+            CHECK(seen[0] == 1 && seen[1] == 1 && seen[2] == 1, "children heard from");
+        }
+        MPI_Comm_disconnect(&inter);
+    }
+    spawn_fails();
+    int all = 0;
+    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0 && all == 0)
+        printf(" No Errors\n");
+    MPI_Finalize();
+    return all != 0;
+}
