@@ -305,9 +305,10 @@ class Gen:
                 # triplets whose strides are no ranks.
                 self.args.append(name)
                 if d != 'in':
-                    # ints both sides: mapped in place afterwards
-                    self.post.append('for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
-                                     % (n, name, conv, name))
+                    # ints both sides: mapped in place afterwards (spawn's
+                    # error codes may be MPI_ERRCODES_IGNORE, a null pointer)
+                    self.post.append('if (%s) for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
+                                     % (name, n, name, conv, name))
             elif is_ptr and d == 'out':
                 self.pre.append('__typeof__(*%s) %s_l = 0;' % (name, name))
                 self.args.append('&%s_l' % name)

@@ -288,11 +288,31 @@ static int job_key(locus_boot_t *b, char *err, size_t errlen)
     return 0;
 }
 
+/* LOCUS_UNIVERSE_SIZE, where set (locusrun counts its host list's slots;
+ * its PMI server answers only the job's size), wins over the process
+ * manager's. Never below the job's size: a value left in the environment
+ * by an outer job may be smaller than this one. */
+static int universe_size(locus_boot_t *b, char *err, size_t errlen)
+{
+    const char *s = locus_tunable_str("LOCUS_UNIVERSE_SIZE");
+    if (!*s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*end != '\0' || end == s || v < 1 || v > INT_MAX) {
+        snprintf(err, errlen, "LOCUS_UNIVERSE_SIZE=%.40s: expected a process count", s);
+        return -1;
+    }
+    b->universe_size = v < b->size ? b->size : (int)v;
+    return 0;
+}
+
 int locus_boot_init(locus_boot_t *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     b->phase_t0 = boot_now();
-    if (addr_strategy(b, err, errlen) != 0 || boot_pm_connect(b, err, errlen))
+    if (addr_strategy(b, err, errlen) != 0 || boot_pm_connect(b, err, errlen) ||
+        universe_size(b, err, errlen) != 0)
         return -1;
     if (job_key(b, err, errlen) != 0)
         return -1;

@@ -179,6 +179,30 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
  * then), with its exit status in *status (128 + signal when killed). */
 int locus_boot_spawn_poll(pid_t pid, int wait, int *status);
 
+/* ---- name service (MPI_Publish_name, MPI_Lookup_name; names.c) ---- */
+
+/* What the name-service calls return besides 0. */
+enum {
+    LOCUS_BOOT_NAME_MISS = -1, /* publish: the name is taken; lookup, unpublish: not there */
+    LOCUS_BOOT_NAME_ERR = -2,  /* no name service (not under locusrun), unreachable, full,
+                                  or bad arguments (empty, too long) */
+};
+
+/*
+ * The name service of the launch this job belongs to (locusrun's, found
+ * through LOCUS_NAME_SERVER; every job one launch spawns shares it).
+ * Names and ports are any non-empty strings (escaped on the wire), at most
+ * about 4 KiB both escaped. publish binds service to port; lookup writes
+ * the port bound to service into port[len]; unpublish removes the binding.
+ * Each blocks for at most 2 s per address of the service and 5 s for its
+ * answer. Return 0, or LOCUS_BOOT_NAME_MISS / LOCUS_BOOT_NAME_ERR with a
+ * one-line reason in err.
+ */
+int locus_boot_name_publish(const char *service, const char *port, char *err, size_t errlen);
+int locus_boot_name_lookup(const char *service, char *port, size_t len, char *err,
+                           size_t errlen);
+int locus_boot_name_unpublish(const char *service, char *err, size_t errlen);
+
 /* The process manager's finalize handshake and cleanup. */
 void locus_boot_finalize(locus_boot_t *b);
 

@@ -47,7 +47,7 @@ static int same_bytes(const char *a, const char *b, size_t n)
     return d == 0;
 }
 
-int cb_listen(fe_t *fe, char *addrs, size_t len)
+int launch_listen_tcp(char *addrs, size_t len)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_ANY) };
@@ -59,7 +59,8 @@ int cb_listen(fe_t *fe, char *addrs, size_t len)
         return -1;
     }
     /* Every IPv4 address of an interface that is up, loopback last: the
-     * proxies try them in this order. */
+     * other side tries them in this order, and from another node the
+     * loopback address would reach the wrong machine. */
     struct ifaddrs *ifs = NULL;
     size_t k = 0;
     addrs[0] = '\0';
@@ -79,7 +80,19 @@ int cb_listen(fe_t *fe, char *addrs, size_t len)
             }
         freeifaddrs(ifs);
     }
-    if (k == 0 || locus_auth_key_new_hex(fe->cb_token, sizeof fe->cb_token) != 0) {
+    if (k == 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int cb_listen(fe_t *fe, char *addrs, size_t len)
+{
+    int fd = launch_listen_tcp(addrs, len);
+    if (fd < 0)
+        return -1;
+    if (locus_auth_key_new_hex(fe->cb_token, sizeof fe->cb_token) != 0) {
         close(fd);
         return -1;
     }

@@ -9,6 +9,7 @@
 #include "locus_tunables.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -356,6 +357,8 @@ static int signals_setup(fe_t *fe)
 
 static void fe_free(fe_t *fe)
 {
+    names_server_stop(fe->names);
+    fe->names = NULL;
     cb_close(fe);
     for (int i = 0; i < fe->nlinks; i++) {
         fe_link_t *l = &fe->links[i];
@@ -373,6 +376,21 @@ static void fe_free(fe_t *fe)
     layout_free(&fe->layout);
     free(fe->line_start);
     free(fe->cleaners);
+}
+
+/* MPI_UNIVERSE_SIZE (LOCUS_UNIVERSE_SIZE): the slots of the host list,
+ * this machine's CPUs without one, never fewer than the job's ranks. A
+ * child job's locusrun counts its own over what it inherited. */
+static void set_universe_size(const fe_t *fe)
+{
+    const launch_opts_t *o = fe->o;
+    long n = o->hosts.n > 0 ? 0 : sysconf(_SC_NPROCESSORS_ONLN);
+    for (int h = 0; h < o->hosts.n; h++)
+        n += o->hosts.hosts[h].slots;
+    n = n < o->nranks ? o->nranks : n > INT_MAX ? INT_MAX : n;
+    char v[24];
+    snprintf(v, sizeof v, "%ld", n);
+    setenv("LOCUS_UNIVERSE_SIZE", v, 1);
 }
 
 /* The job's id, unique on this machine: pid and clock, no dots. */
@@ -487,6 +505,8 @@ int launch_frontend_run(launch_opts_t *o)
         fe_free(fe);
         return 0;
     }
+    set_universe_size(fe);
+    names_setup(fe);
     int rc = fe_start(fe);
     if (rc == 0) {
         fe_loop(fe);

@@ -114,6 +114,7 @@ typedef struct {
     char cb_token[LOCUS_AUTH_KEY_HEX + 1];
     cb_pending_t cb_pending[CB_PENDING_MAX];
     int cb_npending;
+    struct names_server *names; /* the job's name service (names.c), NULL: none here */
     /* cleanups running on nodes whose proxy was lost */
     pid_t *cleaners;
     int ncleaners;
@@ -167,6 +168,10 @@ void tree_free(fe_t *fe);
  * link; cb_expire drops connections silent for too long; cb_close ends
  * listening (once every link is connected, or at the end). */
 int cb_listen(fe_t *fe, char *addrs, size_t len);
+/* A TCP socket listening (non-blocking, close-on-exec) on an ephemeral
+ * port of every address, with "ip:port,..." written into addrs: its IPv4
+ * addresses, loopback last. The socket, or -1 (errno, or no address). */
+int launch_listen_tcp(char *addrs, size_t len);
 int cb_fds(fe_t *fe, struct pollfd *fds);
 void cb_ready(fe_t *fe, const struct pollfd *fds, int n);
 void cb_expire(fe_t *fe, double now);
@@ -175,5 +180,23 @@ void cb_close(fe_t *fe);
  * (when the launcher is slurm and LOCUS_SLURM_ONE_SRUN is on): returns
  * how many links it started, 0 when it does not apply, -1 with errno. */
 int launcher_start_srun(fe_t *fe);
+
+/* names.c: the name service of MPI_Publish_name and MPI_Lookup_name,
+ * one per launch: a thread of the front end serving a TCP listener (one
+ * line-based request per connection, docs/locusrun.md), so the event loop
+ * never waits on a rank's client. */
+typedef struct names_server names_server_t;
+/* Starts it and writes where it listens, "TOKEN@ip:port,...", into value
+ * (the LOCUS_NAME_SERVER the ranks get). The server, or NULL with a
+ * one-line reason in err. */
+names_server_t *names_server_start(char *value, size_t len, char *err, size_t errlen);
+/* Stops its thread, closes its sockets and forgets every name; NULL is a no-op. */
+void names_server_stop(names_server_t *s);
+/* The job's LOCUS_NAME_SERVER, set in this environment before
+ * queue_tunables forwards it: a server started here (fe->names) unless
+ * the variable is set already (a child job's locusrun shares its
+ * parents'). One that cannot start is a warning: the job runs, and only
+ * the name service's calls fail in it. */
+void names_setup(fe_t *fe);
 
 #endif

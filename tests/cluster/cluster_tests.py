@@ -742,6 +742,22 @@ def case_mpi():
             check_routes("%s %s" % (lname, prog), err)
 
 
+def case_spawn():
+    """MPI_Comm_spawn across nodes: a parent on node 0 starts two children
+    on node 1 (info "host"; the child job's locusrun runs on node 0 and
+    reaches node 1 with the parent's launcher settings), they check they
+    run in node 1's namespace, exchange checked messages, run collectives
+    and a merge with the parent, and nothing of either job is left."""
+    prog = MPI_PROGS[0]
+    t0 = time.monotonic()
+    args = ["-n", "1", "--host", hosts(1), prog, "remote", node(1)]
+    rc, out, err = run(args, env=SSH_ENV, timeout=120)
+    print("ssh spawn: rc=%d in %.2f s" % (rc, time.monotonic() - t0))
+    check(rc == 0 and " No Errors" in out, "spawn across nodes: exit %d\n%s\n%s"
+          % (rc, out[-2000:], err[-2000:]))
+    check_nothing_left(None)
+
+
 def case_netpipe():
     """Debian's NetPIPE built for MPICH and for Open MPI (NPmpich2,
     NPopenmpi), one rank on each of two nodes with no option: it runs on

@@ -5,15 +5,22 @@
  * merge, a disconnect after which MPI_Comm_get_parent is MPI_COMM_NULL;
  * spawn_multiple (MPI_APPNUM); a program that cannot start (MPI_ERR_SPAWN
  * at every parent, nothing left waiting); ports within one job and
- * between parents and children. Prints " No Errors" at world rank 0.
+ * between parents and children; MPI_Comm_join of world ranks 0 and 1 over a
+ * TCP socket. Prints " No Errors" at world rank 0.
  *
  *   spawn [N]        N children (default 2)
  *   spawn fail       only the failing spawn
+ *   spawn remote H   2 children on host H (info "host"), which must be
+ *                    another node: their network namespace is not ours
  */
+#include <arpa/inet.h>
 #include <mpi.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 static int errs;
 #define CHECK(c, ...)                                                                        \
@@ -129,6 +136,43 @@ static void port_meeting(MPI_Comm inter, int parent_side)
     MPI_Comm_disconnect(&other);
 }
 
+/* This process's network namespace (a node of the emulated cluster). */
+static unsigned long netns(void)
+{
+    char link[64] = "";
+    ssize_t n = readlink("/proc/self/ns/net", link, sizeof link - 1);
+    unsigned long ino = 0;
+    if (n > 0)
+        sscanf(link, "net:[%lu]", &ino);
+    return ino;
+}
+
+/* Children on another node: where they run, and the traffic checks. */
+static int remote(const char *self, const char *host)
+{
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "host", host);
+    char *cargv[] = { "child", "remote", NULL };
+    MPI_Comm inter;
+    int codes[2];
+    MPI_Comm_spawn(self, cargv, 2, info, 0, MPI_COMM_WORLD, &inter, codes);
+    MPI_Info_free(&info);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (int i = 0; i < 2; i++) {
+        unsigned long ns = 0;
+        if (rank == 0) {
+            MPI_Recv(&ns, 1, MPI_UNSIGNED_LONG, i, 8, inter, MPI_STATUS_IGNORE);
+            CHECK(ns != 0 && ns != netns(), "child %d runs in our network namespace", i);
+        }
+    }
+    traffic(inter, 1);
+    collectives(inter, 1);
+    MPI_Comm_disconnect(&inter);
+    return 0;
+}
+
 static int child(int argc, char **argv)
 {
     MPI_Comm parent;
@@ -138,11 +182,17 @@ static int child(int argc, char **argv)
         return 1;
     int *appnum, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
-    int want_app = argc > 2 ? atoi(argv[2]) : 0;
+    int is_remote = argc > 2 && strcmp(argv[2], "remote") == 0;
+    int want_app = argc > 2 && !is_remote ? atoi(argv[2]) : 0;
     CHECK(flag && *appnum == want_app, "MPI_APPNUM %d, want %d", flag ? *appnum : -1, want_app);
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
-    if (argc > 2) {
+    if (is_remote) {
+        unsigned long ns = netns();
+        MPI_Send(&ns, 1, MPI_UNSIGNED_LONG, 0, 8, parent);
+        traffic(parent, 0);
+        collectives(parent, 0);
+    } else if (argc > 2) {
         /* spawn_multiple: report the app number and go. */
         int v[2] = { wrank, *appnum };
         MPI_Send(v, 2, MPI_INT, 0, 9, parent);
@@ -155,6 +205,43 @@ static int child(int argc, char **argv)
     MPI_Comm_get_parent(&parent);
     CHECK(parent == MPI_COMM_NULL, "the parent after MPI_Comm_disconnect");
     return errs;
+}
+
+/* World ranks 0 and 1 join over a socket of their own. */
+static void join(void)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size < 2 || rank > 1)
+        return;
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t sl = sizeof sa;
+    int fd = -1;
+    if (rank == 0) {
+        int ls = socket(AF_INET, SOCK_STREAM, 0);
+        if (bind(ls, (struct sockaddr *)&sa, sizeof sa) || listen(ls, 1) ||
+            getsockname(ls, (struct sockaddr *)&sa, &sl))
+            CHECK(0, "listen");
+        MPI_Send(&sa.sin_port, sizeof sa.sin_port, MPI_BYTE, 1, 5, MPI_COMM_WORLD);
+        fd = accept(ls, NULL, NULL);
+        close(ls);
+    } else {
+        MPI_Recv(&sa.sin_port, sizeof sa.sin_port, MPI_BYTE, 0, 5, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        CHECK(connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0, "connect");
+    }
+    MPI_Comm inter;
+    MPI_Comm_join(fd, &inter);
+    int rsize = 0, v = rank == 0 ? 99 : -1;
+    MPI_Comm_remote_size(inter, &rsize);
+    CHECK(rsize == 1, "join: remote size %d", rsize);
+    MPI_Bcast(&v, 1, MPI_INT, rank == 0 ? MPI_ROOT : 0, inter);
+    if (rank == 1)
+        CHECK(v == 99, "bcast over the joined communicator: %d", v);
+    MPI_Comm_disconnect(&inter);
+    close(fd);
 }
 
 static void spawn_fails(void)
@@ -192,6 +279,15 @@ int main(int argc, char **argv)
     int *usize, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_UNIVERSE_SIZE, &usize, &flag);
     CHECK(flag && *usize >= size, "MPI_UNIVERSE_SIZE");
+    if (argc > 2 && strcmp(argv[1], "remote") == 0) {
+        remote(argv[0], argv[2]);
+        int all = 0;
+        MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0 && all == 0)
+            printf(" No Errors\n");
+        MPI_Finalize();
+        return all != 0;
+    }
     int fail_only = argc > 1 && strcmp(argv[1], "fail") == 0;
     int n = argc > 1 && !fail_only ? atoi(argv[1]) : 2;
     if (!fail_only) {
@@ -230,6 +326,7 @@ int main(int argc, char **argv)
         }
         MPI_Comm_disconnect(&inter);
     }
+    join();
     spawn_fails();
     int all = 0;
     MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

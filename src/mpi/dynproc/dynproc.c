@@ -1,35 +1,76 @@
 /*
- * dynproc.c — MPI_Comm_disconnect, and what dynamic processes Locus does
- * not provide yet: the name service and MPI_Comm_join refuse with
- * MPI_ERR_UNSUPPORTED_OPERATION. Spawn is spawn.c, ports port.c.
+ * dynproc.c — MPI_Comm_join and MPI_Comm_disconnect. Spawn is spawn.c,
+ * ports port.c, the name service names.c.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
 
 #include "dynproc.h"
 
-/* ---- the calls whose entry points are generated with their checks (MPI
- * initialized, a live communicator, somewhere to write) ---- */
-
-/* The refusal an implementation returns. */
-static int unsupported(const char *what)
+/* All of n bytes to / from fd (a socket the program connected). 0 or -1. */
+static int fd_write_all(int fd, const void *buf, size_t n)
 {
-    snprintf(locus_mpi.detail, sizeof locus_mpi.detail, "%s is not supported by Locus", what);
-    return MPI_ERR_UNSUPPORTED_OPERATION;
+    const char *p = buf;
+    while (n > 0) {
+        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
 }
 
-/* MPI_Publish_name, MPI_Lookup_name and MPI_Unpublish_name (which). */
-int locus_publish_name_impl(int which, const char *service_name, MPI_Info info,
-                            const char *port_name)
+static int fd_read_all(int fd, void *buf, size_t n)
 {
-    (void)which, (void)service_name, (void)info, (void)port_name;
-    return unsupported("the name service");
+    char *p = buf;
+    while (n > 0) {
+        ssize_t k = recv(fd, p, n, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        p += k;
+        n -= (size_t)k;
+    }
+    return 0;
 }
 
+/* MPI_Comm_join: each side opens a port and sends its name over the
+ * socket; the side whose name sorts first accepts on its own, the other
+ * connects to it, over MPI_COMM_SELF. The socket stays the program's. */
 int locus_comm_join_impl(int fd, MPI_Comm *intercomm)
 {
-    (void)fd;
     *intercomm = MPI_COMM_NULL;
-    return unsupported("joining another process over a socket");
+    char mine[MPI_MAX_PORT_NAME] = "", theirs[MPI_MAX_PORT_NAME] = "";
+    int err = locus_open_port_impl(MPI_INFO_NULL, mine);
+    if (err)
+        return err;
+    uint32_t len = (uint32_t)strlen(mine) + 1, tlen = 0;
+    errno = 0;
+    if (fd_write_all(fd, &len, sizeof len) || fd_write_all(fd, mine, len) ||
+        fd_read_all(fd, &tlen, sizeof tlen) || tlen < 2 || tlen > sizeof theirs ||
+        fd_read_all(fd, theirs, tlen) || theirs[tlen - 1] != '\0') {
+        snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+                 "socket %d: no port name from the other side (%s)", fd,
+                 errno ? strerror(errno) : "malformed");
+        locus_close_port_impl(mine);
+        return MPI_ERR_ARG;
+    }
+    int accepting = strcmp(mine, theirs) < 0;
+    locus_comm_t *n = NULL;
+    err = strcmp(mine, theirs) == 0 ? MPI_ERR_ARG
+                                    : locus_dyn_meet(accepting, accepting ? mine : theirs, 0,
+                                                     &locus_comm_self, NULL, NULL, &n);
+    locus_close_port_impl(mine);
+    if (!err)
+        *intercomm = locus_comm_handle(n);
+    return err;
 }
 
 LOCUS_PMPI_WEAK(Comm_disconnect)

@@ -3,7 +3,7 @@
  * MPI_Comm_spawn and spawn_multiple, MPI_Comm_get_parent, ports
  * (MPI_Open_port, Comm_accept, Comm_connect, Comm_join), names
  * (MPI_Publish_name, Lookup_name) and MPI_Comm_disconnect: spawn.c,
- * port.c, dynproc.c. Processes of other jobs are peers of the dyn
+ * port.c, names.c, dynproc.c. Processes of other jobs are peers of the dyn
  * transport (src/transport/dyn), with peer ids past the world's. It lies
  * above comm/; init/ calls it at MPI_Init and MPI_Finalize.
  */
