@@ -170,7 +170,7 @@ typedef struct {
  * Starts a child job under a locusrun of its own (LOCUS_LOCUSRUN, else the
  * one in the bin/ beside this library's lib/), its ranks given `port` in
  * LOCUS_PARENT_PORT and the programs' index in LOCUS_APPNUM; that locusrun
- * is this process's child and dies with it. *pid: the locusrun. 0, or -1
+ * is this process's child and ends the child job when this process ends. *pid: the locusrun. 0, or -1
  * with a one-line reason.
  */
 int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, pid_t *pid,

@@ -4,8 +4,9 @@
  * library, or LOCUS_LOCUSRUN), so it gets locusrun's placement, proxies,
  * launchers, output forwarding and teardown whole. The spawning rank is
  * that locusrun's parent: it sees it end (the children failed to start)
- * with waitpid, and the locusrun gets SIGTERM when the rank dies, so a
- * child job never outlives the job that made it.
+ * with waitpid, and that locusrun ends the child job when the rank's
+ * process ends (LOCUS_PARENT_PID, src/launch/parent_watch.c), so a child
+ * job never outlives the job that made it.
  *
  * The children find the port their parents accept on in LOCUS_PARENT_PORT
  * and connect to it in MPI_Init.
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -195,6 +195,10 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
     /* Ranks beyond the free cores share them: a spawn adds processes to a
      * node the parents already fill. */
     argv[k++] = "--oversubscribe";
+    /* The port, to ranks on every node (remote ones get only what -x and
+     * the LOCUS_* tunables carry). */
+    argv[k++] = "-x";
+    argv[k++] = "LOCUS_PARENT_PORT";
     if (apps[0].host && *apps[0].host) {
         argv[k++] = "--host";
         argv[k++] = (char *)apps[0].host;
@@ -209,13 +213,12 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
             argv[k++] = apps[0].argv[i];
     }
     argv[k] = NULL;
-    pid_t parent = getpid();
+    /* The child job ends with this process (locusrun watches it). */
+    char parent[24];
+    snprintf(parent, sizeof parent, "%d", (int)getpid());
     pid_t p = fork();
     if (p == 0) {
-        /* The child job ends with this rank. */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != parent)
-            _exit(127);
+        setenv("LOCUS_PARENT_PID", parent, 1);
         exec_locusrun(run, argv, port, apps[0].wdir);
     }
     int e = errno;

@@ -266,6 +266,19 @@ static int gen_poll(locus_core_t *c)
     return n;
 }
 
+static void core_watch(locus_core_t *c)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    if (ns < c->watch_next_ns)
+        return;
+    c->watch_next_ns = ns + 50 * 1000000;
+    char why[160] = "";
+    if (c->watch(c->watch_arg, why, sizeof why) != 0)
+        locus_core_fatal(c, "%s", why);
+}
+
 int locus_core_progress(locus_core_t *c)
 {
     /* Failed for good: whatever a wait waits for may be lost. */
@@ -287,6 +300,8 @@ int locus_core_progress(locus_core_t *c)
         n += locus_core_flush(c);
     if (c->gen_head && !c->gen_polling)
         n += gen_poll(c);
+    if (__builtin_expect(c->watch != NULL, 0))
+        core_watch(c);
     if (n > 0)
         c->idle_since_ns = 0;
     return __builtin_expect(c->fatal, 0) ? -1 : n;

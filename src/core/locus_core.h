@@ -166,6 +166,12 @@ typedef struct {
      * an idle wait releases so that other threads get in (they may be the
      * ones to send what it waits for); NULL otherwise (set after init). */
     locus_cs_t *cs;
+    /* What the transports cannot see, checked by the layer above (a child
+     * job that failed, dynproc/): called from progress at most every
+     * 50 ms while set; non-zero fails the core with the line it wrote. */
+    int (*watch)(void *arg, char *why, size_t len);
+    void *watch_arg;
+    int64_t watch_next_ns;
 } locus_core_t;
 
 /* Upcalls to register with every transport (core pointer: the locus_core_t). */

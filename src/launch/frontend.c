@@ -433,6 +433,8 @@ static int fe_start(fe_t *fe)
         fprintf(stderr, "locusrun: signalfd: %s\n", strerror(errno));
         return 1;
     }
+    /* After the signals are blocked: its thread keeps them blocked too. */
+    launch_parent_watch();
     fe->via = (launch_via_t){ .how = fe->o->launcher, .exec = fe->o->launcher_exec,
                               .proxy_path = fe->proxy_path, .self = fe->self,
                               .jobid = fe->jobid, .timeout = fe->launch_timeout,

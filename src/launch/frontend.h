@@ -199,4 +199,8 @@ void names_server_stop(names_server_t *s);
  * the name service's calls fail in it. */
 void names_setup(fe_t *fe);
 
+/* A child job's locusrun (LOCUS_PARENT_PID, set by MPI_Comm_spawn) gets
+ * SIGTERM when the spawning process ends (parent_watch.c). */
+void launch_parent_watch(void);
+
 #endif

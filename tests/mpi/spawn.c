@@ -12,6 +12,8 @@
  *   spawn fail       only the failing spawn
  *   spawn remote H   2 children on host H (info "host"), which must be
  *                    another node: their network namespace is not ours
+ *   spawn crash      a child dies after it connected while the parent
+ *                    waits for it: the parent's job must fail, not hang
  */
 #include <arpa/inet.h>
 #include <mpi.h>
@@ -187,6 +189,13 @@ static int child(int argc, char **argv)
     CHECK(flag && *appnum == want_app, "MPI_APPNUM %d, want %d", flag ? *appnum : -1, want_app);
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    if (argc > 2 && strcmp(argv[2], "crash") == 0) {
+        if (wrank == 1)
+            abort();
+        MPI_Send(&wrank, 1, MPI_INT, 0, 3, parent);
+        MPI_Finalize();
+        return 0;
+    }
     if (is_remote) {
         unsigned long ns = netns();
         MPI_Send(&ns, 1, MPI_UNSIGNED_LONG, 0, 8, parent);
@@ -287,6 +296,18 @@ int main(int argc, char **argv)
             printf(" No Errors\n");
         MPI_Finalize();
         return all != 0;
+    }
+    if (argc > 1 && strcmp(argv[1], "crash") == 0) {
+        char *cargv[] = { "child", "crash", NULL };
+        MPI_Comm inter;
+        MPI_Comm_spawn(argv[0], cargv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                       MPI_ERRCODES_IGNORE);
+        int v;
+        for (int i = 0; rank == 0 && i < 2; i++)
+            MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 3, inter, MPI_STATUS_IGNORE);
+        printf("still running after a child died\n");
+        MPI_Finalize();
+        return 1;
     }
     int fail_only = argc > 1 && strcmp(argv[1], "fail") == 0;
     int n = argc > 1 && !fail_only ? atoi(argv[1]) : 2;

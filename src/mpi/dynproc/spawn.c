@@ -75,6 +75,30 @@ static void app_info(MPI_Info info, locus_boot_app_t *app, char *host, char *wdi
     app->wdir = wdir;
 }
 
+/* The core's watch while child jobs run: one that ended with a failure
+ * (a child crashed, aborted, or was killed after it connected) fails this
+ * job too, as its parents may be waiting for what it will never send;
+ * one that ended well is forgotten. */
+static int child_jobs_watch(void *arg, char *why, size_t len)
+{
+    (void)arg;
+    for (int i = 0; i < nchild_jobs; i++) {
+        int status = 0;
+        if (!locus_boot_spawn_poll(child_jobs[i], 0, &status))
+            continue;
+        pid_t pid = child_jobs[i];
+        child_jobs[i--] = child_jobs[--nchild_jobs];
+        if (status != 0) {
+            snprintf(why, len, "a child job this rank spawned failed (its locusrun, pid %d, "
+                     "exited with status %d)", (int)pid, status);
+            return -1;
+        }
+    }
+    if (nchild_jobs == 0)
+        locus_core()->watch = NULL;
+    return 0;
+}
+
 /* Collective over comm; apps matter at root only. */
 static int spawn(locus_boot_app_t *apps, int napps, int root, locus_comm_t *comm,
                  locus_comm_t **out)
@@ -109,6 +133,7 @@ static int spawn(locus_boot_app_t *apps, int napps, int root, locus_comm_t *comm
             if (j) {
                 child_jobs = j;
                 child_jobs[nchild_jobs++] = w.pid;
+                locus_core()->watch = child_jobs_watch;
             }
         }
     }
@@ -254,6 +279,7 @@ void locus_dynproc_finalize(void)
     /* The children may still be sending what they owe (their last
      * messages, their flush at MPI_Finalize): keep reading while waiting. */
     locus_core_t *c = locus_core();
+    c->watch = NULL; /* the loop below reaps them */
     for (int i = 0; i < nchild_jobs; i++) {
         int status;
         while (!locus_boot_spawn_poll(child_jobs[i], 0, &status)) {
