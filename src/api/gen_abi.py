@@ -330,14 +330,16 @@ class Gen:
                     # maybe NULL (a query of the length alone).
                     n = '(%s && %s ? *%s : 0)' % (name, n, n)
                 self.temp_array(p, 'void *', n)
+                # The array may be NULL where it is not significant (spawn's
+                # infos at a rank other than the root).
                 if d in ('in', 'inout'):
-                    self.pre.append('for (int i_ = 0; i_ < %s; i_++) %s_l[i_] = abi_%s_in(%s[i_]);'
-                                    % (n, name, conv, name))
+                    self.pre.append('for (int i_ = 0; %s && i_ < %s; i_++) %s_l[i_] = abi_%s_in(%s[i_]);'
+                                    % (name, n, name, conv, name))
                 self.args.append('%s ? %s_l : NULL' % (name, name))
                 if d in ('out', 'inout'):
                     (self.post_always if d == 'inout' else self.post).append(
-                        'for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s_l[i_]);'
-                        % (n, name, conv, name))
+                        'for (int i_ = 0; %s && i_ < %s; i_++) %s[i_] = abi_%s_out(%s_l[i_]);'
+                        % (name, n, name, conv, name))
             elif is_ptr:
                 self.pre.append('void *%s_l = %s;' % (
                     name, 'abi_%s_in(*%s)' % (conv, name) if d in ('in', 'inout') else 'NULL'))

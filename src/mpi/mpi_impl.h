@@ -146,6 +146,10 @@ struct locus_comm {
     locus_ptopo_t *topo;     /* Cartesian/graph topology or NULL (topo.h) */
     MPI_Info hints;          /* info hints kept by MPI_Comm_set_info (its own copy), NULL: none */
     locus_comm_t *pool_next; /* in the pool of released structs */
+    /* Made from a session's group, or from such a communicator: where that
+     * session keeps its buffered-send pool (MPI_Session_attach_buffer,
+     * pt2pt/bsend.c), which its buffered sends use after its own. */
+    void **bsend_slot;
 };
 extern locus_comm_t locus_comm_world, locus_comm_self;
 
@@ -155,6 +159,7 @@ struct locus_group {
     int size;
     int rank;                /* my rank in the group or MPI_UNDEFINED */
     int *world_of;           /* [size] group rank -> world rank */
+    void **bsend_slot;       /* a session's group: its buffered-send pool's slot */
 };
 extern locus_group_t locus_group_empty;
 

@@ -12,8 +12,7 @@ against MPICH's and Open MPI's ABIs, not built here) and runs the suite on
 that ABI's module, which mpi4py selects itself from the library that
 MPI4PY_LIBMPI names (libmpi.so.12 or libmpi.so.40): under locusrun, with no
 option, Locus's layer for that ABI (src/abi).
-Nothing of the suite is excluded but sessions (test_session). With rank
-count 1 among those asked for, it also maps a function over 100 items on an
+Nothing of the suite is excluded. With rank count 1 among those asked for, it also maps a function over 100 items on an
 mpi4py.futures.MPIPoolExecutor of 3 workers (spawned) under locusrun -n 1.
 Exits 77 (skipped) only when the release cannot be downloaded (offline).
 """
@@ -26,8 +25,8 @@ import subprocess
 import sys
 import tarfile
 
-# Modules of the areas left out: sessions.
-EXCLUDED = ["test_session"]
+# Modules of areas left out: none now.
+EXCLUDED = []
 
 # mpi4py.futures: 3 workers spawned by the pool, a function mapped over them.
 FUTURES = """

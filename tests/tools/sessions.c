@@ -118,6 +118,19 @@ int main(int argc, char **argv)
         CHECK(ra == 1 && rb == 2, "messages crossed communicators: %d %d", ra, rb);
     }
 
+    /* A buffer attached to s2 serves the buffered sends of s2's communicators. */
+    static char sbuf[1024 + MPI_BSEND_OVERHEAD];
+    CHECK(MPI_Session_attach_buffer(s2, sbuf, sizeof sbuf) == MPI_SUCCESS, "session attach");
+    int bv = 7 + rank, bgot = -1;
+    CHECK(MPI_Bsend(&bv, 1, MPI_INT, (rank + 1) % size, 3, cw2) == MPI_SUCCESS, "Bsend");
+    MPI_Recv(&bgot, 1, MPI_INT, (rank + size - 1) % size, 3, cw2, MPI_STATUS_IGNORE);
+    CHECK(bgot == 7 + (rank + size - 1) % size, "session-buffered message %d", bgot);
+    CHECK(MPI_Session_flush_buffer(s2) == MPI_SUCCESS, "session flush");
+    void *back = NULL;
+    int bsize = 0;
+    CHECK(MPI_Session_detach_buffer(s2, &back, &bsize) == MPI_SUCCESS && back == sbuf &&
+          bsize == (int)sizeof sbuf, "session detach: %p %d", back, bsize);
+
     /* Each parity's half at once, same tag: disjoint groups, no mixing. */
     int nhalf = 0, *members = malloc(sizeof(int) * (size_t)size);
     for (int r = rank % 2; r < size; r += 2)

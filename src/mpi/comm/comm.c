@@ -226,6 +226,7 @@ int locus_comm_setup(locus_comm_t *c, int size, int rank, const int *world_of, u
     if (parent) {
         locus_errh_set(c, parent->errh);
         c->coll.no_shm = parent->coll.no_shm; /* the library's own stay light */
+        c->bsend_slot = parent->bsend_slot;
     }
     return MPI_SUCCESS;
 }

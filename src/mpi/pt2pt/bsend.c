@@ -184,13 +184,15 @@ static bpool_t *comm_pool(locus_comm_t *comm)
     return val;
 }
 
-/* The pool a buffered send on comm uses: the communicator's, else the
- * process's (NULL when neither has a buffer attached). */
+/* The pool a buffered send on comm uses: the communicator's, else its
+ * session's, else the process's (NULL when none has a buffer attached). */
 static bpool_t *send_pool(locus_comm_t *comm)
 {
     bpool_t *p = comm_pool(comm);
     if (pool_attached(p))
         return p;
+    if (comm->bsend_slot && pool_attached(*comm->bsend_slot))
+        return *comm->bsend_slot;
     p = locus_mpi.bsend ? locus_mpi.bsend->process : NULL;
     return pool_attached(p) ? p : NULL;
 }
@@ -382,6 +384,26 @@ static void iflush_free(void *state)
         pool_unref(state);
 }
 
+/* Flushes p (NULL: nothing attached) now, or, with a request, makes the
+ * request that completes once it is flushed (comm: its owner, or NULL). */
+static int pool_flush_or_request(bpool_t *p, locus_comm_t *comm, MPI_Request *request)
+{
+    if (!request)
+        return p ? pool_flush(p) : MPI_SUCCESS;
+    /* The request keeps the pool: its buffer may be detached (or its
+     * communicator freed) before the request is waited for. */
+    if (p)
+        p->refs++;
+    locus_req_t *r = locus_req_gen_new(comm ? comm : &locus_comm_world, iflush_poll, p,
+                                       iflush_free);
+    if (!r) {
+        iflush_free(p);
+        return MPI_ERR_NO_MEM;
+    }
+    *request = locus_req_handle(r);
+    return MPI_SUCCESS;
+}
+
 static int flush(int process, MPI_Comm comm_h, MPI_Request *request, const char *fn)
 {
     LOCUS_CHECK_INIT(fn);
@@ -391,22 +413,43 @@ static int flush(int process, MPI_Comm comm_h, MPI_Request *request, const char 
         return locus_mpi_err(comm, err, fn);
     bpool_t *p = comm ? comm_pool_get(comm, 0)
                       : locus_mpi.bsend ? locus_mpi.bsend->process : NULL;
-    if (!request) {
-        err = p ? pool_flush(p) : MPI_SUCCESS;
-    } else {
-        /* The request keeps the pool: its buffer may be detached (or its
-         * communicator freed) before the request is waited for. */
-        if (p)
-            p->refs++;
-        locus_req_t *r = locus_req_gen_new(comm ? comm : &locus_comm_world, iflush_poll, p,
-                                           iflush_free);
-        if (!r) {
-            iflush_free(p);
-            err = MPI_ERR_NO_MEM;
-        }
-        *request = locus_req_handle(r);
-    }
+    err = pool_flush_or_request(p, comm, request);
     return err ? locus_mpi_err(comm, err, fn) : MPI_SUCCESS;
+}
+
+/* ---- a session's buffer (its slot: the session's, session/) ------------------------ */
+
+int locus_bsend_session_attach(void **slot, void *buffer, MPI_Count size)
+{
+    if (!*slot && !(*slot = pool_new()))
+        return MPI_ERR_NO_MEM;
+    return pool_attach(*slot, buffer, size);
+}
+
+int locus_bsend_session_detach(void **slot, void *addr, MPI_Count *size)
+{
+    if (*slot)
+        return pool_detach(*slot, addr, size);
+    *(void **)addr = NULL;
+    *size = 0;
+    return MPI_SUCCESS;
+}
+
+int locus_bsend_session_flush(void **slot, MPI_Request *request)
+{
+    return pool_flush_or_request(*slot, NULL, request);
+}
+
+void locus_bsend_session_release(void **slot)
+{
+    bpool_t *p = *slot;
+    if (!p)
+        return;
+    pool_flush(p); /* the user may reuse the memory once the session is gone */
+    p->buf = NULL;
+    p->automatic = 0;
+    pool_unref(p);
+    *slot = NULL;
 }
 
 /* ---- the entry points (attach's are generated) ------------------------------------ */

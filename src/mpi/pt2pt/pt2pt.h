@@ -124,6 +124,14 @@ int locus_bsend_start(const void *buf, size_t count, locus_dtype_t *dt, int dest
 
 /* Waits for the buffered sends still in flight, at MPI_Finalize. */
 void locus_bsend_drain(void);
+/* A session's buffer, kept in *slot (NULL before the first attach): the
+ * communicators made from the session use it after their own
+ * (MPI_Session_attach_buffer and friends; the session chapter raises the
+ * errors returned). release flushes and frees it (MPI_Session_finalize). */
+int locus_bsend_session_attach(void **slot, void *buffer, MPI_Count size);
+int locus_bsend_session_detach(void **slot, void *addr, MPI_Count *size);
+int locus_bsend_session_flush(void **slot, MPI_Request *request);
+void locus_bsend_session_release(void **slot);
 
 /* ---- request kinds (req_gen.c) ----------------------------------------------------- */
 /*

@@ -111,6 +111,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     if (s->info != MPI_INFO_NULL && locus_mpi.state == 1)
         PMPI_Info_free(&s->info);
     locus_errh_drop(s->errh);
+    locus_bsend_session_release(&s->bsend);
     s->magic = 0;
     free(s);
     *session = MPI_SESSION_NULL;
@@ -193,7 +194,6 @@ int locus_session_get_info_impl(locus_session_t *s, MPI_Info *info_used)
 int locus_group_from_session_pset_impl(locus_session_t *s, const char *pset_name,
                                        MPI_Group *newgroup)
 {
-    (void)s;
     int n, first;
     if (pset_members(pset_name, &n, &first) != 0)
         return MPI_ERR_ARG;
@@ -204,5 +204,7 @@ int locus_group_from_session_pset_impl(locus_session_t *s, const char *pset_name
         w[i] = first + i;
     int err = locus_group_make(n, w, newgroup);
     free(w);
+    if (err == MPI_SUCCESS && *newgroup != MPI_GROUP_EMPTY && locus_group_of(*newgroup))
+        locus_group_of(*newgroup)->bsend_slot = &s->bsend;
     return err;
 }

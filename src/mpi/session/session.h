@@ -25,6 +25,7 @@ struct locus_session {
     MPI_Info info;            /* a copy of what MPI_Session_init got, or MPI_INFO_NULL */
     int thread_level;         /* provided */
     locus_session_t *next;    /* the live sessions */
+    void *bsend;              /* its buffered-send pool (pt2pt/bsend.c), NULL: none yet */
 };
 
 /* The session of a handle, or NULL when it is not a live session. */

@@ -158,6 +158,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     if (err)
         return locus_errh_raise(e, ERRH_ON_COMM, &none, err, fn);
     locus_errh_set(c, e ? e : &locus_errh_fatal);
+    c->bsend_slot = g->bsend_slot;
     *newcomm = locus_comm_handle(c);
     return MPI_SUCCESS;
 }
