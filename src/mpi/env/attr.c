@@ -186,16 +186,47 @@ static locus_attr_t *attr_find(locus_attr_t *list, int keyval)
     return NULL;
 }
 
-/* Runs a's delete callback (the ABI's 0: none) with a marked busy. */
+/* A user's callback and its arguments, for a call outside the lock. */
+typedef struct {
+    keyval_t *k;
+    locus_attr_t *a;
+    void *handle, *out;
+    int copy, flag, rc;
+} attr_call_t;
+
+static void attr_call_run(void *arg)
+{
+    attr_call_t *c = arg;
+    if (c->copy)
+        c->rc = c->k->copy(c->handle, c->a->keyval, c->k->extra, val_for(c->k, c->a), &c->out,
+                           &c->flag);
+    else
+        c->rc = c->k->del(c->handle, c->a->keyval, val_for(c->k, c->a), c->k->extra);
+}
+
+/* Runs a copy or delete callback with a marked busy (another thread's
+ * delete of it fails meanwhile) and, under MPI_THREAD_MULTIPLE, without
+ * the MPI lock: the callback may wait for a lock of the program's that a
+ * thread waiting to enter MPI holds (mpi4py's take Python's GIL). */
+static void attr_call(attr_call_t *c)
+{
+    c->a->busy = 1;
+    if (locus_mpi.cs_on)
+        locus_cs_yield(&locus_mpi.cs, attr_call_run, c);
+    else
+        attr_call_run(c);
+    c->a->busy = 0;
+}
+
+/* Runs a's delete callback (the ABI's 0: none). */
 static int attr_delete_cb(void *handle, locus_attr_t *a)
 {
     keyval_t *k = kv_of(a);
     if (!k->del)
         return MPI_SUCCESS;
-    a->busy = 1;
-    int rc = k->del(handle, a->keyval, val_for(k, a), k->extra);
-    a->busy = 0;
-    return rc;
+    attr_call_t c = { .k = k, .a = a, .handle = handle };
+    attr_call(&c);
+    return c.rc;
 }
 
 /* Unlinks a from the list it is on now and frees it. */
@@ -285,15 +316,14 @@ int locus_attr_copy(locus_attr_t *src, int kind, void *old_handle, locus_attr_t 
             continue;               /* the ABI's MPI_*_NULL_COPY_FN */
         locus_attr_t n = *a;        /* 1 is MPI_*_DUP_FN: the value itself */
         if ((uintptr_t)k->copy != 1) {
-            void *out = NULL;
-            int flag = 0;
-            int rc = k->copy(old_handle, a->keyval, k->extra, val_for(k, a), &out, &flag);
-            if (rc != MPI_SUCCESS)
-                return rc;
-            if (!flag)
+            attr_call_t c = { .k = k, .a = a, .handle = old_handle, .copy = 1 };
+            attr_call(&c);
+            if (c.rc != MPI_SUCCESS)
+                return c.rc;
+            if (!c.flag)
                 continue;
             /* The callback's language: a C pointer, or a Fortran integer. */
-            val_store(&n, kv_of(a)->form, out);
+            val_store(&n, kv_of(a)->form, c.out);
         }
         locus_attr_t *c = malloc(sizeof *c);
         if (!c)
