@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "locus_boot.h"
+#include "locus_dial.h"
 
 #define NAME_CONNECT_MS 2000   /* per address */
 #define NAME_REPLY_MS 5000     /* the server closes a silent client after 5 s too */
@@ -31,37 +32,6 @@ static long now_ms(void)
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* A connection to "ip:port" within NAME_CONNECT_MS (non-blocking), or -1. */
-static int dial(const char *addr)
-{
-    char ip[INET_ADDRSTRLEN];
-    int port;
-    const char *colon = strrchr(addr, ':');
-    if (!colon || (size_t)(colon - addr) >= sizeof ip || sscanf(colon + 1, "%d", &port) != 1 ||
-        port <= 0 || port > 65535)
-        return -1;
-    memcpy(ip, addr, (size_t)(colon - addr));
-    ip[colon - addr] = '\0';
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-        return -1;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
-        close(fd);
-        return -1;
-    }
-    struct pollfd p = { .fd = fd, .events = POLLOUT };
-    int err = 0;
-    socklen_t el = sizeof err;
-    if (poll(&p, 1, NAME_CONNECT_MS) != 1 ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
 
 /* Sends "TOKEN verb args\n" and reads the one-line answer (no newline)
  * into reply. 0, or -1 with the reason in err. */
@@ -90,7 +60,7 @@ static int name_call(const char *verb, const char *args, char *reply, size_t len
     int fd = -1;
     for (char *save = NULL, *a = list ? strtok_r(list, ",", &save) : NULL; a && fd < 0;
          a = strtok_r(NULL, ",", &save))
-        fd = dial(a);
+        fd = locus_dial_ipv4(a, NAME_CONNECT_MS);
     free(list);
     if (fd < 0) {
         snprintf(err, errlen, "cannot reach the name service at %.100s", at + 1);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "locus_auth.h"
+#include "locus_dial.h"
 
 #define CB_HELLO_WAIT 5.0      /* seconds a connection may take to say who it is */
 #define CB_CONNECT_WAIT_MS 3000 /* per address, on the proxy's side */
@@ -210,37 +211,6 @@ void cb_close(fe_t *fe)
 
 /* ---- proxy ------------------------------------------------------------------ */
 
-/* A connection to "ip:port" within CB_CONNECT_WAIT_MS, or -1. */
-static int dial(const char *addr)
-{
-    char ip[INET_ADDRSTRLEN];
-    int port;
-    const char *colon = strrchr(addr, ':');
-    if (!colon || (size_t)(colon - addr) >= sizeof ip || sscanf(colon + 1, "%d", &port) != 1)
-        return -1;
-    memcpy(ip, addr, (size_t)(colon - addr));
-    ip[colon - addr] = '\0';
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
-        return -1;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0 && errno != EINPROGRESS) {
-        close(fd);
-        return -1;
-    }
-    struct pollfd p = { .fd = fd, .events = POLLOUT };
-    int err = 0;
-    socklen_t el = sizeof err;
-    if (poll(&p, 1, CB_CONNECT_WAIT_MS) != 1 ||
-        getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0) {
-        close(fd);
-        return -1;
-    }
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    return fd;
-}
 
 int launch_proxy_connect(void)
 {
@@ -264,7 +234,7 @@ int launch_proxy_connect(void)
     int fd = -1;
     for (char *save = NULL, *a = list ? strtok_r(list, ",", &save) : NULL; a && fd < 0;
          a = strtok_r(NULL, ",", &save))
-        fd = dial(a);
+        fd = locus_dial_ipv4(a, CB_CONNECT_WAIT_MS);
     if (fd < 0) {
         fprintf(stderr, "locusrun --proxy-connect on %s: cannot reach the front end at %s\n",
                 node, addrs);
@@ -272,6 +242,8 @@ int launch_proxy_connect(void)
         return 1;
     }
     free(list);
+    /* The control stream reads and writes blocking from here on. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     if (len < 0 || (size_t)len >= sizeof line || write(fd, line, (size_t)len) != len) {
         fprintf(stderr, "locusrun --proxy-connect on %s: cannot talk to the front end\n", node);
         close(fd);

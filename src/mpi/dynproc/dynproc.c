@@ -10,27 +10,13 @@
 
 #include "dynproc.h"
 
-/* All of n bytes to / from fd (a socket the program connected). 0 or -1. */
-static int fd_write_all(int fd, const void *buf, size_t n)
-{
-    const char *p = buf;
-    while (n > 0) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int fd_read_all(int fd, void *buf, size_t n)
+/* All of n bytes to (writing) or from fd, a socket the program
+ * connected. 0, or -1 (an error, or the other side closed it). */
+static int fd_all(int fd, void *buf, size_t n, int writing)
 {
     char *p = buf;
     while (n > 0) {
-        ssize_t k = recv(fd, p, n, 0);
+        ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0)
@@ -53,9 +39,9 @@ int locus_comm_join_impl(int fd, MPI_Comm *intercomm)
         return err;
     uint32_t len = (uint32_t)strlen(mine) + 1, tlen = 0;
     errno = 0;
-    if (fd_write_all(fd, &len, sizeof len) || fd_write_all(fd, mine, len) ||
-        fd_read_all(fd, &tlen, sizeof tlen) || tlen < 2 || tlen > sizeof theirs ||
-        fd_read_all(fd, theirs, tlen) || theirs[tlen - 1] != '\0') {
+    if (fd_all(fd, &len, sizeof len, 1) || fd_all(fd, mine, len, 1) ||
+        fd_all(fd, &tlen, sizeof tlen, 0) || tlen < 2 || tlen > sizeof theirs ||
+        fd_all(fd, theirs, tlen, 0) || theirs[tlen - 1] != '\0') {
         snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
                  "socket %d: no port name from the other side (%s)", fd,
                  errno ? strerror(errno) : "malformed");
