@@ -12,7 +12,10 @@ against MPICH's and Open MPI's ABIs, not built here) and runs the suite on
 that ABI's module, which mpi4py selects itself from the library that
 MPI4PY_LIBMPI names (libmpi.so.12 or libmpi.so.40): under locusrun, with no
 option, Locus's layer for that ABI (src/abi).
-Nothing of the suite is excluded. With rank count 1 among those asked for, it also maps a function over 100 items on an
+Nothing of the suite is excluded. At rank counts 1 and 2 it also runs
+mpi4py.futures' own tests (demo/futures/test_futures.py of the release, as
+its makefile does: plainly and under `python -m mpi4py.futures`), and with
+rank count 1 among those asked for it maps a function over 100 items on an
 mpi4py.futures.MPIPoolExecutor of 3 workers (spawned) under locusrun -n 1.
 Exits 77 (skipped) only when the release cannot be downloaded (offline).
 """
@@ -21,6 +24,7 @@ import glob
 import hashlib
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -39,12 +43,12 @@ print("futures: 100 items over 3 workers")
 EXCLUDED_TESTS = []
 
 
-def run(cmd, timeout, env=None, log=None):
+def run(cmd, timeout, env=None, log=None, cwd=None):
     """Runs cmd, output to log (a path) or through; returns its exit status."""
     out = open(log, "w") if log else None
     try:
         return subprocess.run(cmd, env=env, stdout=out, stderr=subprocess.STDOUT,
-                              timeout=timeout).returncode
+                              timeout=timeout, cwd=cwd).returncode
     except subprocess.TimeoutExpired:
         print(f"FAILED: {' '.join(cmd[:4])}... ran past {timeout} s")
         return 124
@@ -179,6 +183,36 @@ def wheel_check(a, venv_py, ext):
         sys.exit(f"FAILED: the wheel's {a.wheel} module on Locus's {WHEEL_LAYER[a.wheel]} layer")
 
 
+def futures_tests(a, np, venv_py, env, src):
+    """mpi4py.futures' own tests at np ranks, plainly and under
+    `python -m mpi4py.futures` (serialized MPI calls under --no-threads);
+    returns the names of the runs that failed."""
+    demo = os.path.join(src, "demo", "futures")
+    env = dict(env or os.environ, PYTHONPATH=os.path.join(src, "test"))
+    if a.no_threads:
+        env["MPI4PY_RC_THREAD_LEVEL"] = "serialized"
+    failed = []
+    for how, pre in (("", []), ("-m", ["-m", "mpi4py.futures"])):
+        cmd = [a.locusrun, "-n", np, "--oversubscribe", "--timeout", "300",
+               "-x", "PYTHONPATH"] + (["-x", "MPI4PY_RC_THREAD_LEVEL"] if a.no_threads else [])
+        cmd += [venv_py] + pre + [os.path.join(demo, "test_futures.py")]
+        mode = "-nothreads" if a.no_threads else ""
+        log = os.path.join(a.work, f"futures-{a.wheel or 'built'}{mode}{how}-np{np}.log")
+        rc = run(cmd, 360, env=env, log=log, cwd=demo)
+        with open(log, errors="replace") as f:
+            text = f.read()
+        ran = re.findall(r"^Ran (\d+) tests? in ([\d.]+)s", text, re.M)
+        ok = rc == 0 and ran and re.search(r"^OK\b", text, re.M)
+        name = f"futures{how}-np{np}"
+        print(f"{name}: exit {rc}; " + (f"ran {ran[0][0]} tests in {ran[0][1]} s; " if ran else "")
+              + ("OK" if ok else "FAILED"), flush=True)
+        if not ok:
+            failed.append(name)
+            print(f"---- {name}: last lines of {log}")
+            tail(log, 60)
+    return failed
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", required=True, help="directory for the venv and downloads")
@@ -217,9 +251,13 @@ def main():
             sys.exit("FAILED: missing MPI symbols")
 
     src = os.path.join(a.work, "src")
-    if not os.path.isdir(os.path.join(src, "test")):
+    if not os.path.isdir(os.path.join(src, "demo", "futures")):
+        # A tree of an older run of this script (without the demo) goes.
+        for old in (src, src + ".tmp"):
+            shutil.rmtree(old, ignore_errors=True)
         with tarfile.open(sdist) as t:
-            members = [m for m in t.getmembers() if "/test/" in m.name]
+            members = [m for m in t.getmembers()
+                       if "/test/" in m.name or "/demo/futures/" in m.name]
             for m in members:
                 m.name = m.name.split("/", 1)[1]
             t.extractall(src + ".tmp", members=members)
@@ -249,6 +287,8 @@ def main():
             failed.append(np)
             print(f"---- np={np}: last lines of {log}")
             tail(log, 60)
+        if np in ("1", "2"):
+            failed += futures_tests(a, np, venv_py, env, src)
     if "1" in a.np.split(","):
         cmd = [a.locusrun, "-n", "1", "--oversubscribe", "--timeout", "300", venv_py, "-c",
                FUTURES]

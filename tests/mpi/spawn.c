@@ -14,10 +14,13 @@
  *                    another node: their network namespace is not ours
  *   spawn crash      a child dies after it connected while the parent
  *                    waits for it: the parent's job must fail, not hang
+ *   spawn threads    two threads spawn a child each at once (and meet it
+ *                    again through a port of their own)
  */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,12 +107,45 @@ static void collectives(MPI_Comm inter, int parent_side)
     MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
     CHECK(total == msize * (msize - 1) / 2, "merged allreduce %d", total);
     MPI_Barrier(merged);
+    /* Each side makes a communicator of its own group from the merged one
+     * (disjoint groups in one MPI_Comm_create: what mpi4py does for a
+     * context of its own on an intercommunicator). */
+    MPI_Group local;
+    MPI_Comm mine;
+    MPI_Comm_group(inter, &local);
+    MPI_Comm_create(merged, local, &mine);
+    int msz = -1, mtotal = -1;
+    if (mine != MPI_COMM_NULL)
+        MPI_Comm_size(mine, &msz);
+    CHECK(msz == size, "own group from the merged communicator: size %d, want %d", msz, size);
+    if (mine != MPI_COMM_NULL) {
+        MPI_Allreduce(&one, &mtotal, 1, MPI_INT, MPI_SUM, mine);
+        CHECK(mtotal == size, "allreduce on the own group: %d, want %d", mtotal, size);
+        MPI_Comm_free(&mine);
+    }
+    MPI_Group_free(&local);
+    MPI_Comm_free(&merged);
+    /* Both sides say the same "high": the order is the implementation's,
+     * but every member must see the same one (ranks of two jobs). */
+    MPI_Intercomm_merge(inter, 0, &merged);
+    int who[2] = { parent_side, 0 }, seen[2] = { -1, -1 };
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Allreduce(&mrank, &total, 1, MPI_INT, MPI_SUM, merged);
+    CHECK(total == msize * (msize - 1) / 2, "tied merge: ranks sum to %d", total);
+    /* Rank 0's side, as everyone sees it. */
+    if (mrank == 0)
+        who[1] = parent_side;
+    MPI_Allreduce(&who[1], &seen[0], 1, MPI_INT, MPI_MAX, merged);
+    if (parent_side == seen[0])
+        CHECK(mrank == rank, "tied merge: rank %d of the first side is %d", rank, mrank);
+    else
+        CHECK(mrank == rsize + rank, "tied merge: rank %d of the second side is %d", rank, mrank);
     MPI_Comm_free(&merged);
 }
 
 /* A port between the parents (rank 0 opens it) and the children: a
  * second intercommunicator over an accept/connect of their own. */
-static void port_meeting(MPI_Comm inter, int parent_side)
+static void port_meeting(MPI_Comm inter, int parent_side, MPI_Comm parents)
 {
     char port[MPI_MAX_PORT_NAME] = "";
     int rank;
@@ -121,7 +157,7 @@ static void port_meeting(MPI_Comm inter, int parent_side)
             MPI_Send(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 7, inter);
         }
         MPI_Comm local;
-        MPI_Comm_dup(MPI_COMM_WORLD, &local);
+        MPI_Comm_dup(parents, &local);
         MPI_Comm_accept(port, MPI_INFO_NULL, 0, local, &other);
         MPI_Comm_free(&local);
         if (rank == 0)
@@ -208,7 +244,7 @@ static int child(int argc, char **argv)
     } else {
         traffic(parent, 0);
         collectives(parent, 0);
-        port_meeting(parent, 0);
+        port_meeting(parent, 0, MPI_COMM_NULL);
     }
     MPI_Comm_disconnect(&parent);
     MPI_Comm_get_parent(&parent);
@@ -271,8 +307,55 @@ static void spawn_fails(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* One of two threads that spawn at once, each a child of its own from
+ * its own copy of MPI_COMM_SELF, then meet it again through a port: the
+ * meetings' messages must not cross (mpi4py.futures' pools do this). */
+static void *spawn_thread(void *arg)
+{
+    MPI_Comm self = *(MPI_Comm *)arg, inter;
+    char *cargv[] = { "child", NULL };
+    char *prog = getenv("LOCUS_SPAWN_TEST_PROG");
+    MPI_Comm_spawn(prog, cargv, 1, MPI_INFO_NULL, 0, self, &inter, MPI_ERRCODES_IGNORE);
+    traffic(inter, 1);
+    collectives(inter, 1);
+    port_meeting(inter, 1, self);
+    MPI_Comm_disconnect(&inter);
+    return NULL;
+}
+
+static int two_threads(char *prog)
+{
+    int level = 0;
+    MPI_Query_thread(&level);
+    CHECK(level == MPI_THREAD_MULTIPLE, "thread level %d", level);
+    setenv("LOCUS_SPAWN_TEST_PROG", prog, 1);
+    MPI_Comm selves[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        MPI_Comm_dup(MPI_COMM_SELF, &selves[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, spawn_thread, &selves[i]);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        MPI_Comm_free(&selves[i]);
+    }
+    int all = 0;
+    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && all == 0)
+        printf(" No Errors\n");
+    MPI_Finalize();
+    return all != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "threads") == 0) {
+        int got = 0;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &got);
+        return two_threads(argv[0]);
+    }
     MPI_Init(&argc, &argv);
     if (argc > 1 && strcmp(argv[1], "child") == 0) {
         int e = child(argc, argv);
@@ -323,7 +406,7 @@ int main(int argc, char **argv)
             CHECK(codes[i] == MPI_SUCCESS, "errcode[%d] %d", i, codes[i]);
         traffic(inter, 1);
         collectives(inter, 1);
-        port_meeting(inter, 1);
+        port_meeting(inter, 1, MPI_COMM_WORLD);
         MPI_Comm_disconnect(&inter);
 
         /* Two programs in one child job. */

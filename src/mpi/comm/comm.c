@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "comm.h"
+#include "locus_dyn.h"
 #include "locus_tunables.h"
 
 /* ---- node tables -------------------------------------------------------------- */
@@ -41,6 +42,23 @@ static int node_of_world(char layout, int n, int w)
     int nn = locus_mpi.boot.nnodes > 0 ? locus_mpi.boot.nnodes : 1;
     int wn = locus_mpi.boot.node_of ? locus_mpi.boot.node_of[w] : 0;
     return wn < 0 || wn >= nn ? 0 : wn;
+}
+
+/* A peer's name among jobs: this job's ranks are its world ranks, the
+ * others' the dyn transport's (an unknown one sorts last). */
+static locus_dyn_name_t peer_name(int w)
+{
+    locus_dyn_name_t n = { locus_mpi.job, w };
+    if (w >= locus_mpi.boot.size &&
+        (!locus_mpi.dyn || locus_dyn_name(locus_mpi.dyn, w, &n, NULL, 0) != 0))
+        n = (locus_dyn_name_t){ UINT64_MAX, w };
+    return n;
+}
+
+int locus_peer_before(int a, int b)
+{
+    locus_dyn_name_t x = peer_name(a), y = peer_name(b);
+    return x.job != y.job ? x.job < y.job : x.rank < y.rank;
 }
 
 int locus_world_node(int w)

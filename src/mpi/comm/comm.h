@@ -119,6 +119,10 @@ void locus_comm_set_ctx(locus_comm_t *c, uint32_t ctx);
  * LOCUS_MPI_NODES (block:N or cyclic:N: one machine standing in for
  * several nodes wherever the MPI layer reasons about locality). */
 int locus_world_node(int w);
+/* Whether peer id a comes before peer id b in an order every process
+ * agrees on (job id, then rank in that job): peer ids of other jobs'
+ * processes differ from process to process, so they cannot be compared. */
+int locus_peer_before(int a, int b);
 
 /* ---- context ids --------------------------------------------------------------- */
 

@@ -195,8 +195,9 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         err = MPI_ERR_NO_MEM;
     if (!err) {
         /* The group that said high goes last; when both said the same,
-         * the one whose first member is lower in MPI_COMM_WORLD goes first. */
-        int first = mine != theirs ? !mine : l->world_of[0] < c->world_of[0];
+         * the one whose first member comes first among jobs (within one
+         * job: is lower in MPI_COMM_WORLD) goes first. */
+        int first = mine != theirs ? !mine : locus_peer_before(l->world_of[0], c->world_of[0]);
         memcpy(world + (first ? 0 : rsize), l->world_of, sizeof *world * (size_t)lsize);
         memcpy(world + (first ? lsize : 0), c->world_of, sizeof *world * (size_t)rsize);
         err = locus_comm_new(lsize + rsize, l->coll.rank + (first ? 0 : rsize), world, ctx, c,

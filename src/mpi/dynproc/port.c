@@ -60,12 +60,16 @@ int locus_open_port_impl(MPI_Info info, char *port_name)
                  MAX_OPEN_PORTS);
         return MPI_ERR_PORT;
     }
-    /* Tags from a per-process start no two processes share often, so a
-     * stale connect to a closed port of a process that reused its pid
-     * does not meet a new one. */
+    /* A meeting's messages are told apart by the port's tag alone (the
+     * bridge's ranks are 0 and 1 in every meeting), so no two ports of a
+     * process share one, and tags start from a per-process point (the
+     * job's hash) no two processes share often: a process meeting two
+     * others at once, or a stale connect to a closed port of a process
+     * that reused its pid, does not take another meeting's messages. */
     if (port_seq == 0)
-        port_seq = ((uint32_t)locus_mpi.job ^ (uint32_t)(locus_mpi.job >> 32)) & 0xffff;
-    uint32_t tag = (++port_seq & 0x3fffffff) | 1;
+        port_seq = ((uint32_t)locus_mpi.job ^ (uint32_t)(locus_mpi.job >> 32)) & 0x3fffffff;
+    port_seq = port_seq % 0x3fffffffu + 1; /* 1 .. 2^30 - 1 */
+    uint32_t tag = port_seq;
     int n = snprintf(port_name, MPI_MAX_PORT_NAME, PORT_PREFIX "%016" PRIx64 ":%d:%" PRIu32 ":%s",
                      locus_mpi.job, locus_mpi.boot.rank, tag, card);
     if (n < 0 || n >= MPI_MAX_PORT_NAME || !(open_ports[slot] = strdup(port_name)))
