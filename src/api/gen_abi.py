@@ -306,8 +306,9 @@ class Gen:
                 self.args.append(name)
                 if d != 'in':
                     # ints both sides: mapped in place afterwards (spawn's
-                    # error codes may be MPI_ERRCODES_IGNORE, a null pointer)
-                    self.post.append('if (%s) for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
+                    # error codes may be MPI_ERRCODES_IGNORE, a null pointer;
+                    # they say why a spawn failed, so they map on failure too)
+                    (self.post_always if k == 'ERROR_CODE' else self.post).append('if (%s) for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
                                      % (name, n, name, conv, name))
             elif is_ptr and d == 'out':
                 self.pre.append('__typeof__(*%s) %s_l = 0;' % (name, name))

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "boot_priv.h"
+#include "locus_dial.h"
 
 /* What the rank's own process manager left in its environment, which the
  * child job's locusrun and ranks must not take for their own. */
@@ -166,6 +167,35 @@ static void exec_locusrun(const char *run, char **argv, const char *port, const 
     _exit(127);
 }
 
+/* The name the child job's slots go under in the launch's ledger
+ * (src/launch/slots.c): its port's job, rank and tag, unique in the
+ * launch; "" without a launch's service (no locusrun above). */
+static void slots_key(const char *port, char *key, size_t len)
+{
+    const char *server = getenv("LOCUS_NAME_SERVER"), *p = strchr(port, ':');
+    size_t n = 0;
+    key[0] = '\0';
+    if (!server || !*server || !p)
+        return;
+    for (int colons = 0; p[1 + n] && n + 1 < len; n++)
+        if (p[1 + n] == ':' && ++colons == 3)
+            break;
+    snprintf(key, len, "%.*s", (int)n, p + 1);
+}
+
+/* Where the ledger puts n ranks ("HOST:K,..." into hosts): 1, or 0 when it
+ * has no host list (the child job runs on this node) or cannot be asked. */
+static int slots_place(const char *key, int n, char *hosts, size_t len)
+{
+    char args[96], err[256];
+    snprintf(args, sizeof args, "%s %d", key, n);
+    if (locus_service_call("place", args, hosts, len, err, sizeof err) != 0 ||
+        strncmp(hosts, "ok ", 3) != 0 || strcmp(hosts + 3, "-") == 0)
+        return 0;
+    memmove(hosts, hosts + 3, strlen(hosts + 3) + 1);
+    return 1;
+}
+
 int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, pid_t *pid,
                      char *err, size_t errlen)
 {
@@ -178,7 +208,7 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
         for (int i = 0; apps[a].argv && apps[a].argv[i]; i++)
             nargs++;
     }
-    char **argv = calloc((size_t)nargs + 16, sizeof *argv);
+    char **argv = calloc((size_t)nargs + 20, sizeof *argv);
     char *script = napps > 1 ? apps_script(apps, napps) : NULL;
     char np[16];
     snprintf(np, sizeof np, "%d", total);
@@ -199,9 +229,25 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
      * the LOCUS_* tunables carry). */
     argv[k++] = "-x";
     argv[k++] = "LOCUS_PARENT_PORT";
+    /* The parents' launcher, as locusrun was told it (set_spawn_launcher). */
+    const char *launcher = getenv("LOCUS_SPAWN_LAUNCHER"),
+               *prefix = getenv("LOCUS_SPAWN_LAUNCHER_EXEC");
+    if (launcher && *launcher) {
+        argv[k++] = "--launcher";
+        argv[k++] = (char *)launcher;
+    }
+    if (prefix && *prefix) {
+        argv[k++] = "--launcher-exec";
+        argv[k++] = (char *)prefix;
+    }
+    char key[64], hosts[LOCUS_SERVICE_LINE_MAX + 8];
+    slots_key(port, key, sizeof key);
     if (apps[0].host && *apps[0].host) {
         argv[k++] = "--host";
         argv[k++] = (char *)apps[0].host;
+    } else if (*key && slots_place(key, total, hosts, sizeof hosts)) {
+        argv[k++] = "--host";
+        argv[k++] = hosts;
     }
     if (script) {
         argv[k++] = "/bin/sh";
@@ -219,6 +265,8 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
     pid_t p = fork();
     if (p == 0) {
         setenv("LOCUS_PARENT_PID", parent, 1);
+        if (*key)
+            setenv("LOCUS_SLOTS_KEY", key, 1);
         exec_locusrun(run, argv, port, apps[0].wdir);
     }
     int e = errno;

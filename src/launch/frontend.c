@@ -393,6 +393,22 @@ static void set_universe_size(const fe_t *fe)
     setenv("LOCUS_UNIVERSE_SIZE", v, 1);
 }
 
+/* The launcher the user chose, for the locusruns of the jobs the ranks
+ * spawn (LOCUS_SPAWN_LAUNCHER, LOCUS_SPAWN_LAUNCHER_EXEC: src/boot/spawn.c
+ * passes them on), so a child job reaches other nodes as its parents did. */
+static void set_spawn_launcher(const fe_t *fe)
+{
+    const launch_opts_t *o = fe->o;
+    if (!o->launcher_given && !o->launcher_exec)
+        return;
+    const char *name = o->launcher_slurm ? "slurm"
+                       : o->launcher == LAUNCHER_EXEC ? "exec"
+                       : o->launcher == LAUNCHER_LOCAL ? "local" : "ssh";
+    setenv("LOCUS_SPAWN_LAUNCHER", name, 1);
+    if (o->launcher_exec && !o->launcher_slurm)
+        setenv("LOCUS_SPAWN_LAUNCHER_EXEC", o->launcher_exec, 1);
+}
+
 /* The job's id, unique on this machine: pid and clock, no dots. */
 static void make_jobid(fe_t *fe)
 {
@@ -508,6 +524,7 @@ int launch_frontend_run(launch_opts_t *o)
         return 0;
     }
     set_universe_size(fe);
+    set_spawn_launcher(fe);
     names_setup(fe);
     int rc = fe_start(fe);
     if (rc == 0) {
@@ -517,6 +534,7 @@ int launch_frontend_run(launch_opts_t *o)
     }
     /* The proxies remove them; this catches a local proxy that died first. */
     launch_shm_cleanup(fe->jobid);
+    names_release(fe);
     fe_free(fe);
     return rc;
 }

@@ -186,10 +186,22 @@ int launcher_start_srun(fe_t *fe);
  * line-based request per connection, docs/locusrun.md), so the event loop
  * never waits on a rank's client. */
 typedef struct names_server names_server_t;
+/* slots.c: the launch's slot ledger, which the name service's thread
+ * serves too (where a spawned job runs, which PUs its proxies bind). */
+typedef struct slots slots_t;
+/* A ledger of the job's host list (its slots and what the job uses of
+ * them), or NULL when out of memory. */
+slots_t *slots_new(const fe_t *fe);
+void slots_free(slots_t *s);
+/* The answer to a ledger request split in words (w[0] the token, checked
+ * already; w[1] the verb), into out or a constant; NULL: not one. */
+const char *slots_answer(slots_t *s, char **w, int n, char *out, size_t outlen);
 /* Starts it and writes where it listens, "TOKEN@ip:port,...", into value
- * (the LOCUS_NAME_SERVER the ranks get). The server, or NULL with a
- * one-line reason in err. */
-names_server_t *names_server_start(char *value, size_t len, char *err, size_t errlen);
+ * (the LOCUS_NAME_SERVER the ranks get); it serves the ledger `slots`
+ * (taken over; may be NULL). The server, or NULL with a one-line reason
+ * in err. */
+names_server_t *names_server_start(slots_t *slots, char *value, size_t len, char *err,
+                                   size_t errlen);
 /* Stops its thread, closes its sockets and forgets every name; NULL is a no-op. */
 void names_server_stop(names_server_t *s);
 /* The job's LOCUS_NAME_SERVER, set in this environment before
@@ -198,6 +210,9 @@ void names_server_stop(names_server_t *s);
  * parents'). One that cannot start is a warning: the job runs, and only
  * the name service's calls fail in it. */
 void names_setup(fe_t *fe);
+/* A spawned job's locusrun, at its end: its slots and PUs go back to the
+ * launch's ledger (LOCUS_SLOTS_KEY). */
+void names_release(const fe_t *fe);
 
 /* A child job's locusrun (LOCUS_PARENT_PID, set by MPI_Comm_spawn) gets
  * SIGTERM when the spawning process ends (parent_watch.c). */

@@ -12,12 +12,15 @@
  *   TOKEN lookup SERVICE\n         ok PORT | none
  *   TOKEN unpublish SERVICE\n      ok | none
  *
+ * and the slot ledger's requests (slots.c).
+ *
  * SERVICE and PORT come %XX-escaped by the client and are kept as they
  * came. The token (random, in the ranks' environment only) keeps other
  * users of the machine out; a wrong one, a malformed or over-long line, or
  * a connection silent for NAMES_WAIT seconds is closed without a word.
  */
 #include "frontend.h"
+#include "locus_dial.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -55,6 +58,7 @@ struct names_server {
     int nnames;
     names_conn_t *conn;        /* [NAMES_PENDING_MAX] */
     int nconn;
+    slots_t *slots;            /* the launch's slot ledger (slots.c) */
 };
 
 /* Whether a and b are equal, in a time that does not say where they first
@@ -101,10 +105,13 @@ static int find(const struct names_server *s, const char *service)
  * close without one. */
 static const char *answer(struct names_server *s, char *line, char *out, size_t outlen)
 {
-    char *w[4];
-    int n = split_words(line, w, 4);
+    char *w[5];
+    int n = split_words(line, w, 5);
     if (n < 3 || !token_ok(w[0], s->token))
         return NULL;
+    const char *ledger = slots_answer(s->slots, w, n, out, outlen);
+    if (ledger)
+        return ledger;
     int at = find(s, w[2]);
     if (n == 4 && strcmp(w[1], "publish") == 0) {
         if (at >= 0)
@@ -244,16 +251,20 @@ static void server_free(struct names_server *s)
     }
     free(s->names);
     free(s->conn);
+    slots_free(s->slots);
     free(s);
 }
 
-names_server_t *names_server_start(char *value, size_t len, char *err, size_t errlen)
+names_server_t *names_server_start(slots_t *slots, char *value, size_t len, char *err,
+                                   size_t errlen)
 {
     struct names_server *s = calloc(1, sizeof *s);
     if (!s) {
+        slots_free(slots);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    s->slots = slots;
     s->wake[0] = s->wake[1] = -1;
     s->names = calloc(NAMES_MAX, sizeof *s->names);
     s->conn = calloc(NAMES_PENDING_MAX, sizeof *s->conn);
@@ -305,10 +316,18 @@ void names_setup(fe_t *fe)
     if (set && *set)
         return;  /* a child job's: its parents' name space */
     char value[2200], err[256];
-    fe->names = names_server_start(value, sizeof value, err, sizeof err);
+    fe->names = names_server_start(slots_new(fe), value, sizeof value, err, sizeof err);
     if (fe->names)
         setenv("LOCUS_NAME_SERVER", value, 1);
     else  /* the job runs; only the name service's calls fail */
         fprintf(stderr, "locusrun: warning: %s (MPI_Publish_name and MPI_Lookup_name will "
                 "fail)\n", err);
+}
+
+void names_release(const fe_t *fe)
+{
+    const char *key = getenv("LOCUS_SLOTS_KEY");
+    char reply[64], err[256];
+    if (!fe->names && key && *key)
+        (void)locus_service_call("release", key, reply, sizeof reply, err, sizeof err);
 }

@@ -5,7 +5,9 @@
  * job may differ from each other and from the front end's machine.
  */
 #include "proxy.h"
+#include "locus_dial.h"
 #include "locus_place.h"
+#include "locus_tunables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +82,76 @@ static int rank_take_plan(proxy_t *px, prank_t *p, const locus_rank_plan_t *rp)
     return 0;
 }
 
+/* ---- the launch's slot ledger (slots.c) ---- */
+
+/* The key this job's ledger entries go under, or NULL when this proxy
+ * stays out of the ledger: a spawned job (LOCUS_SLOTS_KEY) always takes
+ * part, the first job of a launch up to LOCUS_SLOT_LEDGER_NODES nodes (each
+ * proxy's two requests cost the front end two connections), and an
+ * unbound one never. */
+static const char *ledger_key(const proxy_t *px, const locus_place_request_t *req)
+{
+    const char *server = getenv("LOCUS_NAME_SERVER");
+    if (!server || !*server || req->bind_to == LOCUS_BIND_NONE)
+        return NULL;
+    const char *key = getenv("LOCUS_SLOTS_KEY");
+    if (key && *key)
+        return key;
+    long max = 64;
+    (void)locus_tunable_long("LOCUS_SLOT_LEDGER_NODES", &max, NULL, 0);
+    return px->nnodes <= max ? px->jobid : NULL;
+}
+
+/* Keeps the node's ranks off the PUs other jobs of the launch are bound
+ * to: the topology shrinks to the free ones when they hold the ranks,
+ * else stays whole (the plan then shares PUs, as an oversubscribed one
+ * does). 0, or -1 when the topology could not be loaded again. */
+static int ledger_take(proxy_t *px, const char *key, const locus_place_request_t *req,
+                       char *err, size_t errlen)
+{
+    char *allowed = NULL, args[LOCUS_SERVICE_LINE_MAX], reply[LOCUS_SERVICE_LINE_MAX + 8];
+    if (hwloc_bitmap_list_asprintf(&allowed, px->topo->allowed) < 0)
+        return 0;
+    int n = snprintf(args, sizeof args, "%s %s %s", key, px->host, allowed);
+    free(allowed);
+    if (n < 0 || (size_t)n >= sizeof args ||
+        locus_service_call("take", args, reply, sizeof reply, err, errlen) != 0 ||
+        strncmp(reply, "ok ", 3) != 0 || strcmp(reply + 3, "-") == 0)
+        return 0;
+    hwloc_bitmap_t free_pus = hwloc_bitmap_alloc();
+    int ok = free_pus && hwloc_bitmap_list_sscanf(free_pus, reply + 3) == 0;
+    int per_core = px->topo->ncores > 0 ? px->topo->npus / px->topo->ncores : 1;
+    long need = (long)px->nlocal * (req->cpus_per_rank > 0 ? req->cpus_per_rank : 1) *
+                (per_core > 0 ? per_core : 1);
+    ok = ok && hwloc_bitmap_weight(free_pus) >= need &&
+         hwloc_bitmap_weight(free_pus) < hwloc_bitmap_weight(px->topo->allowed);
+    hwloc_bitmap_free(free_pus);
+    if (!ok || locus_topo_restrict(px->topo, reply + 3, err, errlen) == 0)
+        return 0;
+    /* hwloc failed half-way: the whole topology again. */
+    locus_topo_free(px->topo);
+    px->topo = locus_topo_load(NULL, err, errlen);
+    return px->topo ? 0 : -1;
+}
+
+/* Tells the ledger the PUs the plan binds the node's ranks to. */
+static void ledger_claim(const proxy_t *px, const char *key, const locus_plan_t *plan)
+{
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    char *list = NULL, args[LOCUS_SERVICE_LINE_MAX], reply[64], err[512];
+    for (int i = 0; bound && i < plan->nranks; i++)
+        for (int c = 0; plan->ranks[i].bound && c < plan->ranks[i].ncpus; c++)
+            hwloc_bitmap_set(bound, (unsigned)plan->ranks[i].cpus[c]);
+    if (bound && (hwloc_bitmap_iszero(bound) ? (list = strdup("-")) != NULL
+                                             : hwloc_bitmap_list_asprintf(&list, bound) >= 0)) {
+        int n = snprintf(args, sizeof args, "%s %s %s", key, px->host, list);
+        if (n > 0 && (size_t)n < sizeof args)
+            (void)locus_service_call("claim", args, reply, sizeof reply, err, sizeof err);
+    }
+    free(list);
+    hwloc_bitmap_free(bound);
+}
+
 int proxy_plan(proxy_t *px)
 {
     char err[512], line[1200];
@@ -100,6 +172,11 @@ int proxy_plan(proxy_t *px)
         }
         i += used;
     }
+    const char *key = ledger_key(px, &req);
+    if (key && ledger_take(px, key, &req, err, sizeof err) < 0) {
+        proxy_fail(px, NULL, 1, "%s: cannot load this node's topology: %s", px->host, err);
+        return -1;
+    }
     locus_plan_t plan;
     if (locus_plan_make(px->topo, &req, &plan, err, sizeof err) < 0) {
         if (px->nnodes > 1)
@@ -108,6 +185,8 @@ int proxy_plan(proxy_t *px)
             proxy_fail(px, NULL, 2, "placement: %s", err);
         return -1;
     }
+    if (key)
+        ledger_claim(px, key, &plan);
     for (int w = 0; w < plan.nwarnings; w++) {
         snprintf(line, sizeof line, "locusrun: warning: %s%s%s", px->nnodes > 1 ? px->host : "",
                  px->nnodes > 1 ? ": " : "", plan.warnings[w]);

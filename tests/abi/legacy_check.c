@@ -303,6 +303,21 @@ int main(int argc, char **argv)
     rc = MPI_Send(out, -1, MPI_DOUBLE, right, 0, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_COUNT, "bad count: class %d, want %d", cls, MPI_ERR_COUNT);
+    /* A spawn that fails says why in the ABI's classes, its error codes
+     * too (on Locus: the peers' own spawn needs their own launchers). */
+    if (on_locus) {
+        MPI_Comm kids = MPI_COMM_NULL;
+        int codes[2] = { -1, -1 };
+        rc = MPI_Comm_spawn("/nonexistent/locus-legacy-spawn", MPI_ARGV_NULL, 2, MPI_INFO_NULL,
+                            0, MPI_COMM_WORLD, &kids, codes);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_SPAWN && kids == MPI_COMM_NULL, "failed spawn: class %d, want %d",
+              cls, MPI_ERR_SPAWN);
+        if (rank == 0)
+            CHECK(codes[0] == MPI_ERR_SPAWN && codes[1] == MPI_ERR_SPAWN,
+                  "failed spawn's error codes %d %d, want %d", codes[0], codes[1],
+                  MPI_ERR_SPAWN);
+    }
     /* A user's error class and code: the ABI's numbers past its
      * MPI_ERR_LASTCODE, the code's class its class, its string its own. */
     int uclass, ucode, lastused = 0, *lastp = NULL, slen;

@@ -747,13 +747,33 @@ def case_spawn():
     on node 1 (info "host"; the child job's locusrun runs on node 0 and
     reaches node 1 with the parent's launcher settings), they check they
     run in node 1's namespace, exchange checked messages, run collectives
-    and a merge with the parent, and nothing of either job is left."""
+    and a merge with the parent, and nothing of either job is left. Then
+    again with no host given, node 0's one slot full: the children go to
+    node 1's free slots."""
     prog = MPI_PROGS[0]
     t0 = time.monotonic()
     args = ["-n", "1", "--host", hosts(1), prog, "remote", node(1)]
     rc, out, err = run(args, env=SSH_ENV, timeout=120)
     print("ssh spawn: rc=%d in %.2f s" % (rc, time.monotonic() - t0))
     check(rc == 0 and " No Errors" in out, "spawn across nodes: exit %d\n%s\n%s"
+          % (rc, out[-2000:], err[-2000:]))
+    check_nothing_left(None)
+    # The exec launcher (no ssh): the child job's locusrun is given it too.
+    largs, env = LAUNCHERS["exec"]
+    t0 = time.monotonic()
+    rc, out, err = run(largs + ["-n", "1", "--host", hosts(1), prog, "remote", node(1)],
+                       env=env, timeout=120)
+    print("exec spawn: rc=%d in %.2f s" % (rc, time.monotonic() - t0))
+    check(rc == 0 and " No Errors" in out, "spawn across nodes with --launcher exec: exit %d"
+          "\n%s\n%s" % (rc, out[-2000:], err[-2000:]))
+    check_nothing_left(None)
+    # No host given: node 0's one slot holds the parent, so the launch's
+    # slot ledger sends the two children to node 1's free slots.
+    t0 = time.monotonic()
+    args = ["-n", "1", "--host", hosts(1, 2), prog, "remote", "-"]
+    rc, out, err = run(args, env=SSH_ENV, timeout=120)
+    print("spawn on free slots: rc=%d in %.2f s" % (rc, time.monotonic() - t0))
+    check(rc == 0 and " No Errors" in out, "spawn on the free slots of node 1: exit %d\n%s\n%s"
           % (rc, out[-2000:], err[-2000:]))
     check_nothing_left(None)
 

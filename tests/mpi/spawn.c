@@ -11,16 +11,21 @@
  *   spawn [N]        N children (default 2)
  *   spawn fail       only the failing spawn
  *   spawn remote H   2 children on host H (info "host"), which must be
- *                    another node: their network namespace is not ours
+ *                    another node: their network namespace is not ours;
+ *                    H "-": no host given, the launch's free slots must
+ *                    be on another node
  *   spawn crash      a child dies after it connected while the parent
  *                    waits for it: the parent's job must fail, not hang
  *   spawn threads    two threads spawn a child each at once (and meet it
  *                    again through a port of their own)
+ *   spawn free       each parent's child runs on a core of its own (where
+ *                    the machine has one for every parent and child)
  */
 #include <arpa/inet.h>
 #include <mpi.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,12 +190,50 @@ static unsigned long netns(void)
     return ino;
 }
 
+/* The CPUs (the first 64) this process may run on. */
+static unsigned long long cpu_mask(void)
+{
+    cpu_set_t set;
+    unsigned long long mask = 0;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (int c = 0; c < 64; c++)
+            if (CPU_ISSET(c, &set))
+                mask |= 1ull << c;
+    return mask;
+}
+
+/* Children on free cores: the parents (bound by locusrun) spawn one child
+ * each; where the machine has a core for every one of them, no child
+ * shares a core with a parent or another child (the launch's slot ledger). */
+static void free_cores(const char *self)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    char *cargv[] = { "child", "free", NULL };
+    MPI_Comm inter;
+    MPI_Comm_spawn(self, cargv, size, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter,
+                   MPI_ERRCODES_IGNORE);
+    unsigned long long mine = cpu_mask(), all = 0, seen;
+    MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BOR, MPI_COMM_WORLD);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int i = 0; rank == 0 && i < size; i++) {
+        MPI_Recv(&seen, 1, MPI_UNSIGNED_LONG_LONG, MPI_ANY_SOURCE, 11, inter, MPI_STATUS_IGNORE);
+        if (cpus >= 2 * size && cpus <= 64)
+            CHECK((seen & all) == 0, "a child runs on CPUs %#llx, beside the parents or "
+                  "another child (%#llx)", seen, all);
+        all |= seen;
+    }
+    MPI_Comm_disconnect(&inter);
+}
+
 /* Children on another node: where they run, and the traffic checks. */
 static int remote(const char *self, const char *host)
 {
     MPI_Info info;
     MPI_Info_create(&info);
-    MPI_Info_set(info, "host", host);
+    if (strcmp(host, "-") != 0) /* "-": where the launch's free slots are */
+        MPI_Info_set(info, "host", host);
     char *cargv[] = { "child", "remote", NULL };
     MPI_Comm inter;
     int codes[2];
@@ -221,7 +264,8 @@ static int child(int argc, char **argv)
     int *appnum, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum, &flag);
     int is_remote = argc > 2 && strcmp(argv[2], "remote") == 0;
-    int want_app = argc > 2 && !is_remote ? atoi(argv[2]) : 0;
+    int is_free = argc > 2 && strcmp(argv[2], "free") == 0;
+    int want_app = argc > 2 && !is_remote && !is_free ? atoi(argv[2]) : 0;
     CHECK(flag && *appnum == want_app, "MPI_APPNUM %d, want %d", flag ? *appnum : -1, want_app);
     int wrank;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
@@ -232,7 +276,10 @@ static int child(int argc, char **argv)
         MPI_Finalize();
         return 0;
     }
-    if (is_remote) {
+    if (is_free) {
+        unsigned long long mask = cpu_mask();
+        MPI_Send(&mask, 1, MPI_UNSIGNED_LONG_LONG, 0, 11, parent);
+    } else if (is_remote) {
         unsigned long ns = netns();
         MPI_Send(&ns, 1, MPI_UNSIGNED_LONG, 0, 8, parent);
         traffic(parent, 0);
@@ -391,6 +438,15 @@ int main(int argc, char **argv)
         printf("still running after a child died\n");
         MPI_Finalize();
         return 1;
+    }
+    if (argc > 1 && strcmp(argv[1], "free") == 0) {
+        free_cores(argv[0]);
+        int all = 0;
+        MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == 0 && all == 0)
+            printf(" No Errors\n");
+        MPI_Finalize();
+        return all != 0;
     }
     int fail_only = argc > 1 && strcmp(argv[1], "fail") == 0;
     int n = argc > 1 && !fail_only ? atoi(argv[1]) : 2;

@@ -167,6 +167,14 @@ static int group_message(locus_comm_t *comm, int root, char **msg, size_t *msgle
     if (isroot && !*msg)
         return MPI_ERR_NO_MEM;
     if (isroot) {
+        /* A member without a card (its listener would not open) cannot
+         * be reached: the whole meeting fails, on both sides. */
+        for (int r = 0; !err && !e2 && r < size; r++)
+            if ((*msg)[sizeof(meet_news_t) + (size_t)r * REC_MAX] == '\0') {
+                snprintf(locus_mpi.detail, sizeof locus_mpi.detail,
+                         "rank %d of the group has no address other jobs can reach", r);
+                err = MPI_ERR_INTERN;
+            }
         meet_news_t head = { err, size, root };
         memcpy(*msg, &head, sizeof head);
     }
