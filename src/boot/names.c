@@ -55,7 +55,8 @@ int locus_boot_name_publish(const char *service, const char *port, char *err, si
         return LOCUS_BOOT_NAME_ERR;
     }
     if (name_args(service, port, args, sizeof args, err, errlen) != 0 ||
-        locus_service_call("publish", args, reply, sizeof reply, err, errlen) != 0)
+        locus_service_call("publish", args, reply, sizeof reply, LOCUS_SERVICE_CONNECT_MS, err,
+                           errlen) != 0)
         return LOCUS_BOOT_NAME_ERR;
     int rc = name_status(reply, "exists", err, errlen);
     if (rc == LOCUS_BOOT_NAME_MISS)
@@ -68,7 +69,8 @@ int locus_boot_name_lookup(const char *service, char *port, size_t len, char *er
 {
     char args[NAME_LINE_MAX], reply[NAME_LINE_MAX + 8];
     if (name_args(service, NULL, args, sizeof args, err, errlen) != 0 ||
-        locus_service_call("lookup", args, reply, sizeof reply, err, errlen) != 0)
+        locus_service_call("lookup", args, reply, sizeof reply, LOCUS_SERVICE_CONNECT_MS, err,
+                           errlen) != 0)
         return LOCUS_BOOT_NAME_ERR;
     if (strncmp(reply, "ok ", 3) == 0 && reply[3]) {
         if (locus_boot_unescape(reply + 3, port, len) < 0) {
@@ -92,7 +94,8 @@ int locus_boot_name_unpublish(const char *service, char *err, size_t errlen)
 {
     char args[NAME_LINE_MAX], reply[64];
     if (name_args(service, NULL, args, sizeof args, err, errlen) != 0 ||
-        locus_service_call("unpublish", args, reply, sizeof reply, err, errlen) != 0)
+        locus_service_call("unpublish", args, reply, sizeof reply, LOCUS_SERVICE_CONNECT_MS,
+                           err, errlen) != 0)
         return LOCUS_BOOT_NAME_ERR;
     int rc = name_status(reply, "none", err, errlen);
     if (rc == LOCUS_BOOT_NAME_MISS)

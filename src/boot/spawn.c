@@ -189,7 +189,8 @@ static int slots_place(const char *key, int n, char *hosts, size_t len)
 {
     char args[96], err[256];
     snprintf(args, sizeof args, "%s %d", key, n);
-    if (locus_service_call("place", args, hosts, len, err, sizeof err) != 0 ||
+    if (locus_service_call("place", args, hosts, len, LOCUS_SERVICE_CONNECT_MS, err,
+                           sizeof err) != 0 ||
         strncmp(hosts, "ok ", 3) != 0 || strcmp(hosts + 3, "-") == 0)
         return 0;
     memmove(hosts, hosts + 3, strlen(hosts + 3) + 1);

@@ -329,5 +329,6 @@ void names_release(const fe_t *fe)
     const char *key = getenv("LOCUS_SLOTS_KEY");
     char reply[64], err[256];
     if (!fe->names && key && *key)
-        (void)locus_service_call("release", key, reply, sizeof reply, err, sizeof err);
+        (void)locus_service_call("release", key, reply, sizeof reply, LOCUS_SERVICE_CONNECT_MS,
+                                 err, sizeof err);
 }

@@ -102,21 +102,32 @@ static const char *ledger_key(const proxy_t *px, const locus_place_request_t *re
     return px->nnodes <= max ? px->jobid : NULL;
 }
 
+/* Each address of the front end gets this long to connect: on the
+ * nodes' network it takes microseconds, and one that cannot be reached
+ * must not hold up the start of every job. */
+#define LEDGER_CONNECT_MS 250
+
 /* Keeps the node's ranks off the PUs other jobs of the launch are bound
  * to: the topology shrinks to the free ones when they hold the ranks,
  * else stays whole (the plan then shares PUs, as an oversubscribed one
- * does). 0, or -1 when the topology could not be loaded again. */
-static int ledger_take(proxy_t *px, const char *key, const locus_place_request_t *req,
+ * does). *key becomes NULL when the ledger does not answer (nothing to
+ * claim then). 0, or -1 when the topology could not be loaded again. */
+static int ledger_take(proxy_t *px, const char **key, const locus_place_request_t *req,
                        char *err, size_t errlen)
 {
     char *allowed = NULL, args[LOCUS_SERVICE_LINE_MAX], reply[LOCUS_SERVICE_LINE_MAX + 8];
     if (hwloc_bitmap_list_asprintf(&allowed, px->topo->allowed) < 0)
         return 0;
-    int n = snprintf(args, sizeof args, "%s %s %s", key, px->host, allowed);
+    int n = snprintf(args, sizeof args, "%s %s %s", *key, px->host, allowed);
     free(allowed);
     if (n < 0 || (size_t)n >= sizeof args ||
-        locus_service_call("take", args, reply, sizeof reply, err, errlen) != 0 ||
-        strncmp(reply, "ok ", 3) != 0 || strcmp(reply + 3, "-") == 0)
+        locus_service_call("take", args, reply, sizeof reply, LEDGER_CONNECT_MS, err,
+                           errlen) != 0 ||
+        strncmp(reply, "ok ", 3) != 0) {
+        *key = NULL;
+        return 0;
+    }
+    if (strcmp(reply + 3, "-") == 0)
         return 0;
     hwloc_bitmap_t free_pus = hwloc_bitmap_alloc();
     int ok = free_pus && hwloc_bitmap_list_sscanf(free_pus, reply + 3) == 0;
@@ -146,7 +157,8 @@ static void ledger_claim(const proxy_t *px, const char *key, const locus_plan_t 
                                              : hwloc_bitmap_list_asprintf(&list, bound) >= 0)) {
         int n = snprintf(args, sizeof args, "%s %s %s", key, px->host, list);
         if (n > 0 && (size_t)n < sizeof args)
-            (void)locus_service_call("claim", args, reply, sizeof reply, err, sizeof err);
+            (void)locus_service_call("claim", args, reply, sizeof reply, LEDGER_CONNECT_MS, err,
+                                     sizeof err);
     }
     free(list);
     hwloc_bitmap_free(bound);
@@ -173,7 +185,7 @@ int proxy_plan(proxy_t *px)
         i += used;
     }
     const char *key = ledger_key(px, &req);
-    if (key && ledger_take(px, key, &req, err, sizeof err) < 0) {
+    if (key && ledger_take(px, &key, &req, err, sizeof err) < 0) {
         proxy_fail(px, NULL, 1, "%s: cannot load this node's topology: %s", px->host, err);
         return -1;
     }

@@ -45,7 +45,6 @@ int locus_dial_ipv4(const char *addr, int timeout_ms)
 
 /* ---- the launch's service (LOCUS_NAME_SERVER) ---- */
 
-#define SERVICE_CONNECT_MS 2000   /* per address */
 #define SERVICE_REPLY_MS 5000     /* the server closes a silent client after 5 s too */
 
 static long now_ms(void)
@@ -55,8 +54,8 @@ static long now_ms(void)
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int locus_service_call(const char *verb, const char *args, char *reply, size_t len, char *err,
-                       size_t errlen)
+int locus_service_call(const char *verb, const char *args, char *reply, size_t len,
+                       int connect_ms, char *err, size_t errlen)
 {
     const char *env = getenv("LOCUS_NAME_SERVER");
     const char *at = env ? strchr(env, '@') : NULL;
@@ -80,7 +79,7 @@ int locus_service_call(const char *verb, const char *args, char *reply, size_t l
     int fd = -1;
     for (char *save = NULL, *a = list ? strtok_r(list, ",", &save) : NULL; a && fd < 0;
          a = strtok_r(NULL, ",", &save))
-        fd = locus_dial_ipv4(a, SERVICE_CONNECT_MS);
+        fd = locus_dial_ipv4(a, connect_ms);
     free(list);
     if (fd < 0) {
         snprintf(err, errlen, "cannot reach the name service at %.100s", at + 1);

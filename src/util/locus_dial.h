@@ -20,10 +20,13 @@ int locus_dial_ipv4(const char *addr, int timeout_ms);
  * One request to the service locusrun's front end runs for a launch (the
  * name service and the slot ledger, src/launch/names.c), which
  * LOCUS_NAME_SERVER locates ("TOKEN@ip:port,..."; each address tried in
- * turn): sends "TOKEN verb args\n" and reads the one-line answer (no
- * newline) into reply. 0, or -1 with a one-line reason in err.
+ * turn, connect_ms each): sends "TOKEN verb args\n" and reads the
+ * one-line answer (no newline) into reply. 0, or -1 with a one-line
+ * reason in err.
  */
-int locus_service_call(const char *verb, const char *args, char *reply, size_t len, char *err,
-                       size_t errlen);
+int locus_service_call(const char *verb, const char *args, char *reply, size_t len,
+                       int connect_ms, char *err, size_t errlen);
+/* The time a rank's request gives each address to connect. */
+#define LOCUS_SERVICE_CONNECT_MS 2000
 
 #endif
