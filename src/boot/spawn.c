@@ -197,6 +197,36 @@ static int slots_place(const char *key, int n, char *hosts, size_t len)
     return 1;
 }
 
+/* The ledger keys of the child jobs this process started, by their
+ * locusrun's pid: when one is reaped its entries go back to the ledger
+ * here too (that locusrun releases them itself unless it was killed). */
+#define SPAWN_KEYS_MAX 64
+static struct {
+    pid_t pid;
+    char key[64];
+} spawn_keys[SPAWN_KEYS_MAX];
+
+static void key_remember(pid_t pid, const char *key)
+{
+    for (int i = 0; *key && i < SPAWN_KEYS_MAX; i++)
+        if (spawn_keys[i].pid == 0) {
+            spawn_keys[i].pid = pid;
+            snprintf(spawn_keys[i].key, sizeof spawn_keys[i].key, "%s", key);
+            return;
+        }
+}
+
+static void key_release(pid_t pid)
+{
+    char reply[64], err[256];
+    for (int i = 0; i < SPAWN_KEYS_MAX; i++)
+        if (spawn_keys[i].pid == pid) {
+            (void)locus_service_call("release", spawn_keys[i].key, reply, sizeof reply,
+                                     LOCUS_SERVICE_CONNECT_MS, err, sizeof err);
+            spawn_keys[i].pid = 0;
+        }
+}
+
 int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, pid_t *pid,
                      char *err, size_t errlen)
 {
@@ -278,6 +308,7 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
         return -1;
     }
     *pid = p;
+    key_remember(p, key);
     return 0;
 }
 
@@ -295,5 +326,6 @@ int locus_boot_spawn_poll(pid_t pid, int wait, int *status)
         return 1;
     }
     *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    key_release(pid);
     return 1;
 }

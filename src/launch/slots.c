@@ -16,9 +16,10 @@
  *
  * KEY names a job (its slots key, or its job id); lists are hwloc's
  * ("0-3,8"). Slots beyond the free ones go round the hosts (the child job
- * runs oversubscribed, as its locusrun is told it may). A job killed before
- * it releases leaves its entries: later children avoid those slots, which
- * costs placement, never correctness.
+ * runs oversubscribed, as its locusrun is told it may). A child job's
+ * locusrun releases at its end, and the spawning rank again when it reaps
+ * that locusrun; a job whose both are killed leaves its entries: later
+ * children avoid those slots, which costs placement, never correctness.
  */
 #include "frontend.h"
 
