@@ -307,9 +307,17 @@ class Gen:
                 if d != 'in':
                     # ints both sides: mapped in place afterwards (spawn's
                     # error codes may be MPI_ERRCODES_IGNORE, a null pointer;
-                    # they say why a spawn failed, so they map on failure too)
-                    (self.post_always if k == 'ERROR_CODE' else self.post).append('if (%s) for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
-                                     % (name, n, name, conv, name))
+                    # they say why a spawn failed, so they map when it failed
+                    # for that too, and only then: after a bad argument the
+                    # array's length is not to be trusted)
+                    if k == 'ERROR_CODE':
+                        self.post_always.append(
+                            'if ((rc_ == 0 || abi_class_out(rc_) == MPI_ERR_SPAWN) && %s) '
+                            'for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
+                            % (name, n, name, conv, name))
+                    else:
+                        self.post.append('if (%s) for (int i_ = 0; i_ < %s; i_++) %s[i_] = abi_%s_out(%s[i_]);'
+                                         % (name, n, name, conv, name))
             elif is_ptr and d == 'out':
                 self.pre.append('__typeof__(*%s) %s_l = 0;' % (name, name))
                 self.args.append('&%s_l' % name)

@@ -35,6 +35,7 @@ static const char *const parent_env[] = {
     "LOCUS_KVSNAME", "LOCUS_CPUS", "LOCUS_MEM_NODES", "LOCUS_BOUND", "LOCUS_NODE_NCPUS",
     "LOCUS_JOB_KEY", "LOCUS_FRONTEND", "LOCUS_LAUNCH_TOKEN", "LOCUS_LAUNCH_TIME",
     "LOCUS_PARENT_PORT", "LOCUS_APPNUM", "LOCUS_NIC", "LOCUS_NIC_PCI", "LOCUS_REPORT_BINDINGS",
+    "LOCUS_SLOTS_KEY",
     "PMIX_RANK", "PMIX_NAMESPACE", "PMIX_SERVER_URI", "PMIX_SERVER_URI2", "PMIX_SERVER_URI21",
     "PMIX_SERVER_URI3", "PMIX_SERVER_URI4", "PMIX_SERVER_URI41", "PMIX_VERSION",
 };
@@ -141,7 +142,8 @@ static char *apps_script(const locus_boot_app_t *apps, int napps)
 
 /* In the forked child: the parent rank's binding and process-manager
  * variables go, the port comes in, and locusrun runs. */
-static void exec_locusrun(const char *run, char **argv, const char *port, const char *wdir)
+static void exec_locusrun(const char *run, char **argv, const char *port, const char *key,
+                          const char *wdir)
 {
     cpu_set_t all;
     CPU_ZERO(&all);
@@ -152,6 +154,8 @@ static void exec_locusrun(const char *run, char **argv, const char *port, const 
     for (size_t i = 0; i < sizeof parent_env / sizeof parent_env[0]; i++)
         unsetenv(parent_env[i]);
     setenv("LOCUS_PARENT_PORT", port, 1);
+    if (*key)
+        setenv("LOCUS_SLOTS_KEY", key, 1);
     /* The rank's stdin belongs to the rank. */
     int null = open("/dev/null", O_RDONLY);
     if (null >= 0) {
@@ -189,7 +193,7 @@ static int slots_place(const char *key, int n, char *hosts, size_t len)
 {
     char args[96], err[256];
     snprintf(args, sizeof args, "%s %d", key, n);
-    if (locus_service_call("place", args, hosts, len, LOCUS_SERVICE_CONNECT_MS, err,
+    if (locus_service_call("place", args, hosts, len, LOCUS_LEDGER_CONNECT_MS, err,
                            sizeof err) != 0 ||
         strncmp(hosts, "ok ", 3) != 0 || strcmp(hosts + 3, "-") == 0)
         return 0;
@@ -216,13 +220,19 @@ static void key_remember(pid_t pid, const char *key)
         }
 }
 
-static void key_release(pid_t pid)
+static void key_give_back(const char *key)
 {
     char reply[64], err[256];
+    if (*key)
+        (void)locus_service_call("release", key, reply, sizeof reply, LOCUS_LEDGER_CONNECT_MS,
+                                 err, sizeof err);
+}
+
+static void key_release(pid_t pid)
+{
     for (int i = 0; i < SPAWN_KEYS_MAX; i++)
         if (spawn_keys[i].pid == pid) {
-            (void)locus_service_call("release", spawn_keys[i].key, reply, sizeof reply,
-                                     LOCUS_SERVICE_CONNECT_MS, err, sizeof err);
+            key_give_back(spawn_keys[i].key);
             spawn_keys[i].pid = 0;
         }
 }
@@ -296,14 +306,13 @@ int locus_boot_spawn(const locus_boot_app_t *apps, int napps, const char *port, 
     pid_t p = fork();
     if (p == 0) {
         setenv("LOCUS_PARENT_PID", parent, 1);
-        if (*key)
-            setenv("LOCUS_SLOTS_KEY", key, 1);
-        exec_locusrun(run, argv, port, apps[0].wdir);
+        exec_locusrun(run, argv, port, key, apps[0].wdir);
     }
     int e = errno;
     free(argv);
     free(script);
     if (p < 0) {
+        key_give_back(key);
         snprintf(err, errlen, "cannot start locusrun: %s", strerror(e));
         return -1;
     }
@@ -321,11 +330,8 @@ int locus_boot_spawn_poll(pid_t pid, int wait, int *status)
     while (r < 0 && errno == EINTR);
     if (r == 0)
         return 0;
-    if (r < 0) {
-        *status = 255; /* reaped by someone else (a SIGCHLD handler of the program) */
-        return 1;
-    }
-    *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    *status = r < 0 ? 255 /* reaped by someone else (a SIGCHLD handler of the program) */
+              : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     key_release(pid);
     return 1;
 }

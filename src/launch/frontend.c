@@ -262,6 +262,7 @@ static int tunables_check(fe_t *fe)
     static const char *const longs[] = {
         "LOCUS_PMI_TRACE", "LOCUS_PMI_KVS_KEYS_MAX", "LOCUS_PMI_KVS_BYTES_MAX",
         "LOCUS_PMI_BARRIERS_MAX", "LOCUS_ABI_SWAP", "LOCUS_LAUNCH_AUTOFORK",
+        "LOCUS_SLOT_LEDGER_NODES",
     };
     char terr[256];
     long v;

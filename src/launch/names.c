@@ -105,8 +105,8 @@ static int find(const struct names_server *s, const char *service)
  * close without one. */
 static const char *answer(struct names_server *s, char *line, char *out, size_t outlen)
 {
-    char *w[5];
-    int n = split_words(line, w, 5);
+    char *w[6];
+    int n = split_words(line, w, 6);
     if (n < 3 || !token_ok(w[0], s->token))
         return NULL;
     const char *ledger = slots_answer(s->slots, w, n, out, outlen);
@@ -329,6 +329,6 @@ void names_release(const fe_t *fe)
     const char *key = getenv("LOCUS_SLOTS_KEY");
     char reply[64], err[256];
     if (!fe->names && key && *key)
-        (void)locus_service_call("release", key, reply, sizeof reply, LOCUS_SERVICE_CONNECT_MS,
+        (void)locus_service_call("release", key, reply, sizeof reply, LOCUS_LEDGER_CONNECT_MS,
                                  err, sizeof err);
 }

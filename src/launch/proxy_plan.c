@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void note(proxy_t *px, const char *line)
 {
@@ -102,10 +103,9 @@ static const char *ledger_key(const proxy_t *px, const locus_place_request_t *re
     return px->nnodes <= max ? px->jobid : NULL;
 }
 
-/* Each address of the front end gets this long to connect: on the
- * nodes' network it takes microseconds, and one that cannot be reached
- * must not hold up the start of every job. */
-#define LEDGER_CONNECT_MS 250
+/* How long a proxy waits, in all, for another job's hold on its node's
+ * PUs to become that job's claim (the two plan at the same moment). */
+#define LEDGER_WAIT_MS 2000
 
 /* Keeps the node's ranks off the PUs other jobs of the launch are bound
  * to: the topology shrinks to the free ones when they hold the ranks,
@@ -116,28 +116,37 @@ static int ledger_take(proxy_t *px, const char **key, const locus_place_request_
                        char *err, size_t errlen)
 {
     char *allowed = NULL, args[LOCUS_SERVICE_LINE_MAX], reply[LOCUS_SERVICE_LINE_MAX + 8];
-    if (hwloc_bitmap_list_asprintf(&allowed, px->topo->allowed) < 0)
-        return 0;
-    int n = snprintf(args, sizeof args, "%s %s %s", *key, px->host, allowed);
-    free(allowed);
-    if (n < 0 || (size_t)n >= sizeof args ||
-        locus_service_call("take", args, reply, sizeof reply, LEDGER_CONNECT_MS, err,
-                           errlen) != 0 ||
-        strncmp(reply, "ok ", 3) != 0) {
-        *key = NULL;
-        return 0;
-    }
-    if (strcmp(reply + 3, "-") == 0)
-        return 0;
-    hwloc_bitmap_t free_pus = hwloc_bitmap_alloc();
-    int ok = free_pus && hwloc_bitmap_list_sscanf(free_pus, reply + 3) == 0;
     int per_core = px->topo->ncores > 0 ? px->topo->npus / px->topo->ncores : 1;
     long need = (long)px->nlocal * (req->cpus_per_rank > 0 ? req->cpus_per_rank : 1) *
                 (per_core > 0 ? per_core : 1);
-    ok = ok && hwloc_bitmap_weight(free_pus) >= need &&
-         hwloc_bitmap_weight(free_pus) < hwloc_bitmap_weight(px->topo->allowed);
+    if (hwloc_bitmap_list_asprintf(&allowed, px->topo->allowed) < 0)
+        return 0;
+    int n = snprintf(args, sizeof args, "%s %s %s %ld", *key, px->host, allowed, need);
+    free(allowed);
+    int rc = n < 0 || (size_t)n >= sizeof args ? -1 : 0;
+    for (int waited = 0; rc == 0; waited += 20) {
+        rc = locus_service_call("take", args, reply, sizeof reply, LOCUS_LEDGER_CONNECT_MS, err,
+                                errlen);
+        if (rc != 0 || strcmp(reply, "wait") != 0)
+            break;
+        if (waited >= LEDGER_WAIT_MS) {
+            snprintf(reply, sizeof reply, "ok -");  /* the whole node */
+            break;
+        }
+        struct timespec ms20 = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ms20, NULL);
+    }
+    if (rc != 0 || strncmp(reply, "ok ", 3) != 0) {
+        *key = NULL;
+        return 0;
+    }
+    /* Restricted only where that leaves PUs out (the ledger said there
+     * are enough of them). */
+    hwloc_bitmap_t free_pus = strcmp(reply + 3, "-") ? hwloc_bitmap_alloc() : NULL;
+    int shrink = free_pus && hwloc_bitmap_list_sscanf(free_pus, reply + 3) == 0 &&
+                 hwloc_bitmap_weight(free_pus) < hwloc_bitmap_weight(px->topo->allowed);
     hwloc_bitmap_free(free_pus);
-    if (!ok || locus_topo_restrict(px->topo, reply + 3, err, errlen) == 0)
+    if (!shrink || locus_topo_restrict(px->topo, reply + 3, err, errlen) == 0)
         return 0;
     /* hwloc failed half-way: the whole topology again. */
     locus_topo_free(px->topo);
@@ -157,8 +166,8 @@ static void ledger_claim(const proxy_t *px, const char *key, const locus_plan_t 
                                              : hwloc_bitmap_list_asprintf(&list, bound) >= 0)) {
         int n = snprintf(args, sizeof args, "%s %s %s", key, px->host, list);
         if (n > 0 && (size_t)n < sizeof args)
-            (void)locus_service_call("claim", args, reply, sizeof reply, LEDGER_CONNECT_MS, err,
-                                     sizeof err);
+            (void)locus_service_call("claim", args, reply, sizeof reply,
+                                     LOCUS_LEDGER_CONNECT_MS, err, sizeof err);
     }
     free(list);
     hwloc_bitmap_free(bound);

@@ -9,8 +9,13 @@
  *
  *   TOKEN place KEY N\n            ok HOST:K,HOST:K... | ok - (no host list:
  *                                  run where the spawning rank is)
- *   TOKEN take KEY HOST ALLOWED\n  ok LIST | ok -   (ALLOWED less what other
- *                                  jobs hold on HOST; held for KEY meanwhile)
+ *   TOKEN take KEY HOST ALLOWED NEED\n
+ *                                  ok LIST   (ALLOWED less what other jobs
+ *                                  hold on HOST, at least NEED PUs; held for
+ *                                  KEY until it claims)
+ *                                  wait      (enough once another job's
+ *                                  hold becomes its claim: ask again)
+ *                                  ok -      (not enough)
  *   TOKEN claim KEY HOST LIST|-\n  ok               (what KEY is bound to there)
  *   TOKEN release KEY\n            ok               (KEY's job ended)
  *
@@ -46,10 +51,11 @@ typedef struct {
     char key[SLOTS_KEY_MAX];
     char *host;
     hwloc_bitmap_t pus;
+    int held;                  /* a take's, until the claim */
 } slot_claim_t;
 
 struct slots {
-    int nhosts;
+    int nhosts, next;          /* next: where the next oversubscribed rank goes */
     slot_host_t *hosts;
     int nuses, nclaims;
     slot_use_t *uses;          /* [SLOTS_ENTRIES_MAX] */
@@ -117,9 +123,11 @@ static void claim_drop(slots_t *s, int i)
     s->claims[i] = s->claims[--s->nclaims];
 }
 
-/* Sets KEY's claim on host to pus (taken over; NULL drops the claim).
- * 0, or -1 when the ledger is full or out of memory. */
-static int claim_set(slots_t *s, const char *key, const char *host, hwloc_bitmap_t pus)
+/* Sets KEY's claim on host to pus (taken over; NULL drops the claim),
+ * held (a take's) or claimed. 0, or -1 when the ledger is full or out of
+ * memory. */
+static int claim_set(slots_t *s, const char *key, const char *host, hwloc_bitmap_t pus,
+                     int held)
 {
     int i = claim_find(s, key, host);
     if (i >= 0)
@@ -135,36 +143,63 @@ static int claim_set(slots_t *s, const char *key, const char *host, hwloc_bitmap
     snprintf(c->key, sizeof c->key, "%s", key);
     c->host = h;
     c->pus = pus;
+    c->held = held;
     return 0;
 }
 
+/* "ok LIST\n" into out, or NULL when it does not fit. */
 static const char *answer_list(hwloc_const_bitmap_t set, char *out, size_t outlen)
 {
-    if (hwloc_bitmap_iszero(set))
-        return "ok -\n";
     int n = snprintf(out, outlen, "ok ");
-    hwloc_bitmap_list_snprintf(out + n, outlen - (size_t)n - 1, set);
+    int w = hwloc_bitmap_list_snprintf(out + n, outlen - (size_t)n - 1, set);
+    if (w < 0 || (size_t)(n + w) + 2 > outlen)
+        return NULL;
     strcat(out, "\n");
     return out;
 }
 
-static const char *take(slots_t *s, const char *key, const char *host, const char *allowed,
-                        char *out, size_t outlen)
+/* ALLOWED less what other keys have on host (held ones too, or not). */
+static hwloc_bitmap_t free_of(const slots_t *s, const char *key, const char *host,
+                              const char *allowed, int with_held)
 {
-    hwloc_bitmap_t free_pus = hwloc_bitmap_alloc();
-    if (!free_pus || hwloc_bitmap_list_sscanf(free_pus, allowed) < 0) {
-        hwloc_bitmap_free(free_pus);
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    if (!set || hwloc_bitmap_list_sscanf(set, allowed) < 0) {
+        hwloc_bitmap_free(set);
         return NULL;
     }
     for (int i = 0; i < s->nclaims; i++)
-        if (strcmp(s->claims[i].key, key) && !strcmp(s->claims[i].host, host))
-            hwloc_bitmap_andnot(free_pus, free_pus, s->claims[i].pus);
-    const char *reply = answer_list(free_pus, out, outlen);
+        if ((with_held || !s->claims[i].held) && strcmp(s->claims[i].key, key) &&
+            !strcmp(s->claims[i].host, host))
+            hwloc_bitmap_andnot(set, set, s->claims[i].pus);
+    return set;
+}
+
+static const char *take(slots_t *s, char **w, char *out, size_t outlen)
+{
+    const char *key = w[2], *host = w[3], *allowed = w[4];
+    char *end;
+    long need = strtol(w[5], &end, 10);
+    if (*end || need < 1)
+        return NULL;
+    hwloc_bitmap_t free_pus = free_of(s, key, host, allowed, 1), firm = NULL;
+    if (!free_pus)
+        return NULL;
+    const char *reply = "ok -\n";
+    if (hwloc_bitmap_weight(free_pus) >= need) {
+        reply = answer_list(free_pus, out, outlen);
+    } else if ((firm = free_of(s, key, host, allowed, 0)) != NULL &&
+               hwloc_bitmap_weight(firm) >= need) {
+        reply = "wait\n"; /* another job's hold will shrink to its claim */
+    }
+    hwloc_bitmap_free(firm);
+    if (!reply)
+        reply = "ok -\n"; /* a list too long to say: the whole node */
     /* Held for KEY until it claims what it bound: a job planning beside
-     * it meanwhile sees them taken. */
-    hwloc_bitmap_t held = hwloc_bitmap_iszero(free_pus) ? NULL : hwloc_bitmap_dup(free_pus);
-    hwloc_bitmap_free(free_pus);
-    if (claim_set(s, key, host, held) < 0)
+     * it meanwhile waits. */
+    hwloc_bitmap_t held = reply == out ? free_pus : NULL;
+    if (!held)
+        hwloc_bitmap_free(free_pus);
+    if (claim_set(s, key, host, held, 1) < 0)
         return "full\n";
     return reply;
 }
@@ -179,7 +214,7 @@ static const char *claim(slots_t *s, const char *key, const char *host, const ch
             return NULL;
         }
     }
-    return claim_set(s, key, host, pus) < 0 ? "full\n" : "ok\n";
+    return claim_set(s, key, host, pus, 0) < 0 ? "full\n" : "ok\n";
 }
 
 /* Free slots first, host by host; the rest round the hosts. */
@@ -202,8 +237,10 @@ static const char *place(slots_t *s, const char *key, const char *count, char *o
             left -= k[h];
         }
     }
-    for (int h = 0; left > 0; h = (h + 1) % s->nhosts, left--)
-        k[h]++;
+    /* The rest round the hosts from where the last spawn's rest ended, so
+     * no host takes every spawn's extra ranks. */
+    for (; left > 0; s->next = (s->next + 1) % s->nhosts, left--)
+        k[s->next]++;
     int used = 0, len = snprintf(out, outlen, "ok");
     for (int h = 0; h < s->nhosts && len > 0 && (size_t)len < outlen; h++)
         if (k[h] > 0) {
@@ -248,8 +285,8 @@ const char *slots_answer(slots_t *s, char **w, int n, char *out, size_t outlen)
         return NULL;
     if (n == 4 && !strcmp(w[1], "place"))
         return place(s, w[2], w[3], out, outlen);
-    if (n == 5 && !strcmp(w[1], "take"))
-        return take(s, w[2], w[3], w[4], out, outlen);
+    if (n == 6 && !strcmp(w[1], "take"))
+        return take(s, w, out, outlen);
     if (n == 5 && !strcmp(w[1], "claim"))
         return claim(s, w[2], w[3], w[4]);
     if (n == 3 && !strcmp(w[1], "release"))

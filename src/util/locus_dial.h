@@ -26,7 +26,12 @@ int locus_dial_ipv4(const char *addr, int timeout_ms);
  */
 int locus_service_call(const char *verb, const char *args, char *reply, size_t len,
                        int connect_ms, char *err, size_t errlen);
-/* The time a rank's request gives each address to connect. */
+/* The time a rank's request to the name service gives each address to
+ * connect; and the slot ledger's requests (made at every start-up, and by
+ * a spawning rank inside MPI), for which an address that cannot be
+ * reached must not hold anything up: on the nodes' network a connect
+ * takes microseconds. */
 #define LOCUS_SERVICE_CONNECT_MS 2000
+#define LOCUS_LEDGER_CONNECT_MS 250
 
 #endif

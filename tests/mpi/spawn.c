@@ -32,7 +32,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-static int errs;
+/* Atomic: two threads check at once in "spawn threads". */
+static _Atomic int errs;
 #define CHECK(c, ...)                                                                        \
     do {                                                                                     \
         if (!(c)) {                                                                          \
@@ -216,10 +217,12 @@ static void free_cores(const char *self)
                    MPI_ERRCODES_IGNORE);
     unsigned long long mine = cpu_mask(), all = 0, seen;
     MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_BOR, MPI_COMM_WORLD);
+    /* Room for as many again as the parents' PUs (whole cores, with SMT). */
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int room = cpus <= 64 && cpus >= 2 * __builtin_popcountll(all);
     for (int i = 0; rank == 0 && i < size; i++) {
         MPI_Recv(&seen, 1, MPI_UNSIGNED_LONG_LONG, MPI_ANY_SOURCE, 11, inter, MPI_STATUS_IGNORE);
-        if (cpus >= 2 * size && cpus <= 64)
+        if (room)
             CHECK((seen & all) == 0, "a child runs on CPUs %#llx, beside the parents or "
                   "another child (%#llx)", seen, all);
         all |= seen;
@@ -387,7 +390,8 @@ static int two_threads(char *prog)
         MPI_Comm_free(&selves[i]);
     }
     int all = 0;
-    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int mine_errs = errs;
+    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     if (rank == 0 && all == 0)
@@ -421,7 +425,8 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[1], "remote") == 0) {
         remote(argv[0], argv[2]);
         int all = 0;
-        MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        int mine_errs = errs;
+    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0 && all == 0)
             printf(" No Errors\n");
         MPI_Finalize();
@@ -442,7 +447,8 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "free") == 0) {
         free_cores(argv[0]);
         int all = 0;
-        MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        int mine_errs = errs;
+    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         if (rank == 0 && all == 0)
             printf(" No Errors\n");
         MPI_Finalize();
@@ -489,7 +495,8 @@ int main(int argc, char **argv)
     join();
     spawn_fails();
     int all = 0;
-    MPI_Allreduce(&errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int mine_errs = errs;
+    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && all == 0)
         printf(" No Errors\n");
     MPI_Finalize();

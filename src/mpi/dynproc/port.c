@@ -63,11 +63,13 @@ int locus_open_port_impl(MPI_Info info, char *port_name)
     /* A meeting's messages are told apart by the port's tag alone (the
      * bridge's ranks are 0 and 1 in every meeting), so no two ports of a
      * process share one, and tags start from a per-process point (the
-     * job's hash) no two processes share often: a process meeting two
-     * others at once, or a stale connect to a closed port of a process
-     * that reused its pid, does not take another meeting's messages. */
+     * job's hash mixed with the rank) no two processes share often: a
+     * process meeting two others at once, or a stale connect to a closed
+     * port of a process that reused its pid, does not take another
+     * meeting's messages. */
     if (port_seq == 0)
-        port_seq = ((uint32_t)locus_mpi.job ^ (uint32_t)(locus_mpi.job >> 32)) & 0x3fffffff;
+        port_seq = ((uint32_t)locus_mpi.job ^ (uint32_t)(locus_mpi.job >> 32) ^
+                    (uint32_t)locus_mpi.boot.rank * 0x9e3779b1u) & 0x3fffffff;
     port_seq = port_seq % 0x3fffffffu + 1; /* 1 .. 2^30 - 1 */
     uint32_t tag = port_seq;
     int n = snprintf(port_name, MPI_MAX_PORT_NAME, PORT_PREFIX "%016" PRIx64 ":%d:%" PRIu32 ":%s",
@@ -297,7 +299,8 @@ static int root_meet(int accepting, const char *port, const char *mine, size_t m
     }
     int err;
     if (accepting) {
-        err = dyn_recv(LOCUS_ANY, *tag, other, olen, give_up, arg);
+        /* The connecting root is the bridge's rank 1 (bridge_new). */
+        err = dyn_recv(1, *tag, other, olen, give_up, arg);
         if (!err)
             err = message_check(*other, *olen, news);
         /* The other root's id, to answer it. */
