@@ -209,6 +209,13 @@ int launch_proxy_run(int ctl_in, int ctl_out);
  * LOCUS_LAUNCH_TOKEN, then runs as launch_proxy_run on that socket. */
 int launch_proxy_connect(void);
 
+/* `locusrun --name-server`: a name service of its own (names.c), shared
+ * by launches that find it in LOCUS_NAME_SERVER (as MPICH's
+ * hydra_nameserver and Open MPI's ompi-server are): prints that
+ * variable's assignment on stdout and serves until SIGINT, SIGTERM or
+ * SIGHUP. The exit status. */
+int launch_name_server_run(void);
+
 /* "SIGKILL" for 9, "SIG?" when unknown. */
 const char *launch_signame(int sig);
 

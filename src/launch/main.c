@@ -1,9 +1,10 @@
 /*
  * main.c — locusrun (also installed as mpirun and mpiexec). The same
  * binary is the front end, the per-node proxy (`locusrun --proxy IN OUT`,
- * control stream on fds IN/OUT) and a node's last-resort cleanup
+ * control stream on fds IN/OUT), a node's last-resort cleanup
  * (`locusrun --cleanup JOBID`), so a remote node needs nothing but
- * locusrun itself.
+ * locusrun itself, and a name service for several launches
+ * (`locusrun --name-server`).
  */
 #include "launch.h"
 #include "locus_auth.h"
@@ -45,6 +46,12 @@ int main(int argc, char **argv)
         return launch_proxy_run(atoi(argv[2]), atoi(argv[3]));
     if (argc == 2 && strcmp(argv[1], "--proxy-connect") == 0)
         return launch_proxy_connect();
+    if (argc >= 2 && strcmp(argv[1], "--name-server") == 0) {
+        if (argc == 2)
+            return launch_name_server_run();
+        fprintf(stderr, "locusrun: --name-server takes no other argument ('%s')\n", argv[2]);
+        return 2;
+    }
     if (argc == 3 && strcmp(argv[1], "--cleanup") == 0) {
         if (launch_job_cleanup(argv[2]) < 0) {
             fprintf(stderr, "locusrun: --cleanup: '%s' is not a job id\n", argv[2]);

@@ -332,3 +332,28 @@ void names_release(const fe_t *fe)
         (void)locus_service_call("release", key, reply, sizeof reply, LOCUS_LEDGER_CONNECT_MS,
                                  err, sizeof err);
 }
+
+int launch_name_server_run(void)
+{
+    /* Blocked before the thread starts (it blocks every signal anyway),
+     * taken here by sigwait. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigprocmask(SIG_BLOCK, &stop, NULL);
+    char value[2200], err[256];
+    names_server_t *s = names_server_start(NULL, value, sizeof value, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "locusrun: --name-server: %s\n", err);
+        return 1;
+    }
+    printf("LOCUS_NAME_SERVER=%s\n", value);
+    fflush(stdout);
+    int sig = 0;
+    while (sigwait(&stop, &sig) != 0)
+        ;
+    names_server_stop(s);
+    return 0;
+}

@@ -29,6 +29,8 @@ static const char usage[] =
     "                [--report-bindings] [--tag-output] [--timeout SEC] [--no-abi-swap]\n"
     "                [--startup-report] [--mpi pmi1|pmix]\n"
     "                [-x VAR[=VAL]] [--topology FILE.xml --dry-run] prog [args...]\n"
+    "       locusrun --name-server   a name service for several launches: prints\n"
+    "                LOCUS_NAME_SERVER=... to export to them, serves until SIGTERM\n"
     "  -n, -np N          number of ranks (default 1; with hosts: all their slots)\n"
     "  -H, --host LIST    nodes to run on, HOST or HOST:SLOTS, comma-separated\n"
     "  --hostfile FILE    nodes from a file (\"host slots=N\" or \"host:N\" lines)\n"

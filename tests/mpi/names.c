@@ -14,6 +14,10 @@
  *                       parent's LOCUS_NAME_SERVER
  *   names singleton     no locusrun: each call fails with its class, then
  *                       MPI_Publish_name under the fatal handler
+ *   names publish N     (one rank) publish N for a port and accept on it
+ *   names lookup N      (one rank) look N up, connect, take a value: with
+ *                       the publisher in another launch, both given one
+ *                       LOCUS_NAME_SERVER (tests/mpi/names_shared.sh)
  */
 #include <arpa/inet.h>
 #include <mpi.h>
@@ -253,12 +257,54 @@ static int singleton(void)
     return 1;
 }
 
+/* Two launches sharing one name service (locusrun --name-server): the
+ * first publishes `name` for a port it accepts on, the second looks the
+ * name up (until it is there, 20 s at most) and connects; a value crosses
+ * the resulting intercommunicator. */
+static int shared(int publisher, const char *name)
+{
+    char port[MPI_MAX_PORT_NAME] = "";
+    MPI_Comm other;
+    int v = publisher ? 4711 : -1;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (publisher) {
+        MPI_Open_port(MPI_INFO_NULL, port);
+        CHECK(MPI_Publish_name(name, MPI_INFO_NULL, port) == MPI_SUCCESS, "publish %s", name);
+        MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &other);
+        MPI_Send(&v, 1, MPI_INT, 0, 0, other);
+        CHECK(MPI_Unpublish_name(name, MPI_INFO_NULL, port) == MPI_SUCCESS, "unpublish");
+        MPI_Close_port(port);
+    } else {
+        int rc = MPI_ERR_NAME;
+        for (int tries = 0; tries < 200 && rc != MPI_SUCCESS; tries++) {
+            rc = MPI_Lookup_name(name, MPI_INFO_NULL, port);
+            if (rc != MPI_SUCCESS)
+                usleep(100000);
+        }
+        CHECK(rc == MPI_SUCCESS, "lookup of %s from another launch: %d", name, rc);
+        if (rc != MPI_SUCCESS) {
+            MPI_Finalize();
+            return 1;
+        }
+        MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &other);
+        MPI_Recv(&v, 1, MPI_INT, 0, 0, other, MPI_STATUS_IGNORE);
+        CHECK(v == 4711, "value from the other launch: %d", v);
+    }
+    MPI_Comm_disconnect(&other);
+    if (errs == 0)
+        printf(" No Errors\n");
+    MPI_Finalize();
+    return errs != 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     const char *mode = argc > 1 ? argv[1] : "";
     if (strcmp(mode, "child") == 0)
         return child();
+    if ((strcmp(mode, "publish") == 0 || strcmp(mode, "lookup") == 0) && argc > 2)
+        return shared(mode[0] == 'p', argv[2]);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (strcmp(mode, "singleton") == 0)
         return singleton();
