@@ -15,7 +15,10 @@ option, Locus's layer for that ABI (src/abi).
 Nothing of the suite is excluded. At rank counts 1 and 2 it also runs
 mpi4py.futures' own tests (demo/futures/test_futures.py of the release, as
 its makefile does: plainly and under `python -m mpi4py.futures`; for the
-built module, not the wheel's, whose suite has spawn's tests), and with
+built module, not the wheel's, whose suite has spawn's tests), at 2 ranks
+its service mode (demo/futures/test_service.sh's runs: a server and a
+client pool in two launches, met by host and port, then by a name in a
+shared `locusrun --name-server`), and with
 rank count 1 among those asked for it maps a function over 100 items on an
 mpi4py.futures.MPIPoolExecutor of 3 workers (spawned) under locusrun -n 1.
 Exits 77 (skipped) only when the release cannot be downloaded (offline).
@@ -214,6 +217,90 @@ def futures_tests(a, np, venv_py, env, src):
     return failed
 
 
+# Waits (30 s at most) until a service name is published.
+LOOKUP_WAIT = """
+import sys, time
+from mpi4py import MPI
+for _ in range(300):
+    try:
+        MPI.Lookup_name(sys.argv[1])
+        sys.exit(0)
+    except MPI.Exception:
+        time.sleep(0.1)
+sys.exit("not published: " + sys.argv[1])
+"""
+
+
+def listening(port):
+    """Whether a TCP socket of this network namespace listens on port."""
+    for path in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(path) as f:
+                for line in f.readlines()[1:]:
+                    w = line.split()
+                    if int(w[1].rsplit(":", 1)[1], 16) == port and w[3] == "0A":
+                        return True
+        except OSError:
+            pass
+    return False
+
+
+def service_tests(a, venv_py, env, src):
+    """mpi4py.futures' service mode, as demo/futures/test_service.sh runs
+    it: a server of 2 ranks in one launch, a client pool in another, met
+    through a host and port (MPI_Comm_join), then through a service name
+    published in a name service both launches share (locusrun
+    --name-server). Returns the names of the runs that failed."""
+    import socket
+    import time
+    client = os.path.join(src, "demo", "futures", "test_service.py")
+    env = dict(env or os.environ)
+    failed = []
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    ns = subprocess.Popen([a.locusrun, "--name-server"], stdout=subprocess.PIPE, text=True)
+    try:
+        line = ns.stdout.readline().strip()
+        ns_env = dict(env)
+        if line.startswith("LOCUS_NAME_SERVER="):
+            ns_env["LOCUS_NAME_SERVER"] = line.split("=", 1)[1]
+        runs = [("service-port", ["--bind", "127.0.0.1", "--port", str(port)],
+                 ["--host", "127.0.0.1", "--port", str(port)], env),
+                ("service-name", ["--service", "locus-pool"], ["--service", "locus-pool"],
+                 ns_env)]
+        for name, sargs, cargs, e in runs:
+            server = subprocess.Popen([a.locusrun, "-n", "2", "--oversubscribe", "--timeout",
+                                       "120", venv_py, "-m", "mpi4py.futures.server"] + sargs,
+                                      env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True)
+            if name == "service-port":
+                by = time.monotonic() + 30
+                while not listening(port) and time.monotonic() < by and server.poll() is None:
+                    time.sleep(0.05)
+                ready = 0
+            else:
+                ready = run([a.locusrun, "-n", "1", venv_py, "-c", LOOKUP_WAIT, "locus-pool"],
+                            60, env=e)
+            rc = run([a.locusrun, "-n", "1", "--timeout", "120", venv_py, client] + cargs, 150,
+                     env=e) if ready == 0 else ready
+            try:
+                out, _ = server.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                out, _ = server.communicate()
+            ok = rc == 0 and server.returncode == 0
+            print(f"{name}: client exit {rc}, server exit {server.returncode}; "
+                  + ("OK" if ok else "FAILED"), flush=True)
+            if not ok:
+                failed.append(name)
+                print(out[-3000:])
+    finally:
+        ns.terminate()
+        ns.wait(timeout=30)
+    return failed
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", required=True, help="directory for the venv and downloads")
@@ -290,6 +377,8 @@ def main():
             tail(log, 60)
         if np in ("1", "2") and not a.wheel:
             failed += futures_tests(a, np, venv_py, env, src)
+        if np == "2" and not a.wheel and not a.no_threads:
+            failed += service_tests(a, venv_py, env, src)
     if "1" in a.np.split(","):
         cmd = [a.locusrun, "-n", "1", "--oversubscribe", "--timeout", "300", venv_py, "-c",
                FUTURES]
