@@ -528,7 +528,10 @@ def case_pmix_intruder():
         check(rc == 0, "%s: exit %s: %s" % (how, rc, err))
         lasts = sorted(l.split()[1] for l in job.out if l.startswith("last "))
         check(lasts == ["0", "1"], "%s: last lines %s: %r" % (how, lasts, job.out))
-        check(took < 6.0, "%s: took %.2f s" % (how, took))
+        # 2 s of sleep and 2 s of the PMIx server's grace here (4.2 s on a
+        # quiet machine, 7.3 s once in CI among the heaviest cases): what
+        # matters is that the intruder does not hold the job for ever.
+        check(took < 15.0, "%s: took %.2f s" % (how, took))
         check(not os.listdir(tmp), "%s: PMIx server directories left: %s" % (how, os.listdir(tmp)))
         shutil.rmtree(tmp, ignore_errors=True)
         check_nothing_left(env.get("LOCUS_JOBID", "none"), [pid0])
