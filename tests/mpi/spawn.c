@@ -180,6 +180,19 @@ static void port_meeting(MPI_Comm inter, int parent_side, MPI_Comm parents)
     MPI_Comm_disconnect(&other);
 }
 
+/* The parents' ending: every rank's failed checks summed, " No Errors"
+ * at world rank 0 when there were none, MPI_Finalize; the exit status. */
+static int finish(void)
+{
+    int mine = errs, all = 0, rank;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0 && all == 0)
+        printf(" No Errors\n");
+    MPI_Finalize();
+    return all != 0;
+}
+
 /* This process's network namespace (a node of the emulated cluster). */
 static unsigned long netns(void)
 {
@@ -389,15 +402,7 @@ static int two_threads(char *prog)
         pthread_join(t[i], NULL);
         MPI_Comm_free(&selves[i]);
     }
-    int all = 0;
-    int mine_errs = errs;
-    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    int rank;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    if (rank == 0 && all == 0)
-        printf(" No Errors\n");
-    MPI_Finalize();
-    return all != 0;
+    return finish();
 }
 
 int main(int argc, char **argv)
@@ -424,13 +429,7 @@ int main(int argc, char **argv)
     CHECK(flag && *usize >= size, "MPI_UNIVERSE_SIZE");
     if (argc > 2 && strcmp(argv[1], "remote") == 0) {
         remote(argv[0], argv[2]);
-        int all = 0;
-        int mine_errs = errs;
-    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (rank == 0 && all == 0)
-            printf(" No Errors\n");
-        MPI_Finalize();
-        return all != 0;
+        return finish();
     }
     if (argc > 1 && strcmp(argv[1], "crash") == 0) {
         char *cargv[] = { "child", "crash", NULL };
@@ -446,13 +445,7 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && strcmp(argv[1], "free") == 0) {
         free_cores(argv[0]);
-        int all = 0;
-        int mine_errs = errs;
-    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        if (rank == 0 && all == 0)
-            printf(" No Errors\n");
-        MPI_Finalize();
-        return all != 0;
+        return finish();
     }
     int fail_only = argc > 1 && strcmp(argv[1], "fail") == 0;
     int n = argc > 1 && !fail_only ? atoi(argv[1]) : 2;
@@ -494,11 +487,5 @@ int main(int argc, char **argv)
     }
     join();
     spawn_fails();
-    int all = 0;
-    int mine_errs = errs;
-    MPI_Allreduce(&mine_errs, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf(" No Errors\n");
-    MPI_Finalize();
-    return all != 0;
+    return finish();
 }
