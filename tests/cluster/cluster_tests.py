@@ -891,22 +891,27 @@ def case_ofi():
                       % (prov, lname, name, prov, routes or err[-1500:]))
         # Two rails (LOCUS_OFI_RAILS=2): large messages read in halves over
         # both (reads asked for: over udp "auto" is the tagged rendezvous,
-        # on rail 0), each interface of node 1 carrying a share.
+        # on rail 0), each interface of node 1 carrying a share; over tcp
+        # also every message pushed (LOCUS_OFI_STRIPE_MIN above the
+        # largest), the pushes taking the rails in turn.
         largs, env = LAUNCHERS["exec"]
-        before = [tx_bytes(1, "eth%d" % r) for r in range(2)]
-        rc, out, err = run(largs + ["--host", hosts(1, 1), "--rails", "2", "-x",
-                                    "LOCUS_OFI_RAILS=2", "-x", "LOCUS_OFI_RMA=on"] + ofi +
-                           [stream, "30"], env=env,
-                           timeout=280)
-        sent = [tx_bytes(1, "eth%d" % r) - before[r] for r in range(2)]
-        print("%s rail_stream on 2 rails: rc=%d %s; node 1 sent %s bytes on eth0, eth1" % (
-            prov, rc, " ".join(l for l in out.splitlines() if l.startswith("rounds")), sent))
-        check(rc == 0 and " No Errors" in out, "%s rail_stream: exit %d\n%s\n%s" % (
-            prov, rc, out[-1500:], err[-1500:]))
-        check(re.search(r"ofi 1 peer \[\S+ on eth\d \([^)]*\)\+eth\d", err),
-              "%s: no rank on two rails: %s" % (prov, err[-1000:]))
-        check(min(sent) > (16 << 20), "%s: a rail carried under 16 MiB of the stream: %s" % (
-            prov, sent))
+        ways = [("reads", "LOCUS_OFI_RMA=on")] + \
+            ([("pushes", "LOCUS_OFI_STRIPE_MIN=64m")] if prov == "tcp" else [])
+        for way, setting in ways:
+            before = [tx_bytes(1, "eth%d" % r) for r in range(2)]
+            rc, out, err = run(largs + ["--host", hosts(1, 1), "--rails", "2", "-x",
+                                        "LOCUS_OFI_RAILS=2", "-x", setting] + ofi +
+                               [stream, "30"], env=env, timeout=280)
+            sent = [tx_bytes(1, "eth%d" % r) - before[r] for r in range(2)]
+            print("%s rail_stream on 2 rails, %s: rc=%d %s; node 1 sent %s bytes on eth0, eth1"
+                  % (prov, way, rc, " ".join(l for l in out.splitlines()
+                                             if l.startswith("rounds")), sent))
+            check(rc == 0 and " No Errors" in out, "%s rail_stream %s: exit %d\n%s\n%s" % (
+                prov, way, rc, out[-1500:], err[-1500:]))
+            check(re.search(r"ofi 1 peer \[\S+ on eth\d \([^)]*\)\+eth\d", err),
+                  "%s: no rank on two rails: %s" % (prov, err[-1000:]))
+            check(min(sent) > (16 << 20), "%s %s: a rail carried under 16 MiB of the stream: %s"
+                  % (prov, way, sent))
         # kill -9 of the remote rank while the stream runs.
         job = Job(largs + ["--host", hosts(1, 1)] + ofi[2:] + [stream, "1000000"], env=env)
         job.expect(r"^streaming", 1, timeout=60)

@@ -217,7 +217,8 @@ def _compare_cluster(args, names, explicit):
         runner.log("--variants does not apply with --nodes (each MPI runs as shipped, on TCP)")
     args.suite = args.suite or "all"
     try:
-        cases = suites.cluster_cases_for(_csv(args.suite), args.nodes, args.rails)
+        cases = suites.cluster_cases_for(_csv(args.suite), args.nodes, args.rails,
+                                           shaped=bool(args.rate))
     except ValueError as exc:
         raise UsageError(str(exc))
     why = cluster.usable()

@@ -180,17 +180,20 @@ def stream():
                  categorical=True, env={"OMP_NUM_THREADS": "1"})]
 
 
-def cluster(nodes=4, rails=2):
+def cluster(nodes=4, rails=2, shaped=True):
     """Multi-node cases (`compare --nodes N`), one rank per node, every MPI
     on TCP over `rails` rails: {suite: [Case]}. Point-to-point runs use two
     nodes, message rate and collectives all N (message rate: an even count).
     Sizes and counts keep a run to seconds on links shaped to a few hundred
     Mbit/s (window 8 of 1 MiB is 8 MiB in flight, far above the links'
-    bandwidth-delay product)."""
+    bandwidth-delay product). Unshaped links (`--rate ''`) move a window
+    in microseconds: there 2 windows a size would measure the first
+    messages' set-up, so bandwidth runs 200 windows a size."""
     def nr(r):
         return "%d rail%s" % (r, "s" if r > 1 else "")
     where = "%d nodes, %s" % (nodes, nr(rails))
-    bw = ["-m", "1:1048576", "-i", "2", "-x", "1", "-W", "8"]
+    bw = ["-m", "1:1048576", "-i", "2", "-x", "1", "-W", "8"] if shaped else \
+        ["-m", "1:1048576", "-i", "200", "-x", "10", "-W", "8"]
     bw_quick = ["-m", "1:65536", "-i", "2", "-x", "1", "-W", "4"]
 
     def bw_case(r):
@@ -242,10 +245,10 @@ def cluster(nodes=4, rails=2):
 CLUSTER_OPT_IN = ("io",)
 
 
-def cluster_cases_for(names, nodes, rails):
+def cluster_cases_for(names, nodes, rails, shaped=True):
     """The multi-node cases of the named suites (p2p, mr, coll, io; all:
     every one but io)."""
-    by_suite = cluster(nodes, rails)
+    by_suite = cluster(nodes, rails, shaped)
     if "all" in names:
         names = [n for n in by_suite if n not in CLUSTER_OPT_IN] + \
                 [n for n in names if n in CLUSTER_OPT_IN]

@@ -2,7 +2,9 @@
  * The protocol over one RDM endpoint (ofi_tp.h): eager messages through
  * bounce buffers, large ones announced (RTS) and pulled by RMA reads
  * (FIN back), or without FI_RMA sent under a tag the receiver posted
- * (CTS); completions handled in progress(); per-pair order restored by
+ * (CTS), or pushed under a tag of the sender's right behind their
+ * announcement (PUSH); completions handled in progress(); per-pair order
+ * restored by
  * sequence numbers. Operations the provider has no room for (-FI_EAGAIN)
  * wait on backlogs that progress() retries.
  */
@@ -137,6 +139,30 @@ static void ctl_flush(ofi_tp_t *tp)
     }
 }
 
+/* A large message goes by PUSH unless the provider's tagged path is not
+ * trusted (LOCUS_OFI_PUSH), the provider cannot take it in one send, or
+ * it is big enough to be read in shares over several rails. */
+static int push_fits(ofi_tp_t *tp, const ofi_peer_t *p, size_t len)
+{
+    return tp->push && (!tp->max_msg || len <= tp->max_msg) &&
+           (p->rails <= 1 || len < (size_t)tp->cfg.stripe_min);
+}
+
+/* A tagged send of s's payload (s->tag, s->tlen): posted now, or kept on
+ * the backlog until the provider has room. */
+static void tsend_post(ofi_tp_t *tp, ofi_send_t *s)
+{
+    int k = s->rail;
+    int rc = (int)fi_tsend(tp->rail[k].dep, s->data, s->tlen, s->reg[k] ? s->reg[k]->desc : NULL,
+                           tp->peers[s->dst].daddr[k], s->tag, &s->fctx);
+    if (rc == -FI_EAGAIN) {
+        s->next_pending = tp->tsend_backlog;
+        tp->tsend_backlog = s;
+    } else if (rc != 0) {
+        ofi_fail(tp, rc, "sending %zu bytes to rank %d: %s", s->tlen, s->dst, fi_strerror(-rc));
+    }
+}
+
 int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
              size_t len, void *send_ctx)
 {
@@ -170,6 +196,22 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         s->len = len;
         s->send_ctx = send_ctx;
         memset(s->reg, 0, sizeof s->reg);
+    }
+    if (s && push_fits(tp, p, len)) {
+        w.type = OFI_PUSH;
+        w.id = s->id;
+        s->tag = w.key[0] = OFI_PUSH_TAG | (uint64_t)(uint32_t)tp->rank << 32 | p->pushes;
+        s->tlen = len;
+        /* Round the rails both sides have: a window of them uses every one. */
+        s->rail = w.rails = (uint16_t)(p->rails > 1 ? p->pushes % (uint32_t)p->rails : 0);
+        int k = s->rail;
+        if ((tp->mr_mode & FI_MR_LOCAL) && !(s->reg[k] = ofi_reg_get(tp, k, data, len, FI_SEND))) {
+            tx_put(tp, b);
+            tp_ids_put(&tp->sends, s->id);
+            ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
+            return tp->failed;
+        }
+    } else if (s) {
         /* Registered on every rail both sides have, for the receiver's
          * reads (striped); a rail that refuses is left out. */
         for (int r = 0; tp->has_rma && r < p->rails; r++) {
@@ -211,6 +253,10 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         return tp->failed;
     }
     p->tx_seq++;
+    if (w.type == OFI_PUSH) {
+        p->pushes++;
+        tsend_post(tp, s); /* right behind its announcement */
+    }
     return s ? LOCUS_TP_PENDING : LOCUS_TP_DONE;
 }
 
@@ -267,6 +313,69 @@ static int reads_post(ofi_tp_t *tp, ofi_rndv_t *r)
     return 0;
 }
 
+/* ---- the receiving side of a pushed message ---- */
+
+/* Posts r's tagged receive: into the core's buffer when it has matched
+ * with room for the whole payload, else into a buffer of r's own (an
+ * unmatched payload must not wait in the provider: a provider that keeps
+ * it on its connection would stall what comes behind it). 0, or -1 with
+ * the transport failed; on a full queue r waits on the backlog. */
+static int push_post(ofi_tp_t *tp, ofi_rndv_t *r)
+{
+    if (!r->scratch && (!r->matched || r->want < r->len) && !(r->scratch = malloc(r->len))) {
+        ofi_fail(tp, -ENOMEM, "out of memory for %zu bytes from rank %d", (size_t)r->len, r->src);
+        return -1;
+    }
+    void *into = r->scratch ? r->scratch : r->buf;
+    int k = r->rail;
+    if ((tp->mr_mode & FI_MR_LOCAL) && !r->reg[k] &&
+        !(r->reg[k] = ofi_reg_get(tp, k, into, r->len, FI_RECV))) {
+        ofi_fail(tp, -ENOMEM, "registering %zu bytes from rank %d", (size_t)r->len, r->src);
+        return -1;
+    }
+    int rc = (int)fi_trecv(tp->rail[k].dep, into, r->len, r->reg[k] ? r->reg[k]->desc : NULL,
+                           FI_ADDR_UNSPEC, r->tag, 0, &r->fctx);
+    if (rc == -FI_EAGAIN) {
+        if (!r->queued) {
+            r->queued = 1;
+            r->next_pending = tp->read_backlog;
+            tp->read_backlog = r;
+        }
+        return 0;
+    }
+    if (rc != 0) {
+        ofi_fail(tp, rc, "posting a receive from rank %d: %s", r->src, fi_strerror(-rc));
+        return -1;
+    }
+    r->posted = 1;
+    return 0;
+}
+
+/* Matched and landed: out of r's own buffer, if it has one, and done. */
+static void push_finish(ofi_tp_t *tp, ofi_rndv_t *r)
+{
+    if (r->scratch) {
+        if (r->want)
+            memcpy(r->buf, r->scratch, r->want);
+        ofi_reg_put(tp, r->reg[r->rail]);
+        r->reg[r->rail] = NULL;
+        free(r->scratch);
+        r->scratch = NULL;
+    }
+    rndv_finish(tp, r);
+}
+
+static int push_recv(ofi_tp_t *tp, ofi_rndv_t *r)
+{
+    r->matched = 1;
+    if (r->landed)
+        push_finish(tp, r);
+    else if (!r->posted && !r->queued)
+        push_post(tp, r);
+    /* else its own buffer is under way: copied out when it lands */
+    return tp->failed;
+}
+
 int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, void *recv_ctx,
                   int hints)
 {
@@ -278,6 +387,8 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
     r->buf = buf;
     r->want = len < r->len ? len : r->len;
     r->recv_ctx = recv_ctx;
+    if (r->pushed)
+        return push_recv(tp, r);
     r->issued = 0;
     r->reads_left = 0;
     r->queued = 0;
@@ -346,23 +457,17 @@ static void backlogs_retry(ofi_tp_t *tp)
         ofi_rndv_t *r = list;
         list = (ofi_rndv_t *)r->next_pending;
         r->queued = 0;
-        reads_post(tp, r);
+        if (r->pushed)
+            push_post(tp, r);
+        else
+            reads_post(tp, r);
     }
     ofi_send_t *sl = tp->tsend_backlog;
     tp->tsend_backlog = NULL;
     while (sl && !tp->failed) {
         ofi_send_t *s = sl;
         sl = s->next_pending;
-        int rc = (int)fi_tsend(tp->rail[0].dep, s->data, s->tlen,
-                               s->reg[0] ? s->reg[0]->desc : NULL, tp->peers[s->dst].daddr[0],
-                               s->tag, &s->fctx);
-        if (rc == -FI_EAGAIN) {
-            s->next_pending = tp->tsend_backlog;
-            tp->tsend_backlog = s;
-        } else if (rc != 0) {
-            ofi_fail(tp, rc, "sending %zu bytes to rank %d: %s", s->tlen, s->dst,
-                     fi_strerror(-rc));
-        }
+        tsend_post(tp, s);
     }
 }
 
@@ -397,9 +502,7 @@ static void cts_arrived(ofi_tp_t *tp, const ofi_wire_t *w)
         ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", s->tlen, s->dst);
         return;
     }
-    s->next_pending = tp->tsend_backlog;
-    tp->tsend_backlog = s;
-    backlogs_retry(tp);
+    tsend_post(tp, s);
 }
 
 /* An ordered message (EAGER, RTS) whose turn it is. */
@@ -418,6 +521,9 @@ static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg)
         return;
     }
     r->kind = OFI_CTX_TRECV;
+    r->pushed = w.type == OFI_PUSH;
+    r->rail = r->pushed ? w.rails : 0;
+    r->tag = w.key[0];
     r->src = w.src;
     r->send_id = w.id;
     r->len = w.len;
@@ -428,6 +534,8 @@ static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg)
         r->reg[k] = NULL;
     }
     tp->up->rndv_arrived(tp->core, w.src, hdr, w.hdrlen, (size_t)w.len, r);
+    if (r->pushed && !r->matched && !tp->failed)
+        push_post(tp, r); /* not matched inside the upcall: into its own buffer */
 }
 
 static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
@@ -456,8 +564,15 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
         cts_arrived(tp, &w);
         return;
     }
-    if (w.type != OFI_EAGER && w.type != OFI_RTS) {
+    if (w.type != OFI_EAGER && w.type != OFI_RTS && w.type != OFI_PUSH) {
         ofi_fail(tp, -EPROTO, "a message of unknown type %d from rank %d", w.type, w.src);
+        return;
+    }
+    if (w.type == OFI_PUSH &&
+        ((w.key[0] >> 32) != (OFI_PUSH_TAG >> 32 | (uint32_t)w.src) || w.len == 0 ||
+         w.rails >= tp->nrails)) {
+        ofi_fail(tp, -EPROTO, "a malformed announcement from rank %d (tag 0x%llx)", w.src,
+                 (unsigned long long)w.key[0]);
         return;
     }
     ofi_peer_t *p = &tp->peers[w.src];
@@ -508,9 +623,17 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
     case OFI_CTX_READ:
         read_done(tp, e->op_context);
         break;
-    case OFI_CTX_TRECV:
-        rndv_finish(tp, (ofi_rndv_t *)((char *)e->op_context - offsetof(ofi_rndv_t, fctx)));
+    case OFI_CTX_TRECV: {
+        ofi_rndv_t *r = (ofi_rndv_t *)((char *)e->op_context - offsetof(ofi_rndv_t, fctx));
+        if (!r->pushed) {
+            rndv_finish(tp, r);
+            break;
+        }
+        r->landed = 1;
+        if (r->matched)
+            push_finish(tp, r);
         break;
+    }
     case OFI_CTX_TSEND:
         sender_finished(tp, (ofi_send_t *)((char *)e->op_context - offsetof(ofi_send_t, fctx)));
         break;

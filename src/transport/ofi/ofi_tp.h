@@ -7,7 +7,12 @@
  * announced by RTS (its registered address and key) and pulled by the
  * receiver with RMA reads, which a FIN then reports to the sender; on a
  * provider without FI_RMA the receiver posts a tagged receive instead and
- * answers CTS, and the sender sends the payload under that tag. A per-pair
+ * answers CTS, and the sender sends the payload under that tag. PUSH
+ * announces a payload the sender sends at once under a tag of its own;
+ * the receiver posts a tagged receive for it as soon as the announcement
+ * is in turn: into the destination when the core has matched it, else into
+ * a buffer of its own, copied out when the core matches (no round trip
+ * before the data moves, the provider's tag matching lands it). A per-pair
  * sequence number puts messages back in the order they were sent whatever
  * the provider's completion order. Peers' addresses come from their cards
  * (the boot layer's address exchange), inserted into the address vector
@@ -41,7 +46,13 @@
 /* The libfabric API version asked for. */
 #define OFI_API FI_VERSION(1, 9)
 
-enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN };
+enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH };
+
+/* A pushed payload's tag: this bit, the sender's rank, and a count of its
+ * pushes to that peer, so that no two payloads in flight (one may wait in
+ * the provider long after its send completed) share a tag. A CTS's tag,
+ * receiver-chosen, never has the bit. */
+#define OFI_PUSH_TAG (1ULL << 63)
 
 /* Rails: domains (NICs) a rank opens, an endpoint on each; control and
  * eager messages go on rail 0, a large message's reads are striped over
@@ -51,7 +62,8 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN };
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
-    uint16_t rails;   /* RTS: the keys that follow, one per rail */
+    uint16_t rails;   /* RTS: the keys that follow, one per rail; PUSH: the rail
+                       * its payload comes on */
     int32_t src;      /* sender's world rank */
     uint32_t seq;     /* per ordered pair, from 0 */
     uint32_t id;      /* RTS/CTS/FIN: the sender's request id */
@@ -60,7 +72,7 @@ typedef struct {
                                    * (from its registration's start without
                                    * FI_MR_VIRT_ADDR) */
     uint64_t key[OFI_RAILS_MAX]; /* RTS: its key on each rail; CTS: [0] the tag to send
-                                  * the payload under */
+                                  * the payload under; PUSH: [0] the tag it comes under */
 } ofi_wire_t;
 
 /* What a completion's context is (every context starts with fi_context). */
@@ -99,8 +111,9 @@ typedef struct {
     size_t len;
     ofi_reg_t *reg[OFI_RAILS_MAX]; /* on each rail (the tagged send: [0]) */
     void *send_ctx;
-    uint64_t tag;           /* the CTS's, while the tagged send waits for room */
+    uint64_t tag;           /* the CTS's (or PUSH's), while the tagged send waits for room */
     size_t tlen;
+    int rail;               /* PUSH: the rail its payload goes on */
     void *next_pending;     /* on tsend_backlog */
 } ofi_send_t;
 
@@ -121,6 +134,13 @@ typedef struct locus_tp_rndv {
     size_t issued;          /* bytes whose reads are posted */
     struct locus_tp_rndv *next_pending; /* on read_backlog */
     int queued;
+    /* PUSH: the payload's tag; matched once the core gave a buffer; its
+     * own buffer (scratch) while unmatched or truncated, landed when the
+     * payload is in it; posted when its tagged receive is. */
+    int pushed, matched, landed, posted;
+    int rail;               /* the rail it comes on */
+    uint64_t tag;
+    void *scratch;
 } ofi_rndv_t;
 
 /* One RMA read of a large receive (several when it exceeds the chunk). */
@@ -145,6 +165,7 @@ typedef struct {
     int known;         /* inserted into the address vectors */
     int dead;          /* its card said it has no ofi */
     uint32_t tx_seq, rx_seq;
+    uint32_t pushes;   /* payloads pushed to it: their tags */
     ofi_held_t *held;  /* by seq, ascending */
 } ofi_peer_t;
 
@@ -167,6 +188,8 @@ typedef struct {
     int rma;           /* -1 auto, 0 off, 1 on */
     int mr_cache;      /* -1 auto, 0 off, 1 on */
     int inject;        /* -1 auto, 0 off, 1 on */
+    int push;          /* -1 auto, 0 off, 1 on */
+    long stripe_min;   /* with rails: from this size reads in shares, not PUSH */
     int verbose;
     tp_qos_t qos;      /* LOCUS_QOS: static and adaptive give each rail two endpoints */
     int tclass_dscp;   /* LOCUS_OFI_TCLASS: 1 dscp, 0 labels */
@@ -187,6 +210,7 @@ typedef struct {
     int nrails;
     uint64_t mr_mode;       /* what the provider asks for */
     int has_rma;
+    int push;               /* large messages up to max_msg by PUSH */
     size_t max_msg, inject;
     int classes;            /* a data endpoint per rail (cfg.qos on) */
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
