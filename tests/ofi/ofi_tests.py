@@ -70,7 +70,8 @@ def case_local(provs):
         # tagged rendezvous. ofi_rxd (udp): "auto" is the tagged rendezvous;
         # its emulated reads, asked for with "on", carry the large messages
         # of the programs that are not the stress test. Pushed payloads
-        # over ofi_rxd stalled the stress test in 4 runs of 8 (docs/ofi.md).
+        # over ofi_rxd stalled the stress test in 4 and in 6 runs of 8
+        # (docs/ofi.md).
         paths = ((("auto", "auto", "large pushed, else by RMA read"),
                   ("off", "auto", "large by RMA read"),
                   ("off", "off", "large by tagged rendezvous")) if prov == "tcp" else

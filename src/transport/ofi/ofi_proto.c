@@ -4,9 +4,8 @@
  * (FIN back), or without FI_RMA sent under a tag the receiver posted
  * (CTS), or pushed under a tag of the sender's right behind their
  * announcement (PUSH); completions handled in progress(); per-pair order
- * restored by
- * sequence numbers. Operations the provider has no room for (-FI_EAGAIN)
- * wait on backlogs that progress() retries.
+ * restored by sequence numbers. Operations the provider has no room for
+ * (-FI_EAGAIN) wait on backlogs that progress() retries.
  */
 #include "ofi_tp.h"
 
@@ -163,6 +162,52 @@ static void tsend_post(ofi_tp_t *tp, ofi_send_t *s)
     }
 }
 
+/* A large message's announcement in w: PUSH (its payload's tag and rail)
+ * or RTS (its registration on every rail both sides have, for the
+ * receiver's reads). 0, or -1 when the payload could not be registered. */
+static int large_announce(ofi_tp_t *tp, ofi_peer_t *p, ofi_send_t *s, ofi_wire_t *w)
+{
+    w->id = s->id;
+    if (push_fits(tp, p, s->len)) {
+        w->type = OFI_PUSH;
+        s->tag = w->key[0] = OFI_PUSH_TAG | (uint64_t)(uint32_t)tp->rank << 32 | p->pushes;
+        s->tlen = s->len;
+        /* Round the rails both sides have: a window of them uses every one. */
+        s->rail = w->rails = (uint16_t)(p->rails > 1 ? p->pushes % (uint32_t)p->rails : 0);
+        int k = s->rail;
+        if ((tp->mr_mode & FI_MR_LOCAL) &&
+            !(s->reg[k] = ofi_reg_get(tp, k, s->data, s->len, FI_SEND)))
+            return -1;
+        return 0;
+    }
+    w->type = OFI_RTS;
+    /* A rail that refuses the registration is left out of the reads. */
+    for (int r = 0; tp->has_rma && r < p->rails; r++) {
+        s->reg[r] = ofi_reg_get(tp, r, s->data, s->len, FI_REMOTE_READ);
+        if (!s->reg[r])
+            break;
+        /* By virtual address (FI_MR_VIRT_ADDR), else from the
+         * registration's start. */
+        w->addr[r] = (tp->mr_mode & FI_MR_VIRT_ADDR)
+                         ? (uint64_t)(uintptr_t)s->data
+                         : (uint64_t)((uintptr_t)s->data - s->reg[r]->base);
+        w->key[r] = s->reg[r]->key;
+        w->rails = (uint16_t)(r + 1);
+    }
+    return tp->has_rma && w->rails == 0 ? -1 : 0;
+}
+
+/* A send that did not go: its bounce buffer, registrations and id back. */
+static void send_undo(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s)
+{
+    tx_put(tp, b);
+    if (!s)
+        return;
+    for (int r = 0; r < OFI_RAILS_MAX; r++)
+        ofi_reg_put(tp, s->reg[r]);
+    tp_ids_put(&tp->sends, s->id);
+}
+
 int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void *data,
              size_t len, void *send_ctx)
 {
@@ -196,56 +241,18 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         s->len = len;
         s->send_ctx = send_ctx;
         memset(s->reg, 0, sizeof s->reg);
-    }
-    if (s && push_fits(tp, p, len)) {
-        w.type = OFI_PUSH;
-        w.id = s->id;
-        s->tag = w.key[0] = OFI_PUSH_TAG | (uint64_t)(uint32_t)tp->rank << 32 | p->pushes;
-        s->tlen = len;
-        /* Round the rails both sides have: a window of them uses every one. */
-        s->rail = w.rails = (uint16_t)(p->rails > 1 ? p->pushes % (uint32_t)p->rails : 0);
-        int k = s->rail;
-        if ((tp->mr_mode & FI_MR_LOCAL) && !(s->reg[k] = ofi_reg_get(tp, k, data, len, FI_SEND))) {
-            tx_put(tp, b);
-            tp_ids_put(&tp->sends, s->id);
+        if (large_announce(tp, p, s, &w) != 0) {
+            send_undo(tp, b, s);
             ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
             return tp->failed;
         }
-    } else if (s) {
-        /* Registered on every rail both sides have, for the receiver's
-         * reads (striped); a rail that refuses is left out. */
-        for (int r = 0; tp->has_rma && r < p->rails; r++) {
-            s->reg[r] = ofi_reg_get(tp, r, data, len, FI_REMOTE_READ);
-            if (!s->reg[r])
-                break;
-            /* By virtual address (FI_MR_VIRT_ADDR), else from the
-             * registration's start. */
-            w.addr[r] = (tp->mr_mode & FI_MR_VIRT_ADDR)
-                            ? (uint64_t)(uintptr_t)data
-                            : (uint64_t)((uintptr_t)data - s->reg[r]->base);
-            w.key[r] = s->reg[r]->key;
-            w.rails = (uint16_t)(r + 1);
-        }
-        if (tp->has_rma && w.rails == 0) {
-            tx_put(tp, b);
-            tp_ids_put(&tp->sends, s->id);
-            ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
-            return tp->failed;
-        }
-        w.type = OFI_RTS;
-        w.id = s->id;
     }
     memcpy(b->mem, &w, sizeof w);
     memcpy((char *)b->mem + sizeof w, hdr, hdrlen);
     size_t total = sizeof w + hdrlen + (w.type == OFI_EAGER ? len : 0);
     int rc = buf_post(tp, b, dst, total);
     if (rc == -FI_EAGAIN) {
-        tx_put(tp, b);
-        if (s) {
-            for (int r = 0; r < OFI_RAILS_MAX; r++)
-                ofi_reg_put(tp, s->reg[r]);
-            tp_ids_put(&tp->sends, s->id);
-        }
+        send_undo(tp, b, s);
         return LOCUS_TP_AGAIN;
     }
     if (rc != 0) {
