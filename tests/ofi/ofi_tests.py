@@ -72,15 +72,20 @@ def case_local(provs):
         # of the programs that are not the stress test. Pushed payloads
         # over ofi_rxd stalled the stress test in 4 and in 6 runs of 8
         # (docs/ofi.md).
-        paths = ((("auto", "auto", "large pushed, else by RMA read"),
-                  ("off", "auto", "large by RMA read"),
-                  ("off", "off", "large by tagged rendezvous")) if prov == "tcp" else
-                 (("auto", "auto", "large by tagged rendezvous"),
-                  ("off", "on", "large by RMA read")))
-        for push, rma, want in paths:
+        # Eager to 64 KiB (the default on libfabric 2's own tcp provider):
+        # payloads above 16 KiB sent from the caller's buffer. Not pushed:
+        # over ofi_rxm pushes keep eager messages within rxm's buffers.
+        paths = ((("auto", "auto", "16k", "large pushed, else by RMA read"),
+                  ("off", "auto", "64k", "eager to 65536 (above 16384 sent in place)"),
+                  ("off", "auto", "16k", "large by RMA read"),
+                  ("off", "off", "16k", "large by tagged rendezvous")) if prov == "tcp" else
+                 (("auto", "auto", "16k", "large by tagged rendezvous"),
+                  ("off", "on", "16k", "large by RMA read")))
+        for push, rma, eager, want in paths:
             for prog in PROGS if rma != "on" else [p for p in PROGS if "mpi_stress" not in p]:
                 rc, out, err = run(3, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_RMA": rma,
                                              "LOCUS_OFI_PUSH": push,
+                                             "LOCUS_OFI_EAGER_MAX": eager,
                                              "LOCUS_OFI_CHUNK_SIZE": "256k"})
                 how = described(err)
                 name = os.path.basename(prog.split()[0])
@@ -208,19 +213,25 @@ def case_mr_modes(provs):
     # Reads asked for: they are what the keys and addresses serve. Then
     # pushed payloads (tagged sends and receives of the data itself), which
     # register only where FI_MR_LOCAL asks.
-    runs = [(prov, name, bits, "off") for prov in ("sockets", "udp") for name, bits in modes] + \
-        [("sockets", name + ", pushed", bits, "on") for name, bits in modes
+    # Then eager payloads above 16 KiB, sent from the caller's buffer
+    # (registered where FI_MR_LOCAL asks), in the stress test's mix.
+    runs = [(prov, name, bits, "off", "16k", prog) for prov in ("sockets", "udp")
+            for name, bits in modes] + \
+        [("sockets", name + ", pushed", bits, "on", "16k", prog) for name, bits in modes
+         if bits & FI_MR_LOCAL] + \
+        [("sockets", name + ", eager to 64k", bits, "on", "64k", PROGS[1]) for name, bits in modes
          if bits & FI_MR_LOCAL]
-    for prov, name, bits, push in [r for r in runs if r[0] in provs]:
-        rc, out, err = run(2, prog, {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
-                                     "LOCUS_TEST_FI_MR_MODE": hex(bits),
-                                     "LOCUS_OFI_RMA": "on", "LOCUS_OFI_PUSH": push})
+    for prov, name, bits, push, eager, p in [r for r in runs if r[0] in provs]:
+        rc, out, err = run(2, p, {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
+                                  "LOCUS_TEST_FI_MR_MODE": hex(bits), "LOCUS_OFI_EAGER_MAX": eager,
+                                  "LOCUS_OFI_RMA": "on", "LOCUS_OFI_PUSH": push})
         how, regs = described(err), shim_line(err)
         print("%s %s: exit %d, %s; %s" % (prov, name, rc, how[:1], regs))
         check(rc == 0 and " No Errors" in out, "%s %s: exit %d\n%s\n%s" % (
             prov, name, rc, out[-1000:], err[-1500:]))
         check(len(how) == 2 and all("mr_mode %s" % hex(bits) in h and
-                                    ("large pushed" in h) == (push == "on") for h in how),
+                                    ("large pushed" in h) == (push == "on") and
+                                    ("sent in place" in h) == (eager == "64k") for h in how),
               "%s %s: the transport did not run with mr_mode %s: %s" % (prov, name,
                                                                        hex(bits), how))
         check(len(regs) == 2 and all(r[0] > 0 for r in regs),

@@ -49,7 +49,9 @@ static int tristate(const char *name, int *out, char *err, size_t errlen)
 static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
 {
     long verbose = 0;
-    if (locus_tunable_long("LOCUS_OFI_EAGER_MAX", &c->eager_max, err, errlen) ||
+    int eager_auto = !strcmp(locus_tunable_str("LOCUS_OFI_EAGER_MAX"), "auto");
+    c->eager_max = -1;
+    if ((!eager_auto && locus_tunable_long("LOCUS_OFI_EAGER_MAX", &c->eager_max, err, errlen)) ||
         locus_tunable_long("LOCUS_OFI_RX_BUFS", &c->rx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_TX_BUFS", &c->tx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_CHUNK_SIZE", &c->chunk, err, errlen) ||
@@ -69,7 +71,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
     }
     c->tclass_dscp = !strcmp(tc, "dscp");
     struct { const char *name; long v, lo, hi; } r[] = {
-        { "LOCUS_OFI_EAGER_MAX", c->eager_max, 0, 1 << 20 },
+        { "LOCUS_OFI_EAGER_MAX", eager_auto ? 0 : c->eager_max, 0, 1 << 20 },
         { "LOCUS_OFI_RX_BUFS", c->rx_bufs, 4, 4096 },
         { "LOCUS_OFI_TX_BUFS", c->tx_bufs, 4, 4096 },
         { "LOCUS_OFI_CHUNK_SIZE", c->chunk, 4096, 1L << 30 },
@@ -318,12 +320,18 @@ static void classes_pick(ofi_tp_t *tp)
 {
     const tp_qos_t *q = &tp->cfg.qos;
     tp->classes = q->mode != TP_QOS_OFF;
-    tp->eager_max = (size_t)tp->cfg.eager_max;
+    const char *prov = tp->info->fabric_attr->prov_name;
+    /* "auto": where every message costs a system call and a trip through
+     * the kernel's TCP (tcp itself, no utility layer), one message with a
+     * copy at the receiver beats an announcement and a pushed payload up to
+     * 64 KiB (docs/ofi.md); fabrics move tagged payloads in place. */
+    tp->eager_max = tp->cfg.eager_max >= 0 ? (size_t)tp->cfg.eager_max
+                    : strncmp(prov, "tcp", 3) == 0 && !strstr(prov, "ofi_rx") ? 65536 : 16384;
     /* ofi_rxm sends at once what fits its buffers (FI_OFI_RXM_BUFFER_SIZE,
      * 16 KiB) and segments the rest: with Locus's heads an eager payload of
      * 16 KiB would not fit, so the largest ones are pushed instead (a
      * payload of 16 KiB pushed: 1624 against 1120 MB/s eager). */
-    if (tp->push && strstr(tp->info->fabric_attr->prov_name, "ofi_rxm")) {
+    if (tp->push && strstr(prov, "ofi_rxm")) {
         const char *v = getenv("FI_OFI_RXM_BUFFER_SIZE");
         size_t buf = v && atol(v) > 0 ? (size_t)atol(v) : 16384;
         size_t heads = sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX;
@@ -391,19 +399,22 @@ failed:
 /* The bounce buffers of eager messages and control, one registration. */
 static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
 {
-    tp->bufsize = sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX + (size_t)tp->cfg.eager_max;
-    tp->bufsize = (tp->bufsize + 63) & ~(size_t)63;
-    size_t n = (size_t)(tp->cfg.rx_bufs + tp->cfg.tx_bufs);
+    size_t heads = sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX;
+    tp->copy_max = tp->eager_max < OFI_COPY_MAX ? tp->eager_max : OFI_COPY_MAX;
+    tp->bufsize = (heads + tp->eager_max + 63) & ~(size_t)63;
+    tp->txsize = (heads + tp->copy_max + 63) & ~(size_t)63;
+    size_t txbytes = (size_t)tp->cfg.tx_bufs * tp->txsize;
+    size_t all = txbytes + (size_t)tp->cfg.rx_bufs * tp->bufsize;
     tp->rx = calloc((size_t)tp->cfg.rx_bufs, sizeof *tp->rx);
     tp->tx = calloc((size_t)tp->cfg.tx_bufs, sizeof *tp->tx);
-    if (!tp->rx || !tp->tx || posix_memalign(&tp->buf_mem, 4096, n * tp->bufsize) != 0) {
+    if (!tp->rx || !tp->tx || posix_memalign(&tp->buf_mem, 4096, all) != 0) {
         tp->buf_mem = NULL;
-        snprintf(err, errlen, "ofi: out of memory for %zu buffers", n);
+        snprintf(err, errlen, "ofi: out of memory for %zu bytes of buffers", all);
         return -1;
     }
     void *desc = NULL;
     if (tp->mr_mode & FI_MR_LOCAL) {
-        int rc = ofi_mr_open(tp, 0, tp->rail[0].ep, tp->buf_mem, n * tp->bufsize, FI_SEND | FI_RECV,
+        int rc = ofi_mr_open(tp, 0, tp->rail[0].ep, tp->buf_mem, all, FI_SEND | FI_RECV,
                              &tp->buf_mr);
         if (check(tp, rc, "registering the bounce buffers", err, errlen))
             return -1;
@@ -412,14 +423,13 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     for (long k = 0; k < tp->cfg.tx_bufs; k++) {
         tp->tx[k] = (ofi_buf_t){ .kind = OFI_CTX_TX, .next = k + 1 < tp->cfg.tx_bufs
                                                                   ? &tp->tx[k + 1] : NULL,
-                                 .mem = (char *)tp->buf_mem + (size_t)k * tp->bufsize,
+                                 .mem = (char *)tp->buf_mem + (size_t)k * tp->txsize,
                                  .desc = desc };
     }
     tp->tx_free = &tp->tx[0];
     for (long k = 0; k < tp->cfg.rx_bufs; k++) {
         tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX,
-                                 .mem = (char *)tp->buf_mem +
-                                        (size_t)(tp->cfg.tx_bufs + k) * tp->bufsize,
+                                 .mem = (char *)tp->buf_mem + txbytes + (size_t)k * tp->bufsize,
                                  .desc = desc };
         int rc = ofi_rx_post(tp, &tp->rx[k]);
         if (check(tp, rc, "posting receives", err, errlen))
@@ -678,11 +688,15 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     if (tp->classes)
         snprintf(cls, sizeof cls, ", classes %s tclass 0x%x/0x%x", tp_qos_name(tp->cfg.qos.mode),
                  tp->tclass_ctl, tp->tclass_data);
+    char zc[48] = "";
+    if (tp->eager_max > tp->copy_max)
+        snprintf(zc, sizeof zc, " (above %zu sent in place)", tp->copy_max);
     snprintf(tp->desc, sizeof tp->desc,
-             "%s on %s (%s)%s, large %s%s, eager to %zu%s, mr_mode 0x%llx%s%s",
+             "%s on %s (%s)%s, large %s%s, eager to %zu%s%s, mr_mode 0x%llx%s%s",
              tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why, doms,
              tp->push ? "pushed, else " : "", tp->has_rma ? "by RMA read" : "by tagged rendezvous",
-             tp->eager_max, tp->inject ? "" : " (no inject)", (unsigned long long)tp->mr_mode,
+             tp->eager_max, zc,
+             tp->inject ? "" : " (no inject)", (unsigned long long)tp->mr_mode,
              tp->cfg.mr_cache ? ", registration cache" : "", cls);
     return 0;
 }

@@ -197,6 +197,20 @@ static int large_announce(ofi_tp_t *tp, ofi_peer_t *p, ofi_send_t *s, ofi_wire_t
     return tp->has_rma && w->rails == 0 ? -1 : 0;
 }
 
+/* An eager message from the caller's buffer: its heads (in b) and payload
+ * as one message; 0, -FI_EAGAIN, or an error. */
+static int heads_data_post(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s, size_t heads)
+{
+    struct iovec iov[2] = { { b->mem, heads }, { (void *)s->data, s->len } };
+    void *desc[2] = { b->desc, s->reg[0] ? s->reg[0]->desc : NULL };
+    int rc = (int)fi_sendv(tp->rail[0].ep, iov, desc, 2, tp->peers[s->dst].addr[0], &s->fctx);
+    if (rc == 0) {
+        s->heads = b;
+        tp->tx_in_flight++;
+    }
+    return rc;
+}
+
 /* A send that did not go: its bounce buffer, registrations and id back. */
 static void send_undo(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s)
 {
@@ -224,11 +238,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         return LOCUS_TP_AGAIN;
     ofi_wire_t w = { .hdrlen = (uint8_t)hdrlen, .src = tp->rank, .seq = p->tx_seq, .len = len };
     ofi_send_t *s = NULL;
-    if (len <= tp->eager_max) {
-        w.type = OFI_EAGER;
-        if (len) /* data may be NULL then (a control message of the core's) */
-            memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
-    } else {
+    if (len > tp->copy_max) {
+        /* Sent from the caller's buffer: done when the provider says so. */
         s = tp_ids_get(&tp->sends, sizeof *s);
         if (!s) {
             tx_put(tp, b);
@@ -240,17 +251,30 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         s->data = data;
         s->len = len;
         s->send_ctx = send_ctx;
+        s->heads = NULL;
         memset(s->reg, 0, sizeof s->reg);
-        if (large_announce(tp, p, s, &w) != 0) {
+    }
+    if (len <= tp->eager_max) {
+        w.type = OFI_EAGER;
+        if (s && (tp->mr_mode & FI_MR_LOCAL) &&
+            !(s->reg[0] = ofi_reg_get(tp, 0, data, len, FI_SEND))) {
             send_undo(tp, b, s);
             ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
             return tp->failed;
         }
+        if (!s && len) /* data may be NULL then (a control message of the core's) */
+            memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
+    } else if (large_announce(tp, p, s, &w) != 0) {
+        send_undo(tp, b, s);
+        ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
+        return tp->failed;
     }
     memcpy(b->mem, &w, sizeof w);
     memcpy((char *)b->mem + sizeof w, hdr, hdrlen);
-    size_t total = sizeof w + hdrlen + (w.type == OFI_EAGER ? len : 0);
-    int rc = buf_post(tp, b, dst, total);
+    size_t heads = sizeof w + hdrlen;
+    int rc = w.type != OFI_EAGER ? buf_post(tp, b, dst, heads)
+             : s                 ? heads_data_post(tp, b, s, heads)
+                                 : buf_post(tp, b, dst, heads + len);
     if (rc == -FI_EAGAIN) {
         send_undo(tp, b, s);
         return LOCUS_TP_AGAIN;
@@ -482,6 +506,10 @@ static void backlogs_retry(ofi_tp_t *tp)
 
 static void sender_finished(ofi_tp_t *tp, ofi_send_t *s)
 {
+    if (s->heads) {
+        tp->tx_in_flight--;
+        tx_put(tp, s->heads);
+    }
     for (int r = 0; r < OFI_RAILS_MAX; r++)
         ofi_reg_put(tp, s->reg[r]);
     void *ctx = s->send_ctx;

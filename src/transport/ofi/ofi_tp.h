@@ -59,6 +59,12 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH };
  * every rail both sides have (LOCUS_OFI_RAILS). */
 #define OFI_RAILS_MAX 4
 
+/* Eager payloads up to this are copied into a send bounce buffer (a copy
+ * costs less than registering and tracking the caller's buffer); larger
+ * eager ones are sent from the caller's buffer, heads and payload as one
+ * message. */
+#define OFI_COPY_MAX 16384
+
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
@@ -82,7 +88,7 @@ typedef struct ofi_buf {
     struct fi_context fctx;
     int kind;          /* OFI_CTX_RX or OFI_CTX_TX */
     struct ofi_buf *next;
-    void *mem;         /* size ofi_tp_t.bufsize, registered when mr_local */
+    void *mem;         /* bufsize (receive) or txsize (send), registered when mr_local */
     void *desc;
     int dst;           /* a control message waiting for room: to whom, */
     size_t len;        /* how long */
@@ -115,6 +121,8 @@ typedef struct {
     size_t tlen;
     int rail;               /* PUSH: the rail its payload goes on */
     void *next_pending;     /* on tsend_backlog */
+    struct ofi_buf *heads;  /* EAGER from the caller's buffer: the bounce buffer
+                             * holding its heads, sent with it as one message */
 } ofi_send_t;
 
 /* A large receive: the reads (or the tagged receive) under way. */
@@ -216,7 +224,10 @@ typedef struct {
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
     size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
 
-    size_t bufsize;         /* wire head + core header + eager payload */
+    size_t bufsize;         /* a receive buffer: wire head + core header + eager payload */
+    size_t txsize;          /* a send bounce buffer: the heads + copy_max */
+    size_t copy_max;        /* eager payloads copied into a bounce buffer; larger
+                             * ones (to eager_max) go from the caller's buffer */
     ofi_buf_t *rx, *tx;     /* arrays */
     ofi_buf_t *tx_free;
     int tx_in_flight;
@@ -239,7 +250,7 @@ typedef struct {
 
     int failed;
     char errmsg[256];
-    char desc[320];
+    char desc[384];
 } ofi_tp_t;
 
 /* ofi_create.c */
