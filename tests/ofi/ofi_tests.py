@@ -6,7 +6,10 @@ over loopback (domain lo): real processes, real provider, real sockets.
 Cases:
   local     the programs (each "path args", one word) at 3 ranks with the
             tcp (tcp;ofi_rxm) and udp (udp;ofi_rxd) providers, large
-            messages by RMA read and by tagged rendezvous (LOCUS_OFI_RMA=off)
+            messages pushed, by RMA read and by tagged rendezvous
+            (LOCUS_OFI_RMA=off), eager ones to 64 KiB
+  local2    the same on libfabric 2's own tcp provider (PyPI MPICH's, when
+            present): its defaults, and one big receive buffer
   mr_modes  what real fabrics ask of memory registration, made to happen
             here by SHIM (an LD_PRELOADed fi_getinfo/fi_fabric, see
             ofi_mode_shim.c): FI_MR_LOCAL, FI_MR_VIRT_ADDR, FI_MR_PROV_KEY,
@@ -97,6 +100,39 @@ def case_local(provs):
                                             for h in how),
                       "%s push=%s rma=%s %s: not every rank on ofi/%s over lo with %s: %s" % (
                           prov, push, rma, name, prov, want, how))
+
+
+def libfabric2():
+    """The folder of PyPI MPICH's libfabric 2 (scripts/bootstrap installs
+    it for the benchmarks), or None: its own tcp provider, without
+    ofi_rxm, is where eager messages go to 64 KiB by default."""
+    d = os.path.join(os.environ.get("LOCUS_BENCH_MPICH5", "/opt/locus-peers/mpich-5"),
+                     "lib", "mpich")
+    return d if os.path.exists(os.path.join(d, "libfabric.so.1")) else None
+
+
+def case_local2(provs):
+    """The programs at 3 ranks on libfabric 2's own tcp provider (when
+    present): its defaults (eager to 64 KiB, in place above 16 KiB, large
+    pushed), and with one big receive buffer, which every eager message
+    above 16 KiB then waits for."""
+    lib = libfabric2()
+    if not lib:
+        print("SKIPPED: no libfabric 2 here (PyPI's MPICH, scripts/bootstrap)")
+        sys.exit(77)
+    for big in ("8", "1"):
+        for prog in PROGS:
+            rc, out, err = run(3, prog, {"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib,
+                                         "LOCUS_OFI_RX_BIG_BUFS": big})
+            how = described(err)
+            name = os.path.basename(prog.split()[0])
+            print("libfabric 2 tcp, %s big buffers, %s: exit %d, %s" % (
+                big, name, rc, how[0] if how else "no ofi line"))
+            check(rc == 0 and " No Errors" in out, "libfabric 2 %s: exit %d\n%s\n%s" % (
+                name, rc, out[-1500:], err[-1500:]))
+            want = "large pushed, else by RMA read, eager to 65536 (above 16384 sent in place)"
+            check(len(how) == 3 and all(h.startswith("tcp on lo ") and want in h for h in how),
+                  "libfabric 2 %s: not every rank on its own tcp with %s: %s" % (name, want, how))
 
 
 def case_tiny(provs):

@@ -53,6 +53,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
     c->eager_max = -1;
     if ((!eager_auto && locus_tunable_long("LOCUS_OFI_EAGER_MAX", &c->eager_max, err, errlen)) ||
         locus_tunable_long("LOCUS_OFI_RX_BUFS", &c->rx_bufs, err, errlen) ||
+        locus_tunable_long("LOCUS_OFI_RX_BIG_BUFS", &c->rx_big_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_TX_BUFS", &c->tx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_CHUNK_SIZE", &c->chunk, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_RAILS", &c->rails, err, errlen) ||
@@ -73,6 +74,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
     struct { const char *name; long v, lo, hi; } r[] = {
         { "LOCUS_OFI_EAGER_MAX", eager_auto ? 0 : c->eager_max, 0, 1 << 20 },
         { "LOCUS_OFI_RX_BUFS", c->rx_bufs, 4, 4096 },
+        { "LOCUS_OFI_RX_BIG_BUFS", c->rx_big_bufs, 1, 4096 },
         { "LOCUS_OFI_TX_BUFS", c->tx_bufs, 4, 4096 },
         { "LOCUS_OFI_CHUNK_SIZE", c->chunk, 4096, 1L << 30 },
         { "LOCUS_OFI_RAILS", c->rails, 1, OFI_RAILS_MAX },
@@ -372,7 +374,8 @@ static int endpoint_open(ofi_tp_t *tp, ofi_rail_t *rl, char *err, size_t errlen)
         return -1;
 rest:;
     struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
-                              .size = (size_t)(tp->cfg.rx_bufs + tp->cfg.tx_bufs) * 2,
+                              .size = (size_t)(tp->cfg.rx_bufs + tp->cfg.rx_big_bufs +
+                                               tp->cfg.tx_bufs) * 2,
                               .wait_obj = FI_WAIT_FD };
     if (fi_cq_open(rl->domain, &cqa, &rl->cq, NULL) != 0) {
         cqa.wait_obj = FI_WAIT_NONE; /* sleeping is optional (ops.wait) */
@@ -396,16 +399,22 @@ failed:
     return -1;
 }
 
-/* The bounce buffers of eager messages and control, one registration. */
+/* The bounce buffers of eager messages and control, one registration:
+ * sends, receives up to copy_max, and a few big receives (eager messages
+ * above copy_max, taken by tag) so that their copies stay in the cache. */
 static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
 {
     size_t heads = sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX;
     tp->copy_max = tp->eager_max < OFI_COPY_MAX ? tp->eager_max : OFI_COPY_MAX;
-    tp->bufsize = (heads + tp->eager_max + 63) & ~(size_t)63;
     tp->txsize = (heads + tp->copy_max + 63) & ~(size_t)63;
+    tp->rxsize = tp->txsize;
+    tp->bigsize = (heads + tp->eager_max + 63) & ~(size_t)63;
+    long nbig = tp->eager_max > tp->copy_max ? tp->cfg.rx_big_bufs : 0;
+    tp->nrx = (int)(tp->cfg.rx_bufs + nbig);
     size_t txbytes = (size_t)tp->cfg.tx_bufs * tp->txsize;
-    size_t all = txbytes + (size_t)tp->cfg.rx_bufs * tp->bufsize;
-    tp->rx = calloc((size_t)tp->cfg.rx_bufs, sizeof *tp->rx);
+    size_t rxbytes = (size_t)tp->cfg.rx_bufs * tp->rxsize;
+    size_t all = txbytes + rxbytes + (size_t)nbig * tp->bigsize;
+    tp->rx = calloc((size_t)tp->nrx, sizeof *tp->rx);
     tp->tx = calloc((size_t)tp->cfg.tx_bufs, sizeof *tp->tx);
     if (!tp->rx || !tp->tx || posix_memalign(&tp->buf_mem, 4096, all) != 0) {
         tp->buf_mem = NULL;
@@ -420,17 +429,18 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
             return -1;
         desc = fi_mr_desc(tp->buf_mr);
     }
+    char *mem = tp->buf_mem;
     for (long k = 0; k < tp->cfg.tx_bufs; k++) {
         tp->tx[k] = (ofi_buf_t){ .kind = OFI_CTX_TX, .next = k + 1 < tp->cfg.tx_bufs
                                                                   ? &tp->tx[k + 1] : NULL,
-                                 .mem = (char *)tp->buf_mem + (size_t)k * tp->txsize,
-                                 .desc = desc };
+                                 .mem = mem + (size_t)k * tp->txsize, .desc = desc };
     }
     tp->tx_free = &tp->tx[0];
-    for (long k = 0; k < tp->cfg.rx_bufs; k++) {
-        tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX,
-                                 .mem = (char *)tp->buf_mem + txbytes + (size_t)k * tp->bufsize,
-                                 .desc = desc };
+    mem += txbytes;
+    for (int k = 0; k < tp->nrx; k++) {
+        int big = k >= tp->cfg.rx_bufs;
+        tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX, .big = big, .mem = mem, .desc = desc };
+        mem += big ? tp->bigsize : tp->rxsize;
         int rc = ofi_rx_post(tp, &tp->rx[k]);
         if (check(tp, rc, "posting receives", err, errlen))
             return -1;

@@ -17,8 +17,10 @@
 
 int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
 {
-    int rc = (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
-                          &b->fctx);
+    int rc = b->big ? (int)fi_trecv(tp->rail[0].ep, b->mem, tp->bigsize, b->desc, FI_ADDR_UNSPEC,
+                                    OFI_EAGER_TAG, 0, &b->fctx)
+                    : (int)fi_recv(tp->rail[0].ep, b->mem, tp->rxsize, b->desc, FI_ADDR_UNSPEC,
+                                   &b->fctx);
     if (rc == -FI_EAGAIN) {
         /* ofi_rxd's receive queue can be momentarily full. */
         b->next = tp->rx_backlog;
@@ -198,12 +200,14 @@ static int large_announce(ofi_tp_t *tp, ofi_peer_t *p, ofi_send_t *s, ofi_wire_t
 }
 
 /* An eager message from the caller's buffer: its heads (in b) and payload
- * as one message; 0, -FI_EAGAIN, or an error. */
+ * as one message, to the receiver's big buffers; 0, -FI_EAGAIN, or an
+ * error. */
 static int heads_data_post(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s, size_t heads)
 {
     struct iovec iov[2] = { { b->mem, heads }, { (void *)s->data, s->len } };
     void *desc[2] = { b->desc, s->reg[0] ? s->reg[0]->desc : NULL };
-    int rc = (int)fi_sendv(tp->rail[0].ep, iov, desc, 2, tp->peers[s->dst].addr[0], &s->fctx);
+    int rc = (int)fi_tsendv(tp->rail[0].ep, iov, desc, 2, tp->peers[s->dst].addr[0],
+                            OFI_EAGER_TAG, &s->fctx);
     if (rc == 0) {
         s->heads = b;
         tp->tx_in_flight++;

@@ -65,6 +65,12 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH };
  * message. */
 #define OFI_COPY_MAX 16384
 
+/* The tag of those larger eager messages: the receiver takes them into a
+ * few big buffers posted by this tag, the others into its many small ones
+ * (order is restored by sequence number as for every message). No tag of
+ * a tagged rendezvous (rank << 32 | id) has this bit below 2^30 ranks. */
+#define OFI_EAGER_TAG (1ULL << 62)
+
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
@@ -87,8 +93,9 @@ enum { OFI_CTX_RX = 1, OFI_CTX_TX, OFI_CTX_READ, OFI_CTX_TRECV, OFI_CTX_TSEND };
 typedef struct ofi_buf {
     struct fi_context fctx;
     int kind;          /* OFI_CTX_RX or OFI_CTX_TX */
+    int big;           /* a big receive buffer (posted by OFI_EAGER_TAG) */
     struct ofi_buf *next;
-    void *mem;         /* bufsize (receive) or txsize (send), registered when mr_local */
+    void *mem;         /* txsize, rxsize or bigsize; registered when mr_local */
     void *desc;
     int dst;           /* a control message waiting for room: to whom, */
     size_t len;        /* how long */
@@ -192,7 +199,7 @@ typedef struct {
 } ofi_rail_t;
 
 typedef struct {
-    long eager_max, rx_bufs, tx_bufs, chunk, rails;
+    long eager_max, rx_bufs, rx_big_bufs, tx_bufs, chunk, rails;
     int rma;           /* -1 auto, 0 off, 1 on */
     int mr_cache;      /* -1 auto, 0 off, 1 on */
     int inject;        /* -1 auto, 0 off, 1 on */
@@ -224,8 +231,10 @@ typedef struct {
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
     size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
 
-    size_t bufsize;         /* a receive buffer: wire head + core header + eager payload */
-    size_t txsize;          /* a send bounce buffer: the heads + copy_max */
+    size_t txsize;          /* a send bounce buffer: wire head + core header + copy_max */
+    size_t rxsize;          /* a receive buffer: the same */
+    size_t bigsize;         /* a big receive buffer: the heads + eager_max */
+    int nrx;                /* receive buffers, the big ones last */
     size_t copy_max;        /* eager payloads copied into a bounce buffer; larger
                              * ones (to eager_max) go from the caller's buffer */
     ofi_buf_t *rx, *tx;     /* arrays */
