@@ -7,7 +7,8 @@ Cases:
   local     the programs (each "path args", one word) at 3 ranks with the
             tcp (tcp;ofi_rxm) and udp (udp;ofi_rxd) providers, large
             messages pushed, by RMA read and by tagged rendezvous
-            (LOCUS_OFI_RMA=off), eager ones to 64 KiB
+            (LOCUS_OFI_RMA=off), eager ones to 64 KiB; and a stream
+            whose pushes go in batches of announcements
   local2    the same on libfabric 2's own tcp provider (PyPI MPICH's, when
             present): its defaults, and one big receive buffer
   mr_modes  what real fabrics ask of memory registration, made to happen
@@ -68,6 +69,8 @@ def described(err):
 
 
 def case_local(provs):
+    if "tcp" in provs:
+        stream_batched({"FI_PROVIDER": "tcp"}, "tcp")
     for prov in [p for p in ("tcp", "udp") if p in provs]:
         # Each path for large messages: pushed (the default over tcp), read,
         # tagged rendezvous. ofi_rxd (udp): "auto" is the tagged rendezvous;
@@ -120,6 +123,7 @@ def case_local2(provs):
     if not lib:
         print("SKIPPED: no libfabric 2 here (PyPI's MPICH, scripts/bootstrap)")
         sys.exit(77)
+    stream_batched({"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib}, "libfabric 2 tcp")
     for big in ("8", "1"):
         for prog in PROGS:
             rc, out, err = run(3, prog, {"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib,
@@ -133,6 +137,34 @@ def case_local2(provs):
             want = "large pushed, else by RMA read, eager to 65536 (above 16384 sent in place)"
             check(len(how) == 3 and all(h.startswith("tcp on lo ") and want in h for h in how),
                   "libfabric 2 %s: not every rank on its own tcp with %s: %s" % (name, want, how))
+
+
+def batches(err):
+    """Each rank's (pushed, announced in batches) from its last verbose line."""
+    return [(int(a), int(b)) for a, b in
+            re.findall(r"ofi: (\d+) payloads pushed, (\d+) announced in batches", err)]
+
+
+def stream_batched(env, label):
+    """rail_stream at 2 ranks, eager to 1 KiB: every round pushes 4 KiB,
+    60 KiB, 256 KiB and 2 MiB back to back, so all but the first wait for
+    the next progress call and go as one batch of announcements; every
+    byte and the order are checked by the program."""
+    stream = os.environ["LOCUS_TEST_RAIL_STREAM"]
+    for batch in ("auto", "off"):
+        rc, out, err = run(2, stream + " 40", dict(env, LOCUS_OFI_EAGER_MAX="1k",
+                                                   LOCUS_OFI_BATCH=batch))
+        got, how = batches(err), described(err)
+        print("%s rail_stream, eager to 1k, batches %s: exit %d, (pushed, batched) per rank %s"
+              % (label, batch, rc, got))
+        check(rc == 0 and " No Errors" in out, "%s rail_stream: exit %d\n%s\n%s" % (
+            label, rc, out[-1000:], err[-1500:]))
+        check(len(how) == 2 and all(("pushes batched" in h) == (batch == "auto") for h in how),
+              "%s rail_stream, batches %s: verbose lines %s" % (label, batch, how))
+        # 4 pushes a round each way; the first of a round may go at once.
+        check(len(got) == 2 and all(p == 160 and (b >= 80 if batch == "auto" else b == 0)
+                                    for p, b in got),
+              "%s rail_stream, batches %s: pushes and batched ones %s" % (label, batch, got))
 
 
 def case_tiny(provs):

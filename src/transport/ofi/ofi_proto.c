@@ -215,6 +215,95 @@ static int heads_data_post(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s, size_t hea
     return rc;
 }
 
+/* ---- batches of announcements ---- */
+
+/* A push to a peer whose earlier pushes are still in flight waits, with
+ * the others that follow it, for the next progress call: their
+ * announcements then go as one BATCH message, their payloads right behind
+ * it. Where every message costs a system call (tcp) a window of pushes
+ * then costs one announcement, not one each; the first push of a window
+ * still goes at once. */
+
+/* Sends dst's batch, then the payloads it announces: 0, -FI_EAGAIN (the
+ * batch kept), or -1 with the transport failed. */
+static int batch_send(ofi_tp_t *tp, int dst)
+{
+    ofi_peer_t *p = &tp->peers[dst];
+    ofi_buf_t *b = p->batch;
+    ofi_wire_t w = { .type = OFI_BATCH, .src = tp->rank, .seq = UNORDERED,
+                     .id = (uint32_t)p->nbatch, .len = b->len - sizeof w };
+    memcpy(b->mem, &w, sizeof w);
+    int rc = buf_post(tp, b, dst, b->len);
+    if (rc == -FI_EAGAIN)
+        return rc;
+    if (rc != 0) {
+        ofi_fail(tp, rc, "sending to rank %d: %s", dst, fi_strerror(-rc));
+        return -1;
+    }
+    tp->pushed_batched += p->nbatch;
+    p->batch = NULL;
+    p->nbatch = 0;
+    ofi_send_t *s = p->batch_head;
+    p->batch_head = p->batch_tail = NULL;
+    while (s) {
+        ofi_send_t *next = s->next_batched;
+        p->pushes_out++;
+        tsend_post(tp, s);
+        s = next;
+    }
+    return 0;
+}
+
+/* Every batch waiting (from progress); those without room stay listed. */
+static void batches_send(ofi_tp_t *tp)
+{
+    int kept = 0;
+    for (int i = 0; i < tp->nbatched; i++) {
+        int dst = tp->batched[i];
+        if (!tp->failed && tp->peers[dst].batch && batch_send(tp, dst) == -FI_EAGAIN)
+            tp->batched[kept++] = dst;
+        else
+            tp->peers[dst].listed = 0;
+    }
+    tp->nbatched = kept;
+}
+
+/* Adds the announcement w (with the core's header) of s to dst's batch,
+ * in b when it starts one (b is the caller's otherwise). A batch fits one
+ * small receive buffer, which is as large as a send bounce buffer: a full
+ * one is sent first. 0, -FI_EAGAIN, or -1 with the transport failed. */
+static int batch_add(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
+                     const void *hdr, size_t hdrlen, ofi_send_t *s)
+{
+    ofi_peer_t *p = &tp->peers[dst];
+    size_t reclen = sizeof *w + hdrlen;
+    if (p->batch && p->batch->len + reclen > tp->txsize) {
+        int rc = batch_send(tp, dst);
+        if (rc != 0)
+            return rc;
+    }
+    if (!p->batch) {
+        p->batch = b;
+        b->len = sizeof *w;
+        if (!p->listed) {
+            p->listed = 1;
+            tp->batched[tp->nbatched++] = dst;
+        }
+    }
+    char *at = (char *)p->batch->mem + p->batch->len;
+    memcpy(at, w, sizeof *w);
+    memcpy(at + sizeof *w, hdr, hdrlen);
+    p->batch->len += reclen;
+    p->nbatch++;
+    s->pushed = 1;
+    if (p->batch_tail)
+        p->batch_tail->next_batched = s;
+    else
+        p->batch_head = s;
+    p->batch_tail = s;
+    return 0;
+}
+
 /* A send that did not go: its bounce buffer, registrations and id back. */
 static void send_undo(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s)
 {
@@ -256,6 +345,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         s->len = len;
         s->send_ctx = send_ctx;
         s->heads = NULL;
+        s->pushed = 0;
+        s->next_batched = NULL;
         memset(s->reg, 0, sizeof s->reg);
     }
     if (len <= tp->eager_max) {
@@ -273,24 +364,41 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
         return tp->failed;
     }
-    memcpy(b->mem, &w, sizeof w);
-    memcpy((char *)b->mem + sizeof w, hdr, hdrlen);
-    size_t heads = sizeof w + hdrlen;
-    int rc = w.type != OFI_EAGER ? buf_post(tp, b, dst, heads)
-             : s                 ? heads_data_post(tp, b, s, heads)
-                                 : buf_post(tp, b, dst, heads + len);
+    int rc;
+    if (w.type == OFI_PUSH && tp->batch && (p->pushes_out > 0 || p->batch)) {
+        rc = batch_add(tp, dst, b, &w, hdr, hdrlen, s);
+        if (rc == 0 && p->batch != b)
+            tx_put(tp, b);
+    } else {
+        /* Anything else goes behind the peer's batch. */
+        rc = p->batch ? batch_send(tp, dst) : 0;
+        if (rc == 0) {
+            memcpy(b->mem, &w, sizeof w);
+            memcpy((char *)b->mem + sizeof w, hdr, hdrlen);
+            size_t heads = sizeof w + hdrlen;
+            rc = w.type != OFI_EAGER ? buf_post(tp, b, dst, heads)
+                 : s                 ? heads_data_post(tp, b, s, heads)
+                                     : buf_post(tp, b, dst, heads + len);
+            if (rc == 0 && w.type == OFI_PUSH) {
+                s->pushed = 1;
+                p->pushes_out++;
+                tsend_post(tp, s); /* right behind its announcement */
+            }
+        }
+    }
     if (rc == -FI_EAGAIN) {
         send_undo(tp, b, s);
         return LOCUS_TP_AGAIN;
     }
     if (rc != 0) {
-        ofi_fail(tp, rc, "sending to rank %d: %s", dst, fi_strerror(-rc));
+        if (!tp->failed)
+            ofi_fail(tp, rc, "sending to rank %d: %s", dst, fi_strerror(-rc));
         return tp->failed;
     }
     p->tx_seq++;
     if (w.type == OFI_PUSH) {
         p->pushes++;
-        tsend_post(tp, s); /* right behind its announcement */
+        tp->pushed++;
     }
     return s ? LOCUS_TP_PENDING : LOCUS_TP_DONE;
 }
@@ -510,6 +618,8 @@ static void backlogs_retry(ofi_tp_t *tp)
 
 static void sender_finished(ofi_tp_t *tp, ofi_send_t *s)
 {
+    if (s->pushed)
+        tp->peers[s->dst].pushes_out--;
     if (s->heads) {
         tp->tx_in_flight--;
         tx_put(tp, s->heads);
@@ -577,6 +687,9 @@ static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg)
         push_post(tp, r); /* not matched inside the upcall: into its own buffer */
 }
 
+static void batch_arrived(ofi_tp_t *tp, const ofi_wire_t *w, const unsigned char *msg,
+                          size_t len);
+
 static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
 {
     ofi_wire_t w;
@@ -586,7 +699,8 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
     }
     memcpy(&w, msg, sizeof w);
     if (w.src < 0 || w.src >= tp->size || w.hdrlen > LOCUS_TP_HDR_MAX ||
-        (w.type == OFI_EAGER && sizeof w + w.hdrlen + w.len != len)) {
+        (w.type == OFI_EAGER && sizeof w + w.hdrlen + w.len != len) ||
+        (w.type == OFI_BATCH && sizeof w + w.len != len)) {
         ofi_fail(tp, -EPROTO, "a malformed message (type %d from %d, %zu bytes)", w.type, w.src,
                  len);
         return;
@@ -601,6 +715,10 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
     }
     if (w.type == OFI_CTS) {
         cts_arrived(tp, &w);
+        return;
+    }
+    if (w.type == OFI_BATCH) {
+        batch_arrived(tp, &w, msg, len);
         return;
     }
     if (w.type != OFI_EAGER && w.type != OFI_RTS && w.type != OFI_PUSH) {
@@ -641,6 +759,32 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
         p->rx_seq++;
         free(h);
     }
+}
+
+/* A BATCH: each of its records (a PUSH head and the core's header) as if
+ * it had come alone. */
+static void batch_arrived(ofi_tp_t *tp, const ofi_wire_t *w, const unsigned char *msg,
+                          size_t len)
+{
+    size_t off = sizeof *w;
+    for (uint32_t i = 0; i < w->id && !tp->failed; i++) {
+        ofi_wire_t r;
+        size_t reclen = 0;
+        if (off + sizeof r <= len) {
+            memcpy(&r, msg + off, sizeof r);
+            reclen = sizeof r + r.hdrlen;
+        }
+        if (!reclen || r.type != OFI_PUSH || r.src != w->src || off + reclen > len) {
+            ofi_fail(tp, -EPROTO, "a malformed batch from rank %d (record %u of %u)", w->src, i,
+                     w->id);
+            return;
+        }
+        message_arrived(tp, msg + off, reclen);
+        off += reclen;
+    }
+    if (!tp->failed && off != len)
+        ofi_fail(tp, -EPROTO, "a batch from rank %d with %zu bytes past its %u records", w->src,
+                 len - off, w->id);
 }
 
 static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
@@ -693,6 +837,8 @@ int ofi_progress(locus_tp_t *t)
         struct fid_cq *cq = tp->rail[rail].cq;
         events += cq_drain(tp, cq);
     }
+    if (tp->nbatched)
+        batches_send(tp);
     if (tp->rx_backlog)
         rx_backlog_post(tp);
     if (tp->ctl_head || tp->read_backlog || tp->tsend_backlog)

@@ -12,7 +12,9 @@
  * the receiver posts a tagged receive for it as soon as the announcement
  * is in turn: into the destination when the core has matched it, else into
  * a buffer of its own, copied out when the core matches (no round trip
- * before the data moves, the provider's tag matching lands it). A per-pair
+ * before the data moves, the provider's tag matching lands it); pushes to a
+ * peer that still has pushes in flight wait for the next progress call and
+ * go as one BATCH of announcements, their payloads behind it. A per-pair
  * sequence number puts messages back in the order they were sent whatever
  * the provider's completion order. Peers' addresses come from their cards
  * (the boot layer's address exchange), inserted into the address vector
@@ -46,7 +48,7 @@
 /* The libfabric API version asked for. */
 #define OFI_API FI_VERSION(1, 9)
 
-enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH };
+enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH };
 
 /* A pushed payload's tag: this bit, the sender's rank, and a count of its
  * pushes to that peer, so that no two payloads in flight (one may wait in
@@ -78,8 +80,10 @@ typedef struct {
                        * its payload comes on */
     int32_t src;      /* sender's world rank */
     uint32_t seq;     /* per ordered pair, from 0 */
-    uint32_t id;      /* RTS/CTS/FIN: the sender's request id */
-    uint64_t len;     /* EAGER: payload bytes; RTS: the whole message's */
+    uint32_t id;      /* RTS/CTS/FIN: the sender's request id; BATCH: its records */
+    uint64_t len;     /* EAGER: payload bytes; RTS: the whole message's; BATCH: the
+                       * bytes of its records (each a PUSH head and its core
+                       * header), which follow */
     uint64_t addr[OFI_RAILS_MAX]; /* RTS: the payload's remote address on each rail
                                    * (from its registration's start without
                                    * FI_MR_VIRT_ADDR) */
@@ -130,6 +134,8 @@ typedef struct {
     void *next_pending;     /* on tsend_backlog */
     struct ofi_buf *heads;  /* EAGER from the caller's buffer: the bounce buffer
                              * holding its heads, sent with it as one message */
+    int pushed;             /* its payload is pushed (counts in the peer's pushes_out) */
+    void *next_batched;     /* the next send of the peer's batch */
 } ofi_send_t;
 
 /* A large receive: the reads (or the tagged receive) under way. */
@@ -182,6 +188,11 @@ typedef struct {
     uint32_t tx_seq, rx_seq;
     uint32_t pushes;   /* payloads pushed to it: their tags */
     ofi_held_t *held;  /* by seq, ascending */
+    int pushes_out;    /* pushed payloads to it the provider has not completed */
+    struct ofi_buf *batch; /* announcements (PUSH) waiting as one BATCH message */
+    int nbatch;
+    ofi_send_t *batch_head, *batch_tail; /* their sends, whose payloads follow it */
+    int listed;        /* in the transport's list of peers with a batch */
 } ofi_peer_t;
 
 typedef struct {
@@ -204,6 +215,7 @@ typedef struct {
     int mr_cache;      /* -1 auto, 0 off, 1 on */
     int inject;        /* -1 auto, 0 off, 1 on */
     int push;          /* -1 auto, 0 off, 1 on */
+    int batch;         /* -1 auto, 0 off, 1 on */
     long stripe_min;   /* with rails: from this size reads in shares, not PUSH */
     int verbose;
     tp_qos_t qos;      /* LOCUS_QOS: static and adaptive give each rail two endpoints */
@@ -226,6 +238,7 @@ typedef struct {
     uint64_t mr_mode;       /* what the provider asks for */
     int has_rma;
     int push;               /* large messages up to max_msg by PUSH */
+    int batch;              /* pushes behind pushes in flight go in batches */
     size_t max_msg, inject;
     int classes;            /* a data endpoint per rail (cfg.qos on) */
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
@@ -253,6 +266,9 @@ typedef struct {
     ofi_buf_t *rx_backlog;          /* receive buffers the provider had no room for */
     ofi_rndv_t *read_backlog;       /* receives with reads still to post */
     ofi_send_t *tsend_backlog;      /* tagged sends waiting for room */
+    int *batched;                   /* peers with a batch, to send at progress */
+    int nbatched;
+    long pushed, pushed_batched;    /* payloads pushed, those announced in a batch */
 
     uint64_t clock;
     long reg_hits, reg_misses;
