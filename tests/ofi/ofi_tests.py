@@ -146,23 +146,28 @@ def batches(err):
 
 
 def stream_batched(env, label):
-    """rail_stream at 2 ranks, eager to 1 KiB: every round pushes 4 KiB,
-    60 KiB, 256 KiB and 2 MiB back to back, so all but the first wait for
-    the next progress call and go as one batch of announcements; every
-    byte and the order are checked by the program."""
+    """rail_stream at 2 ranks, eager to 1 KiB (and to 0): every round
+    pushes 4 KiB, 60 KiB, 256 KiB and 2 MiB back to back, so all but the
+    first wait for the next progress call and go as one batch of
+    announcements; every byte and the order are checked by the program."""
     stream = os.environ["LOCUS_TEST_RAIL_STREAM"]
-    for batch in ("auto", "off"):
-        rc, out, err = run(2, stream + " 40", dict(env, LOCUS_OFI_EAGER_MAX="1k",
+    # Eager to 0: the 8-byte message pushed too, the buffers at their
+    # smallest (one announcement's batch).
+    for batch, eager in (("auto", "1k"), ("off", "1k"), ("auto", "0")):
+        rc, out, err = run(2, stream + " 40", dict(env, LOCUS_OFI_EAGER_MAX=eager,
                                                    LOCUS_OFI_BATCH=batch))
         got, how = batches(err), described(err)
-        print("%s rail_stream, eager to 1k, batches %s: exit %d, (pushed, batched) per rank %s"
-              % (label, batch, rc, got))
+        print("%s rail_stream, eager to %s, batches %s: exit %d, (pushed, batched) per rank %s"
+              % (label, eager, batch, rc, got))
         check(rc == 0 and " No Errors" in out, "%s rail_stream: exit %d\n%s\n%s" % (
             label, rc, out[-1000:], err[-1500:]))
         check(len(how) == 2 and all(("pushes batched" in h) == (batch == "auto") for h in how),
               "%s rail_stream, batches %s: verbose lines %s" % (label, batch, how))
-        # 4 pushes a round each way; the first of a round may go at once.
-        check(len(got) == 2 and all(p == 160 and (b >= 80 if batch == "auto" else b == 0)
+        # 4 pushes a round each way (5 when eager to 0, and the job's own
+        # messages with a payload); the first of a round may go at once.
+        n = 40 * (5 if eager == "0" else 4)
+        check(len(got) == 2 and all((p == n or (eager == "0" and n <= p <= n + 8)) and
+                                    (b >= n // 2 if batch == "auto" else b == 0)
                                     for p, b in got),
               "%s rail_stream, batches %s: pushes and batched ones %s" % (label, batch, got))
 

@@ -407,7 +407,16 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
 {
     size_t heads = sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX;
     tp->copy_max = tp->eager_max < OFI_COPY_MAX ? tp->eager_max : OFI_COPY_MAX;
-    tp->txsize = (heads + tp->copy_max + 63) & ~(size_t)63;
+    /* Every eager payload copied where the caller's buffer cannot go as it
+     * is: a provider that takes no second iovec, or traffic classes (the
+     * caller's registration would be bound to the data endpoint under
+     * FI_MR_ENDPOINT, the message goes on the other). */
+    if (tp->classes || tp->info->tx_attr->iov_limit < 2)
+        tp->copy_max = tp->eager_max;
+    /* A buffer holds at least a batch of one announcement. */
+    size_t least = sizeof(ofi_wire_t) + heads;
+    tp->txsize = ((heads + tp->copy_max > least ? heads + tp->copy_max : least) + 63) &
+                 ~(size_t)63;
     tp->rxsize = tp->txsize;
     tp->bigsize = (heads + tp->eager_max + 63) & ~(size_t)63;
     long nbig = tp->eager_max > tp->copy_max ? tp->cfg.rx_big_bufs : 0;
