@@ -415,14 +415,13 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
         tp->copy_max = tp->eager_max;
     /* A buffer holds at least a batch of one announcement. */
     size_t least = sizeof(ofi_wire_t) + heads;
-    tp->txsize = ((heads + tp->copy_max > least ? heads + tp->copy_max : least) + 63) &
+    tp->bufsize = ((heads + tp->copy_max > least ? heads + tp->copy_max : least) + 63) &
                  ~(size_t)63;
-    tp->rxsize = tp->txsize;
     tp->bigsize = (heads + tp->eager_max + 63) & ~(size_t)63;
     long nbig = tp->eager_max > tp->copy_max ? tp->cfg.rx_big_bufs : 0;
     tp->nrx = (int)(tp->cfg.rx_bufs + nbig);
-    size_t txbytes = (size_t)tp->cfg.tx_bufs * tp->txsize;
-    size_t rxbytes = (size_t)tp->cfg.rx_bufs * tp->rxsize;
+    size_t txbytes = (size_t)tp->cfg.tx_bufs * tp->bufsize;
+    size_t rxbytes = (size_t)tp->cfg.rx_bufs * tp->bufsize;
     size_t all = txbytes + rxbytes + (size_t)nbig * tp->bigsize;
     tp->rx = calloc((size_t)tp->nrx, sizeof *tp->rx);
     tp->tx = calloc((size_t)tp->cfg.tx_bufs, sizeof *tp->tx);
@@ -443,14 +442,14 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     for (long k = 0; k < tp->cfg.tx_bufs; k++) {
         tp->tx[k] = (ofi_buf_t){ .kind = OFI_CTX_TX, .next = k + 1 < tp->cfg.tx_bufs
                                                                   ? &tp->tx[k + 1] : NULL,
-                                 .mem = mem + (size_t)k * tp->txsize, .desc = desc };
+                                 .mem = mem + (size_t)k * tp->bufsize, .desc = desc };
     }
     tp->tx_free = &tp->tx[0];
     mem += txbytes;
     for (int k = 0; k < tp->nrx; k++) {
         int big = k >= tp->cfg.rx_bufs;
         tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX, .big = big, .mem = mem, .desc = desc };
-        mem += big ? tp->bigsize : tp->rxsize;
+        mem += big ? tp->bigsize : tp->bufsize;
         int rc = ofi_rx_post(tp, &tp->rx[k]);
         if (check(tp, rc, "posting receives", err, errlen))
             return -1;

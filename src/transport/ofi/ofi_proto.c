@@ -19,7 +19,7 @@ int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
 {
     int rc = b->big ? (int)fi_trecv(tp->rail[0].ep, b->mem, tp->bigsize, b->desc, FI_ADDR_UNSPEC,
                                     OFI_EAGER_TAG, 0, &b->fctx)
-                    : (int)fi_recv(tp->rail[0].ep, b->mem, tp->rxsize, b->desc, FI_ADDR_UNSPEC,
+                    : (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
                                    &b->fctx);
     if (rc == -FI_EAGAIN) {
         /* ofi_rxd's receive queue can be momentarily full. */
@@ -215,6 +215,14 @@ static int heads_data_post(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s, size_t hea
     return rc;
 }
 
+/* s's payload under its tag, right behind its announcement. */
+static void push_payload_post(ofi_tp_t *tp, ofi_peer_t *p, ofi_send_t *s)
+{
+    s->pushed = 1;
+    p->pushes_out++;
+    tsend_post(tp, s);
+}
+
 /* ---- batches of announcements ---- */
 
 /* A push to a peer whose earlier pushes are still in flight waits, with
@@ -247,8 +255,7 @@ static int batch_send(ofi_tp_t *tp, int dst)
     p->batch_head = p->batch_tail = NULL;
     while (s) {
         ofi_send_t *next = s->next_batched;
-        p->pushes_out++;
-        tsend_post(tp, s);
+        push_payload_post(tp, p, s);
         s = next;
     }
     return 0;
@@ -269,15 +276,16 @@ static void batches_send(ofi_tp_t *tp)
 }
 
 /* Adds the announcement w (with the core's header) of s to dst's batch,
- * in b when it starts one (b is the caller's otherwise). A batch fits one
- * small receive buffer, which is as large as a send bounce buffer: a full
- * one is sent first. 0, -FI_EAGAIN, or -1 with the transport failed. */
+ * in b when it starts one (else b goes back). A batch fits one small
+ * receive buffer, which is as large as a send bounce buffer: a full one
+ * is sent first. 0, -FI_EAGAIN (b still the caller's), or -1 with the
+ * transport failed. */
 static int batch_add(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
                      const void *hdr, size_t hdrlen, ofi_send_t *s)
 {
     ofi_peer_t *p = &tp->peers[dst];
     size_t reclen = sizeof *w + hdrlen;
-    if (p->batch && p->batch->len + reclen > tp->txsize) {
+    if (p->batch && p->batch->len + reclen > tp->bufsize) {
         int rc = batch_send(tp, dst);
         if (rc != 0)
             return rc;
@@ -289,19 +297,37 @@ static int batch_add(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
             p->listed = 1;
             tp->batched[tp->nbatched++] = dst;
         }
+    } else {
+        tx_put(tp, b);
     }
     char *at = (char *)p->batch->mem + p->batch->len;
     memcpy(at, w, sizeof *w);
     memcpy(at + sizeof *w, hdr, hdrlen);
     p->batch->len += reclen;
     p->nbatch++;
-    s->pushed = 1;
     if (p->batch_tail)
         p->batch_tail->next_batched = s;
     else
         p->batch_head = s;
     p->batch_tail = s;
     return 0;
+}
+
+/* An ordered message on its own: its heads w and hdr into b, the payload
+ * copied there (small eager), from the caller's buffer (eager above
+ * copy_max) or, pushed, right behind it. 0, -FI_EAGAIN, or an error. */
+static int ordered_post(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
+                        const void *hdr, ofi_send_t *s)
+{
+    memcpy(b->mem, w, sizeof *w);
+    memcpy((char *)b->mem + sizeof *w, hdr, w->hdrlen);
+    size_t heads = sizeof *w + w->hdrlen;
+    int rc = w->type != OFI_EAGER ? buf_post(tp, b, dst, heads)
+             : s                  ? heads_data_post(tp, b, s, heads)
+                                  : buf_post(tp, b, dst, heads + w->len);
+    if (rc == 0 && w->type == OFI_PUSH)
+        push_payload_post(tp, &tp->peers[dst], s);
+    return rc;
 }
 
 /* A send that did not go: its bounce buffer, registrations and id back. */
@@ -364,28 +390,13 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
         return tp->failed;
     }
-    int rc;
-    if (w.type == OFI_PUSH && tp->batch && (p->pushes_out > 0 || p->batch)) {
-        rc = batch_add(tp, dst, b, &w, hdr, hdrlen, s);
-        if (rc == 0 && p->batch != b)
-            tx_put(tp, b);
-    } else {
-        /* Anything else goes behind the peer's batch. */
-        rc = p->batch ? batch_send(tp, dst) : 0;
-        if (rc == 0) {
-            memcpy(b->mem, &w, sizeof w);
-            memcpy((char *)b->mem + sizeof w, hdr, hdrlen);
-            size_t heads = sizeof w + hdrlen;
-            rc = w.type != OFI_EAGER ? buf_post(tp, b, dst, heads)
-                 : s                 ? heads_data_post(tp, b, s, heads)
-                                     : buf_post(tp, b, dst, heads + len);
-            if (rc == 0 && w.type == OFI_PUSH) {
-                s->pushed = 1;
-                p->pushes_out++;
-                tsend_post(tp, s); /* right behind its announcement */
-            }
-        }
-    }
+    /* A push behind pushes in flight joins the peer's batch; anything else
+     * goes behind that batch. */
+    int batched = w.type == OFI_PUSH && tp->batch && (p->pushes_out > 0 || p->batch);
+    int rc = !batched && p->batch ? batch_send(tp, dst) : 0;
+    if (rc == 0)
+        rc = batched ? batch_add(tp, dst, b, &w, hdr, hdrlen, s)
+                     : ordered_post(tp, dst, b, &w, hdr, s);
     if (rc == -FI_EAGAIN) {
         send_undo(tp, b, s);
         return LOCUS_TP_AGAIN;

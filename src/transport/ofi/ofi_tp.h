@@ -99,7 +99,7 @@ typedef struct ofi_buf {
     int kind;          /* OFI_CTX_RX or OFI_CTX_TX */
     int big;           /* a big receive buffer (posted by OFI_EAGER_TAG) */
     struct ofi_buf *next;
-    void *mem;         /* txsize, rxsize or bigsize; registered when mr_local */
+    void *mem;         /* bufsize or bigsize; registered when mr_local */
     void *desc;
     int dst;           /* a control message waiting for room: to whom, */
     size_t len;        /* how long */
@@ -244,8 +244,9 @@ typedef struct {
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
     size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
 
-    size_t txsize;          /* a send bounce buffer: wire head + core header + copy_max */
-    size_t rxsize;          /* a receive buffer: the same */
+    size_t bufsize;         /* a send bounce buffer and a small receive buffer: wire
+                             * head + core header + copy_max (at least a batch
+                             * of one announcement) */
     size_t bigsize;         /* a big receive buffer: the heads + eager_max */
     int nrx;                /* receive buffers, the big ones last */
     size_t copy_max;        /* eager payloads copied into a bounce buffer; larger
