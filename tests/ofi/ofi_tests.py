@@ -137,6 +137,27 @@ def case_local2(provs):
             want = "large pushed, else by RMA read, eager to 65536 (above 16384 sent in place)"
             check(len(how) == 3 and all(h.startswith("tcp on lo ") and want in h for h in how),
                   "libfabric 2 %s: not every rank on its own tcp with %s: %s" % (name, want, how))
+    shm_provider(lib)
+
+
+def shm_provider(lib):
+    """The programs at 3 ranks on libfabric 2's shm provider, the bench's
+    stand-in for a fabric whose messages cost less than copies: eager
+    messages stay within its 4 KiB inject size (a 4096-byte payload
+    pushed), heads and all (the core's header may take 48 bytes, the
+    short head 16)."""
+    env = {"FI_PROVIDER": "shm", "LD_LIBRARY_PATH": lib, "LOCUS_OFI_DOMAIN": ""}
+    stream_batched(env, "libfabric 2 shm")
+    for prog in PROGS:
+        rc, out, err = run(3, prog, env)
+        how = described(err)
+        name = os.path.basename(prog.split()[0])
+        print("libfabric 2 shm, %s: exit %d, %s" % (name, rc, how[0] if how else "no ofi line"))
+        check(rc == 0 and " No Errors" in out, "libfabric 2 shm %s: exit %d\n%s\n%s" % (
+            name, rc, out[-1500:], err[-1500:]))
+        want = "large pushed, else by RMA read, eager to 4032,"
+        check(len(how) == 3 and all(h.startswith("shm on shm ") and want in h for h in how),
+              "libfabric 2 shm %s: not every rank on shm with %s: %s" % (name, want, how))
 
 
 def batches(err):

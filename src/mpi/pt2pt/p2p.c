@@ -78,7 +78,15 @@ int locus_p2p_isend(const void *buf, size_t count, locus_dtype_t *dt, int dest, 
     size_t len = count * locus_dtype_size(dt);
     r->kind = LOCUS_REQ_SEND;
     r->world = comm->world_of[dest];
-    r->hdr = p2p_hdr(comm, ctx, tag, flags);
+    /* Field by field: a whole-struct copy was built on the stack and
+     * reloaded as one 16-byte word, which waits for its 4-byte stores to
+     * retire (a stalled store forward, a third of an 8-message window's
+     * sending time in perf). */
+    r->hdr.ctx = ctx;
+    r->hdr.src = comm->coll.rank;
+    r->hdr.tag = tag;
+    r->hdr.flags = flags;
+    r->hdr.sreq = 0;
     r->hdrlen = flags ? sizeof r->hdr : LOCUS_HDR_SHORT;
     r->len = len;
     if (__builtin_expect(locus_dtype_is_contig(dt), 1)) {

@@ -319,9 +319,10 @@ static int batch_add(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
 static int ordered_post(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
                         const void *hdr, ofi_send_t *s)
 {
-    memcpy(b->mem, w, sizeof *w);
-    memcpy((char *)b->mem + sizeof *w, hdr, w->hdrlen);
-    size_t heads = sizeof *w + w->hdrlen;
+    size_t head = w->type == OFI_EAGER ? OFI_WIRE_SHORT : sizeof *w;
+    memcpy(b->mem, w, head);
+    memcpy((char *)b->mem + head, hdr, w->hdrlen);
+    size_t heads = head + w->hdrlen;
     int rc = w->type != OFI_EAGER ? buf_post(tp, b, dst, heads)
              : s                  ? heads_data_post(tp, b, s, heads)
                                   : buf_post(tp, b, dst, heads + w->len);
@@ -384,7 +385,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
             return tp->failed;
         }
         if (!s && len) /* data may be NULL then (a control message of the core's) */
-            memcpy((char *)b->mem + sizeof w + hdrlen, data, len);
+            memcpy((char *)b->mem + OFI_WIRE_SHORT + hdrlen, data, len);
     } else if (large_announce(tp, p, s, &w) != 0) {
         send_undo(tp, b, s);
         ofi_fail(tp, -ENOMEM, "registering %zu bytes for rank %d", len, dst);
@@ -665,12 +666,31 @@ static void cts_arrived(ofi_tp_t *tp, const ofi_wire_t *w)
     tsend_post(tp, s);
 }
 
-/* An ordered message (EAGER, RTS) whose turn it is. */
-static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg)
+/* The head of a message of len bytes into w (an EAGER one's len is what
+ * follows its short head); the bytes the head takes, 0 when it does not
+ * fit. Whatever the type says, the caller checks. */
+static size_t wire_read(ofi_wire_t *w, const unsigned char *msg, size_t len)
+{
+    if (len < OFI_WIRE_SHORT)
+        return 0;
+    memcpy(w, msg, OFI_WIRE_SHORT);
+    if (w->type == OFI_EAGER) {
+        memset((char *)w + OFI_WIRE_SHORT, 0, sizeof *w - OFI_WIRE_SHORT);
+        /* 0 where the core's header would not fit: the caller refuses it. */
+        w->len = len - OFI_WIRE_SHORT >= w->hdrlen ? len - OFI_WIRE_SHORT - w->hdrlen : 0;
+        return OFI_WIRE_SHORT;
+    }
+    if (len < sizeof *w)
+        return 0;
+    memcpy(w, msg, sizeof *w);
+    return sizeof *w;
+}
+
+/* An ordered message (EAGER, RTS, PUSH) whose turn it is. */
+static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg, size_t len)
 {
     ofi_wire_t w;
-    memcpy(&w, msg, sizeof w);
-    const unsigned char *hdr = msg + sizeof w;
+    const unsigned char *hdr = msg + wire_read(&w, msg, len);
     if (w.type == OFI_EAGER) {
         tp->up->deliver(tp->core, w.src, hdr, w.hdrlen, hdr + w.hdrlen, (size_t)w.len);
         return;
@@ -704,13 +724,12 @@ static void batch_arrived(ofi_tp_t *tp, const ofi_wire_t *w, const unsigned char
 static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
 {
     ofi_wire_t w;
-    if (len < sizeof w) {
+    if (!wire_read(&w, msg, len)) {
         ofi_fail(tp, -EPROTO, "a message of %zu bytes, shorter than its head", len);
         return;
     }
-    memcpy(&w, msg, sizeof w);
     if (w.src < 0 || w.src >= tp->size || w.hdrlen > LOCUS_TP_HDR_MAX ||
-        (w.type == OFI_EAGER && sizeof w + w.hdrlen + w.len != len) ||
+        (w.type == OFI_EAGER && OFI_WIRE_SHORT + w.hdrlen > len) ||
         (w.type == OFI_BATCH && sizeof w + w.len != len)) {
         ofi_fail(tp, -EPROTO, "a malformed message (type %d from %d, %zu bytes)", w.type, w.src,
                  len);
@@ -761,12 +780,12 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
         *at = h;
         return;
     }
-    ordered_handle(tp, msg);
+    ordered_handle(tp, msg, len);
     p->rx_seq++;
     while (p->held && p->held->seq == p->rx_seq && !tp->failed) {
         ofi_held_t *h = p->held;
         p->held = h->next;
-        ordered_handle(tp, h->msg);
+        ordered_handle(tp, h->msg, h->len);
         p->rx_seq++;
         free(h);
     }

@@ -91,6 +91,12 @@ typedef struct {
                                   * the payload under; PUSH: [0] the tag it comes under */
 } ofi_wire_t;
 
+/* An EAGER message carries only the head up to len (its payload is what
+ * follows the core's header): 16 bytes where the whole head takes 88, so
+ * that small messages stay within what a provider sends inline or by
+ * inject (shm: 32-byte payloads and more went at 0.75x the rate). */
+#define OFI_WIRE_SHORT offsetof(ofi_wire_t, len)
+
 /* What a completion's context is (every context starts with fi_context). */
 enum { OFI_CTX_RX = 1, OFI_CTX_TX, OFI_CTX_READ, OFI_CTX_TRECV, OFI_CTX_TSEND };
 
@@ -285,7 +291,15 @@ void ofi_fail(ofi_tp_t *tp, int code, const char *fmt, ...);
  * reads when with_rma, every mr_mode bit the transport honours, the
  * provider LOCUS_OFI_PROVIDER names. NULL when out of memory. */
 struct fi_info *ofi_hints_make(int with_rma);
-int ofi_peer_addr(ofi_tp_t *tp, int peer);
+/* The peer's address in the address vectors, inserted from its card the
+ * first time; 0, or -1 with the transport failed. The check is inline
+ * because every send makes it, and the insertion's stack frame (its card,
+ * 3 KiB) cost a send 5% when set up each time. */
+int ofi_peer_insert(ofi_tp_t *tp, int peer);
+static inline int ofi_peer_addr(ofi_tp_t *tp, int peer)
+{
+    return tp->peers[peer].known ? 0 : ofi_peer_insert(tp, peer);
+}
 
 /* ofi_mr.c: a registration of [buf, buf+len) for `access` (FI_READ,
  * FI_REMOTE_READ, ...), honouring the provider's mr_mode bits; released
