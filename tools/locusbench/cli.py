@@ -231,12 +231,12 @@ def _compare_cluster(args, names, explicit):
         raise UsageError("--fi-lib %s: needs --transport ofi and a folder holding libfabric.so.1"
                          % args.fi_lib)
     if args.transport == "ofi":
-        kept = [m for m in found
-                if cluster.ofi_only(m.name, args.fi_provider, args.fi_lib) is not None]
+        kept = [m for m in found if not cluster.ofi_unable(m.name, args.fi_provider)]
         for m in found:
             if m not in kept:
-                runner.log("%s: left out of --transport ofi (no libfabric path in this build)"
-                           % m.name)
+                runner.log("%s: left out of --transport ofi --fi-provider %s (%s)"
+                           % (m.name, args.fi_provider,
+                              cluster.ofi_unable(m.name, args.fi_provider)))
         found = kept
     cfgs = mpimod.configs(found, ["shipped"])
     settings = {}
@@ -632,7 +632,10 @@ def parser():
                         "own TCP path) or ofi (libfabric: Locus's ofi transport, Open MPI's "
                         "mtl ofi; default tcp)")
     c.add_argument("--fi-provider", default="tcp",
-                   help="with --transport ofi: the libfabric provider (tcp, udp; default tcp)")
+                   help="with --transport ofi: the libfabric provider (tcp, udp, or shm: "
+                        "across the emulated nodes' namespaces, a provider whose messages "
+                        "cost less than copies, as a fabric's; Open MPI's mtl cannot run "
+                        "on it; default tcp)")
     c.add_argument("--fi-lib", default=None, metavar="DIR",
                    help="with --transport ofi: a folder whose libfabric.so.1 every MPI loads "
                         "(LD_LIBRARY_PATH), so all run the same provider build; e.g. PyPI "

@@ -65,12 +65,25 @@ def tcp_only(mpi_name, devs):
     raise ValueError("unknown MPI '%s'" % mpi_name)
 
 
+def ofi_unable(mpi_name, provider):
+    """Why mpi_name cannot run on libfabric's provider for --transport ofi,
+    or None when it can."""
+    if mpi_name not in ("locus", "openmpi", "mpich5"):
+        return "no libfabric path in this build"
+    if mpi_name == "openmpi" and provider == "shm":
+        # Its mtl asks fi_getinfo for FI_REMOTE_COMM, which shm lacks.
+        return "its mtl ofi asks for FI_REMOTE_COMM, which the shm provider lacks"
+    return None
+
+
 def ofi_only(mpi_name, provider, fi_lib=None):
     """(launcher args, environment) that put a job's messages between nodes
     on libfabric's `provider` (tcp: tcp;ofi_rxm, udp: udp;ofi_rxd), for
     --transport ofi; None for an MPI that cannot (Debian's MPICH is built
     with UCX only). fi_lib: a folder whose libfabric.so.1 every MPI loads
     instead of its own (LD_LIBRARY_PATH), so all run the same provider."""
+    if ofi_unable(mpi_name, provider):
+        return None
     env = {"FI_PROVIDER": provider}
     if fi_lib:
         env["LD_LIBRARY_PATH"] = fi_lib
@@ -83,7 +96,6 @@ def ofi_only(mpi_name, provider, fi_lib=None):
         # The wheel's ch4 takes ucx unless told; its own libfabric 2.x
         # serves the provider (Hydra passes the environment on).
         return [], dict(env, MPIR_CVAR_CH4_NETMOD="ofi")
-    return None
 
 
 class Nodes:
