@@ -169,6 +169,8 @@ static void tsend_post(ofi_tp_t *tp, ofi_send_t *s)
  * receiver's reads). 0, or -1 when the payload could not be registered. */
 static int large_announce(ofi_tp_t *tp, ofi_peer_t *p, ofi_send_t *s, ofi_wire_t *w)
 {
+    memset(w->addr, 0, sizeof w->addr);
+    memset(w->key, 0, sizeof w->key);
     w->id = s->id;
     if (push_fits(tp, p, s->len)) {
         w->type = OFI_PUSH;
@@ -356,7 +358,17 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     ofi_buf_t *b = tx_get(tp);
     if (!b)
         return LOCUS_TP_AGAIN;
-    ofi_wire_t w = { .hdrlen = (uint8_t)hdrlen, .src = tp->rank, .seq = p->tx_seq, .len = len };
+    /* Only the head an EAGER message sends is set here (large_announce
+     * clears the rest): zeroing all 88 bytes was a `rep stos`, 13% of a
+     * 128-byte message's sending time in perf. */
+    ofi_wire_t w;
+    w.type = 0;
+    w.hdrlen = (uint8_t)hdrlen;
+    w.rails = 0;
+    w.src = tp->rank;
+    w.seq = p->tx_seq;
+    w.id = 0;
+    w.len = len;
     ofi_send_t *s = NULL;
     if (len > tp->copy_max) {
         /* Sent from the caller's buffer: done when the provider says so. */
