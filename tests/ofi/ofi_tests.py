@@ -161,9 +161,14 @@ def shm_provider(lib):
 
 
 def batches(err):
-    """Each rank's (pushed, announced in batches) from its last verbose line."""
-    return [(int(a), int(b)) for a, b in
-            re.findall(r"ofi: (\d+) payloads pushed, (\d+) announced in batches", err)]
+    """Each rank's (pushed, announced in batches) from its last verbose line
+    (which also counts the payloads that came before their receive was
+    posted: at most what the other rank pushed)."""
+    got = re.findall(r"ofi: (\d+) payloads pushed, (\d+) announced in batches; "
+                     r"(\d+) received before their receive was posted", err)
+    pushed = sum(int(a) for a, _, _ in got)
+    check(all(int(c) <= pushed for _, _, c in got), "early payloads beyond those pushed: %s" % got)
+    return [(int(a), int(b)) for a, b, _ in got]
 
 
 def stream_batched(env, label):

@@ -618,9 +618,10 @@ static void ofi_finalize(locus_tp_t *t)
         if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
             break;
     }
-    if (tp->cfg.verbose && tp->pushed)
-        fprintf(stderr, "locus: rank %d: ofi: %ld payloads pushed, %ld announced in batches\n",
-                tp->rank, tp->pushed, tp->pushed_batched);
+    if (tp->cfg.verbose && (tp->pushed || tp->pushes_early))
+        fprintf(stderr, "locus: rank %d: ofi: %ld payloads pushed, %ld announced in batches; "
+                        "%ld received before their receive was posted\n",
+                tp->rank, tp->pushed, tp->pushed_batched, tp->pushes_early);
     ofi_reg_flush(tp);
     if (tp->buf_mr)
         fi_close(&tp->buf_mr->fid);

@@ -489,9 +489,13 @@ static int reads_post(ofi_tp_t *tp, ofi_rndv_t *r)
  * the transport failed; on a full queue r waits on the backlog. */
 static int push_post(ofi_tp_t *tp, ofi_rndv_t *r)
 {
-    if (!r->scratch && (!r->matched || r->want < r->len) && !(r->scratch = malloc(r->len))) {
-        ofi_fail(tp, -ENOMEM, "out of memory for %zu bytes from rank %d", (size_t)r->len, r->src);
-        return -1;
+    if (!r->scratch && (!r->matched || r->want < r->len)) {
+        if (!(r->scratch = malloc(r->len))) {
+            ofi_fail(tp, -ENOMEM, "out of memory for %zu bytes from rank %d", (size_t)r->len,
+                     r->src);
+            return -1;
+        }
+        tp->pushes_early += !r->matched;
     }
     void *into = r->scratch ? r->scratch : r->buf;
     int k = r->rail;

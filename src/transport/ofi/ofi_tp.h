@@ -276,6 +276,7 @@ typedef struct {
     int *batched;                   /* peers with a batch, to send at progress */
     int nbatched;
     long pushed, pushed_batched;    /* payloads pushed, those announced in a batch */
+    long pushes_early;              /* payloads received before the core matched them */
 
     uint64_t clock;
     long reg_hits, reg_misses;
