@@ -124,6 +124,7 @@ def case_local2(provs):
         print("SKIPPED: no libfabric 2 here (PyPI's MPICH, scripts/bootstrap)")
         sys.exit(77)
     stream_batched({"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib}, "libfabric 2 tcp")
+    stream_read_above({"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib})
     for big in ("8", "1"):
         for prog in PROGS:
             rc, out, err = run(3, prog, {"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib,
@@ -134,7 +135,8 @@ def case_local2(provs):
                 big, name, rc, how[0] if how else "no ofi line"))
             check(rc == 0 and " No Errors" in out, "libfabric 2 %s: exit %d\n%s\n%s" % (
                 name, rc, out[-1500:], err[-1500:]))
-            want = "large pushed, else by RMA read, eager to 65536 (above 16384 sent in place)"
+            want = ("large pushed to 262144, else by RMA read, eager to 65536 "
+                    "(above 16384 sent in place)")
             check(len(how) == 3 and all(h.startswith("tcp on lo ") and want in h for h in how),
                   "libfabric 2 %s: not every rank on its own tcp with %s: %s" % (name, want, how))
     shm_provider(lib)
@@ -179,9 +181,11 @@ def stream_batched(env, label):
     stream = os.environ["LOCUS_TEST_RAIL_STREAM"]
     # Eager to 0: the 8-byte message pushed too, the buffers at their
     # smallest (one announcement's batch).
+    # Every size pushed (on tcp itself "auto" reads what is above 256 KiB).
     for batch, eager in (("auto", "1k"), ("off", "1k"), ("auto", "0")):
         rc, out, err = run(2, stream + " 40", dict(env, LOCUS_OFI_EAGER_MAX=eager,
-                                                   LOCUS_OFI_BATCH=batch))
+                                                   LOCUS_OFI_BATCH=batch,
+                                                   LOCUS_OFI_PUSH_MAX="4m"))
         got, how = batches(err), described(err)
         print("%s rail_stream, eager to %s, batches %s: exit %d, (pushed, batched) per rank %s"
               % (label, eager, batch, rc, got))
@@ -196,6 +200,23 @@ def stream_batched(env, label):
                                     (b >= n // 2 if batch == "auto" else b == 0)
                                     for p, b in got),
               "%s rail_stream, batches %s: pushes and batched ones %s" % (label, batch, got))
+
+
+def stream_read_above(env):
+    """rail_stream at 2 ranks on tcp itself with LOCUS_OFI_PUSH_MAX at
+    "auto" (256 KiB): each round's 4 KiB, 60 KiB and 256 KiB messages are
+    pushed, its 2 MiB one read; every byte and the order checked."""
+    stream = os.environ["LOCUS_TEST_RAIL_STREAM"]
+    rc, out, err = run(2, stream + " 40", dict(env, LOCUS_OFI_EAGER_MAX="1k"))
+    got, how = batches(err), described(err)
+    print("libfabric 2 tcp rail_stream, pushes to 256 KiB: exit %d, (pushed, batched) per rank %s"
+          % (rc, got))
+    check(rc == 0 and " No Errors" in out, "rail_stream, pushes to 256 KiB: exit %d\n%s\n%s" % (
+        rc, out[-1000:], err[-1500:]))
+    check(len(how) == 2 and all("large pushed to 262144, else by RMA read" in h for h in how),
+          "rail_stream, pushes to 256 KiB: verbose lines %s" % how)
+    check(len(got) == 2 and all(p == 40 * 3 for p, _ in got),
+          "rail_stream, pushes to 256 KiB: %s pushed per rank, want 120 (2 MiB read)" % got)
 
 
 def case_tiny(provs):
@@ -365,6 +386,7 @@ def case_errors(provs):
                       ({"FI_PROVIDER": provs[0], "LOCUS_OFI_DOMAIN": "no-such-nic"},
                        r"ofi: LOCUS_OFI_DOMAIN=no-such-nic: provider \S+ has no such domain"),
                       ({"LOCUS_OFI_EAGER_MAX": "lots"}, r"LOCUS_OFI_EAGER_MAX"),
+                      ({"LOCUS_OFI_PUSH_MAX": "0"}, r"LOCUS_OFI_PUSH_MAX=0: expected 1\.\."),
                       ({"LOCUS_OFI_RMA": "sometimes"},
                        r"LOCUS_OFI_RMA=sometimes: expected auto, on or off")):
         rc, out, err = run(2, prog, env, timeout=60)

@@ -146,6 +146,7 @@ static void ctl_flush(ofi_tp_t *tp)
 static int push_fits(ofi_tp_t *tp, const ofi_peer_t *p, size_t len)
 {
     return tp->push && (!tp->max_msg || len <= tp->max_msg) &&
+           (!tp->push_max || len <= tp->push_max) &&
            (p->rails <= 1 || len < (size_t)tp->cfg.stripe_min);
 }
 

@@ -223,6 +223,7 @@ typedef struct {
     int push;          /* -1 auto, 0 off, 1 on */
     int batch;         /* -1 auto, 0 off, 1 on */
     long stripe_min;   /* with rails: from this size reads in shares, not PUSH */
+    long push_max;     /* -1: auto */
     int verbose;
     tp_qos_t qos;      /* LOCUS_QOS: static and adaptive give each rail two endpoints */
     int tclass_dscp;   /* LOCUS_OFI_TCLASS: 1 dscp, 0 labels */
@@ -249,6 +250,7 @@ typedef struct {
     int classes;            /* a data endpoint per rail (cfg.qos on) */
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
     size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
+    size_t push_max;        /* larger messages are read, not pushed; 0: no bound */
 
     size_t bufsize;         /* a send bounce buffer and a small receive buffer: wire
                              * head + core header + copy_max (at least a batch
