@@ -336,16 +336,15 @@ static void classes_pick(ofi_tp_t *tp)
     /* An eager message fits the one buffer the provider sends at once:
      * ofi_rxm's (FI_OFI_RXM_BUFFER_SIZE, 16 KiB) segments the rest, so with
      * Locus's heads a payload of 16 KiB is pushed instead (1624 against
-     * 1120 MB/s eager); a native provider with an inject size of 1 KiB or
-     * more (shm: 4 KiB) moves larger messages in segments through its own
-     * bounce, so a 4 KiB payload pushed took 1.9 us against 2.7 eager, an
-     * 8 KiB one 1.8 against 3.9 (docs/ofi.md). Fabrics inject far less and
-     * keep 16 KiB. */
+     * 1120 MB/s eager); shm moves a message past its inject size (4 KiB)
+     * in segments through its own bounce, so a 4 KiB payload pushed took
+     * 1.9 us against 2.7 eager, an 8 KiB one 1.8 against 3.9 (docs/ofi.md).
+     * Only shm by name: the other providers keep 16 KiB until measured. */
     size_t onebuf = 0;
     if (strstr(prov, "ofi_rxm")) {
         const char *v = getenv("FI_OFI_RXM_BUFFER_SIZE");
         onebuf = v && atol(v) > 0 ? (size_t)atol(v) : 16384;
-    } else if (tp->cfg.eager_max < 0 && !strstr(prov, "ofi_rx") && strncmp(prov, "tcp", 3) &&
+    } else if (tp->cfg.eager_max < 0 && !strcmp(prov, "shm") &&
                tp->info->tx_attr->inject_size >= 1024) {
         onebuf = tp->info->tx_attr->inject_size;
     }

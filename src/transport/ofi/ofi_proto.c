@@ -747,6 +747,7 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
     }
     if (w.src < 0 || w.src >= tp->size || w.hdrlen > LOCUS_TP_HDR_MAX ||
         (w.type == OFI_EAGER && OFI_WIRE_SHORT + w.hdrlen > len) ||
+        (w.type != OFI_EAGER && sizeof w + w.hdrlen > len) ||
         (w.type == OFI_BATCH && sizeof w + w.len != len)) {
         ofi_fail(tp, -EPROTO, "a malformed message (type %d from %d, %zu bytes)", w.type, w.src,
                  len);
