@@ -693,18 +693,17 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
      * once in 20 runs, every rank still progressing, where the tagged
      * rendezvous ran 100 runs clean. "auto" takes the tagged rendezvous
      * there; LOCUS_OFI_RMA=on still asks for reads. */
-    if (tp->cfg.rma < 0 && strstr(tp->info->fabric_attr->prov_name, "ofi_rxd"))
+    const char *prov = tp->info->fabric_attr->prov_name;
+    if (tp->cfg.rma < 0 && strstr(prov, "ofi_rxd"))
         tp->has_rma = 0;
     /* The same provider's tagged path stalled under ofi_tiny's few buffers
      * (docs/ofi.md): "auto" pushes nothing over it. */
-    tp->push = tp->cfg.push == 1 ||
-               (tp->cfg.push < 0 && !strstr(tp->info->fabric_attr->prov_name, "ofi_rxd"));
+    tp->push = tp->cfg.push == 1 || (tp->cfg.push < 0 && !strstr(prov, "ofi_rxd"));
     /* On tcp itself a pushed payload waits on the connection until its
      * receive is posted, and the sender's stream stops behind it; a read
      * moves only once the receiver is ready. At 512 KiB reads gave
      * 3143-3927 MB/s against 2629-3314 pushed (12 interleaved pairs), at
      * 256 KiB pushes 2197-2680 against 2203-2431 (docs/ofi.md). */
-    const char *prov = tp->info->fabric_attr->prov_name;
     tp->push_max = tp->cfg.push_max >= 0 ? (size_t)tp->cfg.push_max
                    : tp->has_rma && !strcmp(prov, "tcp") ? 262144 : 0;
     /* Batches save a system call per push where messages cost one (the
@@ -712,8 +711,7 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
      * anyway); a fabric's NIC moves a payload posted at once while the
      * program computes, so "auto" sends each push there at once. */
     tp->batch = tp->push && (tp->cfg.batch == 1 ||
-                             (tp->cfg.batch < 0 &&
-                              locus_ofi_is_software(tp->info->fabric_attr->prov_name)));
+                             (tp->cfg.batch < 0 && locus_ofi_is_software(prov)));
     tp->rail[0].info = tp->info;
     tp->nrails = 1;
     rails_pick(tp);

@@ -683,16 +683,16 @@ static void cts_arrived(ofi_tp_t *tp, const ofi_wire_t *w)
     tsend_post(tp, s);
 }
 
-/* The head of a message of len bytes into w (an EAGER one's len is what
- * follows its short head); the bytes the head takes, 0 when it does not
- * fit. Whatever the type says, the caller checks. */
+/* The head of a message of len bytes into w (of an EAGER one only the
+ * short head, and len: what follows it and the core's header); the bytes
+ * the head takes, 0 when it does not fit. Whatever the type says, the
+ * caller checks (message_arrived, before any message is used or held). */
 static size_t wire_read(ofi_wire_t *w, const unsigned char *msg, size_t len)
 {
     if (len < OFI_WIRE_SHORT)
         return 0;
     memcpy(w, msg, OFI_WIRE_SHORT);
     if (w->type == OFI_EAGER) {
-        memset((char *)w + OFI_WIRE_SHORT, 0, sizeof *w - OFI_WIRE_SHORT);
         /* 0 where the core's header would not fit: the caller refuses it. */
         w->len = len - OFI_WIRE_SHORT >= w->hdrlen ? len - OFI_WIRE_SHORT - w->hdrlen : 0;
         return OFI_WIRE_SHORT;
@@ -741,14 +741,13 @@ static void batch_arrived(ofi_tp_t *tp, const ofi_wire_t *w, const unsigned char
 static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
 {
     ofi_wire_t w;
-    if (!wire_read(&w, msg, len)) {
+    size_t head = wire_read(&w, msg, len);
+    if (!head) {
         ofi_fail(tp, -EPROTO, "a message of %zu bytes, shorter than its head", len);
         return;
     }
     if (w.src < 0 || w.src >= tp->size || w.hdrlen > LOCUS_TP_HDR_MAX ||
-        (w.type == OFI_EAGER && OFI_WIRE_SHORT + w.hdrlen > len) ||
-        (w.type != OFI_EAGER && sizeof w + w.hdrlen > len) ||
-        (w.type == OFI_BATCH && sizeof w + w.len != len)) {
+        head + w.hdrlen > len || (w.type == OFI_BATCH && head + w.len != len)) {
         ofi_fail(tp, -EPROTO, "a malformed message (type %d from %d, %zu bytes)", w.type, w.src,
                  len);
         return;
@@ -817,11 +816,9 @@ static void batch_arrived(ofi_tp_t *tp, const ofi_wire_t *w, const unsigned char
     size_t off = sizeof *w;
     for (uint32_t i = 0; i < w->id && !tp->failed; i++) {
         ofi_wire_t r;
-        size_t reclen = 0;
-        if (off + sizeof r <= len) {
-            memcpy(&r, msg + off, sizeof r);
-            reclen = sizeof r + r.hdrlen;
-        }
+        size_t reclen = wire_read(&r, msg + off, len - off);
+        if (reclen)
+            reclen += r.hdrlen;
         if (!reclen || r.type != OFI_PUSH || r.src != w->src || off + reclen > len) {
             ofi_fail(tp, -EPROTO, "a malformed batch from rank %d (record %u of %u)", w->src, i,
                      w->id);
