@@ -4,7 +4,9 @@
  *
  * A transport moves opaque messages between world ranks: a small header the
  * core defines (at most LOCUS_TP_HDR_MAX bytes: context id, source, tag,
- * ...) plus a payload. It knows nothing of communicators, tags or matching.
+ * ...) plus a payload. It knows nothing of communicators, tags or matching;
+ * it may carry a header packed (ofi packs a 16-byte one as four 32-bit
+ * words whose values fit its fields) as long as the same bytes arrive.
  * Between one sender and one receiver, messages are delivered in the order
  * they were sent, exactly once, whatever their size and protocol.
  *

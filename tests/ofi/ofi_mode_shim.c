@@ -9,6 +9,8 @@
  * registrations bound (FI_MR_ENDPOINT) and local buffers registered
  * (FI_MR_LOCAL). LOCUS_TEST_FI_NO_RMA=1: the provider has no FI_RMA (a
  * request for it finds nothing, and answers lack the bits).
+ * LOCUS_TEST_FI_NO_CQ_DATA=1: it carries no remote CQ data (cq_data_size
+ * 0 in every answer).
  *
  * The software providers cannot bind a registration to an endpoint, so
  * under FI_MR_ENDPOINT the shim answers fi_mr_bind to an endpoint and
@@ -186,6 +188,7 @@ __attribute__((visibility("default"))) int fi_getinfo(uint32_t version, const ch
         caller.dli_fbase == self.dli_fbase)
         return real(version, node, service, flags, hints, info);
     const char *no_rma = getenv("LOCUS_TEST_FI_NO_RMA");
+    const char *no_cq_data = getenv("LOCUS_TEST_FI_NO_CQ_DATA");
     if (no_rma && *no_rma == '1' && hints && (hints->caps & FI_RMA))
         return -FI_ENODATA;
     /* LOCUS_TEST_FI_MR_HINTS: the mode bits the program says it honours,
@@ -209,6 +212,8 @@ __attribute__((visibility("default"))) int fi_getinfo(uint32_t version, const ch
         i->domain_attr->mr_mode |= add;
         if (no_rma && *no_rma == '1')
             i->caps &= ~(uint64_t)(FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+        if (no_cq_data && *no_cq_data == '1')
+            i->domain_attr->cq_data_size = 0;
     }
     return rc;
 }

@@ -15,7 +15,8 @@ Cases:
             here by SHIM (an LD_PRELOADed fi_getinfo/fi_fabric, see
             ofi_mode_shim.c): FI_MR_LOCAL, FI_MR_VIRT_ADDR, FI_MR_PROV_KEY,
             FI_MR_ENDPOINT and all of them, on providers that then enforce
-            them (sockets, udp); and a provider without FI_RMA
+            them (sockets, udp); a provider without FI_RMA, and one
+            without remote CQ data (eager messages keep their heads)
   tiny      the stress and collective checks with 4 buffers each way
   classes   traffic classes (LOCUS_QOS=static): an endpoint of the latency
             class for control and small messages and one of the bulk class
@@ -81,28 +82,39 @@ def case_local(provs):
         # Eager to 64 KiB (the default on libfabric 2's own tcp provider):
         # payloads above 16 KiB sent from the caller's buffer. Not pushed:
         # over ofi_rxm pushes keep eager messages within rxm's buffers.
-        paths = ((("auto", "auto", "16k", "large pushed, else by RMA read"),
-                  ("off", "auto", "64k", "eager to 65536 (above 16384 sent in place)"),
-                  ("off", "auto", "16k", "large by RMA read"),
-                  ("off", "off", "16k", "large by tagged rendezvous")) if prov == "tcp" else
-                 (("auto", "auto", "16k", "large by tagged rendezvous"),
-                  ("off", "on", "16k", "large by RMA read")))
-        for push, rma, eager, want in paths:
+        # Plain eager messages compact (heads in the tag and CQ data) by
+        # default over tcp, to 16 KiB; with LOCUS_OFI_COMPACT=off, and over
+        # ofi_rxd, every one carries its heads (the path of synchronous
+        # sends and control messages).
+        paths = ((("auto", "auto", "16k", "auto", "large pushed, else by RMA read"),
+                  ("auto", "auto", "16k", "off", "large pushed, else by RMA read"),
+                  ("off", "auto", "64k", "auto", "eager to 65536 (above 16384 sent in place)"),
+                  ("off", "auto", "16k", "auto", "large by RMA read"),
+                  ("off", "off", "16k", "auto", "large by tagged rendezvous")) if prov == "tcp"
+                 else (("auto", "auto", "16k", "auto", "large by tagged rendezvous"),
+                       ("off", "on", "16k", "auto", "large by RMA read")))
+        for push, rma, eager, compact, want in paths:
             for prog in PROGS if rma != "on" else [p for p in PROGS if "mpi_stress" not in p]:
                 rc, out, err = run(3, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_RMA": rma,
                                              "LOCUS_OFI_PUSH": push,
                                              "LOCUS_OFI_EAGER_MAX": eager,
+                                             "LOCUS_OFI_COMPACT": compact,
                                              "LOCUS_OFI_CHUNK_SIZE": "256k"})
                 how = described(err)
                 name = os.path.basename(prog.split()[0])
-                print("%s push=%s rma=%s %s: exit %d, %s" % (prov, push, rma, name, rc,
-                                                             how[0] if how else "no ofi line"))
-                check(rc == 0 and " No Errors" in out, "%s push=%s rma=%s %s: exit %d\n%s\n%s"
-                      % (prov, push, rma, name, rc, out[-1500:], err[-1500:]))
+                label = "%s push=%s rma=%s compact=%s %s" % (prov, push, rma, compact, name)
+                print("%s: exit %d, %s" % (label, rc, how[0] if how else "no ofi line"))
+                check(rc == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
+                      % (label, rc, out[-1500:], err[-1500:]))
+                # Not over ofi_rxd by "auto" (its tagged path stalls).
+                packed = "compact to %d" % (16384 if eager == "16k" else 16576)
+                compacted = compact != "off" and prov == "tcp"
                 check(len(how) == 3 and all(h.startswith(prov) and " on lo " in h and want in h
+                                            and (packed in h) == compacted
                                             for h in how),
-                      "%s push=%s rma=%s %s: not every rank on ofi/%s over lo with %s: %s" % (
-                          prov, push, rma, name, prov, want, how))
+                      "%s: not every rank on ofi/%s over lo with %s, %s %s: %s" % (
+                          label, prov, want, "and" if compacted else "without",
+                          packed, how))
 
 
 def libfabric2():
@@ -151,16 +163,21 @@ def shm_provider(lib):
     short head 16)."""
     env = {"FI_PROVIDER": "shm", "LD_LIBRARY_PATH": lib, "LOCUS_OFI_DOMAIN": ""}
     stream_batched(env, "libfabric 2 shm")
-    for prog in PROGS:
-        rc, out, err = run(3, prog, env)
-        how = described(err)
-        name = os.path.basename(prog.split()[0])
-        print("libfabric 2 shm, %s: exit %d, %s" % (name, rc, how[0] if how else "no ofi line"))
-        check(rc == 0 and " No Errors" in out, "libfabric 2 shm %s: exit %d\n%s\n%s" % (
-            name, rc, out[-1500:], err[-1500:]))
-        want = "large pushed, else by RMA read, eager to 4032,"
-        check(len(how) == 3 and all(h.startswith("shm on shm ") and want in h for h in how),
-              "libfabric 2 shm %s: not every rank on shm with %s: %s" % (name, want, how))
+    # Compact (the default): a 4096-byte payload within the inject size
+    # too, its heads in the tag and CQ data; off: every message with them.
+    for compact, want in (("auto", "large pushed, else by RMA read, eager to 4032, "
+                                   "compact to 4096,"),
+                          ("off", "large pushed, else by RMA read, eager to 4032, pushes")):
+        for prog in PROGS:
+            rc, out, err = run(3, prog, dict(env, LOCUS_OFI_COMPACT=compact))
+            how = described(err)
+            name = os.path.basename(prog.split()[0])
+            print("libfabric 2 shm, compact %s, %s: exit %d, %s" % (
+                compact, name, rc, how[0] if how else "no ofi line"))
+            check(rc == 0 and " No Errors" in out, "libfabric 2 shm %s: exit %d\n%s\n%s" % (
+                name, rc, out[-1500:], err[-1500:]))
+            check(len(how) == 3 and all(h.startswith("shm on shm ") and want in h for h in how),
+                  "libfabric 2 shm %s: not every rank on shm with %s: %s" % (name, want, how))
 
 
 def batches(err):
@@ -222,7 +239,7 @@ def stream_read_above(env):
 
 
 def case_tiny(provs):
-    """Every limit hit: 4 send and 4 receive buffers, eager to 1 KiB, reads
+    """Every limit hit: 4 send and 4 receive buffers (4 compact), eager to 1 KiB, reads
     of 16 KiB: sends wait for room, control messages and reads wait on
     their backlogs."""
     for prov in [p for p in ("tcp", "udp") if p in provs]:
@@ -230,7 +247,9 @@ def case_tiny(provs):
             # Over ofi_rxd the reads: its tagged rendezvous with 4 buffers
             # each way stalled in half the runs here (docs/ofi.md).
             rc, out, err = run(4, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_TX_BUFS": "4",
-                                         "LOCUS_OFI_RX_BUFS": "4", "LOCUS_OFI_EAGER_MAX": "1k",
+                                         "LOCUS_OFI_RX_BUFS": "4",
+                                         "LOCUS_OFI_RX_COMPACT_BUFS": "4",
+                                         "LOCUS_OFI_EAGER_MAX": "1k",
                                          "LOCUS_OFI_CHUNK_SIZE": "16k",
                                          "LOCUS_OFI_RMA": "on" if prov == "udp" else "auto"})
             name = os.path.basename(prog.split()[0])
@@ -379,6 +398,23 @@ def case_mr_modes(provs):
     print("%s without FI_RMA, LOCUS_OFI_RMA=on: exit %d" % (prov, rc))
     check(rc != 0 and re.search(r"MPI_Init: ofi: no reliable-datagram provider", err),
           "LOCUS_OFI_RMA=on without FI_RMA: exit %d, %r" % (rc, err[-800:]))
+    # A provider without remote CQ data: eager messages keep their heads
+    # ("auto"), and "on" stops MPI_Init in one line.
+    rc, out, err = run(3, PROGS[1], {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
+                                     "LOCUS_TEST_FI_NO_CQ_DATA": "1"})
+    how = described(err)
+    print("%s without CQ data: exit %d, %s" % (prov, rc, how[:1]))
+    check(rc == 0 and " No Errors" in out and len(how) == 3 and
+          not any("compact" in h for h in how),
+          "%s without CQ data: exit %d, %s\n%s" % (prov, rc, how, err[-1500:]))
+    rc, out, err = run(2, prog, {"FI_PROVIDER": prov, "LD_PRELOAD": SHIM,
+                                 "LOCUS_TEST_FI_NO_CQ_DATA": "1", "LOCUS_OFI_COMPACT": "on"},
+                       timeout=60)
+    lines = [l for l in err.splitlines() if "MPI_Init" in l]
+    print("%s without CQ data, LOCUS_OFI_COMPACT=on: exit %d, %s" % (prov, rc, lines[:1]))
+    check(rc != 0 and lines and re.search(r"LOCUS_OFI_COMPACT=on: provider \S+ carries no 8 "
+                                          r"bytes of remote CQ data", lines[0]),
+          "LOCUS_OFI_COMPACT=on without CQ data: exit %d, %r" % (rc, err[-800:]))
 
 
 def case_errors(provs):
@@ -390,7 +426,9 @@ def case_errors(provs):
                       ({"LOCUS_OFI_EAGER_MAX": "lots"}, r"LOCUS_OFI_EAGER_MAX"),
                       ({"LOCUS_OFI_PUSH_MAX": "0"}, r"LOCUS_OFI_PUSH_MAX=0: expected 1\.\."),
                       ({"LOCUS_OFI_RMA": "sometimes"},
-                       r"LOCUS_OFI_RMA=sometimes: expected auto, on or off")):
+                       r"LOCUS_OFI_RMA=sometimes: expected auto, on or off"),
+                      ({"LOCUS_OFI_COMPACT": "tight"},
+                       r"LOCUS_OFI_COMPACT=tight: expected auto, on or off")):
         rc, out, err = run(2, prog, env, timeout=60)
         lines = [l for l in err.splitlines() if "MPI_Init" in l]
         print("%s: exit %d, %s" % (env, rc, lines[:1]))

@@ -62,7 +62,7 @@ static void b_send_done(void *core, void *ctx)
     ((bcore_t *)core)->pending--;
 }
 
-static const locus_tp_upcalls_t bup = { b_deliver, b_arrived, b_rndv_done, b_send_done };
+static const locus_tp_upcalls_t bup = { b_deliver, b_arrived, b_rndv_done, b_send_done, NULL };
 
 typedef struct {
     long lat[32], bw[32];

@@ -85,7 +85,7 @@ static void r_sent(void *core, void *ctx)
     ((rec_t *)core)->nsent++;
 }
 
-static const locus_tp_upcalls_t rup = { r_deliver, r_arrived, r_done, r_sent };
+static const locus_tp_upcalls_t rup = { r_deliver, r_arrived, r_done, r_sent, NULL };
 
 static int make(harness_t *h, int rank, rec_t *c)
 {

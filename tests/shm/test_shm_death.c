@@ -147,7 +147,7 @@ static void c_sent(void *core, void *ctx)
     ((core_t *)core)->sent++;
 }
 
-static const locus_tp_upcalls_t ups = { c_deliver, c_arrived, c_done, c_sent };
+static const locus_tp_upcalls_t ups = { c_deliver, c_arrived, c_done, c_sent, NULL };
 
 /* pidreuse-start: the victim stops for good after the first fence; rank 0
  * reads the victim's segment name only once its pid has a new owner, and

@@ -58,7 +58,7 @@ static void c_sent(void *core, void *ctx)
     ((core_t *)core)->sent = 1;
 }
 
-static const locus_tp_upcalls_t ups = { c_deliver, c_arrived, c_done, c_sent };
+static const locus_tp_upcalls_t ups = { c_deliver, c_arrived, c_done, c_sent, NULL };
 
 /* One run: whether the ranks are told oversubscribed, LOCUS_SHM_CMA_MIN
  * (NULL: unset, and no calibration), whether the 256 KiB message must go

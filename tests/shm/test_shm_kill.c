@@ -52,7 +52,7 @@ static void k_sent(void *core, void *ctx)
     ((kcore_t *)core)->pending--;
 }
 
-static const locus_tp_upcalls_t kup = { k_deliver, k_arrived, k_done, k_sent };
+static const locus_tp_upcalls_t kup = { k_deliver, k_arrived, k_done, k_sent, NULL };
 
 static int kill_rank(harness_t *h, int rank, void *arg)
 {

@@ -52,7 +52,7 @@ static void l_sent(void *core, void *ctx)
     ((lcore_t *)core)->sent = 1;
 }
 
-static const locus_tp_upcalls_t lup = { l_deliver, l_arrived, l_done, l_sent };
+static const locus_tp_upcalls_t lup = { l_deliver, l_arrived, l_done, l_sent, NULL };
 
 static int pid_gone(pid_t pid)
 {

@@ -162,7 +162,7 @@ static void up_send_done(void *core, void *ctx)
     (void)c;
 }
 
-static const locus_tp_upcalls_t upcalls = { up_deliver, up_rndv_arrived, up_rndv_done, up_send_done };
+static const locus_tp_upcalls_t upcalls = { up_deliver, up_rndv_arrived, up_rndv_done, up_send_done, NULL };
 
 static int progress(core_t *c)
 {

@@ -55,7 +55,7 @@ static void p_sent(void *core, void *ctx)
     ((pcore_t *)core)->sent++;
 }
 
-static const locus_tp_upcalls_t pup = { p_deliver, p_arrived, p_done, p_sent };
+static const locus_tp_upcalls_t pup = { p_deliver, p_arrived, p_done, p_sent, NULL };
 
 typedef struct {
     long iters;

@@ -50,7 +50,7 @@ static void b_none(void *core, void *ctx)
     (void)core, (void)ctx;
 }
 
-static const locus_tp_upcalls_t bup = { b_deliver, b_arrived, b_none, b_none };
+static const locus_tp_upcalls_t bup = { b_deliver, b_arrived, b_none, b_none, NULL };
 
 static int bp_rank(harness_t *h, int rank, void *arg)
 {

@@ -94,7 +94,7 @@ static void r_sent(void *core, void *ctx)
     ((rec_t *)core)->nsent++;
 }
 
-static const locus_tp_upcalls_t rup = { r_deliver, r_arrived, r_done, r_sent };
+static const locus_tp_upcalls_t rup = { r_deliver, r_arrived, r_done, r_sent, NULL };
 
 static int create(harness_t *h, int rank, rec_t *c, char *err, size_t errlen)
 {

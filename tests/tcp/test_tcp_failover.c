@@ -173,7 +173,7 @@ static void f_sent(void *core, void *ctx)
     }
 }
 
-static const locus_tp_upcalls_t fup = { f_deliver, f_arrived, f_done, f_sent };
+static const locus_tp_upcalls_t fup = { f_deliver, f_arrived, f_done, f_sent, NULL };
 
 enum { MODE_CUT, MODE_BOTH, MODE_LINK, MODE_IDLE, MODE_SPLIT };
 

@@ -60,7 +60,7 @@ static void k_sent(void *core, void *ctx)
     ((kcore_t *)core)->pending--;
 }
 
-static const locus_tp_upcalls_t kup = { k_deliver, k_arrived, k_done, k_sent };
+static const locus_tp_upcalls_t kup = { k_deliver, k_arrived, k_done, k_sent, NULL };
 
 static harness_t *H;
 

@@ -84,7 +84,7 @@ static void q_sent(void *core, void *ctx)
     ((qcore_t *)core)->sent++;
 }
 
-static const locus_tp_upcalls_t qup = { q_deliver, q_arrived, q_received, q_sent };
+static const locus_tp_upcalls_t qup = { q_deliver, q_arrived, q_received, q_sent, NULL };
 
 static int progress_until(qcore_t *c, const volatile int *flag, int want, double secs)
 {

@@ -164,7 +164,7 @@ static void up_send_done(void *core, void *ctx)
 }
 
 static const locus_tp_upcalls_t upcalls = { up_deliver, up_rndv_arrived, up_rndv_done,
-                                            up_send_done };
+                                            up_send_done, NULL };
 
 static int progress(core_t *c)
 {

@@ -108,7 +108,7 @@ static int spawn(locus_boot_app_t *apps, int napps, int root, locus_comm_t *comm
     if (comm->coll.rank == root) {
         w.err = napps > 0 ? locus_open_port_impl(MPI_INFO_NULL, port) : MPI_ERR_SPAWN;
         if (!w.err) {
-            char why[200];
+            char why[sizeof locus_mpi.detail];
             if (locus_boot_spawn(apps, napps, port, &w.pid, why, sizeof why) < 0) {
                 snprintf(locus_mpi.detail, sizeof locus_mpi.detail, "%s", why);
                 w.err = MPI_ERR_SPAWN;

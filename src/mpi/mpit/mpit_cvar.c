@@ -94,6 +94,7 @@ static const mpit_enum_t cvar_enums[] = {
     {"LOCUS_OFI_INJECT", "auto,on,off"},
     {"LOCUS_OFI_PUSH", "auto,on,off"},
     {"LOCUS_OFI_BATCH", "auto,on,off"},
+    {"LOCUS_OFI_COMPACT", "auto,on,off"},
 };
 
 /* Set by locusrun for each rank: never written through MPI_T. */

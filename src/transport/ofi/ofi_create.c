@@ -56,6 +56,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         (!push_auto && locus_tunable_long("LOCUS_OFI_PUSH_MAX", &c->push_max, err, errlen)) ||
         locus_tunable_long("LOCUS_OFI_RX_BUFS", &c->rx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_RX_BIG_BUFS", &c->rx_big_bufs, err, errlen) ||
+        locus_tunable_long("LOCUS_OFI_RX_COMPACT_BUFS", &c->rx_compact_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_TX_BUFS", &c->tx_bufs, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_CHUNK_SIZE", &c->chunk, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_RAILS", &c->rails, err, errlen) ||
@@ -65,6 +66,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         tristate("LOCUS_OFI_MR_CACHE", &c->mr_cache, err, errlen) ||
         tristate("LOCUS_OFI_PUSH", &c->push, err, errlen) ||
         tristate("LOCUS_OFI_BATCH", &c->batch, err, errlen) ||
+        tristate("LOCUS_OFI_COMPACT", &c->compact, err, errlen) ||
         locus_tunable_long("LOCUS_OFI_STRIPE_MIN", &c->stripe_min, err, errlen) ||
         tp_qos_read(&c->qos, err, errlen))
         return -1;
@@ -78,6 +80,7 @@ static int cfg_read(ofi_cfg_t *c, char *err, size_t errlen)
         { "LOCUS_OFI_EAGER_MAX", eager_auto ? 0 : c->eager_max, 0, 1 << 20 },
         { "LOCUS_OFI_RX_BUFS", c->rx_bufs, 4, 4096 },
         { "LOCUS_OFI_RX_BIG_BUFS", c->rx_big_bufs, 1, 4096 },
+        { "LOCUS_OFI_RX_COMPACT_BUFS", c->rx_compact_bufs, 1, 4096 },
         { "LOCUS_OFI_TX_BUFS", c->tx_bufs, 4, 4096 },
         { "LOCUS_OFI_CHUNK_SIZE", c->chunk, 4096, 1L << 30 },
         { "LOCUS_OFI_RAILS", c->rails, 1, OFI_RAILS_MAX },
@@ -349,15 +352,22 @@ static void classes_pick(ofi_tp_t *tp)
         onebuf = tp->info->tx_attr->inject_size;
     }
     size_t heads = OFI_WIRE_SHORT + LOCUS_TP_HDR_MAX;
+    /* Compact messages (ofi_compact.c) carry no heads: the same bound
+     * without them (compact_pick may take it back). */
+    tp->compact_max = tp->eager_max;
     if (tp->push && onebuf) {
         size_t room = onebuf > heads ? onebuf - heads : 0;
         if (tp->eager_max > room)
             tp->eager_max = room;
+        if (tp->compact_max > onebuf)
+            tp->compact_max = onebuf;
     }
     if (!tp->classes)
         return;
     if (tp->eager_max > (size_t)q->small)
         tp->eager_max = (size_t)q->small;
+    if (tp->compact_max > (size_t)q->small)
+        tp->compact_max = (size_t)q->small;
     tp->tclass_ctl = tp->cfg.tclass_dscp ? fi_tc_dscp_set((uint8_t)q->dscp_latency)
                                          : FI_TC_LOW_LATENCY;
     tp->tclass_data = tp->cfg.tclass_dscp ? fi_tc_dscp_set((uint8_t)q->dscp_bulk)
@@ -388,7 +398,7 @@ static int endpoint_open(ofi_tp_t *tp, ofi_rail_t *rl, char *err, size_t errlen)
 rest:;
     struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
                               .size = (size_t)(tp->cfg.rx_bufs + tp->cfg.rx_big_bufs +
-                                               tp->cfg.tx_bufs) * 2,
+                                               tp->cfg.rx_compact_bufs + tp->cfg.tx_bufs) * 2,
                               .wait_obj = FI_WAIT_FD };
     if (fi_cq_open(rl->domain, &cqa, &rl->cq, NULL) != 0) {
         cqa.wait_obj = FI_WAIT_NONE; /* sleeping is optional (ops.wait) */
@@ -412,6 +422,30 @@ failed:
     return -1;
 }
 
+/* Whether plain eager messages go compact (ofi_compact.c): where the
+ * provider carries 8 bytes of remote CQ data (LOCUS_OFI_COMPACT=on
+ * demands it); up to classes_pick's bound, within a small buffer. 0, or
+ * -1 with err set. */
+static int compact_pick(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    size_t cqd = tp->info->domain_attr->cq_data_size;
+    /* Not over ofi_rxd by "auto": its tagged path stalled with few buffers
+     * (as for pushes); compact, the stress test at 3 ranks under the
+     * sanitizers waited for a message that never came. */
+    tp->compact = (tp->cfg.compact == 1 ||
+                   (tp->cfg.compact < 0 && !strstr(tp->info->fabric_attr->prov_name, "ofi_rxd"))) &&
+                  cqd >= 8 && tp->size <= (int)OFI_COMPACT_RANKS;
+    if (tp->cfg.compact == 1 && !tp->compact) {
+        snprintf(err, errlen, "ofi: LOCUS_OFI_COMPACT=on: provider %s %s",
+                 tp->info->fabric_attr->prov_name,
+                 cqd < 8 ? "carries no 8 bytes of remote CQ data" : "with over 2^21 ranks");
+        return -1;
+    }
+    if (tp->compact_max > tp->bufsize)
+        tp->compact_max = tp->bufsize;
+    return 0;
+}
+
 /* The bounce buffers of eager messages and control, one registration:
  * sends, receives up to copy_max, and a few big receives (eager messages
  * above copy_max, taken by tag) so that their copies stay in the cache. */
@@ -431,9 +465,12 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
                  ~(size_t)63;
     tp->bigsize = (heads + tp->eager_max + 63) & ~(size_t)63;
     long nbig = tp->eager_max > tp->copy_max ? tp->cfg.rx_big_bufs : 0;
-    tp->nrx = (int)(tp->cfg.rx_bufs + nbig);
+    if (compact_pick(tp, err, errlen) != 0)
+        return -1;
+    long ncompact = tp->compact ? tp->cfg.rx_compact_bufs : 0;
+    tp->nrx = (int)(tp->cfg.rx_bufs + ncompact + nbig);
     size_t txbytes = (size_t)tp->cfg.tx_bufs * tp->bufsize;
-    size_t rxbytes = (size_t)tp->cfg.rx_bufs * tp->bufsize;
+    size_t rxbytes = (size_t)(tp->cfg.rx_bufs + ncompact) * tp->bufsize;
     size_t all = txbytes + rxbytes + (size_t)nbig * tp->bigsize;
     tp->rx = calloc((size_t)tp->nrx, sizeof *tp->rx);
     tp->tx = calloc((size_t)tp->cfg.tx_bufs, sizeof *tp->tx);
@@ -459,8 +496,10 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     tp->tx_free = &tp->tx[0];
     mem += txbytes;
     for (int k = 0; k < tp->nrx; k++) {
-        int big = k >= tp->cfg.rx_bufs;
-        tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX, .big = big, .mem = mem, .desc = desc };
+        int big = k >= tp->cfg.rx_bufs + ncompact;
+        tp->rx[k] = (ofi_buf_t){ .kind = OFI_CTX_RX, .big = big,
+                                 .compact = !big && k >= tp->cfg.rx_bufs, .mem = mem,
+                                 .desc = desc };
         mem += big ? tp->bigsize : tp->bufsize;
         int rc = ofi_rx_post(tp, &tp->rx[k]);
         if (check(tp, rc, "posting receives", err, errlen))
@@ -742,13 +781,16 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     char zc[48] = "";
     if (tp->eager_max > tp->copy_max)
         snprintf(zc, sizeof zc, " (above %zu sent in place)", tp->copy_max);
+    char packed[48] = "";
+    if (tp->compact)
+        snprintf(packed, sizeof packed, ", compact to %zu", tp->compact_max);
     snprintf(tp->desc, sizeof tp->desc,
-             "%s on %s (%s)%s, large %s%s, eager to %zu%s%s%s, mr_mode 0x%llx%s%s",
+             "%s on %s (%s)%s, large %s%s, eager to %zu%s%s%s%s, mr_mode 0x%llx%s%s",
              tp->info->fabric_attr->prov_name, tp->info->domain_attr->name, tp->domain_why, doms,
              !tp->push ? "" : tp->push_max ? pushed_to : "pushed, else ",
              tp->has_rma ? "by RMA read" : "by tagged rendezvous",
              tp->eager_max, zc,
-             tp->inject ? "" : " (no inject)", tp->batch ? ", pushes batched" : "",
+             tp->inject ? "" : " (no inject)", packed, tp->batch ? ", pushes batched" : "",
              (unsigned long long)tp->mr_mode,
              tp->cfg.mr_cache ? ", registration cache" : "", cls);
     return 0;

@@ -19,8 +19,11 @@ int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
 {
     int rc = b->big ? (int)fi_trecv(tp->rail[0].ep, b->mem, tp->bigsize, b->desc, FI_ADDR_UNSPEC,
                                     OFI_EAGER_TAG, 0, &b->fctx)
-                    : (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
-                                   &b->fctx);
+             : b->compact
+                 ? (int)fi_trecv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
+                                 OFI_COMPACT_TAG, OFI_COMPACT_IGNORE, &b->fctx)
+                 : (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
+                                &b->fctx);
     if (rc == -FI_EAGAIN) {
         /* ofi_rxd's receive queue can be momentarily full. */
         b->next = tp->rx_backlog;
@@ -43,20 +46,6 @@ static void rx_backlog_post(ofi_tp_t *tp)
     }
 }
 
-static ofi_buf_t *tx_get(ofi_tp_t *tp)
-{
-    ofi_buf_t *b = tp->tx_free;
-    if (b)
-        tp->tx_free = b->next;
-    return b;
-}
-
-static void tx_put(ofi_tp_t *tp, ofi_buf_t *b)
-{
-    b->next = tp->tx_free;
-    tp->tx_free = b;
-}
-
 /* Posts a filled bounce buffer: 0, -FI_EAGAIN (b still ours), or an error. */
 static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
 {
@@ -65,7 +54,7 @@ static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
     if (len <= tp->inject) {
         rc = (int)fi_inject(tp->rail[0].ep, b->mem, len, to);
         if (rc == 0)
-            tx_put(tp, b); /* injected: the buffer is free at once */
+            ofi_tx_put(tp, b); /* injected: the buffer is free at once */
         return rc;
     }
     rc = (int)fi_send(tp->rail[0].ep, b->mem, len, b->desc, to, &b->fctx);
@@ -80,7 +69,7 @@ static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w)
 {
     if (ofi_peer_addr(tp, dst) != 0)
         return -1;
-    ofi_buf_t *b = tx_get(tp);
+    ofi_buf_t *b = ofi_tx_get(tp);
     if (!b) {
         b = malloc(sizeof *b + sizeof *w); /* out of bounce buffers: one of its own */
         if (!b) {
@@ -116,7 +105,7 @@ static void ctl_flush(ofi_tp_t *tp)
         ofi_buf_t *b = tp->ctl_head;
         if (b->kind == -1) {
             /* Its own memory: into a bounce buffer once one is free. */
-            ofi_buf_t *t = tx_get(tp);
+            ofi_buf_t *t = ofi_tx_get(tp);
             if (!t)
                 return;
             memcpy(t->mem, b->mem, b->len);
@@ -301,7 +290,7 @@ static int batch_add(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
             tp->batched[tp->nbatched++] = dst;
         }
     } else {
-        tx_put(tp, b);
+        ofi_tx_put(tp, b);
     }
     char *at = (char *)p->batch->mem + p->batch->len;
     memcpy(at, w, sizeof *w);
@@ -337,7 +326,7 @@ static int ordered_post(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w
 /* A send that did not go: its bounce buffer, registrations and id back. */
 static void send_undo(ofi_tp_t *tp, ofi_buf_t *b, ofi_send_t *s)
 {
-    tx_put(tp, b);
+    ofi_tx_put(tp, b);
     if (!s)
         return;
     for (int r = 0; r < OFI_RAILS_MAX; r++)
@@ -354,9 +343,15 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     if (ofi_peer_addr(tp, dst) != 0)
         return tp->failed;
     ofi_peer_t *p = &tp->peers[dst];
+    /* Behind a batch waiting to go, the ordinary way (which sends it first). */
+    if (tp->compact && len <= tp->compact_max && !p->batch) {
+        int rc = ofi_compact_send(tp, dst, hdr, hdrlen, data, len);
+        if (rc != OFI_NOT_COMPACT)
+            return rc;
+    }
     /* No room: the core calls progress and retries (never progress from
      * here: send may be called from inside an upcall). */
-    ofi_buf_t *b = tx_get(tp);
+    ofi_buf_t *b = ofi_tx_get(tp);
     if (!b)
         return LOCUS_TP_AGAIN;
     /* Only the head an EAGER message sends is set here (large_announce
@@ -375,7 +370,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         /* Sent from the caller's buffer: done when the provider says so. */
         s = tp_ids_get(&tp->sends, sizeof *s);
         if (!s) {
-            tx_put(tp, b);
+            ofi_tx_put(tp, b);
             ofi_fail(tp, -ENOMEM, "out of memory for a send to rank %d", dst);
             return tp->failed;
         }
@@ -651,7 +646,7 @@ static void sender_finished(ofi_tp_t *tp, ofi_send_t *s)
         tp->peers[s->dst].pushes_out--;
     if (s->heads) {
         tp->tx_in_flight--;
-        tx_put(tp, s->heads);
+        ofi_tx_put(tp, s->heads);
     }
     for (int r = 0; r < OFI_RAILS_MAX; r++)
         ofi_reg_put(tp, s->reg[r]);
@@ -781,23 +776,37 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
     }
     ofi_peer_t *p = &tp->peers[w.src];
     if (w.seq != p->rx_seq) {
-        /* Ahead of its turn: kept, in order, until the ones before it. */
-        ofi_held_t *h = malloc(sizeof *h + len);
-        if (!h) {
-            ofi_fail(tp, -ENOMEM, "out of memory holding a message from rank %d", w.src);
-            return;
-        }
-        h->seq = w.seq;
-        h->len = len;
-        memcpy(h->msg, msg, len);
-        ofi_held_t **at = &p->held;
-        while (*at && (int32_t)((*at)->seq - w.seq) < 0)
-            at = &(*at)->next;
-        h->next = *at;
-        *at = h;
+        ofi_hold(tp, p, w.seq, msg, len, NULL, 0);
         return;
     }
     ordered_handle(tp, msg, len);
+    ofi_turn_next(tp, p);
+}
+
+int ofi_hold(ofi_tp_t *tp, ofi_peer_t *p, uint32_t seq, const void *head, size_t headlen,
+             const void *body, size_t bodylen)
+{
+    ofi_held_t *h = malloc(sizeof *h + headlen + bodylen);
+    if (!h) {
+        ofi_fail(tp, -ENOMEM, "out of memory holding a message from rank %d",
+                 (int)(p - tp->peers));
+        return -1;
+    }
+    h->seq = seq;
+    h->len = headlen + bodylen;
+    memcpy(h->msg, head, headlen);
+    if (bodylen)
+        memcpy(h->msg + headlen, body, bodylen);
+    ofi_held_t **at = &p->held;
+    while (*at && (int32_t)((*at)->seq - seq) < 0)
+        at = &(*at)->next;
+    h->next = *at;
+    *at = h;
+    return 0;
+}
+
+void ofi_turn_next(ofi_tp_t *tp, ofi_peer_t *p)
+{
     p->rx_seq++;
     while (p->held && p->held->seq == p->rx_seq && !tp->failed) {
         ofi_held_t *h = p->held;
@@ -838,7 +847,10 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
     switch (kind) {
     case OFI_CTX_RX: {
         ofi_buf_t *b = e->op_context;
-        message_arrived(tp, b->mem, e->len);
+        if (b->compact)
+            ofi_compact_arrived(tp, b, e);
+        else
+            message_arrived(tp, b->mem, e->len);
         int rc = ofi_rx_post(tp, b);
         if (rc != 0 && !tp->failed)
             ofi_fail(tp, rc, "posting a receive: %s", fi_strerror(-rc));
@@ -846,7 +858,7 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
     }
     case OFI_CTX_TX:
         tp->tx_in_flight--;
-        tx_put(tp, e->op_context);
+        ofi_tx_put(tp, e->op_context);
         break;
     case OFI_CTX_READ:
         read_done(tp, e->op_context);

@@ -73,6 +73,19 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH };
  * a tagged rendezvous (rank << 32 | id) has this bit below 2^30 ranks. */
 #define OFI_EAGER_TAG (1ULL << 62)
 
+/* A compact message (ofi_compact.c): a plain eager message whose heads
+ * travel in its tag and remote CQ data rather than in front of its
+ * payload, so that a payload of the provider's inline or inject size goes
+ * as one (shm: 128 and 4096 bytes). Tag: both bits above, the core
+ * header's first word (30 bits) and its third (32). Data: the sender's
+ * world rank (21 bits), the header's second word (21 bits) and the low 22
+ * bits of the sequence number. A header whose words do not fit, or whose
+ * fourth is not 0, goes the ordinary way. The receiver's compact buffers
+ * are posted by the two bits alone. */
+#define OFI_COMPACT_TAG (3ULL << 62)
+#define OFI_COMPACT_IGNORE ((1ULL << 62) - 1)
+#define OFI_COMPACT_RANKS (1u << 21)
+
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
@@ -104,6 +117,7 @@ typedef struct ofi_buf {
     struct fi_context fctx;
     int kind;          /* OFI_CTX_RX or OFI_CTX_TX */
     int big;           /* a big receive buffer (posted by OFI_EAGER_TAG) */
+    int compact;       /* a compact receive buffer (by OFI_COMPACT_TAG) */
     struct ofi_buf *next;
     void *mem;         /* bufsize or bigsize; registered when mr_local */
     void *desc;
@@ -216,12 +230,13 @@ typedef struct {
 } ofi_rail_t;
 
 typedef struct {
-    long eager_max, rx_bufs, rx_big_bufs, tx_bufs, chunk, rails;
+    long eager_max, rx_bufs, rx_big_bufs, rx_compact_bufs, tx_bufs, chunk, rails;
     int rma;           /* -1 auto, 0 off, 1 on */
     int mr_cache;      /* -1 auto, 0 off, 1 on */
     int inject;        /* -1 auto, 0 off, 1 on */
     int push;          /* -1 auto, 0 off, 1 on */
     int batch;         /* -1 auto, 0 off, 1 on */
+    int compact;       /* -1 auto, 0 off, 1 on */
     long stripe_min;   /* with rails: from this size reads in shares, not PUSH */
     long push_max;     /* -1: auto */
     int verbose;
@@ -251,12 +266,14 @@ typedef struct {
     uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
     size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
     size_t push_max;        /* larger messages are read, not pushed; 0: no bound */
+    int compact;            /* plain eager messages sent compact (ofi_compact.c)... */
+    size_t compact_max;     /* ...to this size */
 
     size_t bufsize;         /* a send bounce buffer and a small receive buffer: wire
                              * head + core header + copy_max (at least a batch
                              * of one announcement) */
     size_t bigsize;         /* a big receive buffer: the heads + eager_max */
-    int nrx;                /* receive buffers, the big ones last */
+    int nrx;                /* receive buffers: small, compact, big */
     size_t copy_max;        /* eager payloads copied into a bounce buffer; larger
                              * ones (to eager_max) go from the caller's buffer */
     ofi_buf_t *rx, *tx;     /* arrays */
@@ -285,8 +302,23 @@ typedef struct {
 
     int failed;
     char errmsg[256];
-    char desc[384];
+    char desc[512];
 } ofi_tp_t;
+
+/* A send bounce buffer, or NULL when all are in flight; and back. */
+static inline ofi_buf_t *ofi_tx_get(ofi_tp_t *tp)
+{
+    ofi_buf_t *b = tp->tx_free;
+    if (b)
+        tp->tx_free = b->next;
+    return b;
+}
+
+static inline void ofi_tx_put(ofi_tp_t *tp, ofi_buf_t *b)
+{
+    b->next = tp->tx_free;
+    tp->tx_free = b;
+}
 
 /* ofi_create.c */
 void ofi_fail(ofi_tp_t *tp, int code, const char *fmt, ...);
@@ -323,5 +355,28 @@ int ofi_progress(locus_tp_t *t);
 /* Posts a receive buffer, or keeps it for progress to post when the
  * provider has no room now: 0, or a fatal error. */
 int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b);
+/* Ordered messages from p: after the one whose turn it was, the next turn
+ * and the held messages now in turn; a message ahead of its turn kept (in
+ * the EAGER, RTS or PUSH form: head, then body), 0 or -1 with the
+ * transport failed. */
+void ofi_turn_next(ofi_tp_t *tp, ofi_peer_t *p);
+int ofi_hold(ofi_tp_t *tp, ofi_peer_t *p, uint32_t seq, const void *head, size_t headlen,
+             const void *body, size_t bodylen);
+
+/* ofi_compact.c */
+/* Sends a plain eager message compact: LOCUS_TP_DONE, LOCUS_TP_AGAIN, a
+ * negative error, or OFI_NOT_COMPACT (its header does not fit: nothing
+ * was sent). */
+#define OFI_NOT_COMPACT 3
+int ofi_compact_send(ofi_tp_t *tp, int dst, const void *hdr, size_t hdrlen, const void *data,
+                     size_t len);
+/* A header's four words, the sender's world rank and its sequence number
+ * as a compact message's tag and data: 1, or 0 where they do not fit. */
+int ofi_compact_pack(const uint32_t w[4], int rank, uint32_t seq, uint64_t *tag, uint64_t *data);
+/* And back: the words, the rank and the sequence number's low bits. */
+void ofi_compact_unpack(uint64_t tag, uint64_t data, uint32_t w[4], uint32_t *rank,
+                        uint32_t *seq_low);
+/* A compact message landed in b (the completion e). */
+void ofi_compact_arrived(ofi_tp_t *tp, ofi_buf_t *b, const struct fi_cq_tagged_entry *e);
 
 #endif
