@@ -69,6 +69,11 @@ def described(err):
     return re.findall(r"ofi \d+ peers? \[([^\]]*)\]", err)
 
 
+def compacted(err):
+    """Each rank's count of messages sent compact (its finalize line)."""
+    return [int(n) for n in re.findall(r"; (\d+) sent compact", err)]
+
+
 def case_local(provs):
     if "tcp" in provs:
         stream_batched({"FI_PROVIDER": "tcp"}, "tcp")
@@ -108,13 +113,18 @@ def case_local(provs):
                       % (label, rc, out[-1500:], err[-1500:]))
                 # Not over ofi_rxd by "auto" (its tagged path stalls).
                 packed = "compact to %d" % (16384 if eager == "16k" else 16576)
-                compacted = compact != "off" and prov == "tcp"
+                packs = compact != "off" and prov == "tcp"
                 check(len(how) == 3 and all(h.startswith(prov) and " on lo " in h and want in h
-                                            and (packed in h) == compacted
+                                            and (packed in h) == packs
                                             for h in how),
                       "%s: not every rank on ofi/%s over lo with %s, %s %s: %s" % (
-                          label, prov, want, "and" if compacted else "without",
+                          label, prov, want, "and" if packs else "without",
                           packed, how))
+                # Sent compact indeed (every program's small messages), or none.
+                # (A rank with nothing to count prints no finalize line.)
+                sent = compacted(err)
+                check(all(n > 0 for n in sent) and len(sent) == 3 if packs else
+                      not any(sent), "%s: messages sent compact per rank %s" % (label, sent))
 
 
 def libfabric2():
@@ -163,6 +173,7 @@ def shm_provider(lib):
     short head 16)."""
     env = {"FI_PROVIDER": "shm", "LD_LIBRARY_PATH": lib, "LOCUS_OFI_DOMAIN": ""}
     stream_batched(env, "libfabric 2 shm")
+    mixed_compact(env, "libfabric 2 shm")
     # Compact (the default): a 4096-byte payload within the inject size
     # too, its heads in the tag and CQ data; off: every message with them.
     for compact, want in (("auto", "large pushed, else by RMA read, eager to 4032, "
@@ -178,6 +189,36 @@ def shm_provider(lib):
                 name, rc, out[-1500:], err[-1500:]))
             check(len(how) == 3 and all(h.startswith("shm on shm ") and want in h for h in how),
                   "libfabric 2 shm %s: not every rank on shm with %s: %s" % (name, want, how))
+            sent = compacted(err)
+            check(all(n > 0 for n in sent) and len(sent) == 3 if compact == "auto" else
+                  not any(sent),
+                  "libfabric 2 shm %s, compact %s: messages sent compact per rank %s" % (
+                      name, compact, sent))
+
+
+def mixed_compact(env, label):
+    """The stress test at 3 ranks with rank 1 alone on LOCUS_OFI_COMPACT=off
+    (a tunable set differently on one node): each rank's card says what
+    it takes, so ranks 0 and 2 send compact to each other and never to
+    rank 1; every message arrives."""
+    import tempfile
+    stress = [p for p in PROGS if "mpi_stress" in p][0]
+    with tempfile.TemporaryDirectory(prefix="locus-ofi-") as d:
+        wrap = os.path.join(d, "rank1_off.sh")
+        with open(wrap, "w") as f:
+            f.write('#!/bin/sh\n[ "$PMI_RANK" = 1 ] && export LOCUS_OFI_COMPACT=off\n'
+                    'exec "$@"\n')
+        os.chmod(wrap, 0o755)
+        rc, out, err = run(3, wrap + " " + stress, env)
+    how = described(err)
+    print("%s, compact off on rank 1 only: exit %d, %s" % (label, rc, how))
+    check(rc == 0 and " No Errors" in out, "%s, compact off on rank 1: exit %d\n%s\n%s" % (
+        label, rc, out[-1000:], err[-1500:]))
+    check(len(how) == 3 and sum("compact to" in h for h in how) == 2,
+          "%s, compact off on rank 1: descriptions %s" % (label, how))
+    sent = compacted(err)
+    check(len(sent) >= 2 and sorted(sent)[-2] > 0,
+          "%s, compact off on rank 1: sent compact per rank %s" % (label, sent))
 
 
 def batches(err):

@@ -158,6 +158,25 @@ static void test_wrap(void)
     tp_free(tp);
 }
 
+/* The low 22 bits say how far ahead a message is: up to 2^21 - 1 it is
+ * held, from 2^21 it reads as behind, which cannot be, and fails. */
+static void test_window(void)
+{
+    const uint32_t w[4] = { 1, 0, 5, 0 };
+    ofi_tp_t *tp = tp_new(2);
+    ngot = 0;
+    arrive(tp, 1, (1u << 21) - 1, w, "far", FI_TAGGED | FI_RECV | FI_REMOTE_CQ_DATA);
+    CHECK(!tp->failed && ngot == 0 && tp->peers[1].held &&
+              tp->peers[1].held->seq == (1u << 21) - 1,
+          "2^21 - 1 ahead: failed %d, %s", tp->failed, tp->errmsg);
+    tp_free(tp);
+    tp = tp_new(2);
+    arrive(tp, 1, 1u << 21, w, "too far", FI_TAGGED | FI_RECV | FI_REMOTE_CQ_DATA);
+    CHECK(tp->failed && strstr(tp->errmsg, "turns behind") && ngot == 0,
+          "2^21 ahead: %s", tp->errmsg);
+    tp_free(tp);
+}
+
 static void test_malformed(void)
 {
     const uint32_t w[4] = { 1, 0, 5, 0 };
@@ -175,6 +194,12 @@ static void test_malformed(void)
     tp_free(tp);
 
     tp = tp_new(2);
+    arrive(tp, 0, 0, w, "myself", FI_TAGGED | FI_RECV | FI_REMOTE_CQ_DATA);
+    CHECK(tp->failed && strstr(tp->errmsg, "malformed compact message") && ngot == 0,
+          "from this rank itself: %s", tp->errmsg);
+    tp_free(tp);
+
+    tp = tp_new(2);
     tp->peers[1].rx_seq = 10;
     arrive(tp, 1, 9, w, "again", FI_TAGGED | FI_RECV | FI_REMOTE_CQ_DATA);
     CHECK(tp->failed && strstr(tp->errmsg, "rank 1 sent a message 1 turns behind") && ngot == 0,
@@ -187,6 +212,7 @@ int main(void)
     test_pack_limits();
     test_order();
     test_wrap();
+    test_window();
     test_malformed();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

@@ -62,7 +62,7 @@ int ofi_compact_send(ofi_tp_t *tp, int dst, const void *hdr, size_t hdrlen, cons
     if (!ofi_compact_pack(w, tp->rank, p->tx_seq, &tag, &cqd))
         return OFI_NOT_COMPACT;
     int rc;
-    if (len <= tp->inject) {
+    if (tp->inject && len <= tp->inject) {
         rc = (int)fi_tinjectdata(tp->rail[0].ep, data, len, cqd, p->addr[0], tag);
     } else {
         ofi_buf_t *b = ofi_tx_get(tp);
@@ -84,6 +84,7 @@ int ofi_compact_send(ofi_tp_t *tp, int dst, const void *hdr, size_t hdrlen, cons
         return tp->failed;
     }
     p->tx_seq++;
+    tp->compact_sent++;
     return LOCUS_TP_DONE;
 }
 
@@ -91,7 +92,8 @@ void ofi_compact_arrived(ofi_tp_t *tp, ofi_buf_t *b, const struct fi_cq_tagged_e
 {
     uint32_t w[4], src, low;
     ofi_compact_unpack(e->tag, e->data, w, &src, &low);
-    if (!(e->flags & FI_REMOTE_CQ_DATA) || src >= (uint32_t)tp->size || e->len > tp->bufsize) {
+    if (!(e->flags & FI_REMOTE_CQ_DATA) || src >= (uint32_t)tp->size ||
+        src == (uint32_t)tp->rank || e->len > tp->bufsize) {
         ofi_fail(tp, -EPROTO, "a malformed compact message (%zu bytes, data 0x%llx)", e->len,
                  (unsigned long long)e->data);
         return;

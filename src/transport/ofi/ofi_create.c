@@ -523,8 +523,10 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
  * domain and address per rail). */
 static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t errlen)
 {
-    int k = snprintf(val, vallen, "ofi3 %s %d %d", tp->info->fabric_attr->prov_name,
-                     tp->nrails, tp->classes);
+    /* ofi4: the compact messages this rank takes (bytes; 0: none), so that
+     * a rank sends compact only what its peer has buffers posted for. */
+    int k = snprintf(val, vallen, "ofi4 %s %d %d %zu", tp->info->fabric_attr->prov_name,
+                     tp->nrails, tp->classes, tp->compact ? tp->compact_max : 0);
     for (int r = 0; r < tp->nrails; r++) {
         k += snprintf(val + k, vallen - (size_t)k, " %s", tp->rail[r].info->domain_attr->name);
         for (int e = 0; e <= tp->classes; e++) {
@@ -554,13 +556,15 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
         return -1;
     char card[2048], prov[128];
     int rails = 0, classes = 0, used = 0;
+    size_t takes = 0;
     if (tp->kvs.card(tp->kvs.ctx, "ofi", peer, card, sizeof card) != 0) {
         ofi_fail(tp, -EPROTO, "no address of rank %d: %s", peer,
                  tp->kvs.error ? tp->kvs.error(tp->kvs.ctx) : "card missing");
         return -1;
     }
     if (!strcmp(card, "-") ||
-        sscanf(card, "ofi3 %127s %d %d%n", prov, &rails, &classes, &used) != 3 || rails < 1 ||
+        sscanf(card, "ofi4 %127s %d %d %zu%n", prov, &rails, &classes, &takes, &used) != 4 ||
+        rails < 1 ||
         rails > OFI_RAILS_MAX || (classes != 0 && classes != 1)) {
         p->dead = 1;
         ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
@@ -576,6 +580,8 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
      * have; a large message's data to the peer's data endpoint, which is its
      * only one when it has no classes. */
     p->rails = rails < tp->nrails ? rails : tp->nrails;
+    p->compact_max = !tp->compact ? 0 : takes < tp->compact_max ? takes : tp->compact_max;
+    p->compact = tp->compact && takes > 0;
     const char *at = card + used;
     for (int r = 0; r < p->rails; r++) {
         char dom[128];
@@ -659,10 +665,10 @@ static void ofi_finalize(locus_tp_t *t)
         if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > 1000)
             break;
     }
-    if (tp->cfg.verbose && (tp->pushed || tp->pushes_early))
+    if (tp->cfg.verbose && (tp->pushed || tp->pushes_early || tp->compact_sent))
         fprintf(stderr, "locus: rank %d: ofi: %ld payloads pushed, %ld announced in batches; "
-                        "%ld received before their receive was posted\n",
-                tp->rank, tp->pushed, tp->pushed_batched, tp->pushes_early);
+                        "%ld received before their receive was posted; %ld sent compact\n",
+                tp->rank, tp->pushed, tp->pushed_batched, tp->pushes_early, tp->compact_sent);
     ofi_reg_flush(tp);
     if (tp->buf_mr)
         fi_close(&tp->buf_mr->fid);

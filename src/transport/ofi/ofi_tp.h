@@ -205,6 +205,8 @@ typedef struct {
     int rails;
     int known;         /* inserted into the address vectors */
     int dead;          /* its card said it has no ofi */
+    int compact;       /* it takes compact messages (its card)... */
+    size_t compact_max; /* ...to this size, within this rank's own bound */
     uint32_t tx_seq, rx_seq;
     uint32_t pushes;   /* payloads pushed to it: their tags */
     ofi_held_t *held;  /* by seq, ascending */
@@ -296,6 +298,7 @@ typedef struct {
     int nbatched;
     long pushed, pushed_batched;    /* payloads pushed, those announced in a batch */
     long pushes_early;              /* payloads received before the core matched them */
+    long compact_sent;              /* messages sent compact */
 
     uint64_t clock;
     long reg_hits, reg_misses;
