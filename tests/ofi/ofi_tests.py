@@ -74,6 +74,27 @@ def compacted(err):
     return [int(n) for n in re.findall(r"; (\d+) sent compact", err)]
 
 
+def check_compacted(err, on, label):
+    """Every rank sent compact messages (every program has small ones), or,
+    with compact off, none did (a rank with nothing to count prints no
+    finalize line)."""
+    sent = compacted(err)
+    check(len(sent) == 3 and all(n > 0 for n in sent) if on else not any(sent),
+          "%s: messages sent compact per rank %s" % (label, sent))
+
+
+def run_program(label, prog, env):
+    """A program at 3 ranks, which must end with " No Errors": its name,
+    each rank's description of the transport, and its stderr."""
+    rc, out, err = run(3, prog, env)
+    how = described(err)
+    name = os.path.basename(prog.split()[0])
+    print("%s, %s: exit %d, %s" % (label, name, rc, how[0] if how else "no ofi line"))
+    check(rc == 0 and " No Errors" in out, "%s, %s: exit %d\n%s\n%s" % (
+        label, name, rc, out[-1500:], err[-1500:]))
+    return name, how, err
+
+
 def case_local(provs):
     if "tcp" in provs:
         stream_batched({"FI_PROVIDER": "tcp"}, "tcp")
@@ -100,17 +121,12 @@ def case_local(provs):
                        ("off", "on", "16k", "auto", "large by RMA read")))
         for push, rma, eager, compact, want in paths:
             for prog in PROGS if rma != "on" else [p for p in PROGS if "mpi_stress" not in p]:
-                rc, out, err = run(3, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_RMA": rma,
-                                             "LOCUS_OFI_PUSH": push,
-                                             "LOCUS_OFI_EAGER_MAX": eager,
-                                             "LOCUS_OFI_COMPACT": compact,
-                                             "LOCUS_OFI_CHUNK_SIZE": "256k"})
-                how = described(err)
-                name = os.path.basename(prog.split()[0])
-                label = "%s push=%s rma=%s compact=%s %s" % (prov, push, rma, compact, name)
-                print("%s: exit %d, %s" % (label, rc, how[0] if how else "no ofi line"))
-                check(rc == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
-                      % (label, rc, out[-1500:], err[-1500:]))
+                label = "%s push=%s rma=%s compact=%s" % (prov, push, rma, compact)
+                name, how, err = run_program(label, prog, {
+                    "FI_PROVIDER": prov, "LOCUS_OFI_RMA": rma, "LOCUS_OFI_PUSH": push,
+                    "LOCUS_OFI_EAGER_MAX": eager, "LOCUS_OFI_COMPACT": compact,
+                    "LOCUS_OFI_CHUNK_SIZE": "256k"})
+                label += " " + name
                 # Not over ofi_rxd by "auto" (its tagged path stalls).
                 packed = "compact to %d" % (16384 if eager == "16k" else 16576)
                 packs = compact != "off" and prov == "tcp"
@@ -120,11 +136,7 @@ def case_local(provs):
                       "%s: not every rank on ofi/%s over lo with %s, %s %s: %s" % (
                           label, prov, want, "and" if packs else "without",
                           packed, how))
-                # Sent compact indeed (every program's small messages), or none.
-                # (A rank with nothing to count prints no finalize line.)
-                sent = compacted(err)
-                check(all(n > 0 for n in sent) and len(sent) == 3 if packs else
-                      not any(sent), "%s: messages sent compact per rank %s" % (label, sent))
+                check_compacted(err, packs, label)
 
 
 def libfabric2():
@@ -150,14 +162,9 @@ def case_local2(provs):
     stream_read_above({"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib})
     for big in ("8", "1"):
         for prog in PROGS:
-            rc, out, err = run(3, prog, {"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib,
-                                         "LOCUS_OFI_RX_BIG_BUFS": big})
-            how = described(err)
-            name = os.path.basename(prog.split()[0])
-            print("libfabric 2 tcp, %s big buffers, %s: exit %d, %s" % (
-                big, name, rc, how[0] if how else "no ofi line"))
-            check(rc == 0 and " No Errors" in out, "libfabric 2 %s: exit %d\n%s\n%s" % (
-                name, rc, out[-1500:], err[-1500:]))
+            name, how, err = run_program("libfabric 2 tcp, %s big buffers" % big, prog,
+                                         {"FI_PROVIDER": "tcp", "LD_LIBRARY_PATH": lib,
+                                          "LOCUS_OFI_RX_BIG_BUFS": big})
             want = ("large pushed to 262144, else by RMA read, eager to 65536 "
                     "(above 16384 sent in place)")
             check(len(how) == 3 and all(h.startswith("tcp on lo ") and want in h for h in how),
@@ -168,9 +175,9 @@ def case_local2(provs):
 def shm_provider(lib):
     """The programs at 3 ranks on libfabric 2's shm provider, the bench's
     stand-in for a fabric whose messages cost less than copies: eager
-    messages stay within its 4 KiB inject size (a 4096-byte payload
-    pushed), heads and all (the core's header may take 48 bytes, the
-    short head 16)."""
+    messages stay within its 4 KiB inject size, heads and all (the core's
+    header may take 48 bytes, the short head 16), compact ones (no heads
+    in front) to 4096 bytes; and with compact messages off."""
     env = {"FI_PROVIDER": "shm", "LD_LIBRARY_PATH": lib, "LOCUS_OFI_DOMAIN": ""}
     stream_batched(env, "libfabric 2 shm")
     mixed_compact(env, "libfabric 2 shm")
@@ -180,20 +187,11 @@ def shm_provider(lib):
                                    "compact to 4096,"),
                           ("off", "large pushed, else by RMA read, eager to 4032, pushes")):
         for prog in PROGS:
-            rc, out, err = run(3, prog, dict(env, LOCUS_OFI_COMPACT=compact))
-            how = described(err)
-            name = os.path.basename(prog.split()[0])
-            print("libfabric 2 shm, compact %s, %s: exit %d, %s" % (
-                compact, name, rc, how[0] if how else "no ofi line"))
-            check(rc == 0 and " No Errors" in out, "libfabric 2 shm %s: exit %d\n%s\n%s" % (
-                name, rc, out[-1500:], err[-1500:]))
+            label = "libfabric 2 shm, compact %s" % compact
+            name, how, err = run_program(label, prog, dict(env, LOCUS_OFI_COMPACT=compact))
             check(len(how) == 3 and all(h.startswith("shm on shm ") and want in h for h in how),
                   "libfabric 2 shm %s: not every rank on shm with %s: %s" % (name, want, how))
-            sent = compacted(err)
-            check(all(n > 0 for n in sent) and len(sent) == 3 if compact == "auto" else
-                  not any(sent),
-                  "libfabric 2 shm %s, compact %s: messages sent compact per rank %s" % (
-                      name, compact, sent))
+            check_compacted(err, compact == "auto", "%s, %s" % (label, name))
 
 
 def mixed_compact(env, label):

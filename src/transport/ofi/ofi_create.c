@@ -580,8 +580,8 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
      * have; a large message's data to the peer's data endpoint, which is its
      * only one when it has no classes. */
     p->rails = rails < tp->nrails ? rails : tp->nrails;
-    p->compact_max = !tp->compact ? 0 : takes < tp->compact_max ? takes : tp->compact_max;
-    p->compact = tp->compact && takes > 0;
+    p->compact_below = !tp->compact || !takes ? 0
+                       : (takes < tp->compact_max ? takes : tp->compact_max) + 1;
     const char *at = card + used;
     for (int r = 0; r < p->rails; r++) {
         char dom[128];

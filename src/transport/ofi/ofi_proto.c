@@ -344,7 +344,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         return tp->failed;
     ofi_peer_t *p = &tp->peers[dst];
     /* Behind a batch waiting to go, the ordinary way (which sends it first). */
-    if (p->compact && len <= p->compact_max && !p->batch) {
+    if (len < p->compact_below && !p->batch) {
         int rc = ofi_compact_send(tp, dst, hdr, hdrlen, data, len);
         if (rc != OFI_NOT_COMPACT)
             return rc;

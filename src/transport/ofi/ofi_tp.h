@@ -205,8 +205,8 @@ typedef struct {
     int rails;
     int known;         /* inserted into the address vectors */
     int dead;          /* its card said it has no ofi */
-    int compact;       /* it takes compact messages (its card)... */
-    size_t compact_max; /* ...to this size, within this rank's own bound */
+    size_t compact_below; /* messages shorter than this go to it compact (its
+                           * card's size and this rank's own, plus 1); 0: none */
     uint32_t tx_seq, rx_seq;
     uint32_t pushes;   /* payloads pushed to it: their tags */
     ofi_held_t *held;  /* by seq, ascending */
