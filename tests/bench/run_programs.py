@@ -30,6 +30,7 @@ class Checker:
 
     def run(self, prog, np, args, env=None, extra=()):
         e = dict(os.environ)
+        e.update(self.mpi.local_env())
         e.update(env or {})
         cmd = self.mpi.launch_cmd(np, self.exes[prog], args, extra=extra)
         rc, out, err, secs = runner.run_one(cmd, e, TIMEOUT)

@@ -89,6 +89,19 @@ class Mpi:
                     cmd += ["--bind-to", "core"]
         return cmd + list(extra) + [exe] + list(args)
 
+    def local_env(self):
+        """What a run on this one machine adds to the environment.
+
+        Both MPICHs here are ch4:ucx, and UCX opens an interface on every
+        network device at MPI_Init. A device that goes between UCX listing
+        it and opening it (a virtual cluster's head link taken down beside
+        the run) fails MPI_Init with "init_worker No such device". Ranks on
+        one node talk through shared memory either way, so UCX is kept to
+        it; a UCX_TLS the user set wins."""
+        if self.name in HYDRA and "UCX_TLS" not in os.environ:
+            return {"UCX_TLS": "self,sm"}
+        return {}
+
     def describe(self):
         return {"name": self.name, "mpicc": self.mpicc, "launcher": self.launcher,
                 "version": self.version}

@@ -106,7 +106,8 @@ class LocalLaunch:
 
     def command(self, job, case, quick):
         return job.mpi.launch_cmd(case.np, job.exe, case.argv(quick),
-                                  extra=list(job.spec.get("args", [])) + job.extra_args), {}
+                                  extra=list(job.spec.get("args", [])) + job.extra_args), \
+            job.mpi.local_env()
 
     def before(self):
         return None
