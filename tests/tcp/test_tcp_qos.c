@@ -215,15 +215,15 @@ static int adaptive_rank(harness_t *h, int rank, void *arg)
         tcp_stats_t st;
         tcp_tp_stats(c.tp, &st);
         printf("adaptive (%s): %llu probes, max %llu us, %llu raised, %llu denied, "
-               "congested %llu times\n", expect, (unsigned long long)st.probes,
-               (unsigned long long)st.probe_max_us, (unsigned long long)st.raised,
-               (unsigned long long)st.denied, (unsigned long long)st.congested);
-        CHECK(st.probes > 0 && st.congested > 0, "no probe came back, or no congestion seen");
+               "congested %llu times\n", expect, (unsigned long long)st.adaptive.probes,
+               (unsigned long long)st.adaptive.probe_max_us, (unsigned long long)st.adaptive.raised,
+               (unsigned long long)st.adaptive.denied, (unsigned long long)st.adaptive.congested);
+        CHECK(st.adaptive.probes > 0 && st.adaptive.congested > 0, "no probe came back, or no congestion seen");
         if (strcmp(expect, "raised") == 0)
-            CHECK(st.raised > 0 && st.cls_frames[1] > 0, "nothing raised");
+            CHECK(st.adaptive.raised > 0 && st.cls_frames[1] > 0, "nothing raised");
         else
-            CHECK(st.denied > 0 && st.raised == 0 && st.cls_frames[1] == 0,
-                  "the budget let %llu raises through", (unsigned long long)st.raised);
+            CHECK(st.adaptive.denied > 0 && st.adaptive.raised == 0 && st.cls_frames[1] == 0,
+                  "the budget let %llu raises through", (unsigned long long)st.adaptive.raised);
     } else {
         double t0 = tt_now();
         while (!flags[0] && tt_now() - t0 < 30)

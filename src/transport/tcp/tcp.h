@@ -7,6 +7,7 @@
 #define TCP_H
 
 #include "locus_transport.h"
+#include "tp_qos.h"
 
 #include <netinet/in.h>
 #include <stdint.h>
@@ -39,11 +40,7 @@ typedef struct {
     int qos;                      /* 0 off, 1 static, 2 adaptive */
     uint64_t cls_frames[3];       /* frames sent per class (DATA: per message) */
     uint64_t cls_bytes[3];        /* bytes sent per class */
-    uint64_t raised;              /* adaptive: sends moved up to the latency class */
-    uint64_t denied;              /* adaptive: raises refused by the budget */
-    uint64_t probes;              /* adaptive: probe round trips measured */
-    uint64_t congested;           /* adaptive: times a path was found congested */
-    uint64_t probe_max_us;        /* longest probe round trip */
+    tp_qos_count_t adaptive;      /* adaptive: raises, refusals, probes, congestion */
     uint64_t held;                /* message frames that came ahead of their turn */
     uint64_t held_max;            /* most held at once for one peer */
     /* rail failover (pairs with several rails) */

@@ -155,7 +155,7 @@ static int setup_local(tcp_tp_t *tp, char *err, size_t errlen)
 {
     if (cfg_read(&tp->cfg, err, errlen) != 0)
         return -1;
-    tp->ncls = tp->cfg.qos.mode == TCP_QOS_OFF ? 1 : TCP_CLASSES;
+    tp->ncls = tp->cfg.qos.s.mode == TCP_QOS_OFF ? 1 : TCP_CLASSES;
     char why[256];
     if (locus_auth_key_env(&tp->key, why, sizeof why) != 0) {
         snprintf(err, errlen, "tcp: %s", why);
@@ -250,11 +250,11 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     }
     tp->stats.nrails = tp->nrails;
     tp->stats.eager_max = (uint64_t)tp->cfg.eager_max;
-    tp->stats.qos = tp->cfg.qos.mode;
+    tp->stats.qos = tp->cfg.qos.s.mode;
     rails_report(tp);
     if (tp->ncls > 1)
         tcp_note(tp, "traffic classes (LOCUS_QOS=%s): DSCP latency %d, normal %d, bulk %d",
-                 tcp_qos_name(tp->cfg.qos.mode), tp->cfg.qos.dscp[TCP_CLS_LATENCY],
+                 tcp_qos_name(tp->cfg.qos.s.mode), tp->cfg.qos.dscp[TCP_CLS_LATENCY],
                  tp->cfg.qos.dscp[TCP_CLS_NORMAL], tp->cfg.qos.dscp[TCP_CLS_BULK]);
     *out = &tp->base;
     return 0;

@@ -28,8 +28,6 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define WINDOW_NS 100000000ull /* the budget's window: 100 ms */
-
 const char *tcp_qos_name(int mode)
 {
     return tp_qos_name(mode);
@@ -37,23 +35,12 @@ const char *tcp_qos_name(int mode)
 
 int tcp_qos_cfg_read(tcp_qos_cfg_t *q, char *err, size_t errlen)
 {
-    tp_qos_t common;
-    if (tp_qos_read(&common, err, errlen))
+    if (tp_qos_read(&q->s, err, errlen))
         return -1;
-    q->mode = common.mode;
-    q->dscp[TCP_CLS_LATENCY] = common.dscp_latency;
-    q->dscp[TCP_CLS_NORMAL] = common.dscp_normal;
-    q->dscp[TCP_CLS_BULK] = common.dscp_bulk;
-    q->small = common.small;
-    if (locus_tunable_long("LOCUS_QOS_SHARE", &q->share, err, errlen) ||
-        locus_tunable_long("LOCUS_QOS_FLOOR", &q->floor, err, errlen) ||
-        locus_tunable_long("LOCUS_QOS_PROBE_US", &q->probe_us, err, errlen) ||
-        locus_tunable_long("LOCUS_QOS_DELAY_US", &q->delay_us, err, errlen))
-        return -1;
-    return tcp_cfg_range("LOCUS_QOS_SHARE", q->share, 0, 100, err, errlen) ||
-           tcp_cfg_range("LOCUS_QOS_FLOOR", q->floor, 0, 1L << 40, err, errlen) ||
-           tcp_cfg_range("LOCUS_QOS_PROBE_US", q->probe_us, 100, 10000000, err, errlen) ||
-           tcp_cfg_range("LOCUS_QOS_DELAY_US", q->delay_us, 1, 10000000, err, errlen) ? -1 : 0;
+    q->dscp[TCP_CLS_LATENCY] = q->s.dscp_latency;
+    q->dscp[TCP_CLS_NORMAL] = q->s.dscp_normal;
+    q->dscp[TCP_CLS_BULK] = q->s.dscp_bulk;
+    return 0;
 }
 
 /* SO_PRIORITY after IP_TOS (setting the ToS resets the priority): the
@@ -85,11 +72,9 @@ int tcp_tp_lane_marks(const locus_tp_t *t, int peer, int cls, int *tos, int *pri
 
 static void probe_send(tcp_tp_t *tp, int peer, uint64_t now)
 {
-    tcp_path_t *pa = &tp->peers[peer].path;
     unsigned char head[TCP_HEAD_MAX];
-    pa->probe_id++;
-    pa->probe_ns = pa->last_probe_ns = now;
-    size_t hl = tcp_head_make(head, TCP_F_PING, 0, NULL, pa->probe_id, now, 0);
+    uint32_t id = tp_qos_probe_start(&tp->peers[peer].path, now);
+    size_t hl = tcp_head_make(head, TCP_F_PING, 0, NULL, id, now, 0);
     tcp_ctl_send(tp, peer, TCP_CLS_NORMAL, head, hl);
 }
 
@@ -103,82 +88,17 @@ void tcp_qos_ping(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
     tcp_ctl_send(tp, c->peer, cls, head, hl);
 }
 
-static void path_judge(tcp_tp_t *tp, tcp_path_t *pa)
-{
-    uint64_t delay = (uint64_t)tp->cfg.qos.delay_us * 1000u;
-    int was = pa->congested;
-    if (pa->excess_ns > delay)
-        pa->congested = 1;
-    else if (pa->excess_ns < delay / 2)
-        pa->congested = 0;
-    if (pa->congested && !was)
-        tp->stats.congested++;
-}
-
 void tcp_qos_pong(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
 {
-    tcp_path_t *pa = &tp->peers[c->peer].path;
-    uint64_t now = tcp_now_ns();
-    if (!pa->probe_ns || f->a != pa->probe_id || f->b != pa->probe_ns || now < f->b)
-        return; /* not the probe in flight (one from before a restart of the count) */
-    uint64_t rtt = now - f->b;
-    pa->probe_ns = 0;
-    if (!pa->base_ns || rtt < pa->base_ns)
-        pa->base_ns = rtt;
-    /* A moving average over ~8 probes: one late reply (the peer was not
-     * in MPI for a while) does not make a path congested. */
-    pa->excess_ns = (7 * pa->excess_ns + (rtt - pa->base_ns)) / 8;
-    path_judge(tp, pa);
-    tp->stats.probes++;
-    if (rtt / 1000 > tp->stats.probe_max_us)
-        tp->stats.probe_max_us = rtt / 1000;
-}
-
-/* Probes a path in use now and then; a probe out longer than the
- * threshold already says the path is congested (its reply may take
- * hundreds of milliseconds behind a full queue). */
-static int path_congested(tcp_tp_t *tp, int peer, uint64_t now)
-{
-    tcp_path_t *pa = &tp->peers[peer].path;
-    pa->last_send_ns = now;
-    uint64_t delay = (uint64_t)tp->cfg.qos.delay_us * 1000u;
-    if (pa->probe_ns) {
-        if (now - pa->probe_ns > delay && !pa->congested) {
-            pa->congested = 1;
-            pa->excess_ns = now - pa->probe_ns;
-            tp->stats.congested++;
-        }
-    } else if (now - pa->last_probe_ns >= (uint64_t)tp->cfg.qos.probe_us * 1000u) {
-        probe_send(tp, peer, now);
-    }
-    return pa->congested;
-}
-
-/* ---- adaptive: the budget ---- */
-
-static void window_roll(tcp_tp_t *tp, uint64_t now)
-{
-    if (now - tp->win_ns < WINDOW_NS)
-        return;
-    int two = now - tp->win_ns >= 2 * WINDOW_NS; /* idle for a whole window */
-    tp->win_all[1] = two ? 0 : tp->win_all[0];
-    tp->win_hi[1] = two ? 0 : tp->win_hi[0];
-    tp->win_all[0] = tp->win_hi[0] = 0;
-    tp->win_ns = now;
-}
-
-static int budget_allows(const tcp_tp_t *tp, size_t bytes)
-{
-    uint64_t hi = tp->win_hi[0] + tp->win_hi[1] + bytes;
-    uint64_t all = tp->win_all[0] + tp->win_all[1] + bytes;
-    return hi <= 2 * (uint64_t)tp->cfg.qos.floor || hi * 100 <= (uint64_t)tp->cfg.qos.share * all;
+    tp_qos_probe_reply(&tp->peers[c->peer].path, &tp->cfg.qos.s, (uint32_t)f->a, f->b,
+                       tcp_now_ns(), &tp->stats.adaptive);
 }
 
 static int static_class(const tcp_tp_t *tp, int kind, size_t bytes)
 {
     if (kind == TCP_KIND_DATA)
         return TCP_CLS_BULK;
-    if (kind == TCP_KIND_CONTROL || bytes <= (size_t)tp->cfg.qos.small)
+    if (kind == TCP_KIND_CONTROL || bytes <= (size_t)tp->cfg.qos.s.small)
         return TCP_CLS_LATENCY;
     return TCP_CLS_NORMAL;
 }
@@ -187,28 +107,27 @@ static int static_class(const tcp_tp_t *tp, int kind, size_t bytes)
  * rendezvous message's data) to peer. */
 int tcp_qos_class(tcp_tp_t *tp, int peer, int kind, size_t bytes)
 {
-    int cls = TCP_CLS_NORMAL, mode = tp->cfg.qos.mode;
+    int cls = TCP_CLS_NORMAL, mode = tp->cfg.qos.s.mode;
     if (tp->peers[peer].ncls < TCP_CLASSES)
         mode = TCP_QOS_OFF; /* the peer opened one class: it has QoS off */
     if (mode == TCP_QOS_STATIC) {
         cls = static_class(tp, kind, bytes);
     } else if (mode == TCP_QOS_ADAPTIVE) {
         uint64_t now = tcp_now_ns();
-        window_roll(tp, now);
         /* Only raises: data moved down to bulk on a path judged congested
          * would starve behind another rank's data still judged clear
-         * (strict priority), and paths flip as TCP's queues fill and drain. */
-        if (kind != TCP_KIND_DATA && path_congested(tp, peer, now)) {
-            cls = static_class(tp, kind, bytes);
-            if (cls == TCP_CLS_LATENCY && !budget_allows(tp, bytes)) {
-                cls = TCP_CLS_NORMAL;
-                tp->stats.denied++;
-            }
-            tp->stats.raised += cls == TCP_CLS_LATENCY;
+         * (strict priority), and paths flip as TCP's queues fill and drain.
+         * The path is probed while control and message frames use it. */
+        int probe = 0, want = 0;
+        if (kind != TCP_KIND_DATA) {
+            want = tp_qos_path_use(&tp->peers[peer].path, &tp->cfg.qos.s, now, &probe,
+                                   &tp->stats.adaptive) &&
+                   static_class(tp, kind, bytes) == TCP_CLS_LATENCY;
+            if (probe)
+                probe_send(tp, peer, now);
         }
-        tp->win_all[0] += bytes;
-        if (cls == TCP_CLS_LATENCY)
-            tp->win_hi[0] += bytes;
+        if (tp_qos_raise(&tp->budget, &tp->cfg.qos.s, want, bytes, now, &tp->stats.adaptive))
+            cls = TCP_CLS_LATENCY;
     }
     tp->stats.cls_frames[cls]++;
     tp->stats.cls_bytes[cls] += bytes;

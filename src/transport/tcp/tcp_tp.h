@@ -50,6 +50,7 @@
 #include "tcp.h"
 #include "tcp_wire.h"
 #include "tp_ids.h"
+#include "tp_qos.h"
 
 #include <net/if.h>
 #include <stdint.h>
@@ -68,13 +69,8 @@ enum { TCP_CLS_NORMAL = 0, TCP_CLS_LATENCY = 1, TCP_CLS_BULK = 2, TCP_CLASSES = 
 enum { TCP_QOS_OFF, TCP_QOS_STATIC, TCP_QOS_ADAPTIVE };
 
 typedef struct {
-    int mode;                        /* TCP_QOS_* */
+    tp_qos_t s;                      /* the settings (s.mode: TCP_QOS_*) */
     int dscp[TCP_CLASSES];           /* by TCP_CLS_* */
-    long small;                      /* eager messages up to this are latency-class */
-    long share;                      /* adaptive: % of the bytes the latency class may take */
-    long floor;                      /* adaptive: bytes per window it may take regardless */
-    long probe_us;                   /* adaptive: probe period per busy path */
-    long delay_us;                   /* adaptive: queueing delay that means congestion */
 } tcp_qos_cfg_t;
 
 typedef struct {
@@ -218,16 +214,6 @@ struct tcp_limbo {
     tcp_queue_t sent, unsent;
 };
 
-/* Adaptive QoS's view of the path to one peer (tcp_qos.c). */
-typedef struct {
-    uint64_t probe_ns;               /* when the probe in flight left (0: none) */
-    uint64_t last_probe_ns;
-    uint64_t last_send_ns;           /* the path is probed only while in use */
-    uint64_t base_ns;                /* smallest probe round trip seen: the idle path */
-    uint64_t excess_ns;              /* moving average of round trip minus base */
-    uint32_t probe_id;
-    int congested;
-} tcp_path_t;
 
 typedef struct {
     int state;                       /* TCP_P_* */
@@ -246,7 +232,7 @@ typedef struct {
     uint32_t settled[TCP_LANES];     /* newest generation + 1 of a lane whose loss we settled */
     tcp_held_t *held;                /* message frames ahead of rx_seq */
     uint32_t nheld;
-    tcp_path_t path;
+    tp_qos_path_t path;              /* adaptive QoS's view of the path to it */
     uint64_t queued;                 /* bytes of MSG/RTS frames not yet written */
     uint32_t tx_seq, rx_seq;
     uint64_t eager_max;              /* for this pair */
@@ -314,8 +300,7 @@ typedef struct {
     int failed;                      /* negative once a fatal error happened */
     char errmsg[256];
     int ncls;                        /* classes this rank opens with a peer */
-    uint64_t win_ns;                 /* adaptive budget: start of the current window */
-    uint64_t win_all[2], win_hi[2];  /* bytes sent, all and raised: this window, last one */
+    tp_qos_budget_t budget;          /* adaptive QoS: bytes sent, all and raised */
     int keeping;                     /* peers whose frames are kept (timers run) */
     int orphans_waiting;             /* peers with orphan_until_ns set */
     uint64_t orphan_next_ns;         /* their deadlines are checked from then */
