@@ -166,3 +166,24 @@ int tp_qos_raise(tp_qos_budget_t *b, const tp_qos_t *q, int want, size_t bytes, 
         b->win_hi[0] += bytes;
     return up;
 }
+
+/* Taken back from this window's counts (a window may have begun since:
+ * never below 0). */
+static void take_back(uint64_t *v, size_t bytes)
+{
+    *v = *v > bytes ? *v - bytes : 0;
+}
+
+void tp_qos_lowered(tp_qos_budget_t *b, size_t bytes, tp_qos_count_t *n)
+{
+    take_back(&b->win_hi[0], bytes);
+    if (n->raised)
+        n->raised--;
+}
+
+void tp_qos_unsent(tp_qos_budget_t *b, int raised, size_t bytes, tp_qos_count_t *n)
+{
+    if (raised)
+        tp_qos_lowered(b, bytes, n);
+    take_back(&b->win_all[0], bytes);
+}

@@ -83,5 +83,10 @@ void tp_qos_probe_reply(tp_qos_path_t *pa, const tp_qos_t *q, uint32_t id, uint6
  * normal. Every send's bytes count. */
 int tp_qos_raise(tp_qos_budget_t *b, const tp_qos_t *q, int want, size_t bytes, uint64_t now,
                  tp_qos_count_t *n);
+/* Where a send can fail for room after its class was chosen (ofi): one
+ * counted by tp_qos_raise (raised or not) that did not go, to be decided
+ * again; and one raised that went normal after all. */
+void tp_qos_unsent(tp_qos_budget_t *b, int raised, size_t bytes, tp_qos_count_t *n);
+void tp_qos_lowered(tp_qos_budget_t *b, size_t bytes, tp_qos_count_t *n);
 
 #endif

@@ -1348,13 +1348,15 @@ def case_qos_switch():
             # in the IP header is theirs to do. Measured with libfabric
             # 1.17: neither tcp nor udp does (every packet in the default
             # class, docs/ofi.md), so the job must arrive whole and its
-            # packets are printed, not judged.
+            # packets are printed, not judged. Adaptive: the same, through
+            # a port that the message itself congests.
             for prov in fi_providers():
-                got = qos_job(name, "static", MPI_PROGS[0],
-                              {"LOCUS_TRANSPORTS": "self,shm,ofi", "FI_PROVIDER": prov,
-                               "LOCUS_OFI_TCLASS": "dscp"})
-                check(sum(got.values()) >= 700, "ofi/%s with classes: %s (want the 1 MiB "
-                      "message's >= 700 packets through the port)" % (prov, got))
+                for mode in ("static", "adaptive"):
+                    got = qos_job(name, mode, MPI_PROGS[0],
+                                  {"LOCUS_TRANSPORTS": "self,shm,ofi", "FI_PROVIDER": prov,
+                                   "LOCUS_OFI_TCLASS": "dscp"})
+                    check(sum(got.values()) >= 700, "ofi/%s with %s classes: %s (want the 1 MiB "
+                          "message's >= 700 packets through the port)" % (prov, mode, got))
     finally:
         subprocess.run([CLUSTER, "down", "--name", name], capture_output=True, timeout=60)
     left = [ns for ns in subprocess.run(["ip", "netns", "list"], capture_output=True,

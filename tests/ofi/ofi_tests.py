@@ -21,7 +21,10 @@ Cases:
   classes   traffic classes (LOCUS_QOS=static): an endpoint of the latency
             class for control and small messages and one of the bulk class
             for large messages' data, as labels and as DSCP values; with
-            FI_MR_ENDPOINT the data's registrations are bound to the second
+            FI_MR_ENDPOINT the data's registrations are bound to the second.
+            LOCUS_QOS=adaptive: a normal-class endpoint and a latency one,
+            probes answered, what paths judged congested raise delivered in
+            order, the budget refusing every raise at a share of 0
   errors    bad provider, domain and tunables: one line each, exit 2
   pci       the domain found by its NIC's PCI address (LOCUS_NIC_PCI)
 Skips (77) when libfabric has no tcp/udp provider here.
@@ -67,6 +70,16 @@ def providers():
 def described(err):
     """The verbose line's description of the ofi transport, per rank."""
     return re.findall(r"ofi \d+ peers? \[([^\]]*)\]", err)
+
+
+def adaptive_counts(err):
+    """Each rank's adaptive-class counters (its finalize line): probes,
+    longest probe (us), times congested, raised, refused, and messages
+    received in the latency class."""
+    m = re.findall(r"ofi: adaptive classes: (\d+) probes \(longest (\d+) us\), (\d+) times "
+                   r"congested, (\d+) raised, (\d+) refused by the budget; (\d+) received in "
+                   r"the latency class", err)
+    return [tuple(int(x) for x in t) for t in m]
 
 
 def compacted(err):
@@ -321,21 +334,71 @@ def case_classes(provs):
                                                 "eager to 1024" in h for h in how),
                           "%s %s: not every rank with classes (%s), eager to 1024: %s"
                           % (prov, tclass, want, how))
+    adaptive_classes(provs)
     if "udp" in provs:
         bits = FI_MR_ENDPOINT | FI_MR_LOCAL
-        rc, out, err = run(2, PROGS[0], {"FI_PROVIDER": "udp", "LD_PRELOAD": SHIM,
+        # Adaptive: every path judged congested at once, so that raised
+        # messages go from the latency class's buffers (their own
+        # registration, bound to its endpoint).
+        for mode, prog in (("static", PROGS[0]), ("adaptive", PROGS[1])):
+            rc, out, err = run(2, prog, {"FI_PROVIDER": "udp", "LD_PRELOAD": SHIM,
                                          "LOCUS_TEST_FI_MR_MODE": hex(bits),
-                                         "LOCUS_QOS": "static"})
-        regs = shim_line(err)
-        print("udp classes, FI_MR_ENDPOINT|FI_MR_LOCAL: exit %d; %s" % (rc, regs))
-        check(rc == 0 and " No Errors" in out and len(regs) == 2 and
-              all(r[0] > 0 and r[2] == r[0] and r[3] == r[0] for r in regs),
-              "classes with FI_MR_ENDPOINT: exit %d, %s\n%s" % (rc, regs, err[-1500:]))
+                                         "LOCUS_QOS": mode, "LOCUS_QOS_DELAY_US": "1"})
+            regs = shim_line(err)
+            raised = sum(c[3] for c in adaptive_counts(err))
+            print("udp classes %s, FI_MR_ENDPOINT|FI_MR_LOCAL: exit %d; %s; %d raised"
+                  % (mode, rc, regs, raised))
+            check(rc == 0 and " No Errors" in out and len(regs) == 2 and
+                  all(r[0] > 0 and r[2] == r[0] and r[3] == r[0] for r in regs) and
+                  (mode == "static" or raised > 0),
+                  "classes %s with FI_MR_ENDPOINT: exit %d, %s, %d raised\n%s"
+                  % (mode, rc, regs, raised, err[-1500:]))
     rc, out, err = run(2, PROGS[0], {"LOCUS_QOS": "static", "LOCUS_OFI_TCLASS": "gold"},
                        timeout=60)
     lines = [l for l in err.splitlines() if "MPI_Init" in l]
     check(rc != 0 and lines and "LOCUS_OFI_TCLASS=gold: expected label or dscp" in lines[0],
           "LOCUS_OFI_TCLASS=gold: exit %d, %r" % (rc, err[-600:]))
+
+
+def adaptive_classes(provs):
+    """LOCUS_QOS=adaptive: ep in the normal class, an endpoint of the
+    latency class beside it, eager sizes as without classes. With a delay
+    of 1 us every path is congested at its first probe's wait (3 ranks on
+    2 cores: replies take milliseconds), so small messages and control go
+    raised, overtaking what the normal class still carries: the programs'
+    order and bytes checked. At LOCUS_QOS_SHARE=0 and LOCUS_QOS_FLOOR=0 the
+    budget refuses every raise."""
+    for prov in [p for p in ("tcp", "udp") if p in provs]:
+        runs = [(prog, tclass, {}) for prog in PROGS[:3] for tclass in ("label",)]
+        runs += [(PROGS[1], "dscp", {}),
+                 (PROGS[1], "label", {"LOCUS_QOS_SHARE": "0", "LOCUS_QOS_FLOOR": "0"})]
+        for prog, tclass, extra in runs:
+            env = dict({"FI_PROVIDER": prov, "LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1",
+                        "LOCUS_QOS_PROBE_US": "100", "LOCUS_OFI_TCLASS": tclass}, **extra)
+            rc, out, err = run(3, prog, env)
+            how, counts = described(err), adaptive_counts(err)
+            name = "%s %s adaptive %s%s" % (prov, tclass, os.path.basename(prog.split()[0]),
+                                            " share 0" if extra else "")
+            print("%s: exit %d, counts %s" % (name, rc, counts))
+            want = "classes adaptive tclass " + ("0x200/0x201" if tclass == "label"
+                                                 else "0x100/0x12e")
+            check(rc == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
+                  % (name, rc, out[-1500:], err[-1500:]))
+            check(len(how) == 3 and all(want in h and "eager to 1024," not in h for h in how),
+                  "%s: not every rank with %s (eager sizes as without classes): %s"
+                  % (name, want, how))
+            total = [sum(c[i] for c in counts) for i in range(6)]
+            check(len(counts) == 3 and total[0] > 0 and total[2] > 0,
+                  "%s: no probe answered or no path congested: %s" % (name, counts))
+            if extra:
+                check(total[3] == 0 and total[4] > 0,
+                      "%s: the budget let raises through: %s" % (name, counts))
+            else:
+                # What was raised came in the latency class's buffers (with
+                # the probes' answers).
+                check(total[3] > 0 and total[5] >= total[3],
+                      "%s: nothing raised, or not received in the latency class: %s"
+                      % (name, counts))
 
 
 def case_pci(provs):

@@ -322,13 +322,15 @@ static int ep_make(ofi_tp_t *tp, ofi_rail_t *rl, uint32_t tclass, struct fid_ep 
                ? -1 : 0;
 }
 
-/* The classes' tclass values (LOCUS_QOS, LOCUS_OFI_TCLASS): control and
- * small messages in the latency class, large messages' data in the bulk
- * class on an endpoint of its own; no classes, no second endpoint. */
+/* The classes' tclass values (LOCUS_QOS, LOCUS_OFI_TCLASS). Static:
+ * control and small messages in the latency class, large messages' data in
+ * the bulk class on an endpoint of its own. Adaptive: everything in the
+ * normal class, and an endpoint of the latency class on rail 0 for what a
+ * congested path raises (tp_qos.h). No classes, no second endpoint. */
 static void classes_pick(ofi_tp_t *tp)
 {
     const tp_qos_t *q = &tp->cfg.qos;
-    tp->classes = q->mode != TP_QOS_OFF;
+    tp->classes = q->mode;
     const char *prov = tp->info->fabric_attr->prov_name;
     /* "auto": where every message costs a system call and a trip through
      * the kernel's TCP (tcp itself, no utility layer), one message with a
@@ -362,16 +364,19 @@ static void classes_pick(ofi_tp_t *tp)
         if (tp->compact_max > onebuf)
             tp->compact_max = onebuf;
     }
-    if (!tp->classes)
+    int dscp = tp->cfg.tclass_dscp;
+    if (tp->classes == TP_QOS_ADAPTIVE) {
+        tp->tclass_ep = dscp ? fi_tc_dscp_set((uint8_t)q->dscp_normal) : FI_TC_BEST_EFFORT;
+        tp->tclass_ep2 = dscp ? fi_tc_dscp_set((uint8_t)q->dscp_latency) : FI_TC_LOW_LATENCY;
+    }
+    if (tp->classes != TP_QOS_STATIC)
         return;
     if (tp->eager_max > (size_t)q->small)
         tp->eager_max = (size_t)q->small;
     if (tp->compact_max > (size_t)q->small)
         tp->compact_max = (size_t)q->small;
-    tp->tclass_ctl = tp->cfg.tclass_dscp ? fi_tc_dscp_set((uint8_t)q->dscp_latency)
-                                         : FI_TC_LOW_LATENCY;
-    tp->tclass_data = tp->cfg.tclass_dscp ? fi_tc_dscp_set((uint8_t)q->dscp_bulk)
-                                          : FI_TC_BULK_DATA;
+    tp->tclass_ep = dscp ? fi_tc_dscp_set((uint8_t)q->dscp_latency) : FI_TC_LOW_LATENCY;
+    tp->tclass_ep2 = dscp ? fi_tc_dscp_set((uint8_t)q->dscp_bulk) : FI_TC_BULK_DATA;
 }
 
 static int endpoint_open(ofi_tp_t *tp, ofi_rail_t *rl, char *err, size_t errlen)
@@ -398,7 +403,8 @@ static int endpoint_open(ofi_tp_t *tp, ofi_rail_t *rl, char *err, size_t errlen)
 rest:;
     struct fi_cq_attr cqa = { .format = FI_CQ_FORMAT_TAGGED,
                               .size = (size_t)(tp->cfg.rx_bufs + tp->cfg.rx_big_bufs +
-                                               tp->cfg.rx_compact_bufs + tp->cfg.tx_bufs) * 2,
+                                               tp->cfg.rx_compact_bufs + tp->cfg.tx_bufs +
+                                               2 * OFI_LAT_BUFS) * 2,
                               .wait_obj = FI_WAIT_FD };
     if (fi_cq_open(rl->domain, &cqa, &rl->cq, NULL) != 0) {
         cqa.wait_obj = FI_WAIT_NONE; /* sleeping is optional (ops.wait) */
@@ -409,12 +415,15 @@ rest:;
     }
     struct fi_av_attr ava = { .type = FI_AV_UNSPEC };
     if (check(tp, fi_av_open(rl->domain, &ava, &rl->av, NULL), "fi_av_open", err, errlen) ||
-        ep_make(tp, rl, tp->tclass_ctl, &rl->ep, "fi_endpoint", err, errlen))
+        ep_make(tp, rl, tp->tclass_ep, &rl->ep, "fi_endpoint", err, errlen))
         return -1;
     rl->dep = rl->ep;
-    if (tp->classes)
-        return ep_make(tp, rl, tp->tclass_data, &rl->dep, "fi_endpoint of the bulk class", err,
+    if (tp->classes == TP_QOS_STATIC)
+        return ep_make(tp, rl, tp->tclass_ep2, &rl->dep, "fi_endpoint of the bulk class", err,
                        errlen);
+    if (tp->classes == TP_QOS_ADAPTIVE && rl == &tp->rail[0])
+        return ep_make(tp, rl, tp->tclass_ep2, &rl->lep, "fi_endpoint of the latency class",
+                       err, errlen);
     return 0;
 failed:
     snprintf(err, errlen, "ofi: opening rail domain %s (%s) failed", i->domain_attr->name,
@@ -446,6 +455,40 @@ static int compact_pick(ofi_tp_t *tp, char *err, size_t errlen)
     return 0;
 }
 
+/* Adaptive mode's buffers on rail 0's latency-class endpoint: receives,
+ * and sends of what a congested path raises (control, small eager
+ * messages; a raise finds none free, the message stays normal). Their own
+ * registration: under FI_MR_ENDPOINT one is bound to a single endpoint. */
+static int lat_buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
+{
+    tp->nlat = OFI_LAT_BUFS;
+    size_t all = 2 * (size_t)tp->nlat * tp->bufsize;
+    tp->lat = calloc(2 * (size_t)tp->nlat, sizeof *tp->lat);
+    if (!tp->lat || posix_memalign(&tp->lat_mem, 4096, all) != 0) {
+        tp->lat_mem = NULL;
+        snprintf(err, errlen, "ofi: out of memory for %zu bytes of buffers", all);
+        return -1;
+    }
+    void *desc = NULL;
+    if (tp->mr_mode & FI_MR_LOCAL) {
+        int rc = ofi_mr_open(tp, 0, tp->rail[0].lep, tp->lat_mem, all, FI_SEND | FI_RECV,
+                             &tp->lat_mr);
+        if (check(tp, rc, "registering the latency class's buffers", err, errlen))
+            return -1;
+        desc = fi_mr_desc(tp->lat_mr);
+    }
+    for (int k = 0; k < 2 * tp->nlat; k++) {
+        ofi_buf_t *b = &tp->lat[k];
+        *b = (ofi_buf_t){ .kind = k < tp->nlat ? OFI_CTX_RX : OFI_CTX_TX, .lat = 1,
+                          .mem = (char *)tp->lat_mem + (size_t)k * tp->bufsize, .desc = desc };
+        if (k >= tp->nlat)
+            ofi_tx_put(tp, b);
+        else if (check(tp, ofi_rx_post(tp, b), "posting receives", err, errlen))
+            return -1;
+    }
+    return 0;
+}
+
 /* The bounce buffers of eager messages and control, one registration:
  * sends, receives up to copy_max, and a few big receives (eager messages
  * above copy_max, taken by tag) so that their copies stay in the cache. */
@@ -457,7 +500,7 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
      * is: a provider that takes no second iovec, or traffic classes (the
      * caller's registration would be bound to the data endpoint under
      * FI_MR_ENDPOINT, the message goes on the other). */
-    if (tp->classes || tp->info->tx_attr->iov_limit < 2)
+    if (tp->classes == TP_QOS_STATIC || tp->info->tx_attr->iov_limit < 2)
         tp->copy_max = tp->eager_max;
     /* A buffer holds at least a batch of one announcement. */
     size_t least = sizeof(ofi_wire_t) + heads;
@@ -516,7 +559,7 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
         tp->reads[k].kind = OFI_CTX_READ;
         tp->reads_free[tp->nreads_free++] = &tp->reads[k];
     }
-    return 0;
+    return tp->rail[0].lep ? lat_buffers_open(tp, err, errlen) : 0;
 }
 
 /* The card: "ofi2 <provider> <rails> <domain> <address in hex>..." (a
@@ -529,10 +572,14 @@ static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t e
                      tp->nrails, tp->classes, tp->compact ? tp->compact_max : 0);
     for (int r = 0; r < tp->nrails; r++) {
         k += snprintf(val + k, vallen - (size_t)k, " %s", tp->rail[r].info->domain_attr->name);
-        for (int e = 0; e <= tp->classes; e++) {
+        for (int e = 0; e <= (tp->classes != TP_QOS_OFF); e++) {
             unsigned char addr[256];
             size_t alen = sizeof addr;
-            struct fid_ep *ep = e ? tp->rail[r].dep : tp->rail[r].ep;
+            /* The second: static's bulk endpoint, adaptive's latency one
+             * (rail 0's; the other rails repeat the first). */
+            struct fid_ep *ep = !e ? tp->rail[r].ep
+                                : tp->classes == TP_QOS_STATIC ? tp->rail[r].dep
+                                : tp->rail[r].lep ? tp->rail[r].lep : tp->rail[r].ep;
             if (check(tp, fi_getname(&ep->fid, addr, &alen), "fi_getname", err, errlen))
                 return -1;
             k += snprintf(val + k, vallen - (size_t)k, " ");
@@ -565,7 +612,7 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
     if (!strcmp(card, "-") ||
         sscanf(card, "ofi4 %127s %d %d %zu%n", prov, &rails, &classes, &takes, &used) != 4 ||
         rails < 1 ||
-        rails > OFI_RAILS_MAX || (classes != 0 && classes != 1)) {
+        rails > OFI_RAILS_MAX || classes < TP_QOS_OFF || classes > TP_QOS_ADAPTIVE) {
         p->dead = 1;
         ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
         return -1;
@@ -577,8 +624,9 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
         return -1;
     }
     /* Rail r of this rank talks to rail r of the peer's, for the rails both
-     * have; a large message's data to the peer's data endpoint, which is its
-     * only one when it has no classes. */
+     * have; a large message's data to the peer's data endpoint (its bulk one
+     * with static classes), raised messages to its latency-class endpoint
+     * (its own with adaptive ones); either is its only one otherwise. */
     p->rails = rails < tp->nrails ? rails : tp->nrails;
     p->compact_below = !tp->compact || !takes ? 0
                        : (takes < tp->compact_max ? takes : tp->compact_max) + 1;
@@ -592,7 +640,7 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
             return -1;
         }
         at += n;
-        for (int e = 0; e <= classes; e++) {
+        for (int e = 0; e <= (classes != TP_QOS_OFF); e++) {
             char hex[600];
             unsigned char addr[300];
             if (sscanf(at, " %599s%n", hex, &n) != 1) {
@@ -604,17 +652,22 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
             size_t alen = strlen(hex) / 2;
             for (size_t i = 0; i < alen && i < sizeof addr; i++)
                 sscanf(hex + 2 * i, "%2hhx", &addr[i]);
-            fi_addr_t *slot = e ? &p->daddr[r] : &p->addr[r];
-            if (fi_av_insert(tp->rail[r].av, addr, 1, slot, 0, NULL) != 1) {
+            fi_addr_t *slot = !e                          ? &p->addr[r]
+                              : classes == TP_QOS_STATIC  ? &p->daddr[r]
+                              : r == 0                    ? &p->laddr
+                                                          : NULL;
+            if (slot && fi_av_insert(tp->rail[r].av, addr, 1, slot, 0, NULL) != 1) {
                 ofi_fail(tp, -EPROTO,
                          "rank %d's address (domain %s) refused by the address vector", peer,
                          dom);
                 return -1;
             }
         }
-        if (!classes)
+        if (classes != TP_QOS_STATIC)
             p->daddr[r] = p->addr[r];
     }
+    if (classes != TP_QOS_ADAPTIVE)
+        p->laddr = p->addr[0];
     p->known = 1;
     return 0;
 }
@@ -669,11 +722,24 @@ static void ofi_finalize(locus_tp_t *t)
         fprintf(stderr, "locus: rank %d: ofi: %ld payloads pushed, %ld announced in batches; "
                         "%ld received before their receive was posted; %ld sent compact\n",
                 tp->rank, tp->pushed, tp->pushed_batched, tp->pushes_early, tp->compact_sent);
+    if (tp->cfg.verbose && tp->classes == TP_QOS_ADAPTIVE)
+        fprintf(stderr, "locus: rank %d: ofi: adaptive classes: %llu probes (longest %llu us), "
+                        "%llu times congested, %llu raised, %llu refused by the budget; "
+                        "%ld received in the latency class\n",
+                tp->rank, (unsigned long long)tp->adaptive.probes,
+                (unsigned long long)tp->adaptive.probe_max_us,
+                (unsigned long long)tp->adaptive.congested,
+                (unsigned long long)tp->adaptive.raised, (unsigned long long)tp->adaptive.denied,
+                tp->lat_received);
     ofi_reg_flush(tp);
     if (tp->buf_mr)
         fi_close(&tp->buf_mr->fid);
+    if (tp->lat_mr)
+        fi_close(&tp->lat_mr->fid);
     for (int r = 0; r < OFI_RAILS_MAX; r++) {
         ofi_rail_t *rl = &tp->rail[r];
+        if (rl->lep)
+            fi_close(&rl->lep->fid);
         if (rl->dep && rl->dep != rl->ep)
             fi_close(&rl->dep->fid);
         if (rl->ep)
@@ -708,6 +774,8 @@ static void ofi_finalize(locus_tp_t *t)
     free(tp->rx);
     free(tp->tx);
     free(tp->buf_mem);
+    free(tp->lat);
+    free(tp->lat_mem);
     free(tp->reads);
     free(tp->reads_free);
     free(tp);
@@ -781,7 +849,7 @@ static int open_all(ofi_tp_t *tp, char *err, size_t errlen)
     char cls[80] = "";
     if (tp->classes)
         snprintf(cls, sizeof cls, ", classes %s tclass 0x%x/0x%x", tp_qos_name(tp->cfg.qos.mode),
-                 tp->tclass_ctl, tp->tclass_data);
+                 tp->tclass_ep, tp->tclass_ep2);
     char pushed_to[48];
     snprintf(pushed_to, sizeof pushed_to, "pushed to %zu, else ", tp->push_max);
     char zc[48] = "";

@@ -22,8 +22,8 @@ int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
              : b->compact
                  ? (int)fi_trecv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
                                  OFI_COMPACT_TAG, OFI_COMPACT_IGNORE, &b->fctx)
-                 : (int)fi_recv(tp->rail[0].ep, b->mem, tp->bufsize, b->desc, FI_ADDR_UNSPEC,
-                                &b->fctx);
+                 : (int)fi_recv(b->lat ? tp->rail[0].lep : tp->rail[0].ep, b->mem, tp->bufsize,
+                                b->desc, FI_ADDR_UNSPEC, &b->fctx);
     if (rc == -FI_EAGAIN) {
         /* ofi_rxd's receive queue can be momentarily full. */
         b->next = tp->rx_backlog;
@@ -46,30 +46,78 @@ static void rx_backlog_post(ofi_tp_t *tp)
     }
 }
 
-/* Posts a filled bounce buffer: 0, -FI_EAGAIN (b still ours), or an error. */
-static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
+static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len);
+
+/* A raised message the latency class has no room for now (ofi_rxm: its
+ * connection still being made) goes normal at once, in a buffer of the
+ * normal class: a class is a preference, never a wait. */
+static int lat_fallback(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
 {
-    fi_addr_t to = tp->peers[dst].addr[0];
-    int rc;
-    if (len <= tp->inject) {
-        rc = (int)fi_inject(tp->rail[0].ep, b->mem, len, to);
-        if (rc == 0)
-            ofi_tx_put(tp, b); /* injected: the buffer is free at once */
+    ofi_buf_t *nb = ofi_tx_get(tp);
+    if (!nb)
+        return -FI_EAGAIN;
+    memcpy(nb->mem, b->mem, len);
+    int rc = buf_post(tp, nb, dst, len);
+    if (rc != 0) {
+        ofi_tx_put(tp, nb);
         return rc;
     }
-    rc = (int)fi_send(tp->rail[0].ep, b->mem, len, b->desc, to, &b->fctx);
-    if (rc == 0)
-        tp->tx_in_flight++;
-    return rc;
+    ofi_tx_put(tp, b);
+    tp_qos_lowered(&tp->budget, len, &tp->adaptive);
+    return 0;
 }
 
-/* A control message (CTS, FIN) from inside progress: sent now, or kept
- * until there is room; 0, or -1 with the transport failed. */
-static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w)
+/* Posts a filled bounce buffer (one of the latency class's: to the peer's
+ * latency-class endpoint): 0 (b is the provider's, or back in its pool),
+ * -FI_EAGAIN (b still ours), or an error. */
+static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
+{
+    struct fid_ep *ep = b->lat ? tp->rail[0].lep : tp->rail[0].ep;
+    fi_addr_t to = b->lat ? tp->peers[dst].laddr : tp->peers[dst].addr[0];
+    int rc;
+    if (len <= tp->inject) {
+        rc = (int)fi_inject(ep, b->mem, len, to);
+        if (rc == 0)
+            ofi_tx_put(tp, b); /* injected: the buffer is free at once */
+    } else {
+        rc = (int)fi_send(ep, b->mem, len, b->desc, to, &b->fctx);
+        if (rc == 0)
+            tp->tx_in_flight++;
+    }
+    return rc == -FI_EAGAIN && b->lat ? lat_fallback(tp, b, dst, len) : rc;
+}
+
+static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat);
+
+/* Adaptive classes (tp_qos.h): whether a message of `bytes` on the wire to
+ * dst goes in the latency class; `small` where it is a control message or
+ * an eager one of LOCUS_QOS_SMALL at most. Probes the path now and then;
+ * counts every byte (a send that then does not go takes them back). */
+static int qos_raise(ofi_tp_t *tp, int dst, int small, size_t bytes)
+{
+    uint64_t now = tp_qos_now_ns();
+    int probe = 0;
+    int want = tp_qos_path_use(&tp->peers[dst].path, &tp->cfg.qos, now, &probe, &tp->adaptive) &&
+               small && tp->lat_free;
+    if (probe) {
+        ofi_wire_t w = { .type = OFI_PING, .src = tp->rank, .seq = UNORDERED,
+                         .id = tp_qos_probe_start(&tp->peers[dst].path, now), .len = now };
+        if (ctl_send(tp, dst, &w, 0) != 0)
+            return 0;
+    }
+    return tp_qos_raise(&tp->budget, &tp->cfg.qos, want, bytes, now, &tp->adaptive);
+}
+
+/* A control message (CTS, FIN, a probe's) from inside progress: sent now,
+ * or kept until there is room; in the latency class where lat asks and a
+ * buffer of it is free. 0, or -1 with the transport failed. */
+static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
 {
     if (ofi_peer_addr(tp, dst) != 0)
         return -1;
-    ofi_buf_t *b = ofi_tx_get(tp);
+    ofi_buf_t *b = lat && tp->lat_free ? tp->lat_free : ofi_tx_get(tp);
+    if (b && b->lat)
+        tp->lat_free = b->next;
     if (!b) {
         b = malloc(sizeof *b + sizeof *w); /* out of bounce buffers: one of its own */
         if (!b) {
@@ -98,6 +146,12 @@ static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w)
     return 0;
 }
 
+/* Whether a control message to dst goes in the latency class. */
+static int ctl_raised(ofi_tp_t *tp, int dst)
+{
+    return tp->classes == TP_QOS_ADAPTIVE && qos_raise(tp, dst, 1, sizeof(ofi_wire_t));
+}
+
 /* Control messages kept for room, in order. */
 static void ctl_flush(ofi_tp_t *tp)
 {
@@ -118,10 +172,11 @@ static void ctl_flush(ofi_tp_t *tp)
             free(b);
             b = t;
         }
+        ofi_buf_t *next = b->next; /* b may be back in its pool once posted */
         int rc = buf_post(tp, b, b->dst, b->len);
         if (rc == -FI_EAGAIN)
             return;
-        tp->ctl_head = b->next;
+        tp->ctl_head = next;
         if (!tp->ctl_head)
             tp->ctl_tail = NULL;
         if (rc != 0)
@@ -343,17 +398,35 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     if (ofi_peer_addr(tp, dst) != 0)
         return tp->failed;
     ofi_peer_t *p = &tp->peers[dst];
+    /* Adaptive classes: an eager message within LOCUS_QOS_SMALL and a
+     * bounce buffer, not behind a batch, goes in the latency class on a
+     * congested path, with its heads in front (compact ones land in the
+     * normal class's tagged buffers). Announcements stay normal, as their
+     * payloads do. */
+    size_t wire = OFI_WIRE_SHORT + hdrlen + len;
+    int lat = tp->classes == TP_QOS_ADAPTIVE &&
+              qos_raise(tp, dst,
+                        len <= tp->copy_max && len <= (size_t)tp->cfg.qos.small && !p->batch,
+                        wire);
     /* Behind a batch waiting to go, the ordinary way (which sends it first). */
-    if (len < p->compact_below && !p->batch) {
+    if (len < p->compact_below && !p->batch && !lat) {
         int rc = ofi_compact_send(tp, dst, hdr, hdrlen, data, len);
-        if (rc != OFI_NOT_COMPACT)
+        if (rc != OFI_NOT_COMPACT) {
+            if (rc == LOCUS_TP_AGAIN && tp->classes == TP_QOS_ADAPTIVE)
+                tp_qos_unsent(&tp->budget, 0, wire, &tp->adaptive);
             return rc;
+        }
     }
     /* No room: the core calls progress and retries (never progress from
      * here: send may be called from inside an upcall). */
-    ofi_buf_t *b = ofi_tx_get(tp);
-    if (!b)
+    ofi_buf_t *b = lat ? tp->lat_free : ofi_tx_get(tp);
+    if (!b) {
+        if (tp->classes == TP_QOS_ADAPTIVE)
+            tp_qos_unsent(&tp->budget, 0, wire, &tp->adaptive);
         return LOCUS_TP_AGAIN;
+    }
+    if (lat)
+        tp->lat_free = b->next;
     /* Only the head an EAGER message sends is set here (large_announce
      * clears the rest): zeroing all 88 bytes was a `rep stos`, 13% of a
      * 128-byte message's sending time in perf. */
@@ -408,6 +481,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
                      : ordered_post(tp, dst, b, &w, hdr, s);
     if (rc == -FI_EAGAIN) {
         send_undo(tp, b, s);
+        if (tp->classes == TP_QOS_ADAPTIVE) /* decided again when retried */
+            tp_qos_unsent(&tp->budget, lat, wire, &tp->adaptive);
         return LOCUS_TP_AGAIN;
     }
     if (rc != 0) {
@@ -584,7 +659,7 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
         }
         ofi_wire_t w = { .type = OFI_CTS, .src = tp->rank, .seq = UNORDERED, .id = r->send_id,
                          .len = r->want, .key = { tag } };
-        if (ctl_send(tp, r->src, &w) != 0)
+        if (ctl_send(tp, r->src, &w, ctl_raised(tp, r->src)) != 0)
             return tp->failed;
         if (r->want == 0)
             rndv_finish(tp, r);
@@ -592,7 +667,7 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
     }
     if (r->want == 0) {
         ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = UNORDERED, .id = r->send_id };
-        if (ctl_send(tp, r->src, &w) != 0)
+        if (ctl_send(tp, r->src, &w, ctl_raised(tp, r->src)) != 0)
             return tp->failed;
         rndv_finish(tp, r);
         return 0;
@@ -611,7 +686,7 @@ static void read_done(ofi_tp_t *tp, ofi_read_t *rd)
     if (--r->reads_left > 0 || r->issued < r->want)
         return;
     ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = UNORDERED, .id = r->send_id };
-    if (ctl_send(tp, r->src, &w) == 0)
+    if (ctl_send(tp, r->src, &w, ctl_raised(tp, r->src)) == 0)
         rndv_finish(tp, r);
 }
 
@@ -763,6 +838,18 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
         batch_arrived(tp, &w, msg, len);
         return;
     }
+    if (w.type == OFI_PING) {
+        /* Answered at once, in the latency class where this rank has one. */
+        ofi_wire_t r = { .type = OFI_PONG, .src = tp->rank, .seq = UNORDERED, .id = w.id,
+                         .len = w.len };
+        ctl_send(tp, w.src, &r, 1);
+        return;
+    }
+    if (w.type == OFI_PONG) {
+        tp_qos_probe_reply(&tp->peers[w.src].path, &tp->cfg.qos, w.id, w.len, tp_qos_now_ns(),
+                           &tp->adaptive);
+        return;
+    }
     if (w.type != OFI_EAGER && w.type != OFI_RTS && w.type != OFI_PUSH) {
         ofi_fail(tp, -EPROTO, "a message of unknown type %d from rank %d", w.type, w.src);
         return;
@@ -847,6 +934,7 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
     switch (kind) {
     case OFI_CTX_RX: {
         ofi_buf_t *b = e->op_context;
+        tp->lat_received += b->lat;
         if (b->compact)
             ofi_compact_arrived(tp, b, e);
         else

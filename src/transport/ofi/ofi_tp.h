@@ -48,7 +48,9 @@
 /* The libfabric API version asked for. */
 #define OFI_API FI_VERSION(1, 9)
 
-enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH };
+/* PING and PONG: adaptive mode's probes (tp_qos.h), id the probe's and
+ * len the time it left, echoed. */
+enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH, OFI_PING, OFI_PONG };
 
 /* A pushed payload's tag: this bit, the sender's rank, and a count of its
  * pushes to that peer, so that no two payloads in flight (one may wait in
@@ -86,6 +88,12 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH };
 #define OFI_COMPACT_IGNORE ((1ULL << 62) - 1)
 #define OFI_COMPACT_RANKS (1u << 21)
 
+/* Adaptive classes: receive and send buffers on the latency class's
+ * endpoint, each. What a congested path raises is small (control, eager
+ * messages to LOCUS_QOS_SMALL) and bounded by the budget; a raise that
+ * finds no send buffer free stays normal. */
+#define OFI_LAT_BUFS 16
+
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
@@ -118,6 +126,8 @@ typedef struct ofi_buf {
     int kind;          /* OFI_CTX_RX or OFI_CTX_TX */
     int big;           /* a big receive buffer (posted by OFI_EAGER_TAG) */
     int compact;       /* a compact receive buffer (by OFI_COMPACT_TAG) */
+    int lat;           /* adaptive mode's latency class: posted on, or sent from,
+                        * rail 0's lep (buffers of their own, registered there) */
     struct ofi_buf *next;
     void *mem;         /* bufsize or bigsize; registered when mr_local */
     void *desc;
@@ -201,7 +211,10 @@ typedef struct ofi_held {
 
 typedef struct {
     fi_addr_t addr[OFI_RAILS_MAX]; /* on each rail both sides have */
-    fi_addr_t daddr[OFI_RAILS_MAX]; /* its data endpoints' (addr without classes) */
+    fi_addr_t daddr[OFI_RAILS_MAX]; /* its data endpoints' (addr without static classes) */
+    fi_addr_t laddr;   /* its latency-class endpoint's on rail 0 (addr[0] but in
+                        * adaptive mode) */
+    tp_qos_path_t path; /* adaptive mode: the path to it */
     int rails;
     int known;         /* inserted into the address vectors */
     int dead;          /* its card said it has no ofi */
@@ -224,8 +237,10 @@ typedef struct {
     struct fid_av *av;
     struct fid_cq *cq;
     struct fid_ep *ep;
-    struct fid_ep *dep; /* large messages' data: ep, or with traffic classes
+    struct fid_ep *dep; /* large messages' data: ep, or with static classes
                          * an endpoint of the bulk class (same queue and vector) */
+    struct fid_ep *lep; /* adaptive classes, rail 0: the latency class's endpoint
+                         * (ep is the normal class's); NULL otherwise */
     int wait_fd;       /* the completion queue's, or -1 */
     ofi_reg_t *regs;   /* its registration cache */
     int nregs;
@@ -242,7 +257,8 @@ typedef struct {
     long stripe_min;   /* with rails: from this size reads in shares, not PUSH */
     long push_max;     /* -1: auto */
     int verbose;
-    tp_qos_t qos;      /* LOCUS_QOS: static and adaptive give each rail two endpoints */
+    tp_qos_t qos;      /* LOCUS_QOS: static gives each rail a bulk endpoint, adaptive
+                        * rail 0 a latency one */
     int tclass_dscp;   /* LOCUS_OFI_TCLASS: 1 dscp, 0 labels */
 } ofi_cfg_t;
 
@@ -264,9 +280,10 @@ typedef struct {
     int push;               /* large messages up to max_msg by PUSH */
     int batch;              /* pushes behind pushes in flight go in batches */
     size_t max_msg, inject;
-    int classes;            /* a data endpoint per rail (cfg.qos on) */
-    uint32_t tclass_ctl, tclass_data; /* what the two endpoints asked for */
-    size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with classes */
+    int classes;            /* cfg.qos's mode, TP_QOS_* */
+    uint32_t tclass_ep, tclass_ep2; /* what ep and the second endpoint (dep: static,
+                                     * lep: adaptive) asked for */
+    size_t eager_max;       /* cfg's, or LOCUS_QOS_SMALL with static classes */
     size_t push_max;        /* larger messages are read, not pushed; 0: no bound */
     int compact;            /* plain eager messages sent compact (ofi_compact.c)... */
     size_t compact_max;     /* ...to this size */
@@ -280,6 +297,13 @@ typedef struct {
                              * ones (to eager_max) go from the caller's buffer */
     ofi_buf_t *rx, *tx;     /* arrays */
     ofi_buf_t *tx_free;
+    int nlat;               /* adaptive: receive and send buffers on lep, each */
+    ofi_buf_t *lat, *lat_free; /* nlat receive buffers, then nlat send ones */
+    struct fid_mr *lat_mr;  /* their registration (mr_local), bound to lep */
+    void *lat_mem;
+    tp_qos_budget_t budget; /* adaptive: the raised bytes' budget */
+    tp_qos_count_t adaptive;
+    long lat_received;      /* messages that came in the latency class's buffers */
     int tx_in_flight;
     struct fid_mr *buf_mr;  /* the bounce buffers' registration (mr_local) */
     void *buf_mem;
@@ -319,8 +343,9 @@ static inline ofi_buf_t *ofi_tx_get(ofi_tp_t *tp)
 
 static inline void ofi_tx_put(ofi_tp_t *tp, ofi_buf_t *b)
 {
-    b->next = tp->tx_free;
-    tp->tx_free = b;
+    ofi_buf_t **list = b->lat ? &tp->lat_free : &tp->tx_free;
+    b->next = *list;
+    *list = b;
 }
 
 /* ofi_create.c */
