@@ -293,18 +293,20 @@ def stream_read_above(env):
 def case_tiny(provs):
     """Every limit hit: 4 send and 4 receive buffers (4 compact), eager to 1 KiB, reads
     of 16 KiB: sends wait for room, control messages and reads wait on
-    their backlogs."""
+    their backlogs. Then the stress test with adaptive classes, every path
+    congested: raises compete for the latency class's buffers and fall
+    back to the normal class's 4."""
+    tiny = {"LOCUS_OFI_TX_BUFS": "4", "LOCUS_OFI_RX_BUFS": "4", "LOCUS_OFI_RX_COMPACT_BUFS": "4",
+            "LOCUS_OFI_EAGER_MAX": "1k", "LOCUS_OFI_CHUNK_SIZE": "16k"}
+    adaptive = {"LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1", "LOCUS_QOS_PROBE_US": "100"}
     for prov in [p for p in ("tcp", "udp") if p in provs]:
-        for prog in PROGS[1:3]:
+        for prog, extra in [(p, {}) for p in PROGS[1:3]] + [(PROGS[1], adaptive)]:
             # Over ofi_rxd the reads: its tagged rendezvous with 4 buffers
             # each way stalled in half the runs here (docs/ofi.md).
-            rc, out, err = run(4, prog, {"FI_PROVIDER": prov, "LOCUS_OFI_TX_BUFS": "4",
-                                         "LOCUS_OFI_RX_BUFS": "4",
-                                         "LOCUS_OFI_RX_COMPACT_BUFS": "4",
-                                         "LOCUS_OFI_EAGER_MAX": "1k",
-                                         "LOCUS_OFI_CHUNK_SIZE": "16k",
-                                         "LOCUS_OFI_RMA": "on" if prov == "udp" else "auto"})
-            name = os.path.basename(prog.split()[0])
+            rc, out, err = run(4, prog, dict(tiny, FI_PROVIDER=prov,
+                                             LOCUS_OFI_RMA="on" if prov == "udp" else "auto",
+                                             **extra))
+            name = os.path.basename(prog.split()[0]) + (" adaptive" if extra else "")
             print("%s tiny %s: exit %d" % (prov, name, rc))
             check(rc == 0 and " No Errors" in out, "%s tiny %s: exit %d\n%s\n%s" % (
                 prov, name, rc, out[-1000:], err[-1500:]))
