@@ -7,8 +7,9 @@ Cases:
   local     the programs (each "path args", one word) at 3 ranks with the
             tcp (tcp;ofi_rxm) and udp (udp;ofi_rxd) providers, large
             messages pushed, by RMA read and by tagged rendezvous
-            (LOCUS_OFI_RMA=off), eager ones to 64 KiB; and a stream
-            whose pushes go in batches of announcements
+            (LOCUS_OFI_RMA=off), eager ones to 64 KiB; a stream whose
+            pushes go in batches of announcements; and rank 1 alone with
+            other buffer sizes (eager sizes, classes)
   local2    the same on libfabric 2's own tcp provider (PyPI MPICH's, when
             present): its defaults, and one big receive buffer
   mr_modes  what real fabrics ask of memory registration, made to happen
@@ -111,6 +112,7 @@ def run_program(label, prog, env):
 def case_local(provs):
     if "tcp" in provs:
         stream_batched({"FI_PROVIDER": "tcp"}, "tcp")
+    mixed_sizes(provs)
     for prov in [p for p in ("tcp", "udp") if p in provs]:
         # Each path for large messages: pushed (the default over tcp), read,
         # tagged rendezvous. ofi_rxd (udp): "auto" is the tagged rendezvous;
@@ -207,20 +209,41 @@ def shm_provider(lib):
             check_compacted(err, compact == "auto", "%s, %s" % (label, name))
 
 
-def mixed_compact(env, label):
-    """The stress test at 3 ranks with rank 1 alone on LOCUS_OFI_COMPACT=off
-    (a tunable set differently on one node): each rank's card says what
-    it takes, so ranks 0 and 2 send compact to each other and never to
-    rank 1; every message arrives."""
+def rank1_differs(env, rank1):
+    """The stress test at 3 ranks, rank 1 alone with the tunables rank1 (set
+    differently on one node): (rc, stdout, stderr)."""
     import tempfile
     stress = [p for p in PROGS if "mpi_stress" in p][0]
     with tempfile.TemporaryDirectory(prefix="locus-ofi-") as d:
-        wrap = os.path.join(d, "rank1_off.sh")
+        wrap = os.path.join(d, "rank1.sh")
         with open(wrap, "w") as f:
-            f.write('#!/bin/sh\n[ "$PMI_RANK" = 1 ] && export LOCUS_OFI_COMPACT=off\n'
-                    'exec "$@"\n')
+            f.write('#!/bin/sh\n[ "$PMI_RANK" = 1 ] && export %s\nexec "$@"\n'
+                    % " ".join("%s=%s" % kv for kv in rank1.items()))
         os.chmod(wrap, 0o755)
-        rc, out, err = run(3, wrap + " " + stress, env)
+        return run(3, wrap + " " + stress, env)
+
+
+def mixed_sizes(provs):
+    """Rank 1 alone with other buffer sizes: eager to 1 KiB (small buffers
+    of 1 KiB), to 64 KiB (big buffers the others lack), or static classes
+    (eager to 1 KiB, no big buffers). Each card says what the rank's
+    buffers take, and a peer sends it eager only what fits (else announced):
+    before, ofi_rxm failed the job with a truncation and ofi_rxd delivered
+    49 messages cut short."""
+    for prov in [p for p in ("tcp", "udp") if p in provs]:
+        for rank1 in ({"LOCUS_OFI_EAGER_MAX": "1k"}, {"LOCUS_OFI_EAGER_MAX": "64k"},
+                      {"LOCUS_QOS": "static"}):
+            rc, out, err = rank1_differs({"FI_PROVIDER": prov}, rank1)
+            print("%s, rank 1 alone with %s: exit %d" % (prov, rank1, rc))
+            check(rc == 0 and " No Errors" in out, "%s, rank 1 with %s: exit %d\n%s\n%s"
+                  % (prov, rank1, rc, out[-1000:], err[-1500:]))
+
+
+def mixed_compact(env, label):
+    """The stress test at 3 ranks with rank 1 alone on LOCUS_OFI_COMPACT=off:
+    each rank's card says what it takes, so ranks 0 and 2 send compact to
+    each other and never to rank 1; every message arrives."""
+    rc, out, err = rank1_differs(env, {"LOCUS_OFI_COMPACT": "off"})
     how = described(err)
     print("%s, compact off on rank 1 only: exit %d, %s" % (label, rc, how))
     check(rc == 0 and " No Errors" in out, "%s, compact off on rank 1: exit %d\n%s\n%s" % (

@@ -566,10 +566,15 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
  * domain and address per rail). */
 static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t errlen)
 {
-    /* ofi4: the compact messages this rank takes (bytes; 0: none), so that
-     * a rank sends compact only what its peer has buffers posted for. */
-    int k = snprintf(val, vallen, "ofi4 %s %d %d %zu", tp->info->fabric_attr->prov_name,
-                     tp->nrails, tp->classes, tp->compact ? tp->compact_max : 0);
+    /* ofi5: the compact messages this rank takes (bytes; 0: none), and the
+     * sizes of its small and big receive buffers (0: no big ones), so that
+     * a peer sends only what this rank has buffers posted for, whatever
+     * tunables differ between them (else a provider truncates, ofi_rxd
+     * silently, or holds a big message nobody takes). */
+    size_t big = tp->eager_max > tp->copy_max ? tp->bigsize : 0;
+    int k = snprintf(val, vallen, "ofi5 %s %d %d %zu %zu %zu", tp->info->fabric_attr->prov_name,
+                     tp->nrails, tp->classes, tp->compact ? tp->compact_max : 0, tp->bufsize,
+                     big);
     for (int r = 0; r < tp->nrails; r++) {
         k += snprintf(val + k, vallen - (size_t)k, " %s", tp->rail[r].info->domain_attr->name);
         for (int e = 0; e <= (tp->classes != TP_QOS_OFF); e++) {
@@ -603,15 +608,16 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
         return -1;
     char card[2048], prov[128];
     int rails = 0, classes = 0, used = 0;
-    size_t takes = 0;
+    size_t takes = 0, small = 0, big = 0;
     if (tp->kvs.card(tp->kvs.ctx, "ofi", peer, card, sizeof card) != 0) {
         ofi_fail(tp, -EPROTO, "no address of rank %d: %s", peer,
                  tp->kvs.error ? tp->kvs.error(tp->kvs.ctx) : "card missing");
         return -1;
     }
     if (!strcmp(card, "-") ||
-        sscanf(card, "ofi4 %127s %d %d %zu%n", prov, &rails, &classes, &takes, &used) != 4 ||
-        rails < 1 ||
+        sscanf(card, "ofi5 %127s %d %d %zu %zu %zu%n", prov, &rails, &classes, &takes, &small,
+               &big, &used) != 6 ||
+        rails < 1 || small < sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX ||
         rails > OFI_RAILS_MAX || classes < TP_QOS_OFF || classes > TP_QOS_ADAPTIVE) {
         p->dead = 1;
         ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
@@ -630,6 +636,8 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
     p->rails = rails < tp->nrails ? rails : tp->nrails;
     p->compact_below = !tp->compact || !takes ? 0
                        : (takes < tp->compact_max ? takes : tp->compact_max) + 1;
+    p->rx_small = small;
+    p->rx_big = big;
     const char *at = card + used;
     for (int r = 0; r < p->rails; r++) {
         char dom[128];

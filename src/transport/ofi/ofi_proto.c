@@ -332,7 +332,8 @@ static int batch_add(ofi_tp_t *tp, int dst, ofi_buf_t *b, const ofi_wire_t *w,
 {
     ofi_peer_t *p = &tp->peers[dst];
     size_t reclen = sizeof *w + hdrlen;
-    if (p->batch && p->batch->len + reclen > tp->bufsize) {
+    size_t room = tp->bufsize < p->rx_small ? tp->bufsize : p->rx_small;
+    if (p->batch && p->batch->len + reclen > room) {
         int rc = batch_send(tp, dst);
         if (rc != 0)
             return rc;
@@ -398,15 +399,18 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     if (ofi_peer_addr(tp, dst) != 0)
         return tp->failed;
     ofi_peer_t *p = &tp->peers[dst];
-    /* Adaptive classes: an eager message within LOCUS_QOS_SMALL and a
-     * bounce buffer, not behind a batch, goes in the latency class on a
-     * congested path, with its heads in front (compact ones land in the
-     * normal class's tagged buffers). Announcements stay normal, as their
-     * payloads do. */
+    /* Eager within what this rank sends so and what the peer's buffers
+     * take: its small ones for a copied payload, its big ones for one from
+     * the caller's buffer (the peer's tunables may differ from these). */
     size_t wire = OFI_WIRE_SHORT + hdrlen + len;
+    int copied = len <= tp->copy_max;
+    int eager = len <= tp->eager_max && wire <= (copied ? p->rx_small : p->rx_big);
+    /* Adaptive classes: a copied eager message within LOCUS_QOS_SMALL, not
+     * behind a batch, goes in the latency class on a congested path, with
+     * its heads in front (compact ones land in the normal class's tagged
+     * buffers). Announcements stay normal, as their payloads do. */
     int lat = tp->classes == TP_QOS_ADAPTIVE &&
-              qos_raise(tp, dst,
-                        len <= tp->copy_max && len <= (size_t)tp->cfg.qos.small && !p->batch,
+              qos_raise(tp, dst, eager && copied && len <= (size_t)tp->cfg.qos.small && !p->batch,
                         wire);
     /* Behind a batch waiting to go, the ordinary way (which sends it first). */
     if (len < p->compact_below && !p->batch && !lat) {
@@ -439,8 +443,8 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
     w.id = 0;
     w.len = len;
     ofi_send_t *s = NULL;
-    if (len > tp->copy_max) {
-        /* Sent from the caller's buffer: done when the provider says so. */
+    if (!eager || !copied) {
+        /* Sent from the caller's buffer (or announced): done when the provider says so. */
         s = tp_ids_get(&tp->sends, sizeof *s);
         if (!s) {
             ofi_tx_put(tp, b);
@@ -457,7 +461,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
         s->next_batched = NULL;
         memset(s->reg, 0, sizeof s->reg);
     }
-    if (len <= tp->eager_max) {
+    if (eager) {
         w.type = OFI_EAGER;
         if (s && (tp->mr_mode & FI_MR_LOCAL) &&
             !(s->reg[0] = ofi_reg_get(tp, 0, data, len, FI_SEND))) {

@@ -220,6 +220,9 @@ typedef struct {
     int dead;          /* its card said it has no ofi */
     size_t compact_below; /* messages shorter than this go to it compact (its
                            * card's size and this rank's own, plus 1); 0: none */
+    size_t rx_small, rx_big; /* its receive buffers' bytes (its card): the most an
+                              * untagged message or batch to it, and a big eager
+                              * one (0: it posts none), may take */
     uint32_t tx_seq, rx_seq;
     uint32_t pushes;   /* payloads pushed to it: their tags */
     ofi_held_t *held;  /* by seq, ascending */
