@@ -9,7 +9,7 @@ Cases:
             messages pushed, by RMA read and by tagged rendezvous
             (LOCUS_OFI_RMA=off), eager ones to 64 KiB; a stream whose
             pushes go in batches of announcements; and rank 1 alone with
-            other buffer sizes (eager sizes, classes)
+            other tunables (eager sizes, classes, no RMA)
   local2    the same on libfabric 2's own tcp provider (PyPI MPICH's, when
             present): its defaults, and one big receive buffer
   mr_modes  what real fabrics ask of memory registration, made to happen
@@ -112,7 +112,7 @@ def run_program(label, prog, env):
 def case_local(provs):
     if "tcp" in provs:
         stream_batched({"FI_PROVIDER": "tcp"}, "tcp")
-    mixed_sizes(provs)
+    mixed_settings(provs)
     for prov in [p for p in ("tcp", "udp") if p in provs]:
         # Each path for large messages: pushed (the default over tcp), read,
         # tagged rendezvous. ofi_rxd (udp): "auto" is the tagged rendezvous;
@@ -223,16 +223,20 @@ def rank1_differs(env, rank1):
         return run(3, wrap + " " + stress, env)
 
 
-def mixed_sizes(provs):
-    """Rank 1 alone with other buffer sizes: eager to 1 KiB (small buffers
-    of 1 KiB), to 64 KiB (big buffers the others lack), or static classes
-    (eager to 1 KiB, no big buffers). Each card says what the rank's
-    buffers take, and a peer sends it eager only what fits (else announced):
-    before, ofi_rxm failed the job with a truncation and ofi_rxd delivered
-    49 messages cut short."""
+def mixed_settings(provs):
+    """Rank 1 alone with other tunables. Buffer sizes: eager to 1 KiB
+    (small buffers of 1 KiB), to 64 KiB (big buffers the others lack), or
+    static classes (eager to 1 KiB, no big buffers): each card says what
+    the rank's buffers take, and a peer sends it eager only what fits (else
+    announced); before, ofi_rxm failed the job with a truncation and
+    ofi_rxd delivered 49 messages cut short. Adaptive classes among ranks
+    without (raised messages to their only endpoint). No RMA and no pushes:
+    its announcements carry no keys, and the others answer them with CTS
+    (before, they read with key 0: ofi_rxm failed the job)."""
     for prov in [p for p in ("tcp", "udp") if p in provs]:
         for rank1 in ({"LOCUS_OFI_EAGER_MAX": "1k"}, {"LOCUS_OFI_EAGER_MAX": "64k"},
-                      {"LOCUS_QOS": "static"}):
+                      {"LOCUS_QOS": "static"}, {"LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1"},
+                      {"LOCUS_OFI_RMA": "off", "LOCUS_OFI_PUSH": "off"}):
             rc, out, err = rank1_differs({"FI_PROVIDER": prov}, rank1)
             print("%s, rank 1 alone with %s: exit %d" % (prov, rank1, rc))
             check(rc == 0 and " No Errors" in out, "%s, rank 1 with %s: exit %d\n%s\n%s"

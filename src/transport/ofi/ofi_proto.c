@@ -644,13 +644,16 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
         r->rails = tp->peers[r->src].rails;
     if (r->rails < 1)
         r->rails = 1;
+    /* Read where both sides have RMA: an RTS without keys comes from a
+     * sender without it (LOCUS_OFI_RMA differs between them). */
+    int reads = tp->has_rma && r->keyed;
     int local = (tp->mr_mode & FI_MR_LOCAL) && r->want > 0;
-    for (int k = 0; local && k < (tp->has_rma ? r->rails : 1); k++)
-        if (!(r->reg[k] = ofi_reg_get(tp, k, buf, r->want, tp->has_rma ? FI_READ : FI_RECV))) {
+    for (int k = 0; local && k < (reads ? r->rails : 1); k++)
+        if (!(r->reg[k] = ofi_reg_get(tp, k, buf, r->want, reads ? FI_READ : FI_RECV))) {
             ofi_fail(tp, -ENOMEM, "registering %zu bytes from rank %d", r->want, r->src);
             return tp->failed;
         }
-    if (!tp->has_rma) {
+    if (!reads) {
         /* Tagged rendezvous: the payload comes under a tag of its own. */
         uint64_t tag = (uint64_t)(uint32_t)r->src << 32 | r->id;
         int rc = r->want == 0 ? 0
@@ -799,6 +802,7 @@ static void ordered_handle(ofi_tp_t *tp, const unsigned char *msg, size_t len)
     r->send_id = w.id;
     r->len = w.len;
     r->rails = w.rails > 0 && w.rails <= OFI_RAILS_MAX ? w.rails : 1;
+    r->keyed = w.type == OFI_RTS && w.rails > 0;
     for (int k = 0; k < OFI_RAILS_MAX; k++) {
         r->raddr[k] = w.addr[k];
         r->rkey[k] = w.key[k];

@@ -177,6 +177,7 @@ typedef struct locus_tp_rndv {
     uint32_t send_id;
     uint64_t len, raddr[OFI_RAILS_MAX], rkey[OFI_RAILS_MAX];
     int rails;              /* the rails its reads may use */
+    int keyed;              /* an RTS with the payload's keys (its sender has RMA) */
     void *buf;
     size_t want;            /* bytes the core takes (len or less) */
     size_t reads_left;
