@@ -16,7 +16,8 @@ static int failures;
 
 static void roundtrip(int nrails)
 {
-    tcp_card_t c = { .nonce = 0xfedcba9876543210ull, .eager_max = 65536, .nrails = nrails }, d;
+    tcp_card_t c = { .nonce = 0xfedcba9876543210ull, .eager_max = 65536, .ncls = 3,
+                     .nrails = nrails }, d;
     for (int i = 0; i < nrails; i++) {
         c.addr[i].sin_family = AF_INET;
         c.addr[i].sin_port = htons((uint16_t)(1000 + 7 * i));
@@ -25,7 +26,7 @@ static void roundtrip(int nrails)
     char buf[400], err[200];
     CHECK(tcp_card_format(&c, buf, sizeof buf) == 0, "format %d rails", nrails);
     CHECK(tcp_card_parse(buf, &d, err, sizeof err) == 0, "parse '%s': %s", buf, err);
-    CHECK(d.nonce == c.nonce && d.eager_max == c.eager_max && d.nrails == nrails,
+    CHECK(d.nonce == c.nonce && d.eager_max == c.eager_max && d.ncls == 3 && d.nrails == nrails,
           "fields of '%s'", buf);
     for (int i = 0; i < nrails; i++)
         CHECK(d.addr[i].sin_port == c.addr[i].sin_port &&
@@ -39,14 +40,15 @@ int main(void)
     for (int n = 1; n <= TCP_MAX_RAILS; n++)
         roundtrip(n);
     static const char *const bad[] = {
-        "", "-", "1", "1 ", "2 0 65536 1 1.2.3.4:5", "1 xyz 65536 1 1.2.3.4:5",
-        "1 0 65536 0", "1 0 65536 9 1.2.3.4:5", "1 0 65536 1", "1 0 65536 1 1.2.3.4",
-        "1 0 65536 1 1.2.3.4:0", "1 0 65536 1 1.2.3.4:70000", "1 0 65536 1 1.2.3.999:5",
-        "1 0 65536 1 1.2.3.4:5 ", "1 0 65536 1 1.2.3.4:5 x", "1 0 65536 2 1.2.3.4:5",
-        " 1 0 65536 1 1.2.3.4:5", "1  0 65536 1 1.2.3.4:5", "1 0 -1 1 1.2.3.4:5",
-        "1 0 99999999999 1 1.2.3.4:5", "1 0 65536 1 1.2.3.4:+5", "1 0 65536 1 ::1:5",
-        "1 0 65536 1 host:5", "1 0 65536 1 1.2.3.4:5\n", "1 0x10 65536 1 1.2.3.4:5",
-        "1 0 65536 1 1.2.3.4:99999999999999999999",
+        "", "-", "2", "2 ", "3 0 65536 1 1 1.2.3.4:5", "2 xyz 65536 1 1 1.2.3.4:5",
+        "2 0 65536 1 0", "2 0 65536 1 9 1.2.3.4:5", "2 0 65536 1 1", "2 0 65536 1 1 1.2.3.4",
+        "2 0 65536 1 1 1.2.3.4:0", "2 0 65536 1 1 1.2.3.4:70000", "2 0 65536 1 1 1.2.3.999:5",
+        "2 0 65536 1 1 1.2.3.4:5 ", "2 0 65536 1 1 1.2.3.4:5 x", "2 0 65536 1 2 1.2.3.4:5",
+        " 2 0 65536 1 1 1.2.3.4:5", "2  0 65536 1 1 1.2.3.4:5", "2 0 -1 1 1 1.2.3.4:5",
+        "2 0 99999999999 1 1 1.2.3.4:5", "2 0 65536 1 1 1.2.3.4:+5", "2 0 65536 1 1 ::1:5",
+        "2 0 65536 1 1 host:5", "2 0 65536 1 1 1.2.3.4:5\n", "2 0x10 65536 1 1 1.2.3.4:5",
+        "2 0 65536 1 1 1.2.3.4:99999999999999999999", "1 0 65536 1 1.2.3.4:5",
+        "2 0 65536 0 1 1.2.3.4:5", "2 0 65536 4 1 1.2.3.4:5", "2 0 65536 1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tcp_card_t c;

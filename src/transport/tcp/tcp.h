@@ -75,6 +75,7 @@ int tcp_tp_test_stall(locus_tp_t *tp, int peer, int rail);
 typedef struct {
     uint64_t nonce;
     uint64_t eager_max;
+    int ncls;       /* traffic classes it opens (1: QoS off): a pair opens the fewer */
     int nrails;
     struct sockaddr_in addr[TCP_MAX_RAILS];
 } tcp_card_t;

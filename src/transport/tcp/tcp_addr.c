@@ -21,8 +21,8 @@
 
 int tcp_card_format(const tcp_card_t *c, char *buf, size_t len)
 {
-    size_t k = (size_t)snprintf(buf, len, "1 %016" PRIx64 " %" PRIu64 " %d", c->nonce,
-                                c->eager_max, c->nrails);
+    size_t k = (size_t)snprintf(buf, len, "2 %016" PRIx64 " %" PRIu64 " %d %d", c->nonce,
+                                c->eager_max, c->ncls, c->nrails);
     for (int i = 0; i < c->nrails && k < len; i++) {
         char ip[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &c->addr[i].sin_addr, ip, sizeof ip);
@@ -73,15 +73,17 @@ static int parse_addr(const char **s, struct sockaddr_in *a)
 int tcp_card_parse(const char *s, tcp_card_t *c, char *err, size_t errlen)
 {
     const char *p = s;
-    uint64_t ver, n;
+    uint64_t ver, n, ncls;
     memset(c, 0, sizeof *c);
-    if (parse_u64(&p, 10, &ver) || ver != 1 || *p++ != ' ' || parse_u64(&p, 16, &c->nonce) ||
+    if (parse_u64(&p, 10, &ver) || ver != 2 || *p++ != ' ' || parse_u64(&p, 16, &c->nonce) ||
         *p++ != ' ' || parse_u64(&p, 10, &c->eager_max) || *p++ != ' ' ||
+        parse_u64(&p, 10, &ncls) || ncls < 1 || ncls > TCP_CLASSES || *p++ != ' ' ||
         parse_u64(&p, 10, &n) || n < 1 || n > TCP_MAX_RAILS || c->eager_max > UINT32_MAX) {
         snprintf(err, errlen, "malformed tcp card '%.80s'", s);
         return -1;
     }
     c->nrails = (int)n;
+    c->ncls = (int)ncls;
     for (int i = 0; i < c->nrails; i++)
         if (*p++ != ' ' || parse_addr(&p, &c->addr[i]) != 0) {
             snprintf(err, errlen, "malformed address %d in tcp card '%.80s'", i, s);

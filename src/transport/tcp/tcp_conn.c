@@ -294,7 +294,11 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
     pe->eager_max = (uint64_t)tp->cfg.eager_max < pe->card->eager_max
                         ? (uint64_t)tp->cfg.eager_max : pe->card->eager_max;
     pe->nconn = tp->nrails < pe->card->nrails ? tp->nrails : pe->card->nrails;
-    pe->ncls = tp->ncls;
+    /* The classes both open, known before any frame of the pair is given
+     * one: a pair whose dials cross keeps them whichever dial wins (taking
+     * the winner's count afterwards stranded frames queued for a class it
+     * lacked: LOCUS_QOS set on one rank hung a 1 MiB exchange). */
+    pe->ncls = tp->ncls < pe->card->ncls ? tp->ncls : pe->card->ncls;
     tcp_peer_keep(tp, pe);
     pe->state = TCP_P_DIALING;
     tp->stats.dials++;

@@ -231,7 +231,7 @@ int locus_tp_tcp_create(const locus_tp_init_t *in, locus_tp_t **out, char *err, 
     char val[400] = "-";
     if (rc == 0) {
         tcp_card_t card = { .nonce = tp->nonce, .eager_max = (uint64_t)tp->cfg.eager_max,
-                            .nrails = tp->nrails };
+                            .ncls = tp->ncls, .nrails = tp->nrails };
         for (int i = 0; i < tp->nrails; i++)
             card.addr[i] = tp->rails[i].addr;
         if (tcp_card_format(&card, val, sizeof val) != 0) {
