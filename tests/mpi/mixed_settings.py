@@ -21,22 +21,27 @@ import tempfile
 LOCUSRUN, STRESS, LARGE = sys.argv[1:4]
 FAILURES = []
 
+# (transports, every rank's settings, rank 1's own)
+ADAPTIVE = {"LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1"}
 CASES = [
-    ("self,tcp", {"LOCUS_QOS": "static"}),
-    ("self,tcp", {"LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1"}),
-    ("self,tcp", {"LOCUS_TCP_EAGER_MAX": "1k"}),
-    ("self,tcp", {"LOCUS_TCP_CHUNK_SIZE": "8k"}),
-    ("self,shm", {"LOCUS_SHM_RING_SIZE": "4k"}),
-    ("self,shm", {"LOCUS_SHM_EAGER_MAX": "1024"}),
-    ("self,shm", {"LOCUS_SHM_POOL_SIZE": "256k", "LOCUS_SHM_CHUNK_SIZE": "8k"}),
-    ("self,shm", {"LOCUS_SINGLE_COPY": "none"}),
+    ("self,tcp", {}, {"LOCUS_QOS": "static"}),
+    ("self,tcp", {}, ADAPTIVE),
+    ("self,tcp", {"LOCUS_QOS": "static"}, ADAPTIVE),
+    ("self,tcp", ADAPTIVE, {"LOCUS_QOS": "static"}),
+    ("self,tcp", {}, {"LOCUS_TCP_EAGER_MAX": "1k"}),
+    ("self,tcp", {}, {"LOCUS_TCP_CHUNK_SIZE": "8k"}),
+    ("self,shm", {}, {"LOCUS_SHM_RING_SIZE": "4k"}),
+    ("self,shm", {}, {"LOCUS_SHM_EAGER_MAX": "1024"}),
+    ("self,shm", {}, {"LOCUS_SHM_POOL_SIZE": "256k", "LOCUS_SHM_CHUNK_SIZE": "8k"}),
+    ("self,shm", {}, {"LOCUS_SINGLE_COPY": "none"}),
 ]
 
 
-def run(transports, rank1, nranks, prog, wrap):
+def run(transports, base, rank1, nranks, prog, wrap):
     env = dict(os.environ, LOCUS_TRANSPORTS=transports, LOCUS_YIELD="always")
-    for k in rank1:
+    for k in list(base) + list(rank1):
         env.pop(k, None)
+    env.update(base)
     cmd = [LOCUSRUN, "--oversubscribe", "-n", str(nranks), wrap] + prog.split()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          env=env, stdin=subprocess.DEVNULL, start_new_session=True)
@@ -53,8 +58,8 @@ def run(transports, rank1, nranks, prog, wrap):
             except (ProcessLookupError, subprocess.TimeoutExpired):
                 out, err = "", ""
         rc = "hung (60 s)"
-    name = "%s, rank 1 with %s, %d ranks, %s" % (transports, rank1, nranks,
-                                               os.path.basename(prog.split()[0]))
+    name = "%s, %s, rank 1 with %s, %d ranks, %s" % (
+        transports, base or "defaults", rank1, nranks, os.path.basename(prog.split()[0]))
     ok = rc == 0 and " No Errors" in out
     print("%s: %s" % (name, "ok" if ok else "exit %s" % rc))
     if not ok:
@@ -63,7 +68,7 @@ def run(transports, rank1, nranks, prog, wrap):
 
 def main():
     with tempfile.TemporaryDirectory(prefix="locus-mixed-") as d:
-        for i, (transports, rank1) in enumerate(CASES):
+        for i, (transports, base, rank1) in enumerate(CASES):
             wrap = os.path.join(d, "rank1-%d.sh" % i)
             with open(wrap, "w") as f:
                 f.write('#!/bin/sh\n[ "$PMI_RANK" = 1 ] && export %s\nexec "$@"\n'
@@ -71,7 +76,7 @@ def main():
             os.chmod(wrap, 0o755)
             for nranks in (2, 3):
                 for prog in (STRESS, LARGE):
-                    run(transports, rank1, nranks, prog, wrap)
+                    run(transports, base, rank1, nranks, prog, wrap)
     for f in FAILURES:
         print("FAIL:", f)
     print("%d failed" % len(FAILURES) if FAILURES else "mixed settings: OK")

@@ -230,17 +230,24 @@ def mixed_settings(provs):
     the rank's buffers take, and a peer sends it eager only what fits (else
     announced); before, ofi_rxm failed the job with a truncation and
     ofi_rxd delivered 49 messages cut short. Adaptive classes among ranks
-    without (raised messages to their only endpoint). No RMA and no pushes:
+    without (raised messages to their only endpoint), among static ones
+    (to their latency endpoint, data to their bulk one), and static or no
+    classes among adaptive ones (probes answered). No RMA and no pushes:
     its announcements carry no keys, and the others answer them with CTS
     (before, they read with key 0: ofi_rxm failed the job)."""
+    adaptive = {"LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1"}
+    static = {"LOCUS_QOS": "static"}
     for prov in [p for p in ("tcp", "udp") if p in provs]:
-        for rank1 in ({"LOCUS_OFI_EAGER_MAX": "1k"}, {"LOCUS_OFI_EAGER_MAX": "64k"},
-                      {"LOCUS_QOS": "static"}, {"LOCUS_QOS": "adaptive", "LOCUS_QOS_DELAY_US": "1"},
-                      {"LOCUS_OFI_RMA": "off", "LOCUS_OFI_PUSH": "off"}):
-            rc, out, err = rank1_differs({"FI_PROVIDER": prov}, rank1)
-            print("%s, rank 1 alone with %s: exit %d" % (prov, rank1, rc))
-            check(rc == 0 and " No Errors" in out, "%s, rank 1 with %s: exit %d\n%s\n%s"
-                  % (prov, rank1, rc, out[-1000:], err[-1500:]))
+        for base, rank1 in (({}, {"LOCUS_OFI_EAGER_MAX": "1k"}),
+                            ({}, {"LOCUS_OFI_EAGER_MAX": "64k"}), ({}, static), ({}, adaptive),
+                            (static, adaptive), (adaptive, static),
+                            (adaptive, {"LOCUS_QOS": "off"}),
+                            ({}, {"LOCUS_OFI_RMA": "off", "LOCUS_OFI_PUSH": "off"})):
+            rc, out, err = rank1_differs(dict(base, FI_PROVIDER=prov), rank1)
+            name = "%s, %s, rank 1 alone with %s" % (prov, base or "defaults", rank1)
+            print("%s: exit %d" % (name, rc))
+            check(rc == 0 and " No Errors" in out, "%s: exit %d\n%s\n%s"
+                  % (name, rc, out[-1000:], err[-1500:]))
 
 
 def mixed_compact(env, label):

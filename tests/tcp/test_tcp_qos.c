@@ -218,7 +218,8 @@ static int adaptive_rank(harness_t *h, int rank, void *arg)
                "congested %llu times\n", expect, (unsigned long long)st.adaptive.probes,
                (unsigned long long)st.adaptive.probe_max_us, (unsigned long long)st.adaptive.raised,
                (unsigned long long)st.adaptive.denied, (unsigned long long)st.adaptive.congested);
-        CHECK(st.adaptive.probes > 0 && st.adaptive.congested > 0, "no probe came back, or no congestion seen");
+        CHECK(st.adaptive.probes > 0 && st.adaptive.congested > 0,
+              "no probe came back, or no congestion seen");
         if (strcmp(expect, "raised") == 0)
             CHECK(st.adaptive.raised > 0 && st.cls_frames[1] > 0, "nothing raised");
         else

@@ -105,9 +105,11 @@ class LocalLaunch:
     core (mpis.Mpi.launch_cmd). cluster.Launch is the multi-node one."""
 
     def command(self, job, case, quick):
+        # What the variant or the case sets wins over the one-node defaults.
+        mine = dict(job.spec.get("env", {}), **case.env)
+        local = {k: v for k, v in job.mpi.local_env().items() if k not in mine}
         return job.mpi.launch_cmd(case.np, job.exe, case.argv(quick),
-                                  extra=list(job.spec.get("args", [])) + job.extra_args), \
-            job.mpi.local_env()
+                                  extra=list(job.spec.get("args", [])) + job.extra_args), local
 
     def before(self):
         return None

@@ -562,8 +562,9 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     return tp->rail[0].lep ? lat_buffers_open(tp, err, errlen) : 0;
 }
 
-/* The card: "ofi2 <provider> <rails> <domain> <address in hex>..." (a
- * domain and address per rail). */
+/* The card: "ofi5 <provider> <rails> <classes> <compact> <small> <big>",
+ * then per rail its domain and an address per endpoint (two with
+ * classes). */
 static int card_make(ofi_tp_t *tp, char *val, size_t vallen, char *err, size_t errlen)
 {
     /* ofi5: the compact messages this rank takes (bytes; 0: none), and the
@@ -617,7 +618,8 @@ int ofi_peer_insert(ofi_tp_t *tp, int peer)
     if (!strcmp(card, "-") ||
         sscanf(card, "ofi5 %127s %d %d %zu %zu %zu%n", prov, &rails, &classes, &takes, &small,
                &big, &used) != 6 ||
-        rails < 1 || small < sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX ||
+        rails < 1 || small < 2 * sizeof(ofi_wire_t) + LOCUS_TP_HDR_MAX || small > OFI_CARD_BUF_MAX ||
+        (big != 0 && (big < small || big > OFI_CARD_BUF_MAX)) || takes > small ||
         rails > OFI_RAILS_MAX || classes < TP_QOS_OFF || classes > TP_QOS_ADAPTIVE) {
         p->dead = 1;
         ofi_fail(tp, -EPROTO, "rank %d has no ofi endpoint (its card: %.60s)", peer, card);
@@ -720,6 +722,7 @@ static void ofi_finalize(locus_tp_t *t)
     ofi_tp_t *tp = (ofi_tp_t *)t;
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    tp->draining = 1; /* no probe sent or answered from here */
     while (tp->rail[0].ep && !tp->failed && tp->tx_in_flight > 0) {
         ofi_progress(t);
         clock_gettime(CLOCK_MONOTONIC, &now);
@@ -739,11 +742,8 @@ static void ofi_finalize(locus_tp_t *t)
                 (unsigned long long)tp->adaptive.congested,
                 (unsigned long long)tp->adaptive.raised, (unsigned long long)tp->adaptive.denied,
                 tp->lat_received);
-    ofi_reg_flush(tp);
-    if (tp->buf_mr)
-        fi_close(&tp->buf_mr->fid);
-    if (tp->lat_mr)
-        fi_close(&tp->lat_mr->fid);
+    /* Endpoints first: under FI_MR_ENDPOINT the registrations are bound to
+     * them. */
     for (int r = 0; r < OFI_RAILS_MAX; r++) {
         ofi_rail_t *rl = &tp->rail[r];
         if (rl->lep)
@@ -752,6 +752,14 @@ static void ofi_finalize(locus_tp_t *t)
             fi_close(&rl->dep->fid);
         if (rl->ep)
             fi_close(&rl->ep->fid);
+    }
+    ofi_reg_flush(tp);
+    if (tp->buf_mr)
+        fi_close(&tp->buf_mr->fid);
+    if (tp->lat_mr)
+        fi_close(&tp->lat_mr->fid);
+    for (int r = 0; r < OFI_RAILS_MAX; r++) {
+        ofi_rail_t *rl = &tp->rail[r];
         if (rl->av)
             fi_close(&rl->av->fid);
         if (rl->cq)

@@ -57,13 +57,15 @@ static int lat_fallback(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
     if (!nb)
         return -FI_EAGAIN;
     memcpy(nb->mem, b->mem, len);
+    nb->benign = b->benign;
     int rc = buf_post(tp, nb, dst, len);
     if (rc != 0) {
         ofi_tx_put(tp, nb);
         return rc;
     }
+    if (b->raised)
+        tp_qos_lowered(&tp->budget, len, &tp->adaptive);
     ofi_tx_put(tp, b);
-    tp_qos_lowered(&tp->budget, len, &tp->adaptive);
     return 0;
 }
 
@@ -75,7 +77,9 @@ static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
     struct fid_ep *ep = b->lat ? tp->rail[0].lep : tp->rail[0].ep;
     fi_addr_t to = b->lat ? tp->peers[dst].laddr : tp->peers[dst].addr[0];
     int rc;
-    if (len <= tp->inject) {
+    /* A probe's answer is sent with a completion: an error of it must
+     * come back to its buffer to be let go (an injected one's would not). */
+    if (len <= tp->inject && !b->benign) {
         rc = (int)fi_inject(ep, b->mem, len, to);
         if (rc == 0)
             ofi_tx_put(tp, b); /* injected: the buffer is free at once */
@@ -87,6 +91,13 @@ static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
     return rc == -FI_EAGAIN && b->lat ? lat_fallback(tp, b, dst, len) : rc;
 }
 
+/* A control message (CTS, FIN, a probe or its answer), from progress or
+ * from a send (a probe): sent now, or kept until there is room (never a
+ * LOCUS_TP_AGAIN: the protocol needs it sent). In the latency class where
+ * lat asks (OFI_CTL_RAISED: counted so by the budget, OFI_CTL_PONG: a
+ * probe's answer) and a buffer of it is free. 0, or -1 with the transport
+ * failed. */
+enum { OFI_CTL_NORMAL, OFI_CTL_RAISED, OFI_CTL_PONG };
 static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat);
 
 /* Adaptive classes (tp_qos.h): whether a message of `bytes` on the wire to
@@ -99,25 +110,22 @@ static int qos_raise(ofi_tp_t *tp, int dst, int small, size_t bytes)
     int probe = 0;
     int want = tp_qos_path_use(&tp->peers[dst].path, &tp->cfg.qos, now, &probe, &tp->adaptive) &&
                small && tp->lat_free;
-    if (probe) {
+    if (probe && !tp->draining) {
         ofi_wire_t w = { .type = OFI_PING, .src = tp->rank, .seq = UNORDERED,
                          .id = tp_qos_probe_start(&tp->peers[dst].path, now), .len = now };
-        if (ctl_send(tp, dst, &w, 0) != 0)
-            return 0;
+        if (ctl_send(tp, dst, &w, OFI_CTL_NORMAL) != 0)
+            return 0; /* the transport failed: the caller checks */
     }
     return tp_qos_raise(&tp->budget, &tp->cfg.qos, want, bytes, now, &tp->adaptive);
 }
 
-/* A control message (CTS, FIN, a probe's) from inside progress: sent now,
- * or kept until there is room; in the latency class where lat asks and a
- * buffer of it is free. 0, or -1 with the transport failed. */
 static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
 {
     if (ofi_peer_addr(tp, dst) != 0)
         return -1;
-    ofi_buf_t *b = lat && tp->lat_free ? tp->lat_free : ofi_tx_get(tp);
-    if (b && b->lat)
-        tp->lat_free = b->next;
+    ofi_buf_t *b = lat ? ofi_lat_get(tp, lat == OFI_CTL_RAISED) : NULL;
+    if (!b)
+        b = ofi_tx_get(tp);
     if (!b) {
         b = malloc(sizeof *b + sizeof *w); /* out of bounce buffers: one of its own */
         if (!b) {
@@ -126,6 +134,7 @@ static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
         }
         *b = (ofi_buf_t){ .kind = -1, .mem = b + 1 };
     }
+    b->benign = lat == OFI_CTL_PONG;
     memcpy(b->mem, w, sizeof *w);
     b->dst = dst;
     b->len = sizeof *w;
@@ -146,10 +155,11 @@ static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
     return 0;
 }
 
-/* Whether a control message to dst goes in the latency class. */
+/* A CTS or FIN to dst: raised as a control message on a congested path. */
 static int ctl_raised(ofi_tp_t *tp, int dst)
 {
-    return tp->classes == TP_QOS_ADAPTIVE && qos_raise(tp, dst, 1, sizeof(ofi_wire_t));
+    return tp->classes == TP_QOS_ADAPTIVE && qos_raise(tp, dst, 1, sizeof(ofi_wire_t))
+               ? OFI_CTL_RAISED : OFI_CTL_NORMAL;
 }
 
 /* Control messages kept for room, in order. */
@@ -163,6 +173,7 @@ static void ctl_flush(ofi_tp_t *tp)
             if (!t)
                 return;
             memcpy(t->mem, b->mem, b->len);
+            t->benign = b->benign;
             t->dst = b->dst;
             t->len = b->len;
             t->next = b->next;
@@ -409,28 +420,30 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
      * behind a batch, goes in the latency class on a congested path, with
      * its heads in front (compact ones land in the normal class's tagged
      * buffers). Announcements stay normal, as their payloads do. */
-    int lat = tp->classes == TP_QOS_ADAPTIVE &&
+    int adaptive = tp->classes == TP_QOS_ADAPTIVE;
+    int lat = adaptive &&
               qos_raise(tp, dst, eager && copied && len <= (size_t)tp->cfg.qos.small && !p->batch,
                         wire);
+    if (tp->failed) /* its probe could not be sent */
+        return tp->failed;
     /* Behind a batch waiting to go, the ordinary way (which sends it first). */
     if (len < p->compact_below && !p->batch && !lat) {
         int rc = ofi_compact_send(tp, dst, hdr, hdrlen, data, len);
         if (rc != OFI_NOT_COMPACT) {
-            if (rc == LOCUS_TP_AGAIN && tp->classes == TP_QOS_ADAPTIVE)
+            if (rc == LOCUS_TP_AGAIN && adaptive)
                 tp_qos_unsent(&tp->budget, 0, wire, &tp->adaptive);
             return rc;
         }
     }
     /* No room: the core calls progress and retries (never progress from
-     * here: send may be called from inside an upcall). */
-    ofi_buf_t *b = lat ? tp->lat_free : ofi_tx_get(tp);
+     * here: send may be called from inside an upcall); the class is chosen
+     * again then. */
+    ofi_buf_t *b = lat ? ofi_lat_get(tp, 1) : ofi_tx_get(tp);
     if (!b) {
-        if (tp->classes == TP_QOS_ADAPTIVE)
+        if (adaptive)
             tp_qos_unsent(&tp->budget, 0, wire, &tp->adaptive);
         return LOCUS_TP_AGAIN;
     }
-    if (lat)
-        tp->lat_free = b->next;
     /* Only the head an EAGER message sends is set here (large_announce
      * clears the rest): zeroing all 88 bytes was a `rep stos`, 13% of a
      * 128-byte message's sending time in perf. */
@@ -485,7 +498,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
                      : ordered_post(tp, dst, b, &w, hdr, s);
     if (rc == -FI_EAGAIN) {
         send_undo(tp, b, s);
-        if (tp->classes == TP_QOS_ADAPTIVE) /* decided again when retried */
+        if (adaptive)
             tp_qos_unsent(&tp->budget, lat, wire, &tp->adaptive);
         return LOCUS_TP_AGAIN;
     }
@@ -847,10 +860,12 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
         return;
     }
     if (w.type == OFI_PING) {
-        /* Answered at once, in the latency class where this rank has one. */
+        /* Answered at once, in the latency class where this rank has one;
+         * not once finalizing (the tcp transport's rule too). */
         ofi_wire_t r = { .type = OFI_PONG, .src = tp->rank, .seq = UNORDERED, .id = w.id,
                          .len = w.len };
-        ctl_send(tp, w.src, &r, 1);
+        if (!tp->draining)
+            ctl_send(tp, w.src, &r, OFI_CTL_PONG);
         return;
     }
     if (w.type == OFI_PONG) {
@@ -980,6 +995,19 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
 
 static int cq_drain(ofi_tp_t *tp, struct fid_cq *cq);
 
+/* A probe's answer that could not be delivered: its prober left (its
+ * probe rode on its last messages before MPI_Finalize). Nothing waits for
+ * it; its buffer comes back. */
+static int answer_lost(ofi_tp_t *tp, void *ctx)
+{
+    if (!ctx || *(int *)((char *)ctx + sizeof(struct fi_context)) != OFI_CTX_TX ||
+        !((ofi_buf_t *)ctx)->benign)
+        return 0;
+    tp->tx_in_flight--;
+    ofi_tx_put(tp, ctx);
+    return 1;
+}
+
 int ofi_progress(locus_tp_t *t)
 {
     ofi_tp_t *tp = (ofi_tp_t *)t;
@@ -1012,6 +1040,10 @@ static int cq_drain(ofi_tp_t *tp, struct fid_cq *cq)
             struct fi_cq_err_entry err = { 0 };
             char buf[128];
             fi_cq_readerr(cq, &err, 0);
+            if (answer_lost(tp, err.op_context)) {
+                events++;
+                continue;
+            }
             ofi_fail(tp, -EIO, "a completion failed: %s (%s)", fi_strerror(err.err),
                      fi_cq_strerror(cq, err.prov_errno, err.err_data, buf, sizeof buf));
             return 0;

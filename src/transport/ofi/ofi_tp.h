@@ -94,6 +94,10 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH, OFI_PING, 
  * finds no send buffer free stays normal. */
 #define OFI_LAT_BUFS 16
 
+/* The largest receive buffer a card may claim (a bound for sanity: %zu
+ * reads "-1" as SIZE_MAX). */
+#define OFI_CARD_BUF_MAX (1UL << 30)
+
 /* The head of every message. */
 typedef struct {
     uint8_t type, hdrlen;
@@ -128,6 +132,10 @@ typedef struct ofi_buf {
     int compact;       /* a compact receive buffer (by OFI_COMPACT_TAG) */
     int lat;           /* adaptive mode's latency class: posted on, or sent from,
                         * rail 0's lep (buffers of their own, registered there) */
+    int raised;        /* sent from it: a message the budget counted as raised
+                        * (a probe's answer is not) */
+    int benign;        /* sent from it: a probe's answer, whose loss (its prober
+                        * gone at finalize) fails nothing */
     struct ofi_buf *next;
     void *mem;         /* bufsize or bigsize; registered when mr_local */
     void *desc;
@@ -308,6 +316,7 @@ typedef struct {
     tp_qos_budget_t budget; /* adaptive: the raised bytes' budget */
     tp_qos_count_t adaptive;
     long lat_received;      /* messages that came in the latency class's buffers */
+    int draining;           /* finalize: probes neither sent nor answered */
     int tx_in_flight;
     struct fid_mr *buf_mr;  /* the bounce buffers' registration (mr_local) */
     void *buf_mem;
@@ -340,8 +349,23 @@ typedef struct {
 static inline ofi_buf_t *ofi_tx_get(ofi_tp_t *tp)
 {
     ofi_buf_t *b = tp->tx_free;
-    if (b)
+    if (b) {
         tp->tx_free = b->next;
+        b->benign = 0;
+    }
+    return b;
+}
+
+/* A send buffer of the latency class, or NULL when all are in flight;
+ * raised: what it will carry counts in the budget. */
+static inline ofi_buf_t *ofi_lat_get(ofi_tp_t *tp, int raised)
+{
+    ofi_buf_t *b = tp->lat_free;
+    if (b) {
+        tp->lat_free = b->next;
+        b->raised = raised;
+        b->benign = 0;
+    }
     return b;
 }
 

@@ -77,7 +77,7 @@ int tcp_card_parse(const char *s, tcp_card_t *c, char *err, size_t errlen)
     memset(c, 0, sizeof *c);
     if (parse_u64(&p, 10, &ver) || ver != 2 || *p++ != ' ' || parse_u64(&p, 16, &c->nonce) ||
         *p++ != ' ' || parse_u64(&p, 10, &c->eager_max) || *p++ != ' ' ||
-        parse_u64(&p, 10, &ncls) || ncls < 1 || ncls > TCP_CLASSES || *p++ != ' ' ||
+        parse_u64(&p, 10, &ncls) || (ncls != 1 && ncls != TCP_CLASSES) || *p++ != ' ' ||
         parse_u64(&p, 10, &n) || n < 1 || n > TCP_MAX_RAILS || c->eager_max > UINT32_MAX) {
         snprintf(err, errlen, "malformed tcp card '%.80s'", s);
         return -1;

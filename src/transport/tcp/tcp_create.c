@@ -18,9 +18,7 @@
 
 uint64_t tcp_now_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return tp_qos_now_ns(); /* the probes' clock is the transport's */
 }
 
 void tcp_fail(tcp_tp_t *tp, int code, const char *fmt, ...)

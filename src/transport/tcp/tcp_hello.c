@@ -175,7 +175,8 @@ static const char *hello_problem(const tcp_tp_t *tp, const tcp_conn_t *c, const 
         return "impossible source rank";
     if (h->nconn < 1 || h->nconn > tp->nrails || h->rail >= h->nconn || h->rail != c->rail)
         return "impossible rail";
-    if (h->ncls < 1 || h->ncls > TCP_CLASSES || h->cls >= h->ncls)
+    /* The dialler opens the fewer classes of the pair (tcp_peer_dial). */
+    if (h->ncls < 1 || h->ncls > tp->ncls || h->cls >= h->ncls)
         return "impossible traffic class";
     const tcp_peer_t *pe = &tp->peers[h->src];
     const tcp_conn_t *old = pe->conn[TCP_LANE(h->cls, h->rail)];

@@ -214,7 +214,6 @@ struct tcp_limbo {
     tcp_queue_t sent, unsent;
 };
 
-
 typedef struct {
     int state;                       /* TCP_P_* */
     int nconn;                       /* rails used with this peer */
