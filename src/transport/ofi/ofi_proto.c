@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define UNORDERED UINT32_MAX /* CTS and FIN: matched by id, not by order */
-
 int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b)
 {
     int rc = b->big ? (int)fi_trecv(tp->rail[0].ep, b->mem, tp->bigsize, b->desc, FI_ADDR_UNSPEC,
@@ -91,35 +89,7 @@ static int buf_post(ofi_tp_t *tp, ofi_buf_t *b, int dst, size_t len)
     return rc == -FI_EAGAIN && b->lat ? lat_fallback(tp, b, dst, len) : rc;
 }
 
-/* A control message (CTS, FIN, a probe or its answer), from progress or
- * from a send (a probe): sent now, or kept until there is room (never a
- * LOCUS_TP_AGAIN: the protocol needs it sent). In the latency class where
- * lat asks (OFI_CTL_RAISED: counted so by the budget, OFI_CTL_PONG: a
- * probe's answer) and a buffer of it is free. 0, or -1 with the transport
- * failed. */
-enum { OFI_CTL_NORMAL, OFI_CTL_RAISED, OFI_CTL_PONG };
-static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat);
-
-/* Adaptive classes (tp_qos.h): whether a message of `bytes` on the wire to
- * dst goes in the latency class; `small` where it is a control message or
- * an eager one of LOCUS_QOS_SMALL at most. Probes the path now and then;
- * counts every byte (a send that then does not go takes them back). */
-static int qos_raise(ofi_tp_t *tp, int dst, int small, size_t bytes)
-{
-    uint64_t now = tp_qos_now_ns();
-    int probe = 0;
-    int want = tp_qos_path_use(&tp->peers[dst].path, &tp->cfg.qos, now, &probe, &tp->adaptive) &&
-               small && tp->lat_free;
-    if (probe && !tp->draining) {
-        ofi_wire_t w = { .type = OFI_PING, .src = tp->rank, .seq = UNORDERED,
-                         .id = tp_qos_probe_start(&tp->peers[dst].path, now), .len = now };
-        if (ctl_send(tp, dst, &w, OFI_CTL_NORMAL) != 0)
-            return 0; /* the transport failed: the caller checks */
-    }
-    return tp_qos_raise(&tp->budget, &tp->cfg.qos, want, bytes, now, &tp->adaptive);
-}
-
-static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
+int ofi_ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
 {
     if (ofi_peer_addr(tp, dst) != 0)
         return -1;
@@ -153,13 +123,6 @@ static int ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat)
         return -1;
     }
     return 0;
-}
-
-/* A CTS or FIN to dst: raised as a control message on a congested path. */
-static int ctl_raised(ofi_tp_t *tp, int dst)
-{
-    return tp->classes == TP_QOS_ADAPTIVE && qos_raise(tp, dst, 1, sizeof(ofi_wire_t))
-               ? OFI_CTL_RAISED : OFI_CTL_NORMAL;
 }
 
 /* Control messages kept for room, in order. */
@@ -296,7 +259,7 @@ static int batch_send(ofi_tp_t *tp, int dst)
 {
     ofi_peer_t *p = &tp->peers[dst];
     ofi_buf_t *b = p->batch;
-    ofi_wire_t w = { .type = OFI_BATCH, .src = tp->rank, .seq = UNORDERED,
+    ofi_wire_t w = { .type = OFI_BATCH, .src = tp->rank, .seq = OFI_UNORDERED,
                      .id = (uint32_t)p->nbatch, .len = b->len - sizeof w };
     memcpy(b->mem, &w, sizeof w);
     int rc = buf_post(tp, b, dst, b->len);
@@ -422,7 +385,7 @@ int ofi_send(locus_tp_t *t, int dst, const void *hdr, size_t hdrlen, const void 
      * buffers). Announcements stay normal, as their payloads do. */
     int adaptive = tp->classes == TP_QOS_ADAPTIVE;
     int lat = adaptive &&
-              qos_raise(tp, dst, eager && copied && len <= (size_t)tp->cfg.qos.small && !p->batch,
+              ofi_qos_raise(tp, dst, eager && copied && len <= (size_t)tp->cfg.qos.small && !p->batch,
                         wire);
     if (tp->failed) /* its probe could not be sent */
         return tp->failed;
@@ -677,17 +640,17 @@ int ofi_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *rndv, void *buf, size_t len, v
             ofi_fail(tp, rc, "posting a receive from rank %d: %s", r->src, fi_strerror(-rc));
             return tp->failed;
         }
-        ofi_wire_t w = { .type = OFI_CTS, .src = tp->rank, .seq = UNORDERED, .id = r->send_id,
+        ofi_wire_t w = { .type = OFI_CTS, .src = tp->rank, .seq = OFI_UNORDERED, .id = r->send_id,
                          .len = r->want, .key = { tag } };
-        if (ctl_send(tp, r->src, &w, ctl_raised(tp, r->src)) != 0)
+        if (ofi_ctl_send(tp, r->src, &w, ofi_ctl_raised(tp, r->src)) != 0)
             return tp->failed;
         if (r->want == 0)
             rndv_finish(tp, r);
         return 0;
     }
     if (r->want == 0) {
-        ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = UNORDERED, .id = r->send_id };
-        if (ctl_send(tp, r->src, &w, ctl_raised(tp, r->src)) != 0)
+        ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = OFI_UNORDERED, .id = r->send_id };
+        if (ofi_ctl_send(tp, r->src, &w, ofi_ctl_raised(tp, r->src)) != 0)
             return tp->failed;
         rndv_finish(tp, r);
         return 0;
@@ -705,8 +668,8 @@ static void read_done(ofi_tp_t *tp, ofi_read_t *rd)
     }
     if (--r->reads_left > 0 || r->issued < r->want)
         return;
-    ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = UNORDERED, .id = r->send_id };
-    if (ctl_send(tp, r->src, &w, ctl_raised(tp, r->src)) == 0)
+    ofi_wire_t w = { .type = OFI_FIN, .src = tp->rank, .seq = OFI_UNORDERED, .id = r->send_id };
+    if (ofi_ctl_send(tp, r->src, &w, ofi_ctl_raised(tp, r->src)) == 0)
         rndv_finish(tp, r);
 }
 
@@ -859,18 +822,8 @@ static void message_arrived(ofi_tp_t *tp, const unsigned char *msg, size_t len)
         batch_arrived(tp, &w, msg, len);
         return;
     }
-    if (w.type == OFI_PING) {
-        /* Answered at once, in the latency class where this rank has one;
-         * not once finalizing (the tcp transport's rule too). */
-        ofi_wire_t r = { .type = OFI_PONG, .src = tp->rank, .seq = UNORDERED, .id = w.id,
-                         .len = w.len };
-        if (!tp->draining)
-            ctl_send(tp, w.src, &r, OFI_CTL_PONG);
-        return;
-    }
-    if (w.type == OFI_PONG) {
-        tp_qos_probe_reply(&tp->peers[w.src].path, &tp->cfg.qos, w.id, w.len, tp_qos_now_ns(),
-                           &tp->adaptive);
+    if (w.type == OFI_PING || w.type == OFI_PONG) {
+        ofi_probe_arrived(tp, &w);
         return;
     }
     if (w.type != OFI_EAGER && w.type != OFI_RTS && w.type != OFI_PUSH) {
@@ -995,19 +948,6 @@ static void completion(ofi_tp_t *tp, const struct fi_cq_tagged_entry *e)
 
 static int cq_drain(ofi_tp_t *tp, struct fid_cq *cq);
 
-/* A probe's answer that could not be delivered: its prober left (its
- * probe rode on its last messages before MPI_Finalize). Nothing waits for
- * it; its buffer comes back. */
-static int answer_lost(ofi_tp_t *tp, void *ctx)
-{
-    if (!ctx || *(int *)((char *)ctx + sizeof(struct fi_context)) != OFI_CTX_TX ||
-        !((ofi_buf_t *)ctx)->benign)
-        return 0;
-    tp->tx_in_flight--;
-    ofi_tx_put(tp, ctx);
-    return 1;
-}
-
 int ofi_progress(locus_tp_t *t)
 {
     ofi_tp_t *tp = (ofi_tp_t *)t;
@@ -1040,7 +980,7 @@ static int cq_drain(ofi_tp_t *tp, struct fid_cq *cq)
             struct fi_cq_err_entry err = { 0 };
             char buf[128];
             fi_cq_readerr(cq, &err, 0);
-            if (answer_lost(tp, err.op_context)) {
+            if (ofi_answer_lost(tp, err.op_context)) {
                 events++;
                 continue;
             }

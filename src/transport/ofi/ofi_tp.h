@@ -88,6 +88,10 @@ enum { OFI_EAGER = 1, OFI_RTS, OFI_CTS, OFI_FIN, OFI_PUSH, OFI_BATCH, OFI_PING, 
 #define OFI_COMPACT_IGNORE ((1ULL << 62) - 1)
 #define OFI_COMPACT_RANKS (1u << 21)
 
+/* The sequence number of what is matched by id, not by order (CTS, FIN,
+ * BATCH, probes). */
+#define OFI_UNORDERED UINT32_MAX
+
 /* Adaptive classes: receive and send buffers on the latency class's
  * endpoint, each. What a congested path raises is small (control, eager
  * messages to LOCUS_QOS_SMALL) and bounded by the budget; a raise that
@@ -418,6 +422,30 @@ int ofi_rx_post(ofi_tp_t *tp, ofi_buf_t *b);
 void ofi_turn_next(ofi_tp_t *tp, ofi_peer_t *p);
 int ofi_hold(ofi_tp_t *tp, ofi_peer_t *p, uint32_t seq, const void *head, size_t headlen,
              const void *body, size_t bodylen);
+
+/* A control message (CTS, FIN, a probe or its answer), from progress or
+ * from a send (a probe): sent now, or kept until there is room (never a
+ * LOCUS_TP_AGAIN: the protocol needs it sent). In the latency class where
+ * lat asks (OFI_CTL_RAISED: counted so by the budget, OFI_CTL_PONG: a
+ * probe's answer) and a buffer of it is free. 0, or -1 with the transport
+ * failed. */
+enum { OFI_CTL_NORMAL, OFI_CTL_RAISED, OFI_CTL_PONG };
+int ofi_ctl_send(ofi_tp_t *tp, int dst, const ofi_wire_t *w, int lat);
+
+/* ofi_qos.c: adaptive classes (tp_qos.h's rule) */
+/* Whether a message of `bytes` on the wire to dst goes in the latency
+ * class; `small` where it is a control message or an eager one of
+ * LOCUS_QOS_SMALL at most. Probes the path now and then; counts every
+ * byte (a send that then does not go takes them back: tp_qos_unsent). */
+int ofi_qos_raise(ofi_tp_t *tp, int dst, int small, size_t bytes);
+/* The class of a CTS or FIN to dst: OFI_CTL_RAISED or OFI_CTL_NORMAL. */
+int ofi_ctl_raised(ofi_tp_t *tp, int dst);
+/* A PING (answered) or a PONG (the probe's round trip) from w->src. */
+void ofi_probe_arrived(ofi_tp_t *tp, const ofi_wire_t *w);
+/* An error completion whose context is a probe's answer: its prober left
+ * (its probe rode on its last messages before MPI_Finalize); nothing
+ * waits for it, its buffer comes back: 1. Else 0. */
+int ofi_answer_lost(ofi_tp_t *tp, void *ctx);
 
 /* ofi_compact.c */
 /* Sends a plain eager message compact: LOCUS_TP_DONE, LOCUS_TP_AGAIN, a
