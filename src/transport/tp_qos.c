@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define WINDOW_NS 100000000ull /* the budget's window: 100 ms */
 
@@ -72,13 +71,6 @@ int tp_qos_read(tp_qos_t *q, char *err, size_t errlen)
         }
     }
     return 0;
-}
-
-uint64_t tp_qos_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- adaptive: probes ---- */

@@ -58,9 +58,6 @@ const char *tp_qos_name(int mode);
  * one is malformed or out of range. */
 int tp_qos_read(tp_qos_t *q, char *err, size_t errlen);
 
-/* CLOCK_MONOTONIC in nanoseconds: the probes' clock. */
-uint64_t tp_qos_now_ns(void);
-
 /* A send on the path at `now`: 1 when the path is congested. A probe out
  * longer than LOCUS_QOS_DELAY_US already says so (its reply may take
  * hundreds of milliseconds behind a full queue). *probe is set when one is

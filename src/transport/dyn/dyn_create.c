@@ -13,17 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
 
 #define MS_MAX 3600000L   /* an hour: anything longer is a typo */
-
-uint64_t dyn_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 void dyn_fail(dyn_tp_t *tp, const char *fmt, ...)
 {

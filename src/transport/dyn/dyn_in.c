@@ -81,7 +81,7 @@ static dyn_in_t *in_new(dyn_tp_t *tp, int fd, const struct sockaddr_in *sa)
     snprintf(c->addr, sizeof c->addr, "%s:%u", ip, ntohs(sa->sin_port));
     c->fd = fd;
     c->state = DYN_IN_HELLO;
-    c->hello_by_ns = dyn_now_ns() + HELLO_MS * 1000000ull;
+    c->hello_by_ns = locus_now_ns() + HELLO_MS * 1000000ull;
     tp->ins[tp->nins++] = c;
     return c;
 }

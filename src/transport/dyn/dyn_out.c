@@ -138,9 +138,9 @@ static int dial_one(struct in_addr a, uint16_t port, long ms, int *out)
             close(fd);
             return e;
         }
-        uint64_t until = dyn_now_ns() + (uint64_t)ms * 1000000u;
+        uint64_t until = locus_now_ns() + (uint64_t)ms * 1000000u;
         for (;;) {
-            uint64_t now = dyn_now_ns();
+            uint64_t now = locus_now_ns();
             if (now >= until) {
                 close(fd);
                 return ETIMEDOUT;
@@ -201,13 +201,13 @@ int dyn_dial(dyn_tp_t *tp, dyn_peer_t *p, char *err, size_t errlen)
     /* Our own card goes in the hello: the listener must exist first. */
     if (dyn_listen(tp, err, errlen) != 0)
         return -1;
-    uint64_t until = dyn_now_ns() + (uint64_t)tp->connect_ms * 1000000u;
+    uint64_t until = locus_now_ns() + (uint64_t)tp->connect_ms * 1000000u;
     char tried[sizeof tp->err] = "";
     size_t k = 0;
     for (int i = 0; i < p->where.naddr; i++) {
         char ip[INET_ADDRSTRLEN], why[64];
         inet_ntop(AF_INET, &p->where.addr[i], ip, sizeof ip);
-        uint64_t now = dyn_now_ns();
+        uint64_t now = locus_now_ns();
         int e = ETIMEDOUT, fd = -1;
         /* An address that does not answer gets its share of the time
          * left, so that those after it (loopback last) are still tried. */

@@ -169,7 +169,7 @@ int dyn_progress(locus_tp_t *t)
         return -1;
     if (tp->lfd < 0 && tp->nins == 0 && tp->nout == 0)
         return 0;
-    uint64_t now = dyn_now_ns();
+    uint64_t now = locus_now_ns();
     if (tp->out_bytes == 0 && now - tp->last_poll_ns < POLL_GAP_NS)
         return 0;
     tp->last_poll_ns = now;
@@ -196,7 +196,7 @@ static void drain_in(dyn_in_t *c)
 
 void dyn_drain(dyn_tp_t *tp)
 {
-    uint64_t until = dyn_now_ns() + (uint64_t)tp->flush_ms * 1000000u;
+    uint64_t until = locus_now_ns() + (uint64_t)tp->flush_ms * 1000000u;
     char why[128];
     while (tp->out_bytes > 0 && pfd_room(tp) == 0) {
         int n = 0, ni;
@@ -209,7 +209,7 @@ void dyn_drain(dyn_tp_t *tp)
             if (p->fd >= 0 && p->out.len > p->out.off)
                 pfd_add(tp, &n, p->fd, POLLOUT, p);
         }
-        uint64_t now = dyn_now_ns();
+        uint64_t now = locus_now_ns();
         if (now >= until) {
             for (int i = ni; i < n; i++)
                 dyn_peer_lost(tp, tp->pown[i], "finalize gave up writing (LOCUS_DYN_FLUSH_MS)");

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <stdint.h>
 
+#include "locus_clock.h"
 #include "locus_dyn.h"
 
 #define DYN_MAGIC "LDYN1"
@@ -91,7 +92,6 @@ typedef struct {
 } dyn_tp_t;
 
 /* dyn_create.c */
-uint64_t dyn_now_ns(void);
 void dyn_fail(dyn_tp_t *tp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 dyn_peer_t *dyn_peer_by_id(const dyn_tp_t *tp, int id);
 dyn_peer_t *dyn_peer_by_name(const dyn_tp_t *tp, locus_dyn_name_t name);

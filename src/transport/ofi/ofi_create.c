@@ -455,6 +455,27 @@ static int compact_pick(ofi_tp_t *tp, char *err, size_t errlen)
     return 0;
 }
 
+/* all bytes of bounce buffers, page-aligned, into *mem; registered for
+ * sends and receives on ep where the provider asks (FI_MR_LOCAL), with the
+ * descriptor in *desc (else NULL). 0, or -1 with err set. */
+static int buffer_area_open(ofi_tp_t *tp, struct fid_ep *ep, size_t all, void **mem,
+                            struct fid_mr **mr, void **desc, const char *what, char *err,
+                            size_t errlen)
+{
+    *desc = NULL;
+    if (posix_memalign(mem, 4096, all) != 0) {
+        *mem = NULL;
+        snprintf(err, errlen, "ofi: out of memory for %zu bytes of buffers", all);
+        return -1;
+    }
+    if (!(tp->mr_mode & FI_MR_LOCAL))
+        return 0;
+    if (check(tp, ofi_mr_open(tp, 0, ep, *mem, all, FI_SEND | FI_RECV, mr), what, err, errlen))
+        return -1;
+    *desc = fi_mr_desc(*mr);
+    return 0;
+}
+
 /* Adaptive mode's buffers on rail 0's latency-class endpoint: receives,
  * and sends of what a congested path raises (control, small eager
  * messages; a raise finds none free, the message stays normal). Their own
@@ -464,19 +485,14 @@ static int lat_buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     tp->nlat = OFI_LAT_BUFS;
     size_t all = 2 * (size_t)tp->nlat * tp->bufsize;
     tp->lat = calloc(2 * (size_t)tp->nlat, sizeof *tp->lat);
-    if (!tp->lat || posix_memalign(&tp->lat_mem, 4096, all) != 0) {
-        tp->lat_mem = NULL;
-        snprintf(err, errlen, "ofi: out of memory for %zu bytes of buffers", all);
+    void *desc;
+    if (!tp->lat) {
+        snprintf(err, errlen, "ofi: out of memory");
         return -1;
     }
-    void *desc = NULL;
-    if (tp->mr_mode & FI_MR_LOCAL) {
-        int rc = ofi_mr_open(tp, 0, tp->rail[0].lep, tp->lat_mem, all, FI_SEND | FI_RECV,
-                             &tp->lat_mr);
-        if (check(tp, rc, "registering the latency class's buffers", err, errlen))
-            return -1;
-        desc = fi_mr_desc(tp->lat_mr);
-    }
+    if (buffer_area_open(tp, tp->rail[0].lep, all, &tp->lat_mem, &tp->lat_mr, &desc,
+                         "registering the latency class's buffers", err, errlen) != 0)
+        return -1;
     for (int k = 0; k < 2 * tp->nlat; k++) {
         ofi_buf_t *b = &tp->lat[k];
         *b = (ofi_buf_t){ .kind = k < tp->nlat ? OFI_CTX_RX : OFI_CTX_TX, .lat = 1,
@@ -517,19 +533,14 @@ static int buffers_open(ofi_tp_t *tp, char *err, size_t errlen)
     size_t all = txbytes + rxbytes + (size_t)nbig * tp->bigsize;
     tp->rx = calloc((size_t)tp->nrx, sizeof *tp->rx);
     tp->tx = calloc((size_t)tp->cfg.tx_bufs, sizeof *tp->tx);
-    if (!tp->rx || !tp->tx || posix_memalign(&tp->buf_mem, 4096, all) != 0) {
-        tp->buf_mem = NULL;
-        snprintf(err, errlen, "ofi: out of memory for %zu bytes of buffers", all);
+    void *desc;
+    if (!tp->rx || !tp->tx) {
+        snprintf(err, errlen, "ofi: out of memory");
         return -1;
     }
-    void *desc = NULL;
-    if (tp->mr_mode & FI_MR_LOCAL) {
-        int rc = ofi_mr_open(tp, 0, tp->rail[0].ep, tp->buf_mem, all, FI_SEND | FI_RECV,
-                             &tp->buf_mr);
-        if (check(tp, rc, "registering the bounce buffers", err, errlen))
-            return -1;
-        desc = fi_mr_desc(tp->buf_mr);
-    }
+    if (buffer_area_open(tp, tp->rail[0].ep, all, &tp->buf_mem, &tp->buf_mr, &desc,
+                         "registering the bounce buffers", err, errlen) != 0)
+        return -1;
     char *mem = tp->buf_mem;
     for (long k = 0; k < tp->cfg.tx_bufs; k++) {
         tp->tx[k] = (ofi_buf_t){ .kind = OFI_CTX_TX, .next = k + 1 < tp->cfg.tx_bufs

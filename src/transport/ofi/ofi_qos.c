@@ -10,7 +10,7 @@
 
 int ofi_qos_raise(ofi_tp_t *tp, int dst, int small, size_t bytes)
 {
-    uint64_t now = tp_qos_now_ns();
+    uint64_t now = locus_now_ns();
     int probe = 0;
     int want = tp_qos_path_use(&tp->peers[dst].path, &tp->cfg.qos, now, &probe, &tp->adaptive) &&
                small && tp->lat_free;
@@ -33,7 +33,7 @@ void ofi_probe_arrived(ofi_tp_t *tp, const ofi_wire_t *w)
 {
     if (w->type == OFI_PONG) {
         tp_qos_probe_reply(&tp->peers[w->src].path, &tp->cfg.qos, w->id, w->len,
-                           tp_qos_now_ns(), &tp->adaptive);
+                           locus_now_ns(), &tp->adaptive);
         return;
     }
     /* Answered at once, in the latency class where this rank has one; not

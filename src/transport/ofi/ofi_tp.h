@@ -24,6 +24,7 @@
 #define OFI_TP_H
 
 #include "locus_transport.h"
+#include "locus_clock.h"
 #include "tp_ids.h"
 #include "tp_qos.h"
 

@@ -4,14 +4,6 @@
  */
 #include "shm_path.h"
 
-#include <time.h>
-
-uint64_t shm_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int size_class(uint64_t want)
 {

@@ -14,6 +14,8 @@
 #ifndef SHM_PATH_H
 #define SHM_PATH_H
 
+#include "locus_clock.h"
+
 #include <stdint.h>
 
 #define SHM_PATH_MIN (8u << 10)    /* smaller messages follow the rule */
@@ -110,6 +112,5 @@ int shm_stream_path(shm_stream_t *st, uint64_t want, int guess);
  * `now`, read by CMA when `cma`. */
 void shm_stream_done(shm_stream_t *st, uint64_t want, int cma, uint64_t now);
 
-uint64_t shm_now_ns(void);
 
 #endif

@@ -144,12 +144,12 @@ static void rts_data(shm_tp_t *tp, const shm_peer_t *p, const void *data, size_t
         (tp->oversubscribed && p->cma && tp->single_copy == SHM_SC_AUTO && cma_by_rule(tp, len)) ||
         tp->data_chunks >= tp->pool_chunks / 2 || (p->reads_cma & class_bit(len)))
         return;
-    uint64_t t0 = path_measured(tp, p) ? shm_now_ns() : 0;
+    uint64_t t0 = path_measured(tp, p) ? locus_now_ns() : 0;
     int k = pool_find(tp);
     if (k < 0)
         return;
     pool_fill(tp, k, data, len);
-    uint64_t ns = t0 ? shm_now_ns() - t0 : 0;
+    uint64_t ns = t0 ? locus_now_ns() - t0 : 0;
     rts->copy_ns = ns > UINT32_MAX ? UINT32_MAX : (uint32_t)ns;
     rts->chunk = (uint32_t)k + 1;
     tp->stats.rts_data++;
@@ -300,7 +300,7 @@ static void rndv_complete(shm_tp_t *tp, locus_tp_rndv_t *r)
 {
     void *ctx = r->ctx;
     if (r->mode != SHM_M_RULE)
-        shm_stream_done(&tp->peers[r->peer].stream, r->want, r->by_cma, shm_now_ns());
+        shm_stream_done(&tp->peers[r->peer].stream, r->want, r->by_cma, locus_now_ns());
     tp->peers[r->peer].outstanding--;
     tp_ids_put(&tp->rids, r->id);
     tp->up.rndv_done(tp->core, ctx);
@@ -339,7 +339,7 @@ static void owed_sent(shm_tp_t *tp, locus_tp_rndv_t *r)
         r->state = SHM_R_DATA;
         shm_peer_t *p = &tp->peers[r->peer];
         if (r->mode == SHM_M_LONE && p->pipe_active++ == 0)
-            p->pipe_mark = shm_now_ns();
+            p->pipe_mark = locus_now_ns();
     } else {
         rndv_complete(tp, r);
     }
@@ -427,7 +427,7 @@ static int cma_wanted(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r, int hints
      * messages taking 13-16. A stream measures its paths by epochs
      * (shm_path.h); a message amid my own sends takes the path lone ones
      * measured faster. */
-    if (shm_stream_match(&p->stream, want, shm_now_ns())) {
+    if (shm_stream_match(&p->stream, want, locus_now_ns())) {
         r->mode = SHM_M_STREAM;
         return shm_stream_path(&p->stream, want, shm_path_best(&p->path, want, rule));
     }
@@ -486,7 +486,7 @@ static void split_check(shm_tp_t *tp, locus_tp_rndv_t *r)
          * by the pipeline). */
         shm_peer_t *p = &tp->peers[r->peer];
         if (r->split_t0 && p->matched == r->match_no)
-            shm_path_record(&p->path, r->want, 1, shm_now_ns() - r->split_t0);
+            shm_path_record(&p->path, r->want, 1, locus_now_ns() - r->split_t0);
     } else {
         r->state = SHM_R_OWE_CTS;
         r->by_cma = 0;
@@ -504,7 +504,7 @@ static int split_start(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r, uint64_t
 {
     int mine = at < r->want;
     r->split = at;
-    r->split_t0 = mine && r->mode == SHM_M_LONE ? shm_now_ns() : 0;
+    r->split_t0 = mine && r->mode == SHM_M_LONE ? locus_now_ns() : 0;
     r->match_no = p->matched;
     r->halves = 0;
     r->state = SHM_R_OWE_SPLIT;
@@ -541,11 +541,11 @@ static void chunk_free(shm_peer_t *p, locus_tp_rndv_t *r)
  * The path's cost is both copies, the sender's and mine. */
 static int copy_out(shm_tp_t *tp, shm_peer_t *p, locus_tp_rndv_t *r)
 {
-    uint64_t t0 = r->mode == SHM_M_LONE ? shm_now_ns() : 0;
+    uint64_t t0 = r->mode == SHM_M_LONE ? locus_now_ns() : 0;
     locus_copy(r->buf, p->pool + (uint64_t)(r->chunk - 1) * p->chunk_size, r->want);
     chunk_free(p, r);
     if (t0)
-        shm_path_record(&p->path, r->want, 0, shm_now_ns() - t0 + r->copy_ns);
+        shm_path_record(&p->path, r->want, 0, locus_now_ns() - t0 + r->copy_ns);
     tp->stats.pipe_recv++;
     r->state = SHM_R_OWE_FIN;
     owed_add(tp, r);
@@ -584,7 +584,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
         if ((hints & LOCUS_TP_RECV_FANIN) && !p->no_split && r->want >= FANIN_WRITE_MIN)
             return split_start(tp, p, r, r->want);
         int measured = r->mode == SHM_M_LONE;
-        uint64_t t0 = measured ? shm_now_ns() : 0;
+        uint64_t t0 = measured ? locus_now_ns() : 0;
         int rc = cma_read_checked(tp, p, buf, r->addr, r->want);
         if (rc == -ECONNRESET)
             return rc;
@@ -592,7 +592,7 @@ int shm_tp_rndv_recv(locus_tp_t *t, locus_tp_rndv_t *r, void *buf, size_t len, v
             r->state = SHM_R_OWE_FIN;
             tp->stats.cma_recv++;
             if (measured)
-                shm_path_record(&p->path, r->want, 1, shm_now_ns() - t0);
+                shm_path_record(&p->path, r->want, 1, locus_now_ns() - t0);
         } else {
             r->by_cma = 0;
             tp->stats.cma_fallbacks++;
@@ -824,7 +824,7 @@ static int handle(shm_tp_t *tp, int l, shm_peer_t *p, shm_cell_t *c)
          * counting all of it; a sender that is slow to pump counts too (CMA
          * would not have waited for it). Timed only where it decides. */
         if (p->pipe_active) {
-            uint64_t now = shm_now_ns();
+            uint64_t now = locus_now_ns();
             r->pipe_ns += now - p->pipe_mark;
             p->pipe_mark = now;
         }

@@ -69,12 +69,12 @@ void tcp_conn_state(tcp_tp_t *tp, tcp_conn_t *c, int state)
     /* A stranger gets LOCUS_AUTH_TIMEOUT_MS to prove the key; a handshake
      * with a rank of the job, LOCUS_TCP_CONNECT_TIMEOUT. */
     if (state == TCP_C_AUTH_RESP)
-        tcp_conn_deadline(tp, c, tcp_now_ns() + (uint64_t)tp->cfg.auth_timeout_ms * 1000000ull);
+        tcp_conn_deadline(tp, c, locus_now_ns() + (uint64_t)tp->cfg.auth_timeout_ms * 1000000ull);
     else if (c->redial && tcp_conn_handshaking(state)) /* a lost rail: one SYN retransmit */
-        tcp_conn_deadline(tp, c, tcp_now_ns() + 2000000000ull);
+        tcp_conn_deadline(tp, c, locus_now_ns() + 2000000000ull);
     else if (tcp_conn_handshaking(state))
         tcp_conn_deadline(tp, c,
-                          tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull);
+                          locus_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull);
 }
 
 int tcp_conn_watch(tcp_tp_t *tp, tcp_conn_t *c, int op, uint32_t events)
@@ -183,11 +183,11 @@ static void connect_failed(tcp_tp_t *tp, tcp_conn_t *c, int err)
                  ntohs(to->sin_port), strerror(err));
         c->redial = 1;
         c->give_up_ns = UINT64_MAX;
-        c->redial_since_ns = tcp_now_ns();
+        c->redial_since_ns = locus_now_ns();
         tcp_redial_again(tp, c, err);
         return;
     }
-    if ((err == EHOSTUNREACH || err == ENETUNREACH) && tcp_now_ns() < c->give_up_ns) {
+    if ((err == EHOSTUNREACH || err == ENETUNREACH) && locus_now_ns() < c->give_up_ns) {
         /* Its address did not resolve to a link-layer one (ARP unanswered
          * while many ranks start at once, or a full neighbour table):
          * dial again until LOCUS_TCP_CONNECT_TIMEOUT. */
@@ -250,7 +250,7 @@ void tcp_conn_connect(tcp_tp_t *tp, tcp_conn_t *c)
          * 2 s, a SYN retransmit) and keep the rest for any route. */
         long s = tp->cfg.connect_timeout / 4 > 2 ? tp->cfg.connect_timeout / 4 : 2;
         s = s < tp->cfg.connect_timeout ? s : tp->cfg.connect_timeout;
-        tcp_conn_deadline(tp, c, tcp_now_ns() + (uint64_t)s * 1000000000ull);
+        tcp_conn_deadline(tp, c, locus_now_ns() + (uint64_t)s * 1000000000ull);
     }
     if (tcp_conn_watch(tp, c, EPOLL_CTL_ADD, EPOLLOUT) != 0) {
         tcp_fail(tp, -errno, "epoll_ctl: %s", strerror(errno));
@@ -302,7 +302,7 @@ int tcp_peer_dial(tcp_tp_t *tp, int p)
     tcp_peer_keep(tp, pe);
     pe->state = TCP_P_DIALING;
     tp->stats.dials++;
-    uint64_t give_up = tcp_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull;
+    uint64_t give_up = locus_now_ns() + (uint64_t)tp->cfg.connect_timeout * 1000000000ull;
     for (int k = 0; k < pe->ncls; k++)
         for (int i = 0; i < pe->nconn && !tp->failed; i++) {
             tcp_conn_t *c = tcp_conn_new(tp, p, k, i, 1);
@@ -338,7 +338,7 @@ static void conn_retry(tcp_tp_t *tp, tcp_conn_t *c, int err)
     tcp_queue_free(&c->q);
     c->rpos = c->rend = 0;
     c->blocked = c->want_out = 0;
-    uint64_t now = tcp_now_ns();
+    uint64_t now = locus_now_ns();
     if (now >= c->give_up_ns) {
         tcp_conn_state(tp, c, TCP_C_CLOSED);
         if (err == EHOSTUNREACH || err == ENETUNREACH)
@@ -397,7 +397,7 @@ void tcp_conn_lost(tcp_tp_t *tp, tcp_conn_t *c, int err)
  * connections only when the earliest deadline has come. */
 void tcp_deadlines(tcp_tp_t *tp)
 {
-    uint64_t now = tcp_now_ns();
+    uint64_t now = locus_now_ns();
     if (now < tp->deadline_next)
         return;
     tp->deadline_next = UINT64_MAX; /* lowered again by every deadline still ahead */

@@ -13,13 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
-#include <time.h>
 #include <unistd.h>
-
-uint64_t tcp_now_ns(void)
-{
-    return tp_qos_now_ns(); /* the probes' clock is the transport's */
-}
 
 void tcp_fail(tcp_tp_t *tp, int code, const char *fmt, ...)
 {
@@ -170,7 +164,7 @@ static int setup_local(tcp_tp_t *tp, char *err, size_t errlen)
         return -1;
     }
     if (getrandom(&tp->nonce, sizeof tp->nonce, GRND_NONBLOCK) != sizeof tp->nonce)
-        tp->nonce = tcp_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+        tp->nonce = locus_now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
     if (tcp_rails_pick(tp, err, errlen) != 0)
         return -1;
     /* Every other rank may dial every lane at once (the first round of an

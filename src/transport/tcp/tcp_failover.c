@@ -158,7 +158,7 @@ static void redial_new(tcp_tp_t *tp, tcp_peer_t *pe, const tcp_conn_t *old)
     n->gen = (uint16_t)(old->gen + 1);
     n->fallback = old->fallback;
     n->give_up_ns = UINT64_MAX;
-    n->redial_since_ns = tcp_now_ns();
+    n->redial_since_ns = locus_now_ns();
     pe->conn[n->lane] = n;
     redial_at(tp, n, n->redial_since_ns + REDIAL_FIRST_NS);
 }
@@ -196,7 +196,7 @@ void tcp_redial_again(tcp_tp_t *tp, tcp_conn_t *c, int err)
     int shift = c->redials < 4 ? c->redials : 4;
     c->redials++;
     uint64_t wait = REDIAL_FIRST_NS << shift;
-    redial_at(tp, c, tcp_now_ns() + (wait < REDIAL_MAX_NS ? wait : REDIAL_MAX_NS));
+    redial_at(tp, c, locus_now_ns() + (wait < REDIAL_MAX_NS ? wait : REDIAL_MAX_NS));
 }
 
 void tcp_redial_drop(tcp_tp_t *tp, tcp_conn_t *c)
@@ -230,7 +230,7 @@ void tcp_lane_restored(tcp_tp_t *tp, tcp_conn_t *c)
     if (c->redial_since_ns)
         tcp_note(tp, "%s to rank %d restored after %.1f s: it carries traffic again",
                  lane_name(tp, pe, c, name, sizeof name), c->peer,
-                 (double)(tcp_now_ns() - c->redial_since_ns) / 1e9);
+                 (double)(locus_now_ns() - c->redial_since_ns) / 1e9);
     else
         tcp_note(tp, "%s to rank %d restored (dialled again by it): it carries traffic again",
                  lane_name(tp, pe, c, name, sizeof name), c->peer);
@@ -321,7 +321,7 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
 {
     int p = c->peer;
     tcp_peer_t *pe = &tp->peers[p];
-    uint64_t now = tcp_now_ns();
+    uint64_t now = locus_now_ns();
     /* A lane that answers. A connection reset or closed (the path works,
      * the connection is gone: after an outage of every rail, the peer's
      * kernel answers a connection it dropped with a reset) may also move to
@@ -594,7 +594,7 @@ static void orphans_check(tcp_tp_t *tp, uint64_t now)
 
 void tcp_timers(tcp_tp_t *tp)
 {
-    uint64_t now = tcp_now_ns();
+    uint64_t now = locus_now_ns();
     /* Not at finalize: every receive is complete by then, so nothing an
      * orphan waits with is the program's, and failing would cut the other
      * peers' goodbyes short. */

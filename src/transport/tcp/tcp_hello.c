@@ -91,12 +91,12 @@ static void accept_short(tcp_tp_t *tp, tcp_rail_t *rail, int err)
         if (!r->resting && epoll_ctl(tp->ep, EPOLL_CTL_MOD, r->fd, &ev) == 0)
             r->resting = 1;
     }
-    tp->rest_until_ns = tcp_now_ns() + REST_NS;
+    tp->rest_until_ns = locus_now_ns() + REST_NS;
 }
 
 void tcp_rails_wake(tcp_tp_t *tp)
 {
-    if (!tp->rest_until_ns || tcp_now_ns() < tp->rest_until_ns)
+    if (!tp->rest_until_ns || locus_now_ns() < tp->rest_until_ns)
         return;
     tp->rest_until_ns = 0;
     for (int i = 0; i < tp->nrails; i++) {

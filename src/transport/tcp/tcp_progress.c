@@ -206,12 +206,12 @@ void tcp_shutdown(tcp_tp_t *tp)
 {
     tp->draining = 1;
     tcp_redials_stop(tp); /* a lost rail carries nothing finalize needs */
-    uint64_t deadline = tcp_now_ns() + (uint64_t)tp->cfg.bye_timeout * 1000000000ull;
+    uint64_t deadline = locus_now_ns() + (uint64_t)tp->cfg.bye_timeout * 1000000000ull;
     for (;;) {
         bye_queue(tp);
         tcp_flush_dirty(tp);
         /* After a failure the job is going down: no waiting on anyone. */
-        if (bye_pending(tp) == 0 || tcp_now_ns() >= deadline || tp->failed)
+        if (bye_pending(tp) == 0 || locus_now_ns() >= deadline || tp->failed)
             break;
         events_handle(tp, 20);
         if (tp->handshaking)

@@ -91,7 +91,7 @@ void tcp_qos_ping(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
 void tcp_qos_pong(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f)
 {
     tp_qos_probe_reply(&tp->peers[c->peer].path, &tp->cfg.qos.s, (uint32_t)f->a, f->b,
-                       tcp_now_ns(), &tp->stats.adaptive);
+                       locus_now_ns(), &tp->stats.adaptive);
 }
 
 static int static_class(const tcp_tp_t *tp, int kind, size_t bytes)
@@ -113,7 +113,7 @@ int tcp_qos_class(tcp_tp_t *tp, int peer, int kind, size_t bytes)
     if (mode == TCP_QOS_STATIC) {
         cls = static_class(tp, kind, bytes);
     } else if (mode == TCP_QOS_ADAPTIVE) {
-        uint64_t now = tcp_now_ns();
+        uint64_t now = locus_now_ns();
         /* Only raises: data moved down to bulk on a path judged congested
          * would starve behind another rank's data still judged clear
          * (strict priority), and paths flip as TCP's queues fill and drain.

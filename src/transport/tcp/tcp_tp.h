@@ -45,6 +45,7 @@
 #ifndef TCP_TP_H
 #define TCP_TP_H
 
+#include "locus_clock.h"
 #include "locus_auth.h"
 #include "locus_transport.h"
 #include "tcp.h"
@@ -316,7 +317,6 @@ int tcp_cfg_range(const char *name, long v, long lo, long hi, char *err, size_t 
 void tcp_fail(tcp_tp_t *tp, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tcp_note(const tcp_tp_t *tp, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-uint64_t tcp_now_ns(void);
 
 /* tcp_addr.c: rails (LOCUS_NET_IFACES or the interfaces found) */
 int tcp_rails_pick(tcp_tp_t *tp, char *err, size_t errlen);
