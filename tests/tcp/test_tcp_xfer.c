@@ -252,6 +252,32 @@ static void rails_check(core_t *c, const args_t *a, const tcp_stats_t *st)
              (unsigned long long)c->rndv_bytes, used, a->min_rails);
 }
 
+/* What a rank still waits for when it gives up: enough to tell a lost
+ * message from a send that never completes. */
+static void stall_report(core_t *c, int nprocs)
+{
+    char busy[64] = "", ends[128] = "";
+    size_t k = 0;
+    for (int i = 0; i < MAX_PENDING; i++)
+        if (c->send_busy[i])
+            k += (size_t)snprintf(busy + k, sizeof busy - k, " %d", i);
+    k = 0;
+    for (int p = 0; p < nprocs && k < sizeof ends; p++)
+        if (p != c->rank && !c->ended[p])
+            k += (size_t)snprintf(ends + k, sizeof ends - k, " %d", p);
+    int deferred = 0;
+    for (recv_t *r = c->deferred; r; r = r->next)
+        deferred++;
+    tcp_stats_t st;
+    tcp_tp_stats(c->tp, &st);
+    FAIL(c, "still waiting after 120 s: %ld receives open, %d deferred, sends busy in "
+         "slots [%s ], no end from [%s ]; sent %llu eager, %llu rendezvous (%llu chunks), "
+         "received %llu rendezvous, %llu AGAIN",
+         c->recv_open, deferred, busy, ends, (unsigned long long)st.eager_sent,
+         (unsigned long long)st.rndv_sent, (unsigned long long)st.chunks_sent,
+         (unsigned long long)st.rndv_recv, (unsigned long long)st.again);
+}
+
 static int wait_all(core_t *c, int nprocs)
 {
     double t0 = tt_now();
@@ -266,7 +292,7 @@ static int wait_all(core_t *c, int nprocs)
         if (progress(c) < 0)
             return -1;
         if (tt_now() - t0 > 120) {
-            FAIL(c, "still waiting after 120 s (%ld receives open)", c->recv_open);
+            stall_report(c, nprocs);
             return -1;
         }
     }

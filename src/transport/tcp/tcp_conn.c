@@ -30,16 +30,17 @@ void tcp_sock_tune(const tcp_tp_t *tp, int fd)
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v);
     }
     if (tp->cfg.user_timeout > 0) {
-        /* Data unacknowledged this long fails the connection: a peer whose
-         * node vanished (no RST ever comes) is noticed, not waited on. An
-         * idle connection is probed (keepalive) after a third of it without
-         * a word from the peer, then every second; with TCP_USER_TIMEOUT
-         * set, the kernel gives up once the probes go unanswered that long,
-         * so a rank that sends nothing notices a dead peer in time too. */
-        unsigned ms = (unsigned)tp->cfg.user_timeout * 1000u;
+        /* An idle connection is probed (keepalive) after a third of
+         * LOCUS_TCP_USER_TIMEOUT without a word from the peer, then every
+         * second, and fails when the probes go unanswered until then: a rank
+         * that sends nothing notices a vanished node too. Data the peer's
+         * host leaves unacknowledged is timed by tcp_timers, not by the
+         * kernel's TCP_USER_TIMEOUT: since Linux 5.11 that also ends a
+         * connection whose window stayed closed that long, so a rank
+         * computing for 10 s without reading would fail its peers. */
         int idle = tp->cfg.user_timeout / 3 > 1 ? (int)tp->cfg.user_timeout / 3 : 1;
-        int intvl = 1, cnt = (int)tp->cfg.user_timeout > 1 ? (int)tp->cfg.user_timeout : 1;
-        (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+        int intvl = 1;
+        int cnt = (int)tp->cfg.user_timeout - idle > 1 ? (int)tp->cfg.user_timeout - idle : 1;
         (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
         (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
         (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);

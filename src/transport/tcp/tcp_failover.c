@@ -3,11 +3,11 @@
  * costs no frame and does not fail the job while another rail is left.
  *
  * Losing a lane (tcp_lane_fail): an error or reset on it, end of stream
- * without goodbye, the kernel's TCP_USER_TIMEOUT, or a stall: data waiting
+ * without goodbye, LOCUS_TCP_USER_TIMEOUT (hosts_check), or a stall: data waiting
  * and no acknowledgement from the peer's kernel for LOCUS_TCP_RAIL_TIMEOUT
  * milliseconds, with the retransmission or probe timer running, while
  * another lane to the peer is not stalled (when all are, it is the network
- * or the peer's node, and only TCP_USER_TIMEOUT decides). The lane is
+ * or the peer's node, and only LOCUS_TCP_USER_TIMEOUT decides). The lane is
  * closed at once and stops being read: what it carried (frames written and
  * not acknowledged, then its queue) waits in the peer's limbo. A FAILOVER
  * frame goes on a surviving lane, first in its queue, with the number of
@@ -44,6 +44,7 @@
 
 #define ACK_SWEEP_NS 1000000ull         /* acknowledgements owed go out within 1-2 ms */
 #define STALL_TICK_NS 100000000ull      /* lanes with data waiting are checked every 100 ms */
+#define HOSTS_TICK_NS 250000000ull      /* every lane's peer host, every 250 ms */
 #define REDIAL_FIRST_NS 100000000ull    /* first redial 100 ms after the loss, */
 #define REDIAL_MAX_NS 1000000000ull     /* doubling up to a second */
 
@@ -90,19 +91,23 @@ static int gen_settled(const tcp_peer_t *pe, int lane, uint16_t gen)
     return pe->settled[lane] && (int16_t)(gen - (uint16_t)(pe->settled[lane] - 1)) <= 0;
 }
 
-/* The kernel has had data to deliver on c and heard nothing from the peer
- * for LOCUS_TCP_RAIL_TIMEOUT, and is retransmitting or probing: the path
- * is broken (a peer that only stopped reading still acknowledges, its
- * window closed). */
-static int lane_stalled(const tcp_tp_t *tp, const tcp_conn_t *c)
+/* The kernel has had data to deliver on c and heard nothing from the
+ * peer's host for ms, and is retransmitting or probing: the path or the
+ * host is gone (a peer that only stopped reading still answers the window
+ * probes, its window closed). */
+static int lane_silent(const tcp_conn_t *c, long ms)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
-    if (tp->cfg.rail_timeout_ms <= 0 || c->fd < 0 ||
-        getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+    if (ms <= 0 || c->fd < 0 || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
         return 0;
-    return ti.tcpi_last_ack_recv >= (uint32_t)tp->cfg.rail_timeout_ms &&
+    return ti.tcpi_last_ack_recv >= (uint64_t)ms &&
            (ti.tcpi_retransmits > 0 || ti.tcpi_probes > 0);
+}
+
+static int lane_stalled(const tcp_tp_t *tp, const tcp_conn_t *c)
+{
+    return lane_silent(c, tp->cfg.rail_timeout_ms);
 }
 
 /* An open lane to c's peer other than c (not stalled itself, if strict):
@@ -282,7 +287,7 @@ static void queue_prepend(tcp_queue_t *dst, tcp_queue_t *q)
 }
 
 /* How long the traffic of a peer whose every lane was lost after an
- * outage waits for one to come back: TCP_USER_TIMEOUT's bound, which an
+ * outage waits for one to come back: LOCUS_TCP_USER_TIMEOUT's bound, which an
  * outage of every rail is held to anyway. */
 static uint64_t orphan_wait_ns(const tcp_tp_t *tp)
 {
@@ -327,7 +332,7 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why)
      * kernel answers a connection it dropped with a reset) may also move to
      * one that stalls now and will answer again; one that timed out or
      * found no route may not: with every rail silent that long, the job
-     * ends now, not a TCP_USER_TIMEOUT later. */
+     * ends now, not a LOCUS_TCP_USER_TIMEOUT later. */
     int silent = err == ETIMEDOUT || err == EHOSTUNREACH || err == ENETUNREACH ||
                  err == EHOSTDOWN || err == ENETDOWN;
     if (silent && pe->keep)
@@ -571,8 +576,24 @@ static void stalls_check(tcp_tp_t *tp)
             continue;
         const tcp_peer_t *pe = &tp->peers[c->peer];
         if (!survivor(tp, pe, c, 1))
-            continue; /* every lane is stalled: TCP_USER_TIMEOUT decides */
+            continue; /* every lane is stalled: hosts_check decides */
         lane_stall(tp, c);
+    }
+}
+
+/* Lanes whose peer's host has answered nothing for LOCUS_TCP_USER_TIMEOUT
+ * while the kernel had data for it: lost (with no other lane to the peer
+ * left, the job fails). Timed here, not by the kernel's TCP_USER_TIMEOUT
+ * (tcp_sock_tune says why). */
+static void hosts_check(tcp_tp_t *tp)
+{
+    char why[80];
+    snprintf(why, sizeof why, "had no acknowledgement from its host for %ld s",
+             tp->cfg.user_timeout);
+    for (tcp_conn_t *c = tp->conns, *next; c && !tp->failed; c = next) {
+        next = c->next;
+        if (c->state == TCP_C_OPEN && c->peer >= 0 && lane_silent(c, tp->cfg.user_timeout * 1000))
+            tcp_lane_fail(tp, c, ETIMEDOUT, why);
     }
 }
 
@@ -606,9 +627,13 @@ void tcp_timers(tcp_tp_t *tp)
         tcp_acks_sweep(tp);
         tp->ack_next_ns = now + ACK_SWEEP_NS;
     }
-    if (tp->cfg.rail_timeout_ms > 0 && now >= tp->stall_next_ns) {
+    if (tp->keeping && tp->cfg.rail_timeout_ms > 0 && now >= tp->stall_next_ns) {
         stalls_check(tp);
         tp->stall_next_ns = now + STALL_TICK_NS;
+    }
+    if (tp->cfg.user_timeout > 0 && now >= tp->hosts_next_ns) {
+        hosts_check(tp);
+        tp->hosts_next_ns = now + HOSTS_TICK_NS;
     }
 }
 

@@ -108,8 +108,8 @@ int tcp_tp_progress(locus_tp_t *t)
         tcp_deadlines(tp);
     if (tp->rest_until_ns)
         tcp_rails_wake(tp);
-    if (tp->keeping && (++tp->timer_rounds & 7) == 0)
-        tcp_timers(tp); /* acknowledgements owed, stalled rails */
+    if ((tp->keeping || tp->cfg.user_timeout > 0) && (++tp->timer_rounds & 7) == 0)
+        tcp_timers(tp); /* acknowledgements owed, stalled rails, silent hosts */
     if (tp->pump_head >= 0)
         n += tcp_pump(tp);
     if (tp->dirty) {
@@ -129,6 +129,8 @@ int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
         return tp->failed;
     if ((tp->handshaking || tp->rest_until_ns || tp->keeping) && timeout_ms > 100)
         timeout_ms = 100; /* deadlines, resting rails, stalls are checked by progress */
+    if (tp->cfg.user_timeout > 0 && timeout_ms > 1000)
+        timeout_ms = 1000; /* and silent hosts */
     for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty)
         if (!c->blocked && !c->in_grave)
             return 1; /* frames to write now: nothing to wait for */
@@ -216,8 +218,7 @@ void tcp_shutdown(tcp_tp_t *tp)
         events_handle(tp, 20);
         if (tp->handshaking)
             tcp_deadlines(tp);
-        if (tp->keeping)
-            tcp_timers(tp); /* a rail that stalls now still moves its goodbye on */
+        tcp_timers(tp); /* a rail that stalls now still moves its goodbye on */
         tcp_rails_wake(tp);
         grave_empty(tp);
     }

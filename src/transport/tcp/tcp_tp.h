@@ -301,11 +301,11 @@ typedef struct {
     char errmsg[256];
     int ncls;                        /* classes this rank opens with a peer */
     tp_qos_budget_t budget;          /* adaptive QoS: bytes sent, all and raised */
-    int keeping;                     /* peers whose frames are kept (timers run) */
+    int keeping;                     /* peers whose frames are kept (stall timers run) */
     int orphans_waiting;             /* peers with orphan_until_ns set */
     uint64_t orphan_next_ns;         /* their deadlines are checked from then */
     unsigned timer_rounds;
-    uint64_t ack_next_ns, stall_next_ns;
+    uint64_t ack_next_ns, stall_next_ns, hosts_next_ns;
     tcp_conn_t *acks;                /* connections that owe an acknowledgement */
     tcp_stats_t stats;
 } tcp_tp_t;
@@ -403,7 +403,7 @@ int tcp_lane_fail(tcp_tp_t *tp, tcp_conn_t *c, int err, const char *why);
 int tcp_failover_frame(tcp_tp_t *tp, tcp_conn_t *c, const tcp_frame_t *f);
 void tcp_redial_again(tcp_tp_t *tp, tcp_conn_t *c, int err);
 void tcp_lane_restored(tcp_tp_t *tp, tcp_conn_t *c);
-void tcp_timers(tcp_tp_t *tp);                          /* acks owed, stalled lanes */
+void tcp_timers(tcp_tp_t *tp);                          /* acks owed, stalled lanes, silent hosts */
 void tcp_limbo_free(tcp_peer_t *pe);
 void tcp_redials_stop(tcp_tp_t *tp);
 void tcp_redial_drop(tcp_tp_t *tp, tcp_conn_t *c);
