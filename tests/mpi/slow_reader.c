@@ -39,6 +39,7 @@ int main(int argc, char **argv)
     unsigned char *buf = malloc((size_t)msgs * LEN);
     MPI_Request *req = malloc((size_t)msgs * sizeof *req);
     int errs = 0;
+    MPI_Barrier(MPI_COMM_WORLD); /* connected before rank 1 stops listening */
     if (rank == 0) {
         for (int m = 0; m < msgs; m++) {
             for (int i = 0; i < LEN; i++)
