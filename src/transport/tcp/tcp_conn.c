@@ -32,15 +32,17 @@ void tcp_sock_tune(const tcp_tp_t *tp, int fd)
     if (tp->cfg.user_timeout > 0) {
         /* An idle connection is probed (keepalive) after a third of
          * LOCUS_TCP_USER_TIMEOUT without a word from the peer, then every
-         * second, and fails when the probes go unanswered until then: a rank
-         * that sends nothing notices a vanished node too. Data the peer's
-         * host leaves unacknowledged is timed by tcp_timers, not by the
-         * kernel's TCP_USER_TIMEOUT: since Linux 5.11 that also ends a
-         * connection whose window stayed closed that long, so a rank
-         * computing for 10 s without reading would fail its peers. */
+         * second (less often past 127 probes, the kernel's most), and fails
+         * when they go unanswered until then: a rank that sends nothing
+         * notices a vanished node too. Data the peer's host leaves
+         * unacknowledged is timed by tcp_timers, not by the kernel's
+         * TCP_USER_TIMEOUT: since Linux 5.11 that also ends a connection
+         * whose window stayed closed that long, so a rank computing for
+         * 10 s without reading would fail its peers. */
         int idle = tp->cfg.user_timeout / 3 > 1 ? (int)tp->cfg.user_timeout / 3 : 1;
-        int intvl = 1;
-        int cnt = (int)tp->cfg.user_timeout - idle > 1 ? (int)tp->cfg.user_timeout - idle : 1;
+        int rest = (int)tp->cfg.user_timeout - idle > 1 ? (int)tp->cfg.user_timeout - idle : 1;
+        int intvl = (rest + 126) / 127; /* the kernel takes at most 127 probes */
+        int cnt = (rest + intvl - 1) / intvl;
         (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
         (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
         (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);

@@ -91,23 +91,30 @@ static int gen_settled(const tcp_peer_t *pe, int lane, uint16_t gen)
     return pe->settled[lane] && (int16_t)(gen - (uint16_t)(pe->settled[lane] - 1)) <= 0;
 }
 
-/* The kernel has had data to deliver on c and heard nothing from the
- * peer's host for ms, and is retransmitting or probing: the path or the
- * host is gone (a peer that only stopped reading still answers the window
- * probes, its window closed). */
-static int lane_silent(const tcp_conn_t *c, long ms)
+/* Whether the kernel has data on c it cannot deliver (it retransmits or
+ * probes a closed window), and how many ms ago the peer's host last
+ * acknowledged anything. 0, or -1 when it cannot say. */
+static int lane_kernel(const tcp_conn_t *c, int *undelivered, uint32_t *quiet_ms)
 {
     struct tcp_info ti;
     socklen_t len = sizeof ti;
-    if (ms <= 0 || c->fd < 0 || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
-        return 0;
-    return ti.tcpi_last_ack_recv >= (uint64_t)ms &&
-           (ti.tcpi_retransmits > 0 || ti.tcpi_probes > 0);
+    if (c->fd < 0 || getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0)
+        return -1;
+    *undelivered = ti.tcpi_retransmits > 0 || ti.tcpi_probes > 0;
+    *quiet_ms = ti.tcpi_last_ack_recv;
+    return 0;
 }
 
+/* The kernel has had data to deliver on c and heard nothing from the peer
+ * for LOCUS_TCP_RAIL_TIMEOUT, and is retransmitting or probing: the path
+ * is broken (a peer that only stopped reading still acknowledges, its
+ * window closed). */
 static int lane_stalled(const tcp_tp_t *tp, const tcp_conn_t *c)
 {
-    return lane_silent(c, tp->cfg.rail_timeout_ms);
+    int undelivered;
+    uint32_t quiet;
+    return tp->cfg.rail_timeout_ms > 0 && lane_kernel(c, &undelivered, &quiet) == 0 &&
+           undelivered && quiet >= (uint64_t)tp->cfg.rail_timeout_ms;
 }
 
 /* An open lane to c's peer other than c (not stalled itself, if strict):
@@ -581,18 +588,32 @@ static void stalls_check(tcp_tp_t *tp)
     }
 }
 
-/* Lanes whose peer's host has answered nothing for LOCUS_TCP_USER_TIMEOUT
- * while the kernel had data for it: lost (with no other lane to the peer
- * left, the job fails). Timed here, not by the kernel's TCP_USER_TIMEOUT
- * (tcp_sock_tune says why). */
-static void hosts_check(tcp_tp_t *tp)
+/* Lanes whose kernel has retransmitted or probed at every check for
+ * LOCUS_TCP_USER_TIMEOUT, with no word from the peer's host that long:
+ * lost (with no other lane to the peer left, the job fails). Timed here,
+ * not by the kernel's TCP_USER_TIMEOUT (tcp_sock_tune says why). Every
+ * check, not one: a lane that only received can show an old last
+ * acknowledgement while the reply to a probe is on its way, and a closed
+ * window's answered probe clears the probe count. */
+static void hosts_check(tcp_tp_t *tp, uint64_t now)
 {
+    uint64_t limit_ms = (uint64_t)tp->cfg.user_timeout * 1000u;
     char why[80];
     snprintf(why, sizeof why, "had no acknowledgement from its host for %ld s",
              tp->cfg.user_timeout);
     for (tcp_conn_t *c = tp->conns, *next; c && !tp->failed; c = next) {
         next = c->next;
-        if (c->state == TCP_C_OPEN && c->peer >= 0 && lane_silent(c, tp->cfg.user_timeout * 1000))
+        int undelivered = 0;
+        uint32_t quiet = 0;
+        if (c->state != TCP_C_OPEN || c->peer < 0 || c->bye_rcvd ||
+            tp->peers[c->peer].conn[c->lane] != c || lane_kernel(c, &undelivered, &quiet) != 0 ||
+            !undelivered) {
+            c->silent_since_ns = 0;
+            continue;
+        }
+        if (!c->silent_since_ns)
+            c->silent_since_ns = now;
+        else if (quiet >= limit_ms && now - c->silent_since_ns >= limit_ms * 1000000u)
             tcp_lane_fail(tp, c, ETIMEDOUT, why);
     }
 }
@@ -632,7 +653,7 @@ void tcp_timers(tcp_tp_t *tp)
         tp->stall_next_ns = now + STALL_TICK_NS;
     }
     if (tp->cfg.user_timeout > 0 && now >= tp->hosts_next_ns) {
-        hosts_check(tp);
+        hosts_check(tp, now);
         tp->hosts_next_ns = now + HOSTS_TICK_NS;
     }
 }

@@ -129,8 +129,6 @@ int tcp_tp_wait(locus_tp_t *t, int timeout_ms)
         return tp->failed;
     if ((tp->handshaking || tp->rest_until_ns || tp->keeping) && timeout_ms > 100)
         timeout_ms = 100; /* deadlines, resting rails, stalls are checked by progress */
-    if (tp->cfg.user_timeout > 0 && timeout_ms > 1000)
-        timeout_ms = 1000; /* and silent hosts */
     for (tcp_conn_t *c = tp->dirty; c; c = c->next_dirty)
         if (!c->blocked && !c->in_grave)
             return 1; /* frames to write now: nothing to wait for */

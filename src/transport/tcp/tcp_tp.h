@@ -156,6 +156,8 @@ struct tcp_conn {
     int want_out;                    /* registered for EPOLLOUT (while blocked) */
     uint64_t deadline_ns;            /* handshake deadline */
     uint64_t give_up_ns;             /* dialled: last moment for another dial (RETRY) */
+    uint64_t silent_since_ns;        /* first check that found its kernel retransmitting or
+                                        probing, with every check since finding the same */
     int redials;
     int authed;                      /* the key was proven on it, both ways */
     int redial;                      /* dialled again after a failover: failures are not fatal */
