@@ -3,11 +3,12 @@
  * costs no frame and does not fail the job while another rail is left.
  *
  * Losing a lane (tcp_lane_fail): an error or reset on it, end of stream
- * without goodbye, LOCUS_TCP_USER_TIMEOUT (hosts_check), or a stall: data waiting
- * and no acknowledgement from the peer's kernel for LOCUS_TCP_RAIL_TIMEOUT
- * milliseconds, with the retransmission or probe timer running, while
- * another lane to the peer is not stalled (when all are, it is the network
- * or the peer's node, and only LOCUS_TCP_USER_TIMEOUT decides). The lane is
+ * without goodbye, the peer's host silent for LOCUS_TCP_USER_TIMEOUT
+ * (hosts_check), or a stall: data waiting and no acknowledgement from the
+ * peer's kernel for LOCUS_TCP_RAIL_TIMEOUT milliseconds, with the
+ * retransmission or probe timer running, while another lane to the peer
+ * is not stalled (when all are, it is the network or the peer's node, and
+ * only LOCUS_TCP_USER_TIMEOUT decides). The lane is
  * closed at once and stops being read: what it carried (frames written and
  * not acknowledged, then its queue) waits in the peer's limbo. A FAILOVER
  * frame goes on a surviving lane, first in its queue, with the number of
@@ -294,7 +295,7 @@ static void queue_prepend(tcp_queue_t *dst, tcp_queue_t *q)
 }
 
 /* How long the traffic of a peer whose every lane was lost after an
- * outage waits for one to come back: LOCUS_TCP_USER_TIMEOUT's bound, which an
+ * outage waits for one to come back: LOCUS_TCP_USER_TIMEOUT, the bound an
  * outage of every rail is held to anyway. */
 static uint64_t orphan_wait_ns(const tcp_tp_t *tp)
 {
