@@ -599,23 +599,23 @@ static void stalls_check(tcp_tp_t *tp)
 static void hosts_check(tcp_tp_t *tp, uint64_t now)
 {
     uint64_t limit_ms = (uint64_t)tp->cfg.user_timeout * 1000u;
-    char why[80];
-    snprintf(why, sizeof why, "had no acknowledgement from its host for %ld s",
-             tp->cfg.user_timeout);
     for (tcp_conn_t *c = tp->conns, *next; c && !tp->failed; c = next) {
         next = c->next;
+        /* Open, in use, and the peer has not said goodbye on it. */
+        int watched = c->state == TCP_C_OPEN && c->peer >= 0 && !c->bye_rcvd &&
+                      tp->peers[c->peer].conn[c->lane] == c;
         int undelivered = 0;
         uint32_t quiet = 0;
-        if (c->state != TCP_C_OPEN || c->peer < 0 || c->bye_rcvd ||
-            tp->peers[c->peer].conn[c->lane] != c || lane_kernel(c, &undelivered, &quiet) != 0 ||
-            !undelivered) {
+        if (!watched || lane_kernel(c, &undelivered, &quiet) != 0 || !undelivered) {
             c->silent_since_ns = 0;
-            continue;
-        }
-        if (!c->silent_since_ns)
+        } else if (!c->silent_since_ns) {
             c->silent_since_ns = now;
-        else if (quiet >= limit_ms && now - c->silent_since_ns >= limit_ms * 1000000u)
+        } else if (quiet >= limit_ms && now - c->silent_since_ns >= limit_ms * 1000000u) {
+            char why[80];
+            snprintf(why, sizeof why, "had no acknowledgement from its host for %ld s",
+                     tp->cfg.user_timeout);
             tcp_lane_fail(tp, c, ETIMEDOUT, why);
+        }
     }
 }
 
